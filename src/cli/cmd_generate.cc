@@ -1,0 +1,70 @@
+#include "cli/cmd_generate.h"
+
+#include <fmt/format.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/format.h"
+
+namespace pe::cli {
+
+void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
+  auto* d = cmd.add_option("--d-model", f.d_model, "Columns (model width d)")->type_name("N");
+  auto* l = cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N");
+  if (required) {
+    d->required();
+    l->required();
+  }
+  cmd.add_option("--scheme", f.scheme, "Encoding scheme (see 'pe schemes')")->type_name("NAME")->capture_default_str();
+  cmd.add_option("--base", f.base, "Frequency base b in ω_i = b^(-2i/d)")->type_name("B")->capture_default_str();
+  cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str();
+  cmd.add_option("--dtype", f.dtype, "Element type: " + DTypeNames())->type_name("TYPE")->capture_default_str();
+}
+
+SchemeSpec ToSpec(const SpecFlags& f) {
+  SchemeSpec spec;
+  spec.scheme = f.scheme;
+  spec.d_model = f.d_model;
+  spec.max_len = f.max_len;
+  spec.base = f.base;
+  spec.start = f.start;
+  auto dtype = DTypeFromName(f.dtype);
+  if (!dtype) ThrowUsage(fmt::format("--dtype '{}'", f.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
+  spec.dtype = *dtype;
+  return spec;
+}
+
+CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
+  auto* cmd = app.add_subcommand("generate", "Build an encoding table and write it to a file or stdout");
+  AddSpecFlags(*cmd, o.spec, true);
+  cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
+  cmd->add_option("--format", o.format, "Output format: " + FormatNames() + " (default: from the extension; CSV on stdout)")
+      ->type_name("FMT");
+  cmd->footer(R"(Every float32 value is the exact value of the formula rounded to the nearest
+float32; float64 values are within 1 ulp. Column j uses frequency index
+floor(j/2), so an odd --d-model ends with an unpaired sin column.
+
+Examples:
+  pe generate --d-model 512 --max-len 4096 -o pe.h5
+  pe generate --d-model 8 --max-len 16                 # CSV on stdout
+  pe generate --d-model 64 --max-len 1000 --dtype float64 -o pe.npy
+  pe generate --d-model 16 --max-len 4 --start 1000000 --format json
+)");
+  return cmd;
+}
+
+int RunGenerate(const GenerateOptions& o, Console& console) {
+  SchemeSpec spec = ToSpec(o.spec);
+  std::optional<Format> forced;
+  if (!o.format.empty()) {
+    forced = FormatFromName(o.format);
+    if (!forced) ThrowUsage(fmt::format("--format '{}'", o.format), fmt::format("unknown format (known: {})", FormatNames()));
+  }
+  // Validate everything before any work or any file is created.
+  const Format format = ResolveOutputFormat(o.output, forced);
+  auto generator = MakeGenerator(spec);
+  WriteTable(*generator, format, o.output);
+  return kExitOk;
+}
+
+}  // namespace pe::cli

@@ -1,0 +1,41 @@
+// `pe generate`: build a table for a scheme and write it to a file or stdout.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/console.h"
+#include "core/scheme.h"
+
+namespace pe::cli {
+
+/// The flags shared by every command that describes a table by scheme
+/// (generate, and later dot and verify): --scheme, --d-model, --max-len,
+/// --base, --start, --dtype.
+struct SpecFlags {
+  std::string scheme = "sinusoidal";
+  std::int64_t d_model = 0;
+  std::int64_t max_len = 0;
+  double base = 10000.0;
+  std::int64_t start = 0;
+  std::string dtype = "float32";
+};
+
+/// Adds the SpecFlags options to `cmd`; `required` makes --d-model and
+/// --max-len mandatory.
+void AddSpecFlags(CLI::App& cmd, SpecFlags& flags, bool required);
+
+/// Turns parsed flags into a SchemeSpec; throws pe::Error (usage) for an
+/// unknown dtype or scheme.
+SchemeSpec ToSpec(const SpecFlags& flags);
+
+struct GenerateOptions {
+  SpecFlags spec;
+  std::string output = "-";
+  std::string format;
+};
+
+CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);
+int RunGenerate(const GenerateOptions& options, Console& console);
+
+}  // namespace pe::cli

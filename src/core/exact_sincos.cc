@@ -1,0 +1,155 @@
+#include "core/exact_sincos.h"
+
+#include <cmath>
+
+extern "C" {
+#include <quadmath.h>
+}
+
+namespace pe {
+namespace {
+
+thread_local std::uint64_t slow_path_count = 0;
+
+// π/2 as an unevaluated sum of three doubles (hi + mid + lo), each the
+// nearest double to what remains; together about 160 bits.
+constexpr double kPio2Hi = 1.5707963267948966192e+00;   // 0x3FF921FB54442D18
+constexpr double kPio2Mid = 6.1232339957367658e-17;     // 0x3C91A62633145C07
+constexpr double kPio2Lo = -1.4973849048591698e-33;     // 0xB91F1976B7ED8FBC
+constexpr double k2OverPi = 6.36619772367581382433e-01;
+
+struct DD {
+  double hi, lo;
+};
+
+// Error-free transformations (Dekker/Knuth); exact given IEEE round-to-nearest.
+inline DD TwoSum(double a, double b) {
+  double s = a + b;
+  double bb = s - a;
+  double e = (a - (s - bb)) + (b - bb);
+  return {s, e};
+}
+inline DD TwoProd(double a, double b) {
+  double p = a * b;
+  return {p, std::fma(a, b, -p)};
+}
+
+// θ = pos·ω reduced modulo π/2: θ = k·π/2 + r, r = hi + lo, |r| <~ π/4.
+// Returns the quadrant k mod 4. Error of r: below |θ|·2^-100 + 2^-1070
+// (docs/numerics.md).
+inline int ReduceAngle(std::int64_t pos, const Frequency& w, DD* r) {
+  const double p = static_cast<double>(pos);  // exact: |pos| <= 2^40
+  DD t = TwoProd(p, w.hi);
+  t.lo = std::fma(p, w.lo, t.lo);
+  // Renormalise so that t.hi carries the leading bits.
+  t = TwoSum(t.hi, t.lo);
+  const double k = std::nearbyint(t.hi * k2OverPi);
+  // r = t - k·(hi + mid + lo), with k·hi and k·mid as exact products.
+  DD a = TwoProd(k, kPio2Hi);
+  DD b = TwoProd(k, kPio2Mid);
+  DD s = TwoSum(t.hi, -a.hi);  // near-cancellation: exact in practice
+  double lo = t.lo - a.lo - b.hi - b.lo - k * kPio2Lo;
+  *r = TwoSum(s.hi, s.lo + lo);
+  const auto ki = static_cast<std::int64_t>(k);
+  return static_cast<int>(ki & 3);
+}
+
+inline void QuadrantMap(int q, double s, double c, double* sin_t,
+                        double* cos_t) {
+  switch (q) {
+    case 0: *sin_t = s; *cos_t = c; break;
+    case 1: *sin_t = c; *cos_t = -s; break;
+    case 2: *sin_t = -s; *cos_t = -c; break;
+    default: *sin_t = -c; *cos_t = s; break;
+  }
+}
+
+// Fast evaluation with its absolute error bound.
+inline void FastSinCos(std::int64_t pos, const Frequency& w, double* s,
+                       double* c, double* abs_err) {
+  DD r;
+  const int q = ReduceAngle(pos, w, &r);
+  double sr, cr;
+  ::sincos(r.hi, &sr, &cr);
+  // First-order correction for r.lo; the neglected r.lo^2 term is below
+  // 2^-106 relative.
+  const double s1 = std::fma(cr, r.lo, sr);
+  const double c1 = std::fma(-sr, r.lo, cr);
+  QuadrantMap(q, s1, c1, s, c);
+  // Angle error bound: |θ|·2^-98 (ω to 2^-105, reduction to 2^-104 of |θ|,
+  // with margin), plus a tiny absolute term for reduced args near zero.
+  const double theta = std::fabs(static_cast<double>(pos) * w.hi);
+  *abs_err = theta * 0x1p-98 + 0x1p-1060;
+}
+
+inline float RoundChecked(double y, double abs_err, bool* ok) {
+  // glibc's sin/cos are within 1 ulp; 2^-50·|y| allows 4 ulps, plus the
+  // correction's own rounding.
+  const double bound = std::fabs(y) * 0x1p-50 + abs_err;
+  const float lo = static_cast<float>(y - bound);
+  const float hi = static_cast<float>(y + bound);
+  *ok = (lo == hi);
+  // y itself lies in the interval; returning its rounding keeps the sign of
+  // an exact zero (sin 0 = +0, not the -0 that y - bound rounds to).
+  return static_cast<float>(y);
+}
+
+}  // namespace
+
+Frequency FrequencyFromQuad(__float128 omega) {
+  Frequency f;
+  f.q = omega;
+  f.hi = static_cast<double>(omega);
+  f.lo = static_cast<double>(omega - static_cast<__float128>(f.hi));
+  return f;
+}
+
+Frequency PowerFrequency(double base, std::int64_t num, std::int64_t den) {
+  const __float128 e = static_cast<__float128>(num) / static_cast<__float128>(den);
+  return FrequencyFromQuad(expq(-e * logq(static_cast<__float128>(base))));
+}
+
+Frequency ExpFrequency(double scale, double ratio, std::int64_t num,
+                       std::int64_t den) {
+  const __float128 inc =
+      logq(static_cast<__float128>(ratio)) / static_cast<__float128>(den);
+  return FrequencyFromQuad(static_cast<__float128>(scale) *
+                           expq(-static_cast<__float128>(num) * inc));
+}
+
+void SinCosQuad(std::int64_t pos, const Frequency& omega, __float128* sin_out,
+                __float128* cos_out) {
+  const __float128 theta = static_cast<__float128>(pos) * omega.q;
+  sincosq(theta, sin_out, cos_out);
+}
+
+void SinCosF32(std::int64_t pos, const Frequency& omega, float* sin_out,
+               float* cos_out) {
+  double s, c, err;
+  FastSinCos(pos, omega, &s, &c, &err);
+  bool ok_s, ok_c;
+  const float fs = RoundChecked(s, err, &ok_s);
+  const float fc = RoundChecked(c, err, &ok_c);
+  if (ok_s && ok_c) {
+    *sin_out = fs;
+    *cos_out = fc;
+    return;
+  }
+  ++slow_path_count;
+  __float128 qs, qc;
+  SinCosQuad(pos, omega, &qs, &qc);
+  *sin_out = ok_s ? fs : static_cast<float>(qs);
+  *cos_out = ok_c ? fc : static_cast<float>(qc);
+}
+
+void SinCosF64(std::int64_t pos, const Frequency& omega, double* sin_out,
+               double* cos_out) {
+  __float128 qs, qc;
+  SinCosQuad(pos, omega, &qs, &qc);
+  *sin_out = static_cast<double>(qs);
+  *cos_out = static_cast<double>(qc);
+}
+
+std::uint64_t SlowPathCount() { return slow_path_count; }
+
+}  // namespace pe

@@ -1,0 +1,66 @@
+// Correctly rounded sin and cos of pos * ω for the sinusoidal schemes.
+//
+// The exact value of sin(pos * ω) is rounded once to the output type:
+//  - float32: the result is the float nearest to the exact value (ties to
+//    even), for every |pos| <= kMaxExactPosition.
+//  - float64: the result is within 1 ulp of the exact value (in practice
+//    within 0.5 ulp + 2^-100 relative: it is the double nearest to a
+//    113-bit quad evaluation).
+//
+// How: ω is held as a double-double (about 106 bits) plus a quad copy. The
+// fast path forms θ = pos·ω as a double-double, reduces it by π/2 held in
+// three doubles, and evaluates sin/cos of the reduced argument in double with
+// a first-order correction. It carries a rigorous error bound B; when the
+// whole interval [y - B, y + B] rounds to one float32, that float is the
+// correctly rounded result. Otherwise (about 1 entry in 10^7) the slow path
+// evaluates θ and sin/cos in quad precision (libquadmath). See
+// docs/numerics.md for the bounds.
+#pragma once
+
+#include <cstdint>
+
+namespace pe {
+
+/// Positions beyond this magnitude are refused by every scheme: the error
+/// bounds of docs/numerics.md are proved up to here (2^40 ≈ 1.1e12).
+inline constexpr std::int64_t kMaxExactPosition = std::int64_t{1} << 40;
+
+/// An angular frequency ω known to about 2^-106 relative.
+struct Frequency {
+  double hi = 0;  ///< ω rounded to double
+  double lo = 0;  ///< ω - hi, rounded to double
+  __float128 q = 0;  ///< ω in quad precision (113 bits)
+};
+
+/// ω = base^(-num/den), computed in quad precision.
+/// REQUIRES: base > 0, den > 0.
+Frequency PowerFrequency(double base, std::int64_t num, std::int64_t den);
+
+/// ω = scale · exp(-num · ln(ratio) / den), the tensor2tensor form (ratio =
+/// max/min timescale); computed in quad precision.
+Frequency ExpFrequency(double scale, double ratio, std::int64_t num,
+                       std::int64_t den);
+
+/// A frequency given as a quad value (for schemes that derive ω otherwise).
+Frequency FrequencyFromQuad(__float128 omega);
+
+/// sin(pos·ω) and cos(pos·ω), each correctly rounded to float32.
+/// REQUIRES: |pos| <= kMaxExactPosition.
+void SinCosF32(std::int64_t pos, const Frequency& omega, float* sin_out,
+               float* cos_out);
+
+/// sin(pos·ω) and cos(pos·ω) within 1 ulp of double.
+/// REQUIRES: |pos| <= kMaxExactPosition.
+void SinCosF64(std::int64_t pos, const Frequency& omega, double* sin_out,
+               double* cos_out);
+
+/// sin(pos·ω) and cos(pos·ω) in quad precision (the slow path; also used to
+/// round to float16 and bfloat16 without double rounding).
+void SinCosQuad(std::int64_t pos, const Frequency& omega, __float128* sin_out,
+                __float128* cos_out);
+
+/// Counts how often SinCosF32 took the slow path in this thread (for tests
+/// and benchmarks).
+std::uint64_t SlowPathCount();
+
+}  // namespace pe

@@ -1,0 +1,161 @@
+#include "core/format.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/formats/csv.h"
+#include "core/formats/hdf5.h"
+#include "core/formats/json.h"
+#include "core/formats/npy.h"
+#include "core/output.h"
+
+namespace pe {
+
+const std::vector<FormatTraits>& Formats() {
+  static const std::vector<FormatTraits> kFormats = {
+      {Format::kCsv, "csv", {".csv"}, false, false},
+      {Format::kJson, "json", {".json"}, false, false},
+      {Format::kNpy, "npy", {".npy"}, false, true},
+      {Format::kHdf5, "hdf5", {".h5", ".hdf5"}, true, true},
+  };
+  return kFormats;
+}
+
+const FormatTraits& Traits(Format format) {
+  return Formats()[static_cast<std::size_t>(format)];
+}
+
+std::optional<Format> FormatFromName(std::string_view name) {
+  for (const auto& f : Formats()) {
+    if (f.name == name) return f.format;
+    if (name == "h5" && f.format == Format::kHdf5) return f.format;
+  }
+  return std::nullopt;
+}
+
+std::string FormatNames() {
+  std::string out;
+  for (const auto& f : Formats()) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+std::optional<Format> FormatFromExtension(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return std::nullopt;
+  std::string ext = path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  for (const auto& f : Formats())
+    for (auto e : f.extensions)
+      if (e == ext) return f.format;
+  return std::nullopt;
+}
+
+Format ResolveOutputFormat(const std::string& path,
+                           std::optional<Format> forced) {
+  if (IsStdStream(path)) {
+    const Format f = forced.value_or(Format::kCsv);
+    if (Traits(f).needs_seekable_file) {
+      ThrowUsage(fmt::format("--format {}", Traits(f).name),
+                 "cannot be written to standard output (HDF5 needs a seekable "
+                 "file); give a file name with -o");
+    }
+    return f;
+  }
+  if (forced) return *forced;
+  if (auto f = FormatFromExtension(path)) return *f;
+  ThrowUsage(fmt::format("-o '{}'", path),
+             fmt::format("unknown file extension; use --format ({})", FormatNames()));
+}
+
+namespace {
+
+std::unique_ptr<TableWriter> MakeStreamWriter(Format format, ByteSink& sink) {
+  switch (format) {
+    case Format::kCsv: return MakeCsvWriter(sink);
+    case Format::kJson: return MakeJsonWriter(sink);
+    case Format::kNpy: return MakeNpyWriter(sink);
+    case Format::kHdf5: break;
+  }
+  throw Error(ErrorKind::kInternal, "no stream writer for this format");
+}
+
+void Pump(RowSource& source, TableWriter& writer) {
+  const TableInfo& info = source.info();
+  writer.Begin(info);
+  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
+  std::vector<std::byte> buf(static_cast<std::size_t>(block) * info.row_bytes());
+  for (std::int64_t first = 0; first < info.rows; first += block) {
+    const std::int64_t n = std::min(block, info.rows - first);
+    source.ReadRows(first, n, buf.data());
+    writer.WriteRows(first, n, buf.data());
+  }
+  writer.End();
+}
+
+}  // namespace
+
+void WriteTable(RowSource& source, Format format, const std::string& path) {
+  CheckedTableBytes(source.info().rows, source.info().cols, source.info().dtype);
+  if (IsStdStream(path)) {
+    if (Traits(format).needs_seekable_file)
+      ThrowUsage("standard output", "HDF5 needs a seekable file; use -o FILE");
+    if (Traits(format).binary && ::isatty(STDOUT_FILENO)) {
+      ThrowUsage("standard output",
+                 fmt::format("refusing to write binary {} to a terminal; "
+                             "redirect it or use -o FILE",
+                             Traits(format).name));
+    }
+    FileSink sink(stdout, "standard output");
+    auto writer = MakeStreamWriter(format, sink);
+    Pump(source, *writer);
+    sink.Flush();
+    return;
+  }
+  AtomicFile file(path);
+  if (format == Format::kHdf5) {
+    file.ReleaseFile();
+    auto writer = MakeHdf5Writer(file.temp_path(), path);
+    Pump(source, *writer);
+  } else {
+    FileSink sink(file.file(), "'" + path + "'");
+    auto writer = MakeStreamWriter(format, sink);
+    Pump(source, *writer);
+    sink.Flush();
+  }
+  file.Commit();
+}
+
+std::unique_ptr<RowSource> OpenTable(const std::string& path,
+                                     const OpenOptions& options) {
+  std::optional<Format> format = options.format;
+  if (!format) format = FormatFromExtension(path);
+  if (!format) {
+    ThrowUsage(fmt::format("'{}'", path),
+               fmt::format("unknown file extension; use --format ({})", FormatNames()));
+  }
+  if (IsStdStream(path))
+    ThrowUsage("standard input", "reading tables from standard input is not supported; give a file");
+  std::FILE* probe = std::fopen(path.c_str(), "rb");
+  if (!probe) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  std::fclose(probe);
+  switch (*format) {
+    case Format::kCsv: return OpenCsv(path);
+    case Format::kJson: return OpenJson(path);
+    case Format::kNpy: return OpenNpy(path);
+    case Format::kHdf5: return OpenHdf5(path, options.dataset);
+  }
+  throw Error(ErrorKind::kInternal, "unknown format");
+}
+
+}  // namespace pe

@@ -1,0 +1,69 @@
+// File formats: a closed set, so an enum with one traits table and a switch
+// (new formats add an enumerator, a traits row and a file in formats/).
+//
+// Every format pe writes, it reads back. Writers consume row blocks in
+// order (Begin, WriteRows..., End) and never hold the table; readers are
+// RowSources that fetch row blocks on demand.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/table.h"
+
+namespace pe {
+
+enum class Format { kCsv, kJson, kNpy, kHdf5 };
+
+struct FormatTraits {
+  Format format;
+  std::string_view name;                     ///< "hdf5", as in --format
+  std::vector<std::string_view> extensions;  ///< ".h5", ".hdf5"
+  bool needs_seekable_file;                  ///< cannot go to stdout
+  bool binary;                               ///< refused on a terminal
+};
+
+const std::vector<FormatTraits>& Formats();
+const FormatTraits& Traits(Format format);
+std::optional<Format> FormatFromName(std::string_view name);
+/// The format for a path's extension (case-insensitive), if known.
+std::optional<Format> FormatFromExtension(const std::string& path);
+/// "csv, json, npy, hdf5"
+std::string FormatNames();
+
+/// The format to write `path` in: `forced` (--format) when given, else from
+/// the extension; "-" (stdout) defaults to CSV. Throws pe::Error (usage) for
+/// an unknown extension (naming --format) and for HDF5 on stdout.
+Format ResolveOutputFormat(const std::string& path,
+                           std::optional<Format> forced);
+
+/// A consumer of row blocks. Rows arrive in order, each block once.
+class TableWriter {
+ public:
+  virtual ~TableWriter() = default;
+  virtual void Begin(const TableInfo& info) = 0;
+  virtual void WriteRows(std::int64_t first, std::int64_t count,
+                         const std::byte* rows) = 0;
+  virtual void End() = 0;
+};
+
+/// Streams every row of `source` to `path` ("-" = stdout) in `format`.
+/// The file appears only when complete (temporary file + rename).
+/// Throws pe::Error on failure, leaving no file behind.
+void WriteTable(RowSource& source, Format format, const std::string& path);
+
+struct OpenOptions {
+  std::optional<Format> format;  ///< --format; else from the extension
+  std::string dataset;           ///< HDF5 dataset; empty = "pe" or the only one
+};
+
+/// Opens a table file for block reading. Throws pe::Error (input) when the
+/// file is missing, unreadable or malformed; the message names the file.
+std::unique_ptr<RowSource> OpenTable(const std::string& path,
+                                     const OpenOptions& options = {});
+
+}  // namespace pe

@@ -1,0 +1,206 @@
+#include "core/formats/csv.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/formats/text_numbers.h"
+
+namespace pe {
+namespace {
+
+std::int64_t StartOf(const TableInfo& info) {
+  if (const MetaValue* v = info.meta.Find("start"))
+    if (const auto* i = std::get_if<std::int64_t>(v)) return *i;
+  return 0;
+}
+
+class CsvWriter : public TableWriter {
+ public:
+  explicit CsvWriter(ByteSink& sink) : sink_(sink) {}
+  void Begin(const TableInfo& info) override {
+    info_ = info;
+    start_ = StartOf(info);
+    std::string header = "position";
+    for (std::int64_t j = 0; j < info.cols; ++j) fmt::format_to(std::back_inserter(header), ",dim_{}", j);
+    header.push_back('\n');
+    sink_.Write(header);
+  }
+  void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {
+    const auto cols = static_cast<std::size_t>(info_.cols);
+    for (std::int64_t r = 0; r < count; ++r) {
+      buf_.clear();
+      fmt::format_to(std::back_inserter(buf_), "{}", start_ + first + r);
+      const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
+      for (std::size_t j = 0; j < cols; ++j) {
+        buf_.push_back(',');
+        AppendNumber(buf_, row, info_.dtype, j, "CSV output");
+      }
+      buf_.push_back('\n');
+      sink_.Write(buf_);
+    }
+  }
+  void End() override {}
+
+ private:
+  ByteSink& sink_;
+  TableInfo info_;
+  std::int64_t start_ = 0;
+  std::string buf_;
+};
+
+// Splits `line` at commas; trims spaces around cells.
+void SplitCells(std::string_view line, std::vector<std::string_view>* cells) {
+  cells->clear();
+  std::size_t begin = 0;
+  while (true) {
+    std::size_t end = line.find(',', begin);
+    std::string_view cell = line.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+    cells->push_back(cell);
+    if (end == std::string_view::npos) break;
+    begin = end + 1;
+  }
+}
+
+class CsvSource : public RowSource {
+ public:
+  CsvSource(std::string path, std::FILE* f, TableInfo info, std::vector<std::int64_t> offsets, bool has_pos)
+      : path_(std::move(path)), f_(f), info_(std::move(info)), offsets_(std::move(offsets)), has_pos_(has_pos) {}
+  ~CsvSource() override { std::fclose(f_); }
+  const TableInfo& info() const override { return info_; }
+
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::int64_t begin = offsets_[static_cast<std::size_t>(first)];
+    const std::int64_t end = offsets_[static_cast<std::size_t>(first + count)];
+    std::string text(static_cast<std::size_t>(end - begin), '\0');
+    if (std::fseek(f_, begin, SEEK_SET) != 0 || std::fread(text.data(), 1, text.size(), f_) != text.size())
+      ThrowIo(fmt::format("cannot read '{}'", path_), "read failed or file changed");
+    std::vector<std::string_view> cells;
+    std::size_t pos = 0;
+    for (std::int64_t r = 0; r < count; ++r) {
+      std::string_view line;
+      do {  // blank lines were skipped when indexing; skip them again
+        std::size_t nl = text.find('\n', pos);
+        line = std::string_view(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (begin == 0 && r == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+      } while (line.empty() && pos < text.size());
+      SplitCells(line, &cells);
+      const std::size_t skip = has_pos_ ? 1 : 0;
+      for (std::int64_t j = 0; j < info_.cols; ++j) {
+        double v = 0;
+        ParseNumber(cells[skip + static_cast<std::size_t>(j)], &v);  // checked when indexed
+        StoreFromDouble(out, info_.dtype, static_cast<std::size_t>(r * info_.cols + j), v);
+      }
+    }
+  }
+
+ private:
+  std::string path_;
+  std::FILE* f_;
+  TableInfo info_;
+  std::vector<std::int64_t> offsets_;  // byte offset of each data row, plus the end
+  bool has_pos_;
+};
+
+}  // namespace
+
+std::unique_ptr<TableWriter> MakeCsvWriter(ByteSink& sink) { return std::make_unique<CsvWriter>(sink); }
+
+std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
+  const std::string what = fmt::format("'{}'", path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct Closer {
+    std::FILE* f;
+    bool armed = true;
+    ~Closer() { if (armed) std::fclose(f); }
+  } closer{f};
+
+  std::vector<std::int64_t> offsets;
+  std::vector<std::string_view> cells;
+  std::string line;
+  std::int64_t offset = 0, line_no = 0;
+  std::int64_t cols = -1;
+  bool has_pos = false, all_f32 = true, header_seen = false;
+  std::int64_t first_pos = 0, prev_pos = 0;
+  std::vector<char> buf(1 << 16);
+  // Line-by-line scan with getline-like logic over fgets chunks.
+  auto next_line = [&](std::string* out) -> bool {
+    out->clear();
+    while (std::fgets(buf.data(), static_cast<int>(buf.size()), f)) {
+      out->append(buf.data());
+      if (!out->empty() && out->back() == '\n') return true;
+    }
+    if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+    return !out->empty();
+  };
+  while (next_line(&line)) {
+    ++line_no;
+    const std::int64_t line_start = offset;
+    offset += static_cast<std::int64_t>(line.size());
+    std::string_view view(line);
+    if (line_no == 1 && view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
+    while (!view.empty() && (view.back() == '\n' || view.back() == '\r')) view.remove_suffix(1);
+    if (view.empty()) continue;  // blank lines (a trailing one, typically)
+    if (view.find('\0') != std::string_view::npos)
+      ThrowInput(what, fmt::format("line {}: contains a NUL byte (not a text file?)", line_no));
+    SplitCells(view, &cells);
+    if (!header_seen && offsets.empty()) {
+      header_seen = true;
+      double probe;
+      if (!ParseNumber(cells[0], &probe)) {  // a header row
+        has_pos = cells[0] == "position" || cells[0] == "pos";
+        cols = static_cast<std::int64_t>(cells.size()) - (has_pos ? 1 : 0);
+        if (cols <= 0) ThrowInput(what, "line 1: the header names no value columns");
+        continue;
+      }
+    }
+    if (cols < 0) cols = static_cast<std::int64_t>(cells.size());
+    if (static_cast<std::int64_t>(cells.size()) != cols + (has_pos ? 1 : 0)) {
+      ThrowInput(what, fmt::format("line {}: {} cells, expected {} (ragged row)", line_no, cells.size(),
+                                   cols + (has_pos ? 1 : 0)));
+    }
+    std::size_t j0 = 0;
+    if (has_pos) {
+      double p;
+      if (!ParseNumber(cells[0], &p) || p != std::floor(p) || std::fabs(p) > 9e15)
+        ThrowInput(what, fmt::format("line {}: position '{}' is not an integer", line_no, cells[0]));
+      const auto ip = static_cast<std::int64_t>(p);
+      if (offsets.empty()) first_pos = ip;
+      else if (ip != prev_pos + 1)
+        ThrowInput(what, fmt::format("line {}: position {} does not follow {}", line_no, ip, prev_pos));
+      prev_pos = ip;
+      j0 = 1;
+    }
+    for (std::size_t j = j0; j < cells.size(); ++j) {
+      double v;
+      if (!ParseNumber(cells[j], &v))
+        ThrowInput(what, fmt::format("line {}, column {}: '{}' is not a number", line_no, j + 1,
+                                     std::string(cells[j].substr(0, 40))));
+      if (!std::isfinite(v))
+        ThrowInput(what, fmt::format("line {}, column {}: value {} is not finite", line_no, j + 1, cells[j]));
+      if (all_f32 && !FitsFloat32(v)) all_f32 = false;
+    }
+    offsets.push_back(line_start);
+  }
+  if (offsets.empty()) ThrowInput(what, "no data rows (empty file or header only)");
+  offsets.push_back(offset);
+  TableInfo info;
+  info.rows = static_cast<std::int64_t>(offsets.size()) - 1;
+  info.cols = cols;
+  info.dtype = all_f32 ? DType::kFloat32 : DType::kFloat64;
+  if (has_pos) info.meta.Set("start", first_pos);
+  closer.armed = false;
+  return std::make_unique<CsvSource>(path, f, std::move(info), std::move(offsets), has_pos);
+}
+
+}  // namespace pe

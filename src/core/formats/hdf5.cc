@@ -1,0 +1,311 @@
+#include "core/formats/hdf5.h"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/error.h"
+
+namespace pe {
+namespace {
+
+// Owns one HDF5 identifier and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept {
+    Reset();
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = H5I_INVALID_HID;
+    return *this;
+  }
+  ~Handle() { Reset(); }
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+  void Reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+  /// Closes now and reports failure (a close flushes data for files).
+  bool Close() {
+    herr_t rc = (id_ >= 0 && close_) ? close_(id_) : 0;
+    id_ = H5I_INVALID_HID;
+    return rc >= 0;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer close_ = nullptr;
+};
+
+void SilenceHdf5() {
+  static const bool done = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
+// The HDF5 type for a dtype (a new handle each time).
+Handle FileType(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return Handle(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+    case DType::kFloat64: return Handle(H5Tcopy(H5T_IEEE_F64LE), H5Tclose);
+    case DType::kFloat16: {
+      Handle t(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+      H5Tset_fields(t.get(), 15, 10, 5, 0, 10);
+      H5Tset_size(t.get(), 2);
+      H5Tset_ebias(t.get(), 15);
+      return t;
+    }
+    case DType::kBFloat16: {
+      Handle t(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+      H5Tset_fields(t.get(), 15, 7, 8, 0, 7);
+      H5Tset_size(t.get(), 2);
+      H5Tset_ebias(t.get(), 127);
+      return t;
+    }
+  }
+  return {};
+}
+
+class Hdf5Writer : public TableWriter {
+ public:
+  Hdf5Writer(std::string path, std::string display) : path_(std::move(path)), display_(std::move(display)) {}
+
+  void Begin(const TableInfo& info) override {
+    SilenceHdf5();
+    info_ = info;
+    file_ = Handle(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    Check(file_.ok(), "cannot create the file");
+    const hsize_t dims[2] = {static_cast<hsize_t>(info.rows), static_cast<hsize_t>(info.cols)};
+    Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    // Chunks of about 1 MiB: whole rows when a row fits, else row pieces.
+    const std::size_t es = Traits(info.dtype).size;
+    hsize_t chunk_cols = std::min<hsize_t>(dims[1], (1u << 20) / es);
+    hsize_t chunk_rows = std::max<hsize_t>(1, std::min<hsize_t>(dims[0], (1u << 20) / (chunk_cols * es)));
+    const hsize_t chunk[2] = {chunk_rows, std::max<hsize_t>(1, chunk_cols)};
+    Check(H5Pset_chunk(dcpl.get(), 2, chunk) >= 0, "cannot set the chunk size");
+    type_ = FileType(info.dtype);
+    dset_ = Handle(H5Dcreate2(file_.get(), info.name.c_str(), type_.get(), space.get(), H5P_DEFAULT, dcpl.get(),
+                              H5P_DEFAULT),
+                   H5Dclose);
+    Check(dset_.ok(), "cannot create the dataset");
+    Metadata meta = info.meta;
+    if (!meta.Find("dtype")) meta.Set("dtype", std::string(Traits(info.dtype).name));
+    for (const auto& [key, value] : meta.entries()) WriteAttribute(key, value);
+  }
+
+  void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {
+    Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
+    const hsize_t start[2] = {static_cast<hsize_t>(first), 0};
+    const hsize_t size[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(info_.cols)};
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, size, nullptr);
+    Handle mspace(H5Screate_simple(2, size, nullptr), H5Sclose);
+    Check(H5Dwrite(dset_.get(), type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT, rows) >= 0,
+          "cannot write rows (disk full?)");
+  }
+
+  void End() override {
+    const bool ok = dset_.Close() && type_.Close();
+    Check(ok && H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) >= 0 && file_.Close(), "cannot finish the file (disk full?)");
+  }
+
+ private:
+  void WriteAttribute(const std::string& key, const MetaValue& value) {
+    Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+    Handle type;
+    const void* buf = nullptr;
+    std::int64_t i;
+    double d;
+    const char* s = nullptr;
+    if (const auto* pi = std::get_if<std::int64_t>(&value)) {
+      i = *pi;
+      type = Handle(H5Tcopy(H5T_STD_I64LE), H5Tclose);
+      buf = &i;
+    } else if (const auto* pd = std::get_if<double>(&value)) {
+      d = *pd;
+      type = Handle(H5Tcopy(H5T_IEEE_F64LE), H5Tclose);
+      buf = &d;
+    } else {
+      s = std::get<std::string>(value).c_str();
+      type = Handle(H5Tcopy(H5T_C_S1), H5Tclose);
+      H5Tset_size(type.get(), H5T_VARIABLE);
+      H5Tset_cset(type.get(), H5T_CSET_UTF8);
+      buf = &s;
+    }
+    Handle attr(H5Acreate2(dset_.get(), key.c_str(), type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    Check(attr.ok() && H5Awrite(attr.get(), type.get(), buf) >= 0, fmt::format("cannot write attribute '{}'", key));
+  }
+
+  void Check(bool ok, const std::string& why) {
+    if (!ok) ThrowIo(fmt::format("cannot write '{}'", display_), why);
+  }
+
+  std::string path_, display_;
+  TableInfo info_;
+  Handle file_, dset_, type_;
+};
+
+class Hdf5Source : public RowSource {
+ public:
+  Hdf5Source(std::string path, Handle file, Handle dset, Handle mem_type, TableInfo info, int rank)
+      : path_(std::move(path)), file_(std::move(file)), dset_(std::move(dset)), mem_type_(std::move(mem_type)),
+        info_(std::move(info)), rank_(rank) {}
+  const TableInfo& info() const override { return info_; }
+
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
+    std::vector<hsize_t> start(static_cast<std::size_t>(rank_), 0), size(static_cast<std::size_t>(rank_), 1);
+    // Leading size-1 dimensions stay at 0; the last one or two are rows/cols.
+    if (rank_ >= 2) {
+      start[rank_ - 2] = static_cast<hsize_t>(first);
+      size[rank_ - 2] = static_cast<hsize_t>(count);
+      size[rank_ - 1] = static_cast<hsize_t>(info_.cols);
+    } else {
+      start[0] = static_cast<hsize_t>(first);
+      size[0] = static_cast<hsize_t>(count);
+    }
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, size.data(), nullptr);
+    const hsize_t msize[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(info_.cols)};
+    Handle mspace(H5Screate_simple(2, msize, nullptr), H5Sclose);
+    if (H5Dread(dset_.get(), mem_type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
+      ThrowInput(fmt::format("'{}'", path_), "cannot read rows (truncated or corrupt file?)");
+  }
+
+ private:
+  std::string path_;
+  Handle file_, dset_, mem_type_;
+  TableInfo info_;
+  int rank_;
+};
+
+herr_t CollectName(hid_t, const char* name, const H5L_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+
+herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
+  auto* meta = static_cast<Metadata*>(data);
+  Handle attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+  if (!attr.ok()) return 0;
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) return 0;  // arrays: skip
+  Handle type(H5Aget_type(attr.get()), H5Tclose);
+  switch (H5Tget_class(type.get())) {
+    case H5T_INTEGER: {
+      std::int64_t v;
+      if (H5Aread(attr.get(), H5T_NATIVE_INT64, &v) >= 0) meta->Set(name, v);
+      break;
+    }
+    case H5T_FLOAT: {
+      double v;
+      if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v) >= 0) meta->Set(name, v);
+      break;
+    }
+    case H5T_STRING: {
+      if (H5Tis_variable_str(type.get()) > 0) {
+        char* s = nullptr;
+        Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
+        H5Tset_size(mt.get(), H5T_VARIABLE);
+        H5Tset_cset(mt.get(), H5Tget_cset(type.get()));
+        if (H5Aread(attr.get(), mt.get(), &s) >= 0 && s) {
+          meta->Set(name, std::string(s));
+          H5free_memory(s);
+        }
+      } else {
+        const std::size_t n = H5Tget_size(type.get());
+        if (n > 0 && n < (1u << 20)) {
+          std::string s(n, '\0');
+          if (H5Aread(attr.get(), type.get(), s.data()) >= 0) {
+            s.resize(std::min(s.find('\0'), s.size()));
+            meta->Set(name, s);
+          }
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path, const std::string& display_name) {
+  return std::make_unique<Hdf5Writer>(path, display_name);
+}
+
+std::unique_ptr<RowSource> OpenHdf5(const std::string& path, const std::string& dataset) {
+  SilenceHdf5();
+  const std::string what = fmt::format("'{}'", path);
+  if (H5Fis_hdf5(path.c_str()) <= 0) ThrowInput(what, "not an HDF5 file (or it is corrupt)");
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) ThrowInput(what, "cannot open as HDF5 (truncated or corrupt?)");
+  std::string name = dataset;
+  if (name.empty()) {
+    std::vector<std::string> names;
+    H5Literate(file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectName, &names);
+    if (std::find(names.begin(), names.end(), "pe") != names.end()) {
+      name = "pe";
+    } else if (names.size() == 1) {
+      name = names[0];
+    } else {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      ThrowInput(what, names.empty() ? "the file holds no dataset"
+                                     : fmt::format("no dataset 'pe'; choose one with --dataset ({})", list));
+    }
+  }
+  if (H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0)
+    ThrowInput(what, fmt::format("no dataset '{}' in the file", name));
+  Handle dset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dset.ok()) ThrowInput(what, fmt::format("'{}' is not a dataset", name));
+  Handle type(H5Dget_type(dset.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_FLOAT)
+    ThrowInput(what, fmt::format("dataset '{}' is not of a floating-point type", name));
+  DType dtype;
+  Handle mem_type;
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 4) {
+    dtype = DType::kFloat32;
+    mem_type = Handle(H5Tcopy(H5T_NATIVE_FLOAT), H5Tclose);
+  } else if (size == 8) {
+    dtype = DType::kFloat64;
+    mem_type = Handle(H5Tcopy(H5T_NATIVE_DOUBLE), H5Tclose);
+  } else if (size == 2) {
+    size_t spos, epos, esize, mpos, msize;
+    H5Tget_fields(type.get(), &spos, &epos, &esize, &mpos, &msize);
+    dtype = esize == 8 ? DType::kBFloat16 : DType::kFloat16;
+    mem_type = FileType(dtype);
+  } else {
+    ThrowInput(what, fmt::format("dataset '{}' has {}-byte floats; pe reads 2, 4 and 8", name, size));
+  }
+  Handle space(H5Dget_space(dset.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 1 || rank > 32) ThrowInput(what, fmt::format("dataset '{}' has rank {}; a table has 1 or 2", name, rank));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  for (int k = 0; k + 2 < rank; ++k)
+    if (dims[k] != 1)
+      ThrowInput(what, fmt::format("dataset '{}' has rank {}; a table has 1 or 2 dimensions", name, rank));
+  TableInfo info;
+  info.name = name;
+  info.dtype = dtype;
+  info.rows = static_cast<std::int64_t>(rank >= 2 ? dims[rank - 2] : dims[0]);
+  info.cols = static_cast<std::int64_t>(rank >= 2 ? dims[rank - 1] : 1);
+  CheckedTableBytes(info.rows, info.cols, dtype);
+  H5Aiterate2(dset.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttr, &info.meta);
+  return std::make_unique<Hdf5Source>(path, std::move(file), std::move(dset), std::move(mem_type), std::move(info),
+                                      rank);
+}
+
+}  // namespace pe

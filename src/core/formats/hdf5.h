@@ -1,0 +1,27 @@
+// HDF5: one dataset (default "pe") shaped [rows, cols] in the table's dtype
+// (IEEE little-endian; float16 and bfloat16 as custom IEEE float types),
+// chunked by row blocks of about 1 MiB, with every metadata entry as a
+// scalar attribute (int64, double, or variable-length UTF-8 string).
+// Uses the HDF5 C API behind RAII handles; the library's own error printing
+// is silenced and its failures become pe::Error.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/format.h"
+
+namespace pe {
+
+/// A writer that creates the HDF5 file `path` (the temporary file);
+/// `display_name` is the user's target, for messages.
+std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path,
+                                            const std::string& display_name);
+
+/// Opens dataset `dataset` of an HDF5 file (empty: "pe", else the only
+/// dataset in the root group). Reads float datasets of rank 1 or 2 (leading
+/// dimensions of size 1 are dropped) in row blocks via hyperslabs.
+std::unique_ptr<RowSource> OpenHdf5(const std::string& path,
+                                    const std::string& dataset);
+
+}  // namespace pe

@@ -1,0 +1,301 @@
+#include "core/formats/npy.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+
+namespace pe {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+// numpy refuses headers larger than this by default (max_header_size).
+constexpr std::size_t kMaxHeaderLen = 10000;
+
+
+}  // namespace
+
+std::string NpyHeader(const TableInfo& info) {
+  const auto& t = Traits(info.dtype);
+  if (t.npy_descr.empty()) {
+    ThrowUsage(fmt::format("NPY output of {}", t.name),
+               "numpy has no bfloat16 dtype; use float32, or write safetensors, "
+               "HDF5, CSV or JSON");
+  }
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
+                                 t.npy_descr, info.rows, info.cols);
+  // 6 magic + 2 version + 2 length + dict + padding + '\n' == k * 64.
+  std::size_t total = 10 + dict.size() + 1;
+  std::size_t padded = (total + 63) / 64 * 64;
+  dict.append(padded - total, ' ');
+  dict.push_back('\n');
+  std::string out(kMagic, 6);
+  out.push_back('\x01');
+  out.push_back('\x00');
+  out.push_back(static_cast<char>(dict.size() & 0xff));
+  out.push_back(static_cast<char>(dict.size() >> 8));
+  return out + dict;
+}
+
+std::unique_ptr<TableWriter> MakeNpyWriter(ByteSink& sink) {
+  class Writer : public TableWriter {
+   public:
+    explicit Writer(ByteSink& s) : sink_(s) {}
+    void Begin(const TableInfo& info) override {
+      row_bytes_ = info.row_bytes();
+      sink_.Write(NpyHeader(info));
+    }
+    void WriteRows(std::int64_t, std::int64_t count, const std::byte* rows) override {
+      sink_.Write(rows, static_cast<std::size_t>(count) * row_bytes_);
+    }
+    void End() override {}
+
+   private:
+    ByteSink& sink_;
+    std::size_t row_bytes_ = 0;
+  };
+  return std::make_unique<Writer>(sink);
+}
+
+namespace {
+
+// A cursor over the header dict, a Python literal of a restricted form.
+class DictParser {
+ public:
+  DictParser(std::string_view text, std::string what) : s_(text), what_(std::move(what)) {}
+
+  void SkipSpace() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n')) ++i_;
+  }
+  bool Eat(char c) {
+    SkipSpace();
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  void Expect(char c) {
+    if (!Eat(c)) Fail(fmt::format("expected '{}' in the header dict", c));
+  }
+  std::string String() {
+    SkipSpace();
+    if (i_ >= s_.size() || (s_[i_] != '\'' && s_[i_] != '"')) Fail("expected a quoted string in the header dict");
+    const char q = s_[i_++];
+    const auto end = s_.find(q, i_);
+    if (end == std::string_view::npos) Fail("unterminated string in the header dict");
+    std::string out(s_.substr(i_, end - i_));
+    i_ = end + 1;
+    return out;
+  }
+  bool Bool() {
+    SkipSpace();
+    if (s_.substr(i_, 4) == "True") { i_ += 4; return true; }
+    if (s_.substr(i_, 5) == "False") { i_ += 5; return false; }
+    Fail("fortran_order must be True or False");
+  }
+  std::vector<std::int64_t> Shape() {
+    Expect('(');
+    std::vector<std::int64_t> dims;
+    while (!Eat(')')) {
+      SkipSpace();
+      std::int64_t v = 0;
+      std::size_t digits = 0;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') {
+        if (v > (INT64_MAX - 9) / 10) Fail("a dimension in 'shape' is too large");
+        v = v * 10 + (s_[i_++] - '0');
+        ++digits;
+      }
+      if (i_ < s_.size() && s_[i_] == 'L') ++i_;  // Python 2 longs
+      if (digits == 0) Fail("'shape' must be a tuple of non-negative integers");
+      if (dims.size() >= 32) Fail("'shape' has more than 32 dimensions");
+      dims.push_back(v);
+      if (!Eat(',')) {
+        Expect(')');
+        break;
+      }
+    }
+    return dims;
+  }
+  bool AtEnd() {
+    SkipSpace();
+    return i_ >= s_.size();
+  }
+  [[noreturn]] void Fail(const std::string& why) { ThrowInput(what_, why); }
+
+ private:
+  std::string_view s_;
+  std::size_t i_ = 0;
+  std::string what_;
+};
+
+class NpySource : public RowSource {
+ public:
+  NpySource(int fd, TableInfo info, std::uint64_t data_offset, bool big_endian,
+            bool fortran, std::string path)
+      : fd_(fd), info_(std::move(info)), offset_(data_offset),
+        big_endian_(big_endian), fortran_(fortran), path_(std::move(path)) {}
+  ~NpySource() override { ::close(fd_); }
+  const TableInfo& info() const override { return info_; }
+
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::size_t es = Traits(info_.dtype).size;
+    const std::size_t rb = info_.row_bytes();
+    if (!fortran_) {
+      PreadAll(out, static_cast<std::size_t>(count) * rb,
+               offset_ + static_cast<std::uint64_t>(first) * rb);
+    } else {
+      // Column-major: each column holds `rows` consecutive elements.
+      std::vector<std::byte> col(static_cast<std::size_t>(count) * es);
+      for (std::int64_t c = 0; c < info_.cols; ++c) {
+        PreadAll(col.data(), col.size(),
+                 offset_ + (static_cast<std::uint64_t>(c) * info_.rows + first) * es);
+        for (std::int64_t r = 0; r < count; ++r)
+          std::memcpy(out + static_cast<std::size_t>(r) * rb + c * es,
+                      col.data() + static_cast<std::size_t>(r) * es, es);
+      }
+    }
+    if (big_endian_) {
+      const std::size_t n = static_cast<std::size_t>(count * info_.cols);
+      for (std::size_t i = 0; i < n; ++i) std::reverse(out + i * es, out + (i + 1) * es);
+    }
+  }
+
+ private:
+  void PreadAll(std::byte* dst, std::size_t size, std::uint64_t off) {
+    while (size > 0) {
+      const ssize_t n = ::pread(fd_, dst, size, static_cast<off_t>(off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) ThrowIo(fmt::format("cannot read '{}'", path_), std::strerror(errno));
+      if (n == 0) ThrowInput(fmt::format("'{}'", path_), "file is truncated (it shrank while being read)");
+      dst += n;
+      size -= static_cast<std::size_t>(n);
+      off += static_cast<std::uint64_t>(n);
+    }
+  }
+
+  int fd_;
+  TableInfo info_;
+  std::uint64_t offset_;
+  bool big_endian_;
+  bool fortran_;
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
+  const std::string what = fmt::format("'{}'", path);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct Closer {
+    int fd;
+    bool armed = true;
+    ~Closer() { if (armed) ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+
+  unsigned char pre[12] = {};
+  const ssize_t got = ::pread(fd, pre, sizeof pre, 0);
+  if (got < 10 || std::memcmp(pre, kMagic, 6) != 0)
+    ThrowInput(what, "not an NPY file (missing the \\x93NUMPY magic)");
+  const int major = pre[6];
+  std::uint64_t header_len, prefix;
+  if (major == 1) {
+    header_len = pre[8] | (pre[9] << 8);
+    prefix = 10;
+  } else if (major == 2 || major == 3) {
+    if (got < 12) ThrowInput(what, "NPY header is truncated");
+    header_len = pre[8] | (pre[9] << 8) | (pre[10] << 16) | (std::uint64_t{pre[11]} << 24);
+    prefix = 12;
+  } else {
+    ThrowInput(what, fmt::format("unsupported NPY version {}.{}", major, pre[7]));
+  }
+  if (header_len > kMaxHeaderLen)
+    ThrowInput(what, fmt::format("NPY header of {} bytes exceeds numpy's limit of {}", header_len, kMaxHeaderLen));
+  if (prefix + header_len > file_size)
+    ThrowInput(what, fmt::format("NPY header claims {} bytes but the file has {}", header_len, file_size));
+  std::string header(header_len, '\0');
+  if (::pread(fd, header.data(), header_len, static_cast<off_t>(prefix)) != static_cast<ssize_t>(header_len))
+    ThrowInput(what, "cannot read the NPY header");
+  if (header.find('\0') != std::string::npos) ThrowInput(what, "NPY header contains a NUL byte");
+
+  DictParser p(header, what);
+  p.Expect('{');
+  std::string descr;
+  bool fortran = false, have_descr = false, have_order = false, have_shape = false;
+  std::vector<std::int64_t> shape;
+  while (!p.Eat('}')) {
+    const std::string key = p.String();
+    p.Expect(':');
+    if (key == "descr" && !have_descr) {
+      descr = p.String();
+      have_descr = true;
+    } else if (key == "fortran_order" && !have_order) {
+      fortran = p.Bool();
+      have_order = true;
+    } else if (key == "shape" && !have_shape) {
+      shape = p.Shape();
+      have_shape = true;
+    } else {
+      p.Fail(fmt::format("unexpected or repeated key '{}' in the NPY header", key));
+    }
+    if (!p.Eat(',')) {
+      p.Expect('}');
+      break;
+    }
+  }
+  if (!p.AtEnd()) p.Fail("trailing text after the NPY header dict");
+  if (!have_descr || !have_order || !have_shape)
+    p.Fail("the NPY header must have the keys 'descr', 'fortran_order' and 'shape'");
+
+  bool big = false;
+  DType dtype;
+  if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '>' || descr[0] == '=') && descr[1] == 'f') {
+    big = descr[0] == '>';
+    switch (descr[2]) {
+      case '2': dtype = DType::kFloat16; break;
+      case '4': dtype = DType::kFloat32; break;
+      case '8': dtype = DType::kFloat64; break;
+      default: p.Fail(fmt::format("unsupported dtype '{}' (pe reads float16, float32 and float64)", descr));
+    }
+  } else {
+    p.Fail(fmt::format("unsupported dtype '{}' (pe reads float16, float32 and float64)", descr));
+  }
+
+  // Drop leading 1s: (1, L, D) is an [L, D] table.
+  while (shape.size() > 2 && shape.front() == 1) shape.erase(shape.begin());
+  if (shape.empty()) p.Fail("a 0-dimensional array is not a table");
+  if (shape.size() > 2)
+    p.Fail(fmt::format("a {}-dimensional array is not a table (pe reads 1-D and 2-D arrays)", shape.size()));
+  TableInfo info;
+  info.rows = shape[0];
+  info.cols = shape.size() == 2 ? shape[1] : 1;
+  info.dtype = dtype;
+  if (shape.size() == 1 && fortran) fortran = false;  // same bytes either way
+  std::uint64_t need;
+  try {
+    need = CheckedTableBytes(info.rows, info.cols, dtype);
+  } catch (const Error&) {
+    p.Fail(fmt::format("shape ({}, {}) is too large", info.rows, info.cols));
+  }
+  const std::uint64_t data_offset = prefix + header_len;
+  if (file_size - data_offset < need) {
+    p.Fail(fmt::format("truncated: shape ({}, {}) needs {} bytes of data, the file has {}",
+                       info.rows, info.cols, need, file_size - data_offset));
+  }
+  closer.armed = false;
+  return std::make_unique<NpySource>(fd, std::move(info), data_offset, big, fortran, path);
+}
+
+}  // namespace pe

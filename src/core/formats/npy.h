@@ -1,0 +1,30 @@
+// NPY 1.0 (numpy's .npy): magic "\x93NUMPY", version 1.0, a little-endian
+// u16 header length, a Python-literal dict
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (rows, cols), }
+// padded with spaces and a final '\n' so that the data starts at a multiple
+// of 64 bytes, then the data row-major (C order), little-endian.
+// Layout in docs/formats.md.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/format.h"
+#include "core/output.h"
+
+namespace pe {
+
+/// A writer of NPY 1.0 to `sink`. Throws pe::Error (usage) for bfloat16,
+/// which numpy cannot represent.
+std::unique_ptr<TableWriter> MakeNpyWriter(ByteSink& sink);
+
+/// Reads an NPY file (versions 1.0, 2.0, 3.0) of float16/32/64, either byte
+/// order, C or Fortran order. Leading dimensions of size 1 are dropped
+/// ((1, L, D) is an [L, D] table); 1-D arrays are one column. Validates the
+/// header against the file size before reading anything.
+std::unique_ptr<RowSource> OpenNpy(const std::string& path);
+
+/// The NPY 1.0 header (magic through padding) for a [rows, cols] table.
+std::string NpyHeader(const TableInfo& info);
+
+}  // namespace pe

@@ -1,0 +1,39 @@
+#include "core/formats/text_numbers.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace pe {
+
+void AppendNumber(std::string& out, const std::byte* data, DType dtype,
+                  std::size_t index, const char* where) {
+  double v;
+  if (dtype == DType::kFloat32) {
+    float f;
+    std::memcpy(&f, data + 4 * index, 4);
+    if (!std::isfinite(f))
+      ThrowInput(where, fmt::format("value {} cannot be written as a number", f));
+    fmt::format_to(std::back_inserter(out), "{}", f);  // float's shortest digits
+    return;
+  }
+  v = LoadAsDouble(data, dtype, index);
+  if (!std::isfinite(v))
+    ThrowInput(where, fmt::format("value {} cannot be written as a number", v));
+  fmt::format_to(std::back_inserter(out), "{}", v);
+}
+
+bool ParseNumber(std::string_view text, double* value) {
+  // from_chars rejects a leading '+'; accept it as other tools write it.
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  if (ec == std::errc::result_out_of_range) return false;
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+}  // namespace pe

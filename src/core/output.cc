@@ -1,0 +1,170 @@
+#include "core/output.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <vector>
+
+#include "core/error.h"
+
+namespace pe {
+namespace {
+
+// Temporary files to remove when interrupted. A fixed array of C strings, so
+// that the signal handler touches no allocator.
+constexpr int kMaxTemps = 16;
+char g_temp_paths[kMaxTemps][4096];
+std::atomic<bool> g_temp_used[kMaxTemps];
+
+int RegisterTemp(const std::string& path) {
+  if (path.size() >= sizeof(g_temp_paths[0])) return -1;
+  for (int i = 0; i < kMaxTemps; ++i) {
+    bool expected = false;
+    if (g_temp_used[i].compare_exchange_strong(expected, true)) {
+      std::memcpy(g_temp_paths[i], path.c_str(), path.size() + 1);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void UnregisterTemp(int slot) {
+  if (slot >= 0) g_temp_used[slot].store(false);
+}
+
+extern "C" void OnInterrupt(int sig) {
+  for (int i = 0; i < kMaxTemps; ++i)
+    if (g_temp_used[i].load()) ::unlink(g_temp_paths[i]);
+  ::_exit(128 + sig);
+}
+
+std::string Quoted(const std::string& path) { return "'" + path + "'"; }
+
+std::string DirName(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string BaseName(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+FileSink::FileSink(std::FILE* file, std::string name)
+    : file_(file), name_(std::move(name)) {
+  std::setvbuf(file_, nullptr, _IOFBF, std::size_t{1} << 20);
+}
+
+void FileSink::Write(const void* data, std::size_t size) {
+  if (size == 0) return;
+  if (std::fwrite(data, 1, size, file_) != size) {
+    const int err = errno;
+    if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
+    ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
+  }
+}
+
+void FileSink::Flush() {
+  if (std::fflush(file_) != 0) {
+    const int err = errno;
+    if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
+    ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
+  }
+}
+
+AtomicFile::AtomicFile(const std::string& target) : target_(target) {
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    ThrowIo(fmt::format("cannot write {}", Quoted(target)), "Is a directory");
+  const std::string dir = DirName(target);
+  if (::stat(dir.c_str(), &st) != 0) {
+    ThrowIo(fmt::format("cannot write {}", Quoted(target)),
+            fmt::format("folder {} does not exist", Quoted(dir)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    ThrowIo(fmt::format("cannot write {}", Quoted(target)),
+            fmt::format("{} is not a folder", Quoted(dir)));
+  }
+  std::string tmpl = (dir == "." && target.find('/') == std::string::npos
+                          ? std::string()
+                          : dir + "/") +
+                     "." + BaseName(target) + ".pe-tmp-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  // Block signals between creating and registering the file, so that an
+  // interrupt cannot leave it behind.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_BLOCK, &all, &old);
+  const int fd = ::mkstemp(buf.data());
+  const int saved = errno;
+  if (fd >= 0) {
+    temp_path_ = buf.data();
+    slot_ = RegisterTemp(temp_path_);
+  }
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (fd < 0)
+    ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(saved));
+  // mkstemp makes 0600 files; give the usual 0666 & ~umask instead.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  file_ = ::fdopen(fd, "wb");
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_) std::fclose(file_);
+  if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  UnregisterTemp(slot_);
+}
+
+void AtomicFile::ReleaseFile() {
+  if (file_) std::fclose(file_);
+  file_ = nullptr;
+}
+
+void AtomicFile::Commit() {
+  const std::string what = fmt::format("cannot write {}", Quoted(target_));
+  if (file_) {
+    if (std::fflush(file_) != 0) ThrowIo(what, std::strerror(errno));
+    if (::fsync(::fileno(file_)) != 0 && errno != EINVAL)
+      ThrowIo(what, std::strerror(errno));
+    const int rc = std::fclose(file_);
+    file_ = nullptr;
+    if (rc != 0) ThrowIo(what, std::strerror(errno));
+  } else {
+    const int fd = ::open(temp_path_.c_str(), O_RDONLY);
+    if (fd >= 0) {
+      ::fsync(fd);
+      ::close(fd);
+    }
+  }
+  if (::rename(temp_path_.c_str(), target_.c_str()) != 0)
+    ThrowIo(what, std::strerror(errno));
+  committed_ = true;
+}
+
+void InstallInterruptCleanup() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);
+  // A closed pipe is reported by write() as EPIPE and ends the program
+  // quietly with exit 0 (ripgrep's convention), rather than by a signal.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace pe

@@ -1,0 +1,83 @@
+// Output destinations: atomic files (temporary file beside the target, then
+// rename) and standard output, behind one ByteSink interface.
+//
+// Contract: a target path is either fully written and renamed into place, or
+// untouched; the temporary file is removed on every failure, on destruction
+// without Commit(), and on SIGINT/SIGTERM (see InstallInterruptCleanup).
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace pe {
+
+/// A destination for bytes. Write() throws pe::Error (kIo) on failure, and
+/// pe::Error (kBrokenPipe) when the reader of a pipe has gone away.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual void Write(const void* data, std::size_t size) = 0;
+  void Write(const std::string& s) { Write(s.data(), s.size()); }
+};
+
+/// A ByteSink over a stdio FILE (buffered in 1 MiB). `name` appears in
+/// error messages ("'out.csv'" or "standard output").
+class FileSink : public ByteSink {
+ public:
+  FileSink(std::FILE* file, std::string name);
+  void Write(const void* data, std::size_t size) override;
+  /// Flushes buffered bytes; throws pe::Error on failure.
+  void Flush();
+
+ private:
+  std::FILE* file_;
+  std::string name_;
+};
+
+/// A ByteSink into a string (tests).
+class StringSink : public ByteSink {
+ public:
+  void Write(const void* data, std::size_t size) override {
+    out.append(static_cast<const char*>(data), size);
+  }
+  std::string out;
+};
+
+/// A file written under a temporary name in the target's folder and renamed
+/// into place by Commit().
+class AtomicFile {
+ public:
+  /// Creates the temporary file. Throws pe::Error (kIo) when the target's
+  /// folder does not exist or is not writable, or the target is a folder.
+  explicit AtomicFile(const std::string& target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::string& target() const { return target_; }
+  const std::string& temp_path() const { return temp_path_; }
+  /// The open temporary file, for streaming writers.
+  std::FILE* file() const { return file_; }
+  /// Closes the stdio handle so that a library (HDF5) can write temp_path()
+  /// itself; Commit() then only syncs and renames.
+  void ReleaseFile();
+  /// Flushes, fsyncs, and renames the temporary file onto the target.
+  void Commit();
+
+ private:
+  std::string target_;
+  std::string temp_path_;
+  std::FILE* file_ = nullptr;
+  int slot_ = -1;  ///< interrupt-cleanup registration
+  bool committed_ = false;
+};
+
+/// Removes registered temporary files and exits with 130 (SIGINT) or 143
+/// (SIGTERM). Call once at program start.
+void InstallInterruptCleanup();
+
+/// True for "-", the name of standard output/input.
+inline bool IsStdStream(const std::string& path) { return path == "-"; }
+
+}  // namespace pe

@@ -1,0 +1,81 @@
+#include "core/scheme.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/exact_sincos.h"
+#include "core/schemes/sinusoidal.h"
+
+namespace pe {
+
+const std::vector<SchemeInfo>& Schemes() {
+  static const std::vector<SchemeInfo> kSchemes = {
+      SinusoidalSchemeInfo(),
+  };
+  return kSchemes;
+}
+
+std::string ClosestName(std::string_view name,
+                        const std::vector<std::string_view>& candidates) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (std::string_view c : candidates) {
+    // Levenshtein distance, one row at a time.
+    std::vector<std::size_t> row(c.size() + 1);
+    for (std::size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= name.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                           diag + (name[i - 1] == c[j - 1] ? 0u : 1u)});
+        diag = up;
+      }
+    }
+    if (row[c.size()] < best_d) {
+      best_d = row[c.size()];
+      best = std::string(c);
+    }
+  }
+  return best;
+}
+
+const SchemeInfo& FindScheme(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const auto& s : Schemes()) {
+    if (s.name == name) return s;
+    names.push_back(s.name);
+  }
+  std::string hint = ClosestName(name, names);
+  std::string known;
+  for (auto n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+  ThrowUsage(fmt::format("--scheme '{}'", name),
+             hint.empty() ? fmt::format("unknown scheme (known: {})", known)
+                          : fmt::format("unknown scheme; did you mean '{}'?", hint));
+}
+
+std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec) {
+  const SchemeInfo& info = FindScheme(spec.scheme);
+  if (spec.d_model <= 0)
+    ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
+  if (spec.max_len <= 0)
+    ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
+  CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);
+  if (spec.start < -kMaxExactPosition || spec.start > kMaxExactPosition ||
+      spec.max_len > kMaxExactPosition - spec.start + 1) {
+    ThrowUsage("--start/--max-len",
+               fmt::format("positions must stay within ±2^40 ({}), where pe's "
+                           "exactness bounds are proved",
+                           kMaxExactPosition));
+  }
+  if (!std::isfinite(spec.base) || spec.base <= 0)
+    ThrowUsage("--base", fmt::format("must be a finite number above 0, got {}", spec.base));
+  if (info.validate) info.validate(spec);
+  return info.make(spec);
+}
+
+}  // namespace pe

@@ -1,0 +1,136 @@
+#include "core/schemes/sinusoidal.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "core/version.h"
+
+namespace pe {
+namespace {
+
+// Round a quad value to double with round-to-odd, so that a second rounding
+// to any format of at most 51 bits (float16, bfloat16) is correct: the
+// classic remedy for double rounding.
+double QuadToDoubleOdd(__float128 q) {
+  double d = static_cast<double>(q);
+  const __float128 back = d;
+  if (back == q) return d;
+  if ((std::bit_cast<std::uint64_t>(d) & 1) == 0)
+    d = std::nextafter(d, q > back ? HUGE_VAL : -HUGE_VAL);
+  return d;
+}
+
+template <typename T>
+void StoreAt(std::byte* row, std::size_t col, T v) {
+  std::memcpy(row + col * sizeof(T), &v, sizeof(T));
+}
+
+}  // namespace
+
+SinusoidPlan PaperPlan(std::int64_t d_model, double base) {
+  SinusoidPlan plan;
+  const std::int64_t pairs = (d_model + 1) / 2;
+  plan.frequencies.reserve(static_cast<std::size_t>(pairs));
+  for (std::int64_t i = 0; i < pairs; ++i)
+    plan.frequencies.push_back(PowerFrequency(base, 2 * i, d_model));
+  for (std::int64_t j = 0; j < d_model; ++j) {
+    plan.columns.push_back({static_cast<std::int32_t>(j / 2),
+                            j % 2 == 0 ? SinusoidColumn::kSin
+                                       : SinusoidColumn::kCos});
+  }
+  return plan;
+}
+
+SinusoidSource::SinusoidSource(TableInfo info, SinusoidPlan plan,
+                               std::int64_t start)
+    : info_(std::move(info)), plan_(std::move(plan)), start_(start) {}
+
+void SinusoidSource::ReadRows(std::int64_t first, std::int64_t count,
+                              std::byte* out) {
+  const std::size_t pairs = plan_.frequencies.size();
+  const std::size_t row_bytes = info_.row_bytes();
+  const DType dtype = info_.dtype;
+  // Per row: evaluate each frequency once (sin and cos together), then place
+  // the values by the column plan.
+  std::vector<double> s(pairs), c(pairs);
+  std::vector<float> sf(pairs), cf(pairs);
+  for (std::int64_t r = 0; r < count; ++r) {
+    const std::int64_t pos = start_ + first + r;
+    std::byte* row = out + static_cast<std::size_t>(r) * row_bytes;
+    if (dtype == DType::kFloat32) {
+      for (std::size_t i = 0; i < pairs; ++i)
+        SinCosF32(pos, plan_.frequencies[i], &sf[i], &cf[i]);
+    } else if (dtype == DType::kFloat64) {
+      for (std::size_t i = 0; i < pairs; ++i)
+        SinCosF64(pos, plan_.frequencies[i], &s[i], &c[i]);
+    } else {
+      for (std::size_t i = 0; i < pairs; ++i) {
+        __float128 qs, qc;
+        SinCosQuad(pos, plan_.frequencies[i], &qs, &qc);
+        s[i] = QuadToDoubleOdd(qs);
+        c[i] = QuadToDoubleOdd(qc);
+      }
+    }
+    for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
+      const SinusoidColumn col = plan_.columns[j];
+      const auto i = static_cast<std::size_t>(col.pair);
+      if (dtype == DType::kFloat32) {
+        float v = col.kind == SinusoidColumn::kSin   ? sf[i]
+                  : col.kind == SinusoidColumn::kCos ? cf[i]
+                                                     : 0.0f;
+        StoreAt(row, j, v);
+      } else {
+        double v = col.kind == SinusoidColumn::kSin   ? s[i]
+                   : col.kind == SinusoidColumn::kCos ? c[i]
+                                                      : 0.0;
+        if (dtype == DType::kFloat64)
+          StoreAt(row, j, v);
+        else
+          StoreFromDouble(row, dtype, j, v);  // one rounding: v is round-to-odd
+      }
+    }
+  }
+}
+
+Metadata SinusoidalMetadata(const SchemeSpec& spec, const char* layout) {
+  Metadata m;
+  m.Set("scheme", spec.scheme);
+  m.Set("d_model", spec.d_model);
+  m.Set("max_len", spec.max_len);
+  m.Set("base", spec.base);
+  m.Set("start", spec.start);
+  m.Set("dtype", std::string(Traits(spec.dtype).name));
+  m.Set("layout", std::string(layout));
+  m.Set("pe_version", std::string(PE_VERSION));
+  return m;
+}
+
+SchemeInfo SinusoidalSchemeInfo() {
+  SchemeInfo info;
+  info.name = "sinusoidal";
+  info.summary =
+      "Vaswani et al. 2017: column 2i = sin(p/base^(2i/d)), 2i+1 = cos of "
+      "the same angle (interleaved)";
+  info.source = "Attention Is All You Need, section 3.5";
+  info.params = {
+      {"--d-model", "columns d", "required"},
+      {"--max-len", "rows (positions)", "required"},
+      {"--base", "frequency base b", "10000"},
+      {"--start", "position of the first row", "0"},
+      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
+  };
+  info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
+    TableInfo t;
+    t.rows = spec.max_len;
+    t.cols = spec.d_model;
+    t.dtype = spec.dtype;
+    t.meta = SinusoidalMetadata(spec, "interleaved");
+    return std::make_unique<SinusoidSource>(std::move(t),
+                                            PaperPlan(spec.d_model, spec.base),
+                                            spec.start);
+  };
+  return info;
+}
+
+}  // namespace pe

@@ -1,0 +1,63 @@
+// The sinusoidal encoding of Vaswani et al. (2017), "Attention Is All You
+// Need", section 3.5, in the paper's interleaved layout:
+//
+//   PE[p, 2i]   = sin(p · ω_i),   PE[p, 2i+1] = cos(p · ω_i),
+//   ω_i = base^(-2i / d_model),   i = floor(j / 2) for column j.
+//
+// Odd d_model: column j still uses pair floor(j/2), so the last column
+// (j = d_model - 1, even) is a sin with no cos partner.
+//
+// Every entry is the exact value correctly rounded to the table's dtype
+// (float64: within 1 ulp); see core/exact_sincos.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/exact_sincos.h"
+#include "core/scheme.h"
+#include "core/table.h"
+
+namespace pe {
+
+/// What one output column holds.
+struct SinusoidColumn {
+  enum Kind : std::uint8_t { kSin, kCos, kZero };
+  std::int32_t pair;  ///< index into the frequency list
+  Kind kind;
+};
+
+/// A sinusoid table described as data: frequencies and a column plan. Each
+/// sinusoid family (paper, tensor2tensor, fairseq, Marian, ...) is one such
+/// plan, so they all share the exact evaluation below.
+struct SinusoidPlan {
+  std::vector<Frequency> frequencies;
+  std::vector<SinusoidColumn> columns;
+};
+
+/// The paper's plan: interleaved, ω_i = base^(-2i/d_model).
+SinusoidPlan PaperPlan(std::int64_t d_model, double base);
+
+/// Generates rows of a sinusoid plan; row r is position start + r.
+class SinusoidSource : public RowSource {
+ public:
+  SinusoidSource(TableInfo info, SinusoidPlan plan, std::int64_t start);
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count,
+                std::byte* out) override;
+
+ private:
+  TableInfo info_;
+  SinusoidPlan plan_;
+  std::int64_t start_;
+};
+
+/// The registry entry for `sinusoidal`.
+SchemeInfo SinusoidalSchemeInfo();
+
+/// The metadata every sinusoidal table carries (scheme, d_model, max_len,
+/// base, start, dtype, layout, pe_version).
+Metadata SinusoidalMetadata(const SchemeSpec& spec, const char* layout);
+
+}  // namespace pe

@@ -1,0 +1,111 @@
+// Tables and row blocks: the one interface through which data flows in pe.
+//
+// A table is a row-major matrix [rows, cols] of one DType; row r is position
+// `start + r` for positional tables. Nothing in pe needs a whole table in
+// memory: producers (scheme generators, file readers) implement RowSource and
+// fill any block of rows on demand; consumers (writers, analyses) pull blocks
+// of BlockRows() rows at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace pe {
+
+/// One metadata value: an integer, a real or a string.
+using MetaValue = std::variant<std::int64_t, double, std::string>;
+
+/// Ordered key/value metadata (the order is kept in every format).
+class Metadata {
+ public:
+  void Set(const std::string& key, MetaValue value);
+  /// nullptr when the key is absent.
+  const MetaValue* Find(const std::string& key) const;
+  const std::vector<std::pair<std::string, MetaValue>>& entries() const {
+    return entries_;
+  }
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, MetaValue>> entries_;
+};
+
+/// A metadata value as text ("10000", "0.5", "sinusoidal"); reals use the
+/// shortest round-trip form.
+std::string MetaToString(const MetaValue& value);
+
+/// The shape, dtype and provenance of a table.
+struct TableInfo {
+  std::string name = "pe";  ///< tensor name (HDF5 dataset, JSON key)
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  DType dtype = DType::kFloat32;
+  Metadata meta;
+
+  std::size_t row_bytes() const {
+    return static_cast<std::size_t>(cols) * Traits(dtype).size;
+  }
+};
+
+/// Bytes of the whole table; throws pe::Error (usage) when rows * cols *
+/// element size overflows 64 bits or exceeds kMaxTableBytes.
+std::uint64_t CheckedTableBytes(std::int64_t rows, std::int64_t cols,
+                                DType dtype);
+
+/// The largest table pe will describe: 2^50 bytes (1 PiB). Beyond it no disk
+/// could hold the result and the number is certainly a typo.
+inline constexpr std::uint64_t kMaxTableBytes = std::uint64_t{1} << 50;
+
+/// A producer of rows. Implementations: scheme generators, file readers.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  virtual const TableInfo& info() const = 0;
+  /// Fills rows [first, first + count) into `out`, which holds
+  /// count * info().row_bytes() bytes in info().dtype, row-major.
+  /// REQUIRES: 0 <= first, count >= 0, first + count <= info().rows.
+  /// Throws pe::Error when the rows cannot be produced (a truncated file).
+  virtual void ReadRows(std::int64_t first, std::int64_t count,
+                        std::byte* out) = 0;
+};
+
+/// How many rows make a block for a table with rows of `row_bytes` bytes:
+/// about 1 MiB per block, at least one row, never more than `rows`.
+std::int64_t BlockRows(std::size_t row_bytes, std::int64_t rows);
+
+/// A whole table in memory. For tests, small tables and analyses that truly
+/// need random access; streaming code uses RowSource instead.
+struct DenseTable {
+  TableInfo info;
+  std::vector<double> values;  ///< rows * cols, row-major, as doubles
+  double at(std::int64_t row, std::int64_t col) const {
+    return values[static_cast<std::size_t>(row * info.cols + col)];
+  }
+};
+
+/// Reads every row of `source` into a DenseTable (values widened to double).
+/// Throws pe::Error (usage) when the table has more than `max_elements`.
+DenseTable ReadAll(RowSource& source,
+                   std::int64_t max_elements = std::int64_t{1} << 28);
+
+/// A RowSource over rows held in memory (values in `info.dtype`); used by
+/// tests and by readers of formats that cannot stream (JSON).
+class MemoryRowSource : public RowSource {
+ public:
+  MemoryRowSource(TableInfo info, std::vector<std::byte> bytes);
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count,
+                std::byte* out) override;
+
+ private:
+  TableInfo info_;
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace pe
