@@ -1,0 +1,51 @@
+#include "oracle/mpfr_oracle.h"
+
+#include <mpfr.h>
+
+namespace pe::oracle {
+namespace {
+
+// Holds sin or cos(pos · base^(-num/den)) at 256 bits in `out`.
+void Evaluate(mpfr_t out, std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine) {
+  mpfr_t e, b, w, t;
+  mpfr_inits2(256, e, b, w, t, (mpfr_ptr)nullptr);
+  mpfr_set_si(e, static_cast<long>(-num), MPFR_RNDN);
+  mpfr_div_si(e, e, static_cast<long>(den), MPFR_RNDN);  // -num/den
+  mpfr_set_d(b, base, MPFR_RNDN);                        // exact
+  mpfr_pow(w, b, e, MPFR_RNDN);                          // ω
+  mpfr_mul_si(t, w, static_cast<long>(pos), MPFR_RNDN);  // θ
+  if (cosine) mpfr_cos(out, t, MPFR_RNDN);
+  else mpfr_sin(out, t, MPFR_RNDN);
+  mpfr_clears(e, b, w, t, (mpfr_ptr)nullptr);
+}
+
+}  // namespace
+
+float SinusoidF32(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine) {
+  mpfr_t v;
+  mpfr_init2(v, 256);
+  Evaluate(v, pos, base, num, den, cosine);
+  const float f = mpfr_get_flt(v, MPFR_RNDN);
+  mpfr_clear(v);
+  return f;
+}
+
+double SinusoidF64(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine) {
+  mpfr_t v;
+  mpfr_init2(v, 256);
+  Evaluate(v, pos, base, num, den, cosine);
+  const double d = mpfr_get_d(v, MPFR_RNDN);
+  mpfr_clear(v);
+  return d;
+}
+
+long double SinusoidLong(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine) {
+  mpfr_t v;
+  mpfr_init2(v, 256);
+  Evaluate(v, pos, base, num, den, cosine);
+  const long double d = mpfr_get_ld(v, MPFR_RNDN);
+  mpfr_clear(v);
+  return d;
+}
+
+}  // namespace pe::oracle

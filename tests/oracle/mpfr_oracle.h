@@ -1,0 +1,19 @@
+// The independent oracle for tests: the published formulas evaluated with
+// MPFR at 256 bits, then rounded once to the output type with MPFR's own
+// correctly rounded conversions. Shares no code with pe_core.
+#pragma once
+
+#include <cstdint>
+
+namespace pe::oracle {
+
+/// sin or cos of pos · base^(-num/den), correctly rounded to float.
+float SinusoidF32(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine);
+
+/// The same, correctly rounded to double.
+double SinusoidF64(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine);
+
+/// The same as a 256-bit value converted to long double (for error sizes).
+long double SinusoidLong(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine);
+
+}  // namespace pe::oracle
