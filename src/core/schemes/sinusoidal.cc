@@ -1,5 +1,6 @@
 #include "core/schemes/sinusoidal.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -28,18 +29,37 @@ void StoreAt(std::byte* row, std::size_t col, T v) {
 
 }  // namespace
 
-SinusoidPlan PaperPlan(std::int64_t d_model, double base) {
+SinusoidPlan BuildSinusoidPlan(std::int64_t d_model, double base, SinusoidLayout layout,
+                               SinusoidDenominator denominator, SinusoidOddRule odd_rule) {
   SinusoidPlan plan;
-  const std::int64_t pairs = (d_model + 1) / 2;
-  plan.frequencies.reserve(static_cast<std::size_t>(pairs));
-  for (std::int64_t i = 0; i < pairs; ++i)
-    plan.frequencies.push_back(PowerFrequency(base, 2 * i, d_model));
-  for (std::int64_t j = 0; j < d_model; ++j) {
-    plan.columns.push_back({static_cast<std::int32_t>(j / 2),
-                            j % 2 == 0 ? SinusoidColumn::kSin
-                                       : SinusoidColumn::kCos});
+  const std::int64_t half = d_model / 2;
+  // Pairs that carry a sin: all ceil(d/2) with an unpaired sin, else floor(d/2).
+  const bool odd_sin = d_model % 2 == 1 && odd_rule == SinusoidOddRule::kUnpairedSin;
+  const std::int64_t sins = half + (odd_sin ? 1 : 0);
+  for (std::int64_t i = 0; i < sins; ++i) {
+    if (denominator == SinusoidDenominator::kD)
+      plan.frequencies.push_back(PowerFrequency(base, 2 * i, d_model));
+    else
+      plan.frequencies.push_back(PowerFrequency(base, i, std::max<std::int64_t>(half - 1, 1)));
+  }
+  const auto pair = [](std::int64_t i) { return static_cast<std::int32_t>(i); };
+  if (layout == SinusoidLayout::kInterleaved) {
+    for (std::int64_t j = 0; j < 2 * half; ++j)
+      plan.columns.push_back({pair(j / 2), j % 2 == 0 ? SinusoidColumn::kSin : SinusoidColumn::kCos});
+  } else {
+    for (std::int64_t i = 0; i < sins; ++i) plan.columns.push_back({pair(i), SinusoidColumn::kSin});
+    for (std::int64_t i = 0; i < half; ++i) plan.columns.push_back({pair(i), SinusoidColumn::kCos});
+  }
+  if (d_model % 2 == 1) {
+    if (odd_sin && layout == SinusoidLayout::kInterleaved) plan.columns.push_back({pair(half), SinusoidColumn::kSin});
+    if (!odd_sin) plan.columns.push_back({0, SinusoidColumn::kZero});
   }
   return plan;
+}
+
+SinusoidPlan PaperPlan(std::int64_t d_model, double base) {
+  return BuildSinusoidPlan(d_model, base, SinusoidLayout::kInterleaved, SinusoidDenominator::kD,
+                           SinusoidOddRule::kUnpairedSin);
 }
 
 SinusoidSource::SinusoidSource(TableInfo info, SinusoidPlan plan,

@@ -36,7 +36,30 @@ struct SinusoidPlan {
   std::vector<SinusoidColumn> columns;
 };
 
-/// The paper's plan: interleaved, ω_i = base^(-2i/d_model).
+/// Where the sin and cos of one frequency go.
+enum class SinusoidLayout {
+  kInterleaved,  ///< [s0, c0, s1, c1, ...]   (paper, Annotated, XLM)
+  kConcat,       ///< [s0, s1, ... | c0, c1, ...] (t2t, fairseq, Marian)
+};
+
+/// How the frequencies are spaced.
+enum class SinusoidDenominator {
+  kD,             ///< ω_i = base^(-2i/d): the paper (last ω is base^(-(d-2)/d))
+  kHalfMinusOne,  ///< ω_k = base^(-k/(h-1)), h = floor(d/2): t2t/fairseq (last ω is 1/base)
+};
+
+/// What an odd d_model does with its last column.
+enum class SinusoidOddRule {
+  kUnpairedSin,  ///< one more sin than cos (paper's floor(j/2) rule, Marian)
+  kZeroColumn,   ///< an appended zero column (tensor2tensor, fairseq)
+};
+
+/// Any member of the sinusoid family. With kHalfMinusOne and h = 1 the
+/// denominator is max(h-1, 1) = 1, tensor2tensor's guard.
+SinusoidPlan BuildSinusoidPlan(std::int64_t d_model, double base, SinusoidLayout layout,
+                               SinusoidDenominator denominator, SinusoidOddRule odd_rule);
+
+/// The paper's plan: interleaved, ω_i = base^(-2i/d_model), unpaired last sin.
 SinusoidPlan PaperPlan(std::int64_t d_model, double base);
 
 /// Generates rows of a sinusoid plan; row r is position start + r.
