@@ -8,6 +8,7 @@
 
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
+#include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/output.h"
 #include "core/version.h"
@@ -54,12 +55,10 @@ int main(int argc, char** argv) {
         std::fputs(app.help().c_str(), stderr);
         return pe::kExitError;
       }
-      console.Error(e.what());
-      console.Hint("run 'pe --help' or 'pe <command> --help'");
+      console.Error(pe::cli::DescribeParseError(e, app));
       return pe::kExitError;
     } catch (const CLI::ParseError& e) {
-      console.Error(e.what());
-      console.Hint("run 'pe --help' or 'pe <command> --help'");
+      console.Error(pe::cli::DescribeParseError(e, app));
       return pe::kExitError;
     }
     console.set_quiet(quiet);

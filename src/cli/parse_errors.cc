@@ -1,0 +1,83 @@
+#include "cli/parse_errors.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+#include <vector>
+
+#include "core/scheme.h"
+
+namespace pe::cli {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// The subcommand being parsed (the deepest parsed one), else the app.
+const CLI::App& ActiveApp(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands())
+    if (sub->parsed()) return ActiveApp(*sub);
+  return app;
+}
+
+std::string Suggest(std::string_view word, const CLI::App& app) {
+  std::vector<std::string> names;
+  const bool is_option = StartsWith(word, "-");
+  if (is_option) {
+    for (const CLI::Option* opt : app.get_options())
+      for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+  } else {
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  }
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::string best = ClosestName(word, views);
+  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+}
+
+}  // namespace
+
+std::string DescribeParseError(const CLI::ParseError& error, const CLI::App& app) {
+  const std::string msg = error.what();
+  const CLI::App& active = ActiveApp(app);
+  const std::string help = active.get_parent() ? fmt::format("pe {} --help", active.get_name()) : "pe --help";
+  // An unknown word explains most other errors (a mistyped --max-len makes
+  // --max-len "missing"), so report it first.
+  const std::vector<std::string> extras = active.remaining();
+  if (!extras.empty()) {
+    const std::string& first = extras.front();
+    const bool option = StartsWith(first, "-");
+    return fmt::format("'{}': unexpected {}{} (see '{}')", first, option ? "option" : "argument",
+                       Suggest(first.substr(0, first.find('=')), active), help);
+  }
+  // "Could not convert: --d-model = abc"
+  if (StartsWith(msg, "Could not convert: ")) {
+    std::string rest = msg.substr(19);
+    const auto eq = rest.find(" = ");
+    if (eq != std::string::npos)
+      return fmt::format("{} '{}': not a valid value for this option (see '{}')", rest.substr(0, eq),
+                         rest.substr(eq + 3), help);
+  }
+  // "The following argument was not expected: --foo" (maybe several)
+  if (StartsWith(msg, "The following argument was not expected: ") ||
+      StartsWith(msg, "The following arguments were not expected: ")) {
+    const std::string args = msg.substr(msg.find(": ") + 2);
+    const std::string first = args.substr(0, args.find(' '));
+    return fmt::format("'{}': unexpected argument{} (see '{}')", first, Suggest(first, active), help);
+  }
+  if (msg == "A subcommand is required") {
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    return fmt::format("command: missing; choose one of {} (see 'pe --help')", names);
+  }
+  // "--d-model is required"
+  if (msg.size() > 12 && msg.compare(msg.size() - 12, 12, " is required") == 0)
+    return fmt::format("{}: required option missing (see '{}')", msg.substr(0, msg.size() - 12), help);
+  // "--d-model: 1 required N missing"
+  if (msg.find(" required ") != std::string::npos && msg.find(" missing") != std::string::npos) {
+    return fmt::format("{}: needs a value", msg.substr(0, msg.find(':')));
+  }
+  // Fall back on CLI11's words, in pe's form.
+  return fmt::format("command line: {}", msg);
+}
+
+}  // namespace pe::cli
