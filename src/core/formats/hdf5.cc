@@ -93,6 +93,9 @@ class Hdf5Writer : public TableWriter {
     hsize_t chunk_rows = std::max<hsize_t>(1, std::min<hsize_t>(dims[0], (1u << 20) / (chunk_cols * es)));
     const hsize_t chunk[2] = {chunk_rows, std::max<hsize_t>(1, chunk_cols)};
     Check(H5Pset_chunk(dcpl.get(), 2, chunk) >= 0, "cannot set the chunk size");
+    // No modification times in the object header: the same arguments must
+    // give byte-identical files.
+    H5Pset_obj_track_times(dcpl.get(), false);
     type_ = FileType(info.dtype);
     dset_ = Handle(H5Dcreate2(file_.get(), info.name.c_str(), type_.get(), space.get(), H5P_DEFAULT, dcpl.get(),
                               H5P_DEFAULT),
