@@ -5,24 +5,28 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "cli/scheme_flags.h"
 
 namespace pe::cli {
 
 void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
-  auto* d = cmd.add_option("--d-model", f.d_model, "Columns (model width d)")->type_name("N");
+  auto* d = cmd.add_option("--d-model,--head-dim", f.d_model, "Columns (model width d; RoPE/xPos: head dimension)")->type_name("N");
   auto* l = cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N");
-  if (required) {
-    d->required();
-    l->required();
-  }
+  // Which of --d-model/--max-len a scheme needs is checked with the scheme
+  // (t5-bucket has no --d-model, sincos-2d takes --grid instead of --max-len).
+  (void)d;
+  (void)l;
+  (void)required;
   cmd.add_option("--scheme", f.scheme, "Encoding scheme (see 'pe schemes')")->type_name("NAME")->capture_default_str();
   cmd.add_option("--base", f.base, "Frequency base b in ω_i = b^(-2i/d)")->type_name("B")->capture_default_str();
   cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str();
   cmd.add_option("--dtype", f.dtype, "Element type: " + DTypeNames())->type_name("TYPE")->capture_default_str();
+  AddSchemeParamFlags(cmd, f);
 }
 
 SchemeSpec ToSpec(const SpecFlags& f) {
-  SchemeSpec spec;
+  SchemeSpec spec = f.extra;  // scheme-specific fields; the common ones follow
+  ParseGrid(f.grid, &spec);
   spec.scheme = f.scheme;
   spec.d_model = f.d_model;
   spec.max_len = f.max_len;
@@ -62,8 +66,10 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   }
   // Validate everything before any work or any file is created.
   const Format format = ResolveOutputFormat(o.output, forced);
-  auto generator = MakeGenerator(spec);
-  WriteTable(*generator, format, o.output);
+  // Multi-tensor schemes (rope, xpos, alibi) give several tensors; NPY and
+  // CSV take one (--tensor), the others hold them all.
+  TableSet set = MakeTableSet(spec);
+  WriteTables(set, format, o.output);
   return kExitOk;
 }
 

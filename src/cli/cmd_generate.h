@@ -19,6 +19,10 @@ struct SpecFlags {
   double base = 10000.0;
   std::int64_t start = 0;
   std::string dtype = "float32";
+  /// Scheme-specific parameters (--layout, --rope-scaling, --heads, ...),
+  /// bound straight to SchemeSpec fields; see AddSchemeParamFlags().
+  SchemeSpec extra;
+  std::string grid;  ///< --grid HxW (sincos-2d)
 };
 
 /// Adds the SpecFlags options to `cmd`; `required` makes --d-model and

@@ -15,7 +15,10 @@
 #include "core/formats/hdf5.h"
 #include "core/formats/json.h"
 #include "core/formats/npy.h"
+#include "core/formats/json_tensors.h"
+#include "core/formats/safetensors.h"
 #include "core/output.h"
+#include "core/pump.h"
 
 namespace pe {
 
@@ -25,6 +28,7 @@ const std::vector<FormatTraits>& Formats() {
       {Format::kJson, "json", {".json"}, false, false},
       {Format::kNpy, "npy", {".npy"}, false, true},
       {Format::kHdf5, "hdf5", {".h5", ".hdf5"}, true, true},
+      {Format::kSafetensors, "safetensors", {".safetensors"}, false, true},
   };
   return kFormats;
 }
@@ -86,22 +90,14 @@ std::unique_ptr<TableWriter> MakeStreamWriter(Format format, ByteSink& sink) {
     case Format::kJson: return MakeJsonWriter(sink);
     case Format::kNpy: return MakeNpyWriter(sink);
     case Format::kHdf5: break;
+    case Format::kSafetensors: return MakeSafetensorsTableWriter(sink);
   }
   throw Error(ErrorKind::kInternal, "no stream writer for this format");
 }
 
-void Pump(RowSource& source, TableWriter& writer) {
-  const TableInfo& info = source.info();
-  writer.Begin(info);
-  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
-  std::vector<std::byte> buf(static_cast<std::size_t>(block) * info.row_bytes());
-  for (std::int64_t first = 0; first < info.rows; first += block) {
-    const std::int64_t n = std::min(block, info.rows - first);
-    source.ReadRows(first, n, buf.data());
-    writer.WriteRows(first, n, buf.data());
-  }
-  writer.End();
-}
+// Blocks in order; produced on several threads when the source allows
+// (core/pump.h: --threads, progress).
+void Pump(RowSource& source, TableWriter& writer) { PumpRows(source, writer); }
 
 }  // namespace
 
@@ -136,6 +132,50 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
   file.Commit();
 }
 
+bool HoldsSeveralTensors(Format format) {
+  return format == Format::kHdf5 || format == Format::kJson || format == Format::kSafetensors;
+}
+
+void WriteTables(TableSet& set, Format format, const std::string& path) {
+  if (set.tensors.empty()) throw Error(ErrorKind::kInternal, "WriteTables: an empty set");
+  if (set.tensors.size() == 1) return WriteTable(*set.tensors.front(), format, path);
+  if (!HoldsSeveralTensors(format)) {
+    ThrowUsage(fmt::format("--format {}", Traits(format).name),
+               fmt::format("holds one tensor and this scheme makes {} ({}); choose one with --tensor, or write "
+                           "safetensors, HDF5 or JSON",
+                           set.tensors.size(), set.Names()));
+  }
+  for (const auto& t : set.tensors) CheckedTableBytes(t->info().rows, t->info().cols, t->info().dtype);
+  if (IsStdStream(path)) {
+    if (Traits(format).needs_seekable_file)
+      ThrowUsage("standard output", "HDF5 needs a seekable file; use -o FILE");
+    if (Traits(format).binary && ::isatty(STDOUT_FILENO))
+      ThrowUsage("standard output", fmt::format("refusing to write binary {} to a terminal; redirect it or use -o FILE",
+                                                Traits(format).name));
+    FileSink sink(stdout, "standard output");
+    if (format == Format::kJson) WriteJsonTensors(set, sink);
+    else WriteSafetensors(set, sink);
+    sink.Flush();
+    return;
+  }
+  AtomicFile file(path);
+  if (format == Format::kHdf5) {
+    file.ReleaseFile();
+    bool first = true;
+    for (auto& t : set.tensors) {
+      auto writer = first ? MakeHdf5Writer(file.temp_path(), path) : MakeHdf5AppendWriter(file.temp_path(), path);
+      Pump(*t, *writer);
+      first = false;
+    }
+  } else {
+    FileSink sink(file.file(), "'" + path + "'");
+    if (format == Format::kJson) WriteJsonTensors(set, sink);
+    else WriteSafetensors(set, sink);
+    sink.Flush();
+  }
+  file.Commit();
+}
+
 std::unique_ptr<RowSource> OpenTable(const std::string& path,
                                      const OpenOptions& options) {
   std::optional<Format> format = options.format;
@@ -151,9 +191,12 @@ std::unique_ptr<RowSource> OpenTable(const std::string& path,
   std::fclose(probe);
   switch (*format) {
     case Format::kCsv: return OpenCsv(path);
-    case Format::kJson: return OpenJson(path);
+    case Format::kJson:
+      if (!options.dataset.empty() || LooksLikeJsonTensors(path)) return OpenJsonTensor(path, options.dataset);
+      return OpenJson(path);
     case Format::kNpy: return OpenNpy(path);
     case Format::kHdf5: return OpenHdf5(path, options.dataset);
+    case Format::kSafetensors: return OpenSafetensors(path, options.dataset);
   }
   throw Error(ErrorKind::kInternal, "unknown format");
 }

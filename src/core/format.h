@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "core/table.h"
+#include "core/table_set.h"
 
 namespace pe {
 
-enum class Format { kCsv, kJson, kNpy, kHdf5 };
+enum class Format { kCsv, kJson, kNpy, kHdf5, kSafetensors };
 
 struct FormatTraits {
   Format format;
@@ -56,9 +57,19 @@ class TableWriter {
 /// Throws pe::Error on failure, leaving no file behind.
 void WriteTable(RowSource& source, Format format, const std::string& path);
 
+/// Writes every tensor of `set` to `path` in `format`: HDF5 as one dataset
+/// per tensor, JSON as a "tensors" object (formats/json_tensors.h),
+/// safetensors as one file of all of them. A set of one tensor goes through
+/// WriteTable(). NPY and CSV hold one tensor: a set of several is refused
+/// with an error that names --tensor and the tensors. Atomic like WriteTable.
+void WriteTables(TableSet& set, Format format, const std::string& path);
+
+/// True when `format` can hold several tensors in one file.
+bool HoldsSeveralTensors(Format format);
+
 struct OpenOptions {
   std::optional<Format> format;  ///< --format; else from the extension
-  std::string dataset;           ///< HDF5 dataset; empty = "pe" or the only one
+  std::string dataset;           ///< HDF5 dataset / safetensors or JSON tensor; empty = "pe" or the only one
 };
 
 /// Opens a table file for block reading. Throws pe::Error (input) when the

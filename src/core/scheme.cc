@@ -58,13 +58,20 @@ const SchemeInfo& FindScheme(std::string_view name) {
                           : fmt::format("unknown scheme; did you mean '{}'?", hint));
 }
 
-std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec) {
+namespace {
+
+// The checks every scheme shares, then the scheme's own.
+const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   const SchemeInfo& info = FindScheme(spec.scheme);
-  if (spec.d_model <= 0)
-    ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
-  if (spec.max_len <= 0)
-    ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
-  CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);
+  if (info.needs_d_model && spec.d_model <= 0)
+    ThrowUsage("--d-model", spec.d_model == 0 ? fmt::format("required by scheme '{}' (the number of columns)", spec.scheme)
+                                              : fmt::format("must be at least 1, got {}", spec.d_model));
+  if (info.needs_max_len && spec.max_len <= 0)
+    ThrowUsage("--max-len", spec.max_len == 0 ? fmt::format("required by scheme '{}' (the number of rows)", spec.scheme)
+                                              : fmt::format("must be at least 1, got {}", spec.max_len));
+  if (spec.d_model < 0) ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
+  if (spec.max_len < 0) ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
+  if (info.needs_d_model && info.needs_max_len) CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);
   if (spec.start < -kMaxExactPosition || spec.start > kMaxExactPosition ||
       spec.max_len > kMaxExactPosition - spec.start + 1) {
     ThrowUsage("--start/--max-len",
@@ -74,8 +81,34 @@ std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec) {
   }
   if (!std::isfinite(spec.base) || spec.base <= 0)
     ThrowUsage("--base", fmt::format("must be a finite number above 0, got {}", spec.base));
+  if (!spec.tensor.empty() && !info.tensors.empty() &&
+      std::find(info.tensors.begin(), info.tensors.end(), spec.tensor) == info.tensors.end()) {
+    std::string names;
+    for (auto n : info.tensors) names += (names.empty() ? "" : ", ") + std::string(n);
+    ThrowUsage(fmt::format("--tensor '{}'", spec.tensor),
+               fmt::format("scheme '{}' has no such tensor (it has: {})", spec.scheme, names));
+  }
   if (info.validate) info.validate(spec);
+  return info;
+}
+
+}  // namespace
+
+std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec) {
+  const SchemeInfo& info = ValidateSpec(spec);
+  if (info.make_set) {
+    TableSet set = info.make_set(spec);
+    return set.Take(spec.tensor.empty() ? info.tensors.front() : std::string_view(spec.tensor));
+  }
   return info.make(spec);
+}
+
+TableSet MakeTableSet(const SchemeSpec& spec) {
+  const SchemeInfo& info = ValidateSpec(spec);
+  if (!info.make_set) return SingleTableSet(info.make(spec));
+  TableSet set = info.make_set(spec);
+  if (!spec.tensor.empty()) set.Select(spec.tensor);
+  return set;
 }
 
 }  // namespace pe

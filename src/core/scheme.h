@@ -12,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "core/table.h"
+#include "core/table_set.h"
 
 namespace pe {
 
@@ -24,6 +25,50 @@ struct SchemeSpec {
   double base = 10000.0;      ///< frequency base b in ω_i = b^(-2i/d)
   std::int64_t start = 0;     ///< position of row 0
   DType dtype = DType::kFloat32;
+
+  // Scheme-specific parameters (docs/schemes.md). Empty strings and
+  // negative numbers mean "the scheme's default".
+  std::string tensor;        ///< --tensor: one tensor of a multi-tensor scheme
+  std::string layout;        ///< --layout: interleaved|concat (sinusoid), half|interleaved (rope), mae|timm (2-D)
+  std::string denominator;   ///< --denominator d|half-minus-one
+  std::string odd_rule;      ///< --odd-rule unpaired-sin|zero-column
+  std::int64_t padding_idx = 1;    ///< --padding-idx (fairseq)
+  double min_timescale = 1.0;      ///< --min-timescale (tensor2tensor)
+  double max_timescale = 1.0e4;    ///< --max-timescale (tensor2tensor)
+  // learned
+  std::uint64_t seed = 0;          ///< --seed
+  double sigma = 0.02;             ///< --sigma
+  std::string init_from;           ///< --init-from FILE
+  // rope
+  std::int64_t rotary_dim = -1;    ///< --rotary-dim (default: d_model)
+  double partial_rotary_factor = 1.0;  ///< --partial-rotary-factor
+  std::string rope_scaling = "none";   ///< --rope-scaling
+  double factor = -1;              ///< --factor
+  std::int64_t max_position_embeddings = -1;           ///< --max-position-embeddings
+  std::int64_t original_max_position_embeddings = -1;  ///< --original-max-position-embeddings
+  double beta_fast = 32;           ///< --beta-fast (yarn)
+  double beta_slow = 1;            ///< --beta-slow (yarn)
+  double mscale = 0;               ///< --mscale (yarn; 0 = unset)
+  double mscale_all_dim = 0;       ///< --mscale-all-dim (yarn; 0 = unset)
+  double attention_factor = -1;    ///< --attention-factor (override)
+  bool truncate = true;            ///< --no-truncate clears it (yarn)
+  double low_freq_factor = 1;      ///< --low-freq-factor (llama3)
+  double high_freq_factor = 4;     ///< --high-freq-factor (llama3)
+  std::string short_factor;        ///< --short-factor FILE|list (longrope)
+  std::string long_factor;         ///< --long-factor FILE|list (longrope)
+  std::int64_t seq_len = -1;       ///< --seq-len (dynamic, longrope; default start+max_len)
+  double scale_base = 512;         ///< --scale-base (xpos)
+  // alibi
+  std::int64_t heads = 0;          ///< --heads
+  std::string alibi_bias = "rows"; ///< --alibi-bias rows|distance
+  double max_bias = 8;             ///< --max-bias
+  // sincos-2d
+  std::int64_t grid_h = 0, grid_w = 0;  ///< --grid HxW
+  bool cls_token = false;          ///< --cls-token
+  // t5-bucket
+  bool bidirectional = false;      ///< --bidirectional
+  std::int64_t num_buckets = 32;   ///< --num-buckets
+  std::int64_t max_distance = 128; ///< --max-distance
 };
 
 /// One parameter a scheme takes, for `pe schemes` and help.
@@ -42,6 +87,13 @@ struct SchemeInfo {
   std::function<std::unique_ptr<RowSource>(const SchemeSpec&)> make;
   /// Throws pe::Error (usage) when the spec is invalid for this scheme.
   std::function<void(const SchemeSpec&)> validate;
+  /// Multi-tensor schemes: the tensor names (first = the default one) and
+  /// the builder of all of them. Empty for single-tensor schemes.
+  std::vector<std::string_view> tensors;
+  std::function<TableSet(const SchemeSpec&)> make_set;
+  /// What the scheme needs from the common flags: --d-model, --max-len.
+  bool needs_d_model = true;
+  bool needs_max_len = true;
 };
 
 /// Every scheme, in the order `pe schemes` lists them.
@@ -54,6 +106,10 @@ const SchemeInfo& FindScheme(std::string_view name);
 /// Validates `spec` (common limits, then the scheme's own rules) and returns
 /// its generator. Throws pe::Error (usage) naming the offending flag.
 std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec);
+
+/// Validates `spec` and returns every tensor of the scheme (only the one
+/// named by spec.tensor when set). Single-tensor schemes give a set of one.
+TableSet MakeTableSet(const SchemeSpec& spec);
 
 /// The closest name in `candidates` to `name` by edit distance, or empty
 /// when nothing is close (for "did you mean" hints).

@@ -47,11 +47,19 @@ struct TableInfo {
   std::int64_t cols = 0;
   DType dtype = DType::kFloat32;
   Metadata meta;
+  /// The tensor's logical shape when it is not [rows, cols]: [n] for a
+  /// vector (rows = n, cols = 1), [a, b, c] for a 3-D tensor viewed as
+  /// [a*b, c]. Empty means [rows, cols]. Formats that carry a shape
+  /// (NPY, HDF5, safetensors, multi-tensor JSON) write this one.
+  std::vector<std::int64_t> shape;
 
   std::size_t row_bytes() const {
     return static_cast<std::size_t>(cols) * Traits(dtype).size;
   }
 };
+
+/// The shape a writer should record: info.shape when set, else [rows, cols].
+std::vector<std::int64_t> LogicalShape(const TableInfo& info);
 
 /// Bytes of the whole table; throws pe::Error (usage) when rows * cols *
 /// element size overflows 64 bits or exceeds kMaxTableBytes.
@@ -73,6 +81,9 @@ class RowSource {
   /// Throws pe::Error when the rows cannot be produced (a truncated file).
   virtual void ReadRows(std::int64_t first, std::int64_t count,
                         std::byte* out) = 0;
+  /// True when ReadRows may be called from several threads at once on
+  /// disjoint rows (generators); file readers keep the default, false.
+  virtual bool concurrent_reads() const { return false; }
 };
 
 /// How many rows make a block for a table with rows of `row_bytes` bytes:

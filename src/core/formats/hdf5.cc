@@ -77,22 +77,30 @@ Handle FileType(DType dtype) {
 
 class Hdf5Writer : public TableWriter {
  public:
-  Hdf5Writer(std::string path, std::string display) : path_(std::move(path)), display_(std::move(display)) {}
+  Hdf5Writer(std::string path, std::string display, bool append = false)
+      : path_(std::move(path)), display_(std::move(display)), append_(append) {}
 
   void Begin(const TableInfo& info) override {
     SilenceHdf5();
     info_ = info;
-    file_ = Handle(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    // append_: one more dataset in a file a previous writer made (TableSet).
+    file_ = Handle(append_ ? H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)
+                           : H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Fclose);
     Check(file_.ok(), "cannot create the file");
     const hsize_t dims[2] = {static_cast<hsize_t>(info.rows), static_cast<hsize_t>(info.cols)};
-    Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+    // The logical shape (a vector, a 3-D bias) when it is not [rows, cols].
+    for (std::int64_t d : LogicalShape(info)) shape_.push_back(static_cast<hsize_t>(d));
+    Handle space(H5Screate_simple(static_cast<int>(shape_.size()), shape_.data(), nullptr), H5Sclose);
     Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     // Chunks of about 1 MiB: whole rows when a row fits, else row pieces.
     const std::size_t es = Traits(info.dtype).size;
     hsize_t chunk_cols = std::min<hsize_t>(dims[1], (1u << 20) / es);
     hsize_t chunk_rows = std::max<hsize_t>(1, std::min<hsize_t>(dims[0], (1u << 20) / (chunk_cols * es)));
-    const hsize_t chunk[2] = {chunk_rows, std::max<hsize_t>(1, chunk_cols)};
-    Check(H5Pset_chunk(dcpl.get(), 2, chunk) >= 0, "cannot set the chunk size");
+    std::vector<hsize_t> chunk(shape_.size(), 1);
+    chunk.back() = std::max<hsize_t>(1, shape_.size() == 1 ? std::min<hsize_t>(dims[0], (1u << 20) / es) : chunk_cols);
+    if (shape_.size() >= 2) chunk[shape_.size() - 2] = std::min(chunk_rows, std::max<hsize_t>(1, shape_[shape_.size() - 2]));
+    Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0, "cannot set the chunk size");
     // No modification times in the object header: the same arguments must
     // give byte-identical files.
     H5Pset_obj_track_times(dcpl.get(), false);
@@ -107,6 +115,7 @@ class Hdf5Writer : public TableWriter {
   }
 
   void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {
+    if (shape_.size() != 2) return WriteShapedRows(first, count, rows);
     Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
     const hsize_t start[2] = {static_cast<hsize_t>(first), 0};
     const hsize_t size[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(info_.cols)};
@@ -114,6 +123,39 @@ class Hdf5Writer : public TableWriter {
     Handle mspace(H5Screate_simple(2, size, nullptr), H5Sclose);
     Check(H5Dwrite(dset_.get(), type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT, rows) >= 0,
           "cannot write rows (disk full?)");
+  }
+
+  // Rows of the [rows, cols] view into a dataset of another rank: a 1-D
+  // slab, or pieces that each stay within one index of the leading dims.
+  void WriteShapedRows(std::int64_t first, std::int64_t count, const std::byte* rows) {
+    const std::size_t rank = shape_.size();
+    std::int64_t done = 0;
+    while (done < count) {
+      const auto row = static_cast<hsize_t>(first + done);
+      std::vector<hsize_t> start(rank, 0), size(rank, 1);
+      hsize_t n = static_cast<hsize_t>(count - done);
+      if (rank == 1) {
+        start[0] = row;
+        size[0] = n;
+      } else {
+        hsize_t rest = row;  // multi-index of the view row over shape_[0..rank-2]
+        for (std::size_t k = rank - 1; k-- > 0;) {
+          start[k] = rest % shape_[k];
+          rest /= shape_[k];
+        }
+        n = std::min(n, shape_[rank - 2] - start[rank - 2]);
+        size[rank - 2] = n;
+        size[rank - 1] = shape_[rank - 1];
+      }
+      Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
+      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, size.data(), nullptr);
+      const hsize_t msize[2] = {n, static_cast<hsize_t>(info_.cols)};
+      Handle mspace(H5Screate_simple(2, msize, nullptr), H5Sclose);
+      Check(H5Dwrite(dset_.get(), type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT,
+                     rows + static_cast<std::size_t>(done) * info_.row_bytes()) >= 0,
+            "cannot write rows (disk full?)");
+      done += static_cast<std::int64_t>(n);
+    }
   }
 
   void End() override {
@@ -153,6 +195,8 @@ class Hdf5Writer : public TableWriter {
   }
 
   std::string path_, display_;
+  bool append_ = false;
+  std::vector<hsize_t> shape_;
   TableInfo info_;
   Handle file_, dset_, type_;
 };
@@ -245,6 +289,10 @@ herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
 
 std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path, const std::string& display_name) {
   return std::make_unique<Hdf5Writer>(path, display_name);
+}
+
+std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path, const std::string& display_name) {
+  return std::make_unique<Hdf5Writer>(path, display_name, true);
 }
 
 std::unique_ptr<RowSource> OpenHdf5(const std::string& path, const std::string& dataset) {

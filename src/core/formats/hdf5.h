@@ -18,6 +18,11 @@ namespace pe {
 std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path,
                                             const std::string& display_name);
 
+/// Like MakeHdf5Writer, but adds the dataset to the existing HDF5 file
+/// `path` (a TableSet: one dataset per tensor).
+std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path,
+                                                  const std::string& display_name);
+
 /// Opens dataset `dataset` of an HDF5 file (empty: "pe", else the only
 /// dataset in the root group). Reads float datasets of rank 1 or 2 (leading
 /// dimensions of size 1 are dropped) in row blocks via hyperslabs.

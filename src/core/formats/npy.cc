@@ -29,8 +29,11 @@ std::string NpyHeader(const TableInfo& info) {
                "numpy has no bfloat16 dtype; use float32, or write safetensors, "
                "HDF5, CSV or JSON");
   }
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
-                                 t.npy_descr, info.rows, info.cols);
+  // The logical shape: (n,) for a vector, (a, b, c) for a 3-D tensor.
+  std::string shape;
+  for (std::int64_t d : LogicalShape(info)) shape += fmt::format("{}, ", d);
+  shape.resize(shape.size() - (LogicalShape(info).size() > 1 ? 2 : 1));  // "a, b" or "n,"
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", t.npy_descr, shape);
   // 6 magic + 2 version + 2 length + dict + padding + '\n' == k * 64.
   std::size_t total = 10 + dict.size() + 1;
   std::size_t padded = (total + 63) / 64 * 64;

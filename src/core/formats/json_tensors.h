@@ -1,0 +1,36 @@
+// Multi-tensor JSON: the JSON shape for a TableSet of several tensors
+// (RoPE, xPos, ALiBi):
+//
+//   {"meta": {...shared parameters...},
+//    "tensors": {
+//      "cos":      {"shape": [L, D], "data": [[...], [...], ...]},
+//      "inv_freq": {"shape": [h],    "data": [...]},
+//      "bias":     {"shape": [H, L, L], "data": [[[...], ...], ...]}}}
+//
+// Every tensor's "data" is nested exactly as its shape (numpy.array(data)
+// has that shape), one innermost row per line, numbers in shortest
+// round-trip form of the tensor's dtype. A one-tensor table keeps the
+// original {"meta", "shape", "data"} form (formats/json.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/output.h"
+#include "core/table_set.h"
+
+namespace pe {
+
+/// Writes every tensor of `set` to `sink` in the shape above.
+void WriteJsonTensors(TableSet& set, ByteSink& sink);
+
+/// True when the JSON file at `path` starts like a multi-tensor document
+/// (a "tensors" key before any "data" key within its first 64 KiB).
+bool LooksLikeJsonTensors(const std::string& path);
+
+/// Opens tensor `name` of a multi-tensor JSON file (empty: the only tensor,
+/// else an error listing them). Nested data is viewed as [rows, cols] like
+/// the other formats (1-D: one column).
+std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::string& name);
+
+}  // namespace pe

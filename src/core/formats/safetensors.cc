@@ -1,0 +1,317 @@
+#include "core/formats/safetensors.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/formats/text_numbers.h"
+
+namespace pe {
+namespace {
+
+// The reference implementation refuses headers above 100 MB; so do we.
+constexpr std::uint64_t kMaxHeader = 100'000'000;
+
+std::optional<DType> DTypeFromSafetensors(const std::string& name) {
+  for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64})
+    if (Traits(d).safetensors == name) return d;
+  return std::nullopt;
+}
+
+// A metadata string that reads as a number becomes one (pe writes every
+// parameter as text, since safetensors metadata holds strings only).
+MetaValue MetaFromString(const std::string& s) {
+  std::int64_t i;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+  if (!s.empty() && ec == std::errc() && p == s.data() + s.size()) return i;
+  double d;
+  if (!s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos && ParseNumber(s, &d)) return d;
+  return s;
+}
+
+struct Entry {
+  TableInfo info;
+  std::uint64_t begin = 0, end = 0;
+};
+
+class FileHandle {
+ public:
+  explicit FileHandle(int fd) : fd_(fd) {}
+  ~FileHandle() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_;
+};
+
+void PreadAll(int fd, void* dst, std::size_t size, std::uint64_t off, const std::string& what) {
+  auto* p = static_cast<char*>(dst);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ThrowInput(what, n < 0 ? std::string(std::strerror(errno)) : "unexpected end of file (truncated?)");
+    p += n;
+    size -= static_cast<std::size_t>(n);
+    off += static_cast<std::uint64_t>(n);
+  }
+}
+
+// Parses and validates the header; returns the entries in file order.
+std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+  const std::string what = fmt::format("'{}'", path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ThrowInput(what, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  if (file_size < 8) ThrowInput(what, "not a safetensors file (shorter than its 8-byte header length)");
+  unsigned char len_bytes[8];
+  PreadAll(fd, len_bytes, 8, 0, what);
+  std::uint64_t n = 0;
+  for (int k = 7; k >= 0; --k) n = (n << 8) | len_bytes[k];
+  if (n > kMaxHeader) ThrowInput(what, fmt::format("safetensors header of {} bytes is above the 100 MB limit (corrupt?)", n));
+  if (n > file_size - 8) ThrowInput(what, fmt::format("safetensors header of {} bytes runs past the end of the file ({} bytes)", n, file_size));
+  if (n < 2) ThrowInput(what, "safetensors header is empty");
+  std::string text(static_cast<std::size_t>(n), '\0');
+  PreadAll(fd, text.data(), text.size(), 8, what);
+  if (text[0] != '{') ThrowInput(what, "not a safetensors file (the header is not a JSON object)");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string msg = e.what();
+    const auto p = msg.find("] ");
+    ThrowInput(what, "invalid safetensors header JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+  }
+  if (!doc.is_object()) ThrowInput(what, "the safetensors header is not a JSON object");
+  *data_start = 8 + n;
+  const std::uint64_t data_size = file_size - 8 - n;
+  std::vector<Entry> entries;
+  for (const auto& [key, v] : doc.items()) {
+    if (key == "__metadata__") {
+      if (!v.is_object()) ThrowInput(what, "__metadata__ must be an object of strings");
+      for (const auto& [mk, mv] : v.items()) {
+        if (!mv.is_string()) ThrowInput(what, fmt::format("__metadata__ value '{}' is not a string", mk));
+        meta->Set(mk, MetaFromString(mv.get<std::string>()));
+      }
+      continue;
+    }
+    const std::string ctx = fmt::format("tensor '{}'", key);
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
+      ThrowInput(what, ctx + " lacks dtype, shape or data_offsets");
+    if (!v["dtype"].is_string()) ThrowInput(what, ctx + ": dtype is not a string");
+    const std::string dt = v["dtype"].get<std::string>();
+    const auto& shape = v["shape"];
+    const auto& offs = v["data_offsets"];
+    if (!shape.is_array() || shape.size() > 32) ThrowInput(what, ctx + ": shape must be a list of at most 32 sizes");
+    if (!offs.is_array() || offs.size() != 2 || !offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
+      ThrowInput(what, ctx + ": data_offsets must be [begin, end]");
+    Entry e;
+    e.info.name = key;
+    e.begin = offs[0].get<std::uint64_t>();
+    e.end = offs[1].get<std::uint64_t>();
+    if (e.begin > e.end || e.end > data_size)
+      ThrowInput(what, fmt::format("{}: data_offsets [{}, {}] lie outside the {} data bytes (truncated?)", ctx, e.begin,
+                                   e.end, data_size));
+    std::uint64_t count = 1;
+    std::vector<std::int64_t> dims;
+    for (const auto& s : shape) {
+      if (!s.is_number_unsigned()) ThrowInput(what, ctx + ": shape sizes must be non-negative integers");
+      const std::uint64_t d = s.get<std::uint64_t>();
+      if (d > (std::uint64_t{1} << 50) || (d != 0 && count > (std::uint64_t{1} << 50) / d))
+        ThrowInput(what, ctx + ": shape is impossibly large");
+      count *= d;
+      dims.push_back(static_cast<std::int64_t>(d));
+    }
+    auto dtype = DTypeFromSafetensors(dt);
+    const std::size_t esize = dtype ? Traits(*dtype).size : 0;
+    if (dtype && count * esize != e.end - e.begin)
+      ThrowInput(what, fmt::format("{}: shape and dtype need {} bytes but data_offsets span {}", ctx, count * esize,
+                                   e.end - e.begin));
+    e.info.dtype = dtype.value_or(DType::kFloat32);
+    if (!dtype) e.info.meta.Set("unsupported_dtype", dt);
+    if (dims.size() <= 1) {
+      e.info.rows = dims.empty() ? 1 : dims[0];
+      e.info.cols = 1;
+    } else {
+      e.info.cols = dims.back();
+      e.info.rows = e.info.cols == 0 ? 0 : static_cast<std::int64_t>(count / static_cast<std::uint64_t>(dims.back()));
+    }
+    if (dims.size() != 2) e.info.shape = dims;
+    entries.push_back(std::move(e));
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  for (std::size_t k = 1; k < entries.size(); ++k)
+    if (entries[k].begin < entries[k - 1].end)
+      ThrowInput(what, fmt::format("tensors '{}' and '{}' overlap", entries[k - 1].info.name, entries[k].info.name));
+  return entries;
+}
+
+class SafetensorsSource : public RowSource {
+ public:
+  SafetensorsSource(std::string path, int fd, TableInfo info, std::uint64_t offset)
+      : path_(std::move(path)), fd_(fd), info_(std::move(info)), offset_(offset) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::uint64_t rb = info_.row_bytes();
+    PreadAll(fd_.get(), out, static_cast<std::size_t>(count) * rb, offset_ + static_cast<std::uint64_t>(first) * rb,
+             fmt::format("'{}'", path_));
+  }
+
+ private:
+  std::string path_;
+  FileHandle fd_;
+  TableInfo info_;
+  std::uint64_t offset_;
+};
+
+int OpenFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
+std::string SafetensorsHeader(const TableSet& set) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : set.meta.entries()) meta[k] = MetaToString(v);
+  if (!meta.empty()) j["__metadata__"] = meta;
+  std::uint64_t offset = 0;
+  for (const auto& t : set.tensors) {
+    const TableInfo& info = t->info();
+    if (info.name == "__metadata__" || info.name.empty())
+      ThrowUsage(fmt::format("tensor name '{}'", info.name), "not allowed in safetensors");
+    const std::uint64_t bytes = CheckedTableBytes(info.rows, info.cols, info.dtype);
+    nlohmann::ordered_json e;
+    e["dtype"] = std::string(Traits(info.dtype).safetensors);
+    e["shape"] = LogicalShape(info);
+    e["data_offsets"] = {offset, offset + bytes};
+    j[info.name] = e;
+    offset += bytes;
+  }
+  std::string text = j.dump();
+  // Pad with spaces so the data starts 8-byte aligned (as the reference
+  // writer does); the spec allows trailing whitespace in the header.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  std::uint64_t n = text.size();
+  for (int k = 0; k < 8; ++k) out[k] = static_cast<char>((n >> (8 * k)) & 0xff);
+  return out + text;
+}
+
+void WriteSafetensors(TableSet& set, ByteSink& sink) {
+  sink.Write(SafetensorsHeader(set));
+  std::vector<std::byte> buf;
+  for (auto& t : set.tensors) {
+    const TableInfo& info = t->info();
+    const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
+    buf.resize(static_cast<std::size_t>(block) * info.row_bytes());
+    for (std::int64_t first = 0; first < info.rows; first += block) {
+      const std::int64_t n = std::min(block, info.rows - first);
+      t->ReadRows(first, n, buf.data());
+      sink.Write(buf.data(), static_cast<std::size_t>(n) * info.row_bytes());
+    }
+  }
+}
+
+namespace {
+
+// Describes one tensor without producing rows (for the header only).
+class InfoOnly : public RowSource {
+ public:
+  explicit InfoOnly(TableInfo info) : info_(std::move(info)) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t, std::int64_t, std::byte*) override {}
+
+ private:
+  TableInfo info_;
+};
+
+class SafetensorsTableWriter : public TableWriter {
+ public:
+  explicit SafetensorsTableWriter(ByteSink& sink) : sink_(sink) {}
+  void Begin(const TableInfo& info) override {
+    TableSet set;
+    set.meta = info.meta;
+    if (!set.meta.Find("dtype")) set.meta.Set("dtype", std::string(Traits(info.dtype).name));
+    set.tensors.push_back(std::make_unique<InfoOnly>(info));
+    row_bytes_ = info.row_bytes();
+    sink_.Write(SafetensorsHeader(set));
+  }
+  void WriteRows(std::int64_t, std::int64_t count, const std::byte* rows) override {
+    sink_.Write(rows, static_cast<std::size_t>(count) * row_bytes_);
+  }
+  void End() override {}
+
+ private:
+  ByteSink& sink_;
+  std::size_t row_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TableWriter> MakeSafetensorsTableWriter(ByteSink& sink) {
+  return std::make_unique<SafetensorsTableWriter>(sink);
+}
+
+std::vector<TableInfo> ListSafetensors(const std::string& path) {
+  FileHandle fd(OpenFile(path));
+  std::uint64_t start = 0;
+  Metadata meta;
+  auto entries = ReadHeader(fd.get(), path, &start, &meta);
+  std::vector<TableInfo> out;
+  for (auto& e : entries) {
+    for (const auto& [k, v] : meta.entries()) e.info.meta.Set(k, v);
+    out.push_back(std::move(e.info));
+  }
+  return out;
+}
+
+std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::string& name) {
+  const std::string what = fmt::format("'{}'", path);
+  FileHandle fd(OpenFile(path));
+  std::uint64_t start = 0;
+  Metadata meta;
+  auto entries = ReadHeader(fd.get(), path, &start, &meta);
+  std::string names;
+  for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.info.name;
+  const Entry* chosen = nullptr;
+  const std::string want = name.empty() ? "pe" : name;
+  for (const auto& e : entries)
+    if (e.info.name == want) chosen = &e;
+  if (!chosen && name.empty() && entries.size() == 1) chosen = &entries[0];
+  if (!chosen) {
+    if (entries.empty()) ThrowInput(what, "the file holds no tensor");
+    ThrowInput(what, name.empty() ? fmt::format("several tensors; choose one with --tensor ({})", names)
+                                  : fmt::format("no tensor '{}' (the file has: {})", name, names));
+  }
+  if (const MetaValue* bad = chosen->info.meta.Find("unsupported_dtype"))
+    ThrowInput(what, fmt::format("tensor '{}' has dtype {}; pe reads F16, BF16, F32 and F64", chosen->info.name,
+                                 MetaToString(*bad)));
+  TableInfo info = chosen->info;
+  Metadata m = meta;
+  for (const auto& [k, v] : info.meta.entries()) m.Set(k, v);
+  info.meta = std::move(m);
+  return std::make_unique<SafetensorsSource>(path, fd.release(), std::move(info), start + chosen->begin);
+}
+
+}  // namespace pe
