@@ -27,6 +27,16 @@ void AppendNumber(std::string& out, const std::byte* data, DType dtype,
   fmt::format_to(std::back_inserter(out), "{}", v);
 }
 
+bool FitsFloat32(double value) {
+  const auto f = static_cast<float>(value);
+  if (static_cast<double>(f) == value) return true;
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, f);  // shortest float32 digits
+  double back;
+  std::from_chars(buf, r.ptr, back);
+  return back == value;
+}
+
 bool ParseNumber(std::string_view text, double* value) {
   // from_chars rejects a leading '+'; accept it as other tools write it.
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);

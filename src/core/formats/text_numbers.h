@@ -23,9 +23,11 @@ void AppendNumber(std::string& out, const std::byte* data, DType dtype,
 /// AppendNumber or any common tool); false when `text` is not one.
 bool ParseNumber(std::string_view text, double* value);
 
-/// The narrowest of float32/float64 that holds `value` exactly.
-inline bool FitsFloat32(double value) {
-  return static_cast<double>(static_cast<float>(value)) == value;
-}
+/// True when a decimal parsed as `value` is consistent with a float32 table:
+/// it is exactly a float32, or it is what float32's shortest round-trip
+/// digits parse to ("0.84147096" is not a float32 as a double, but it is the
+/// float32 0.84147096f written by pe). A text table whose every value passes
+/// is read as float32, else as float64.
+bool FitsFloat32(double value);
 
 }  // namespace pe
