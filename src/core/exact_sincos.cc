@@ -1,6 +1,8 @@
 #include "core/exact_sincos.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 extern "C" {
 #include <quadmath.h>
@@ -151,5 +153,123 @@ void SinCosF64(std::int64_t pos, const Frequency& omega, double* sin_out,
 }
 
 std::uint64_t SlowPathCount() { return slow_path_count; }
+
+// ---- SinCosBatch: the table fast path ---------------------------------------
+
+namespace {
+
+// Frequencies per tile: the tile's state (s, c, anchor bounds, rounded rows)
+// stays in L1 while the rows of a block stream through it.
+constexpr std::size_t kTile = 256;
+
+// Growth of the Euclidean error of (s, c) per recurrence step, and the slack
+// for rounding y ± B itself (docs/numerics.md, "The table fast path").
+constexpr double kStepErr = 0x1p-49;
+constexpr double kRoundSlack = 0x1p-52;
+
+// One row of a tile: check, round and store every entry of (s, c), flag the
+// entries whose interval straddles a float32 rounding boundary, and step
+// (s, c) to the next position. kStep is the column stride of sin (and of
+// cos); 0 means a runtime stride. Returns the number of flagged entries.
+template <std::size_t kStep>
+inline int RowPass(double* __restrict s, double* __restrict c, const double* __restrict e0, double grow,
+                   const double* __restrict cos_w, const double* __restrict sin_w, std::size_t n,
+                   std::size_t n_cos, float* so, float* co, std::size_t step,
+                   std::uint8_t* __restrict flags) {
+  const std::size_t st = kStep ? kStep : step;
+  int bad = 0;
+  const auto one = [&](std::size_t i, bool with_cos) {
+    const double b = e0[i] + grow;
+    const double si = s[i], ci = c[i];
+    const bool bad_s = static_cast<float>(si - b) != static_cast<float>(si + b);
+    const bool bad_c = static_cast<float>(ci - b) != static_cast<float>(ci + b);
+    so[i * st] = static_cast<float>(si);
+    if (with_cos) co[i * st] = static_cast<float>(ci);
+    const std::uint8_t f = static_cast<std::uint8_t>(bad_s | (with_cos && bad_c) << 1);
+    flags[i] = f;
+    bad += f;
+    // Angle addition to the next position. Either operand order or an fma
+    // contraction of the inner product stays within kStepErr.
+    s[i] = std::fma(si, cos_w[i], ci * sin_w[i]);
+    c[i] = std::fma(ci, cos_w[i], -(si * sin_w[i]));
+  };
+  for (std::size_t i = 0; i < n_cos; ++i) one(i, true);
+  for (std::size_t i = n_cos; i < n; ++i) one(i, false);
+  return bad;
+}
+
+// One tile of frequencies [0, n) over rows [first, first + count): anchor,
+// then a RowPass per row, every kAnchorRows rows a new anchor. Compiled for
+// AVX-512, AVX2+FMA and baseline x86-64, picked at load time; all three give
+// the same values (every accepted value is the correctly rounded one).
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void RunTile(const Frequency* freq, const double* cos_w, const double* sin_w,
+             std::size_t n, std::size_t n_cos, std::int64_t first,
+             std::int64_t count, float* sin_out, float* cos_out,
+             std::size_t ld, std::size_t step) {
+  alignas(64) double s[kTile], c[kTile], e0[kTile];
+  alignas(64) std::uint8_t flags[kTile];
+  for (std::int64_t r0 = 0; r0 < count; r0 += SinCosBatch::kAnchorRows) {
+    const std::int64_t rows = std::min(SinCosBatch::kAnchorRows, count - r0);
+    // Anchors: the checked double evaluation; component error below
+    // |y|·2^-50 + err with |y| <= 1, so Euclidean error below 1.5·(2^-50 + err).
+    for (std::size_t i = 0; i < n; ++i) {
+      double err;
+      FastSinCos(first + r0, freq[i], &s[i], &c[i], &err);
+      e0[i] = 1.5 * (0x1p-50 + err) + kRoundSlack;
+    }
+    for (std::int64_t k = 0; k < rows; ++k) {
+      const std::int64_t pos = first + r0 + k;
+      const double grow = static_cast<double>(k) * kStepErr;
+      float* so = sin_out + static_cast<std::size_t>(r0 + k) * ld;
+      float* co = cos_out + static_cast<std::size_t>(r0 + k) * ld;
+      int bad;
+      if (step == 2 && co == so + 1)
+        bad = RowPass<2>(s, c, e0, grow, cos_w, sin_w, n, n_cos, so, so + 1, 2, flags);
+      else if (step == 1)
+        bad = RowPass<1>(s, c, e0, grow, cos_w, sin_w, n, n_cos, so, co, 1, flags);
+      else
+        bad = RowPass<0>(s, c, e0, grow, cos_w, sin_w, n, n_cos, so, co, step, flags);
+      if (bad == 0) continue;
+      // Rare: redo the flagged entries exactly (position 0 is exact as is).
+      for (std::size_t i = 0; i < n; ++i) {
+        if (flags[i] == 0) continue;
+        if (pos == 0) {
+          so[i * step] = 0.0f;
+          if (i < n_cos) co[i * step] = 1.0f;
+          continue;
+        }
+        ++slow_path_count;
+        __float128 qs, qc;
+        SinCosQuad(pos, freq[i], &qs, &qc);
+        if (flags[i] & 1) so[i * step] = static_cast<float>(qs);
+        if (flags[i] & 2) co[i * step] = static_cast<float>(qc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
+    : freq_(std::move(frequencies)) {
+  cos_w_.resize(freq_.size());
+  sin_w_.resize(freq_.size());
+  for (std::size_t i = 0; i < freq_.size(); ++i) {
+    double err;
+    FastSinCos(1, freq_[i], &sin_w_[i], &cos_w_[i], &err);
+  }
+}
+
+void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
+                      float* cos_out, std::size_t ld, std::size_t step,
+                      std::size_t n_cos) const {
+  for (std::size_t i0 = 0; i0 < freq_.size(); i0 += kTile) {
+    const std::size_t n = std::min(kTile, freq_.size() - i0);
+    const std::size_t nc = n_cos > i0 ? std::min(n, n_cos - i0) : 0;
+    RunTile(freq_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc,
+            first, count, sin_out + i0 * step, cos_out + i0 * step, ld, step);
+  }
+}
 
 }  // namespace pe

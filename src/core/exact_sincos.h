@@ -17,7 +17,9 @@
 // docs/numerics.md for the bounds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace pe {
 
@@ -59,8 +61,45 @@ void SinCosF64(std::int64_t pos, const Frequency& omega, double* sin_out,
 void SinCosQuad(std::int64_t pos, const Frequency& omega, __float128* sin_out,
                 __float128* cos_out);
 
-/// Counts how often SinCosF32 took the slow path in this thread (for tests
-/// and benchmarks).
+/// Counts how often SinCosF32 (or SinCosBatch::F32) took the slow path in
+/// this thread (for tests and benchmarks).
 std::uint64_t SlowPathCount();
+
+/// The fast path for whole tables: sin and cos of many frequencies over
+/// consecutive positions, every float32 correctly rounded (the same values
+/// as SinCosF32, much faster).
+///
+/// How: every kAnchorRows rows each frequency is anchored with the checked
+/// evaluation of SinCosF32 (error <= 2^-50 + |θ|·2^-98); between anchors the
+/// angle-addition recurrence s' = s·cos ω + c·sin ω, c' = c·cos ω - s·sin ω
+/// runs in double, vectorised across frequencies. Its error grows by at most
+/// 2^-49 per row (docs/numerics.md, "The table fast path"), so row k after an
+/// anchor carries the bound B_k = E_anchor + k·2^-49 + 2^-52, fed into the
+/// same interval test as SinCosF32: if [y - B_k, y + B_k] rounds to one
+/// float32 that float is the correctly rounded value, else (about 1 entry in
+/// 10^5) the entry is recomputed in quad precision.
+///
+/// Thread-safe: the methods are const and keep no shared state.
+class SinCosBatch {
+ public:
+  /// Rows between exact anchors (a power of two; the bound above is proved
+  /// for up to 1024).
+  static constexpr std::int64_t kAnchorRows = 128;
+
+  explicit SinCosBatch(std::vector<Frequency> frequencies);
+  std::size_t size() const { return freq_.size(); }
+
+  /// For r in [0, count) and i in [0, size()), with pos = first + r:
+  ///   sin_out[r·ld + i·step] = sin(pos·ω_i) rounded to float32,
+  ///   cos_out[r·ld + i·step] = cos(pos·ω_i) for i < n_cos only.
+  /// REQUIRES: |first|, |first + count| <= kMaxExactPosition; n_cos <= size().
+  void F32(std::int64_t first, std::int64_t count, float* sin_out,
+           float* cos_out, std::size_t ld, std::size_t step,
+           std::size_t n_cos) const;
+
+ private:
+  std::vector<Frequency> freq_;
+  std::vector<double> cos_w_, sin_w_;  ///< cos ω, sin ω within 2^-50 relative
+};
 
 }  // namespace pe

@@ -4,7 +4,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
+#include "core/schemes/sinusoid_presets.h"
 #include "core/version.h"
 
 namespace pe {
@@ -25,6 +27,47 @@ double QuadToDoubleOdd(__float128 q) {
 template <typename T>
 void StoreAt(std::byte* row, std::size_t col, T v) {
   std::memcpy(row + col * sizeof(T), &v, sizeof(T));
+}
+
+// A column plan the float32 fast path can write in place: sin of pair i at
+// column sin0 + i·step, cos of pair i (i < n_cos) at cos0 + i·step, and
+// columns from `zeros` on all zero.
+struct DirectLayout {
+  std::size_t sin0, cos0, step, n_cos, zeros;
+};
+
+std::optional<DirectLayout> MatchDirectLayout(const SinusoidPlan& plan) {
+  const std::size_t n = plan.frequencies.size();
+  const auto& cols = plan.columns;
+  const auto is = [&](std::size_t j, std::size_t pair, SinusoidColumn::Kind kind) {
+    return j < cols.size() && cols[j].kind == kind && static_cast<std::size_t>(cols[j].pair) == pair;
+  };
+  const auto zeros_from = [&](std::size_t j) {
+    for (std::size_t k = j; k < cols.size(); ++k)
+      if (cols[k].kind != SinusoidColumn::kZero) return false;
+    return true;
+  };
+  // Interleaved: s0 c0 s1 c1 ... [s_last] [0 ...]
+  {
+    std::size_t i = 0;
+    while (is(2 * i, i, SinusoidColumn::kSin) && is(2 * i + 1, i, SinusoidColumn::kCos)) ++i;
+    const std::size_t n_cos = i;
+    std::size_t j = 2 * i;
+    if (n == n_cos + 1 && is(j, n_cos, SinusoidColumn::kSin)) ++j;
+    if (n > 0 && (n == n_cos || n == n_cos + 1) && j == n + n_cos && zeros_from(j))
+      return DirectLayout{0, 1, 2, n_cos, j};
+  }
+  // Concatenated: s0 .. s_{n-1} c0 .. c_{m-1} [0 ...]
+  {
+    std::size_t i = 0;
+    while (i < n && is(i, i, SinusoidColumn::kSin)) ++i;
+    if (i == n && n > 0) {
+      std::size_t m = 0;
+      while (m < n && is(n + m, m, SinusoidColumn::kCos)) ++m;
+      if (zeros_from(n + m)) return DirectLayout{0, n, 1, m, n + m};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -64,13 +107,41 @@ SinusoidPlan PaperPlan(std::int64_t d_model, double base) {
 
 SinusoidSource::SinusoidSource(TableInfo info, SinusoidPlan plan,
                                std::int64_t start)
-    : info_(std::move(info)), plan_(std::move(plan)), start_(start) {}
+    : info_(std::move(info)), plan_(std::move(plan)), start_(start) {
+  if (info_.dtype == DType::kFloat32)
+    batch_ = std::make_shared<const SinCosBatch>(plan_.frequencies);
+}
 
 void SinusoidSource::ReadRows(std::int64_t first, std::int64_t count,
                               std::byte* out) {
   const std::size_t pairs = plan_.frequencies.size();
   const std::size_t row_bytes = info_.row_bytes();
   const DType dtype = info_.dtype;
+  if (dtype == DType::kFloat32 && batch_ && count > 0) {
+    // The fast path (core/exact_sincos.h): same correctly rounded values.
+    auto* f = reinterpret_cast<float*>(out);
+    const std::size_t ld = static_cast<std::size_t>(info_.cols);
+    if (const auto d = MatchDirectLayout(plan_)) {
+      batch_->F32(start_ + first, count, f + d->sin0, f + d->cos0, ld, d->step, d->n_cos);
+      if (d->zeros < ld)
+        for (std::int64_t r = 0; r < count; ++r)
+          std::fill(f + static_cast<std::size_t>(r) * ld + d->zeros, f + (static_cast<std::size_t>(r) + 1) * ld, 0.0f);
+      return;
+    }
+    // Any other plan: rows of [sin | cos] in a scratch block, then placed.
+    std::vector<float> tmp(static_cast<std::size_t>(count) * 2 * pairs);
+    batch_->F32(start_ + first, count, tmp.data(), tmp.data() + pairs, 2 * pairs, 1, pairs);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const float* t = tmp.data() + static_cast<std::size_t>(r) * 2 * pairs;
+      float* o = f + static_cast<std::size_t>(r) * ld;
+      for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
+        const SinusoidColumn col = plan_.columns[j];
+        const auto i = static_cast<std::size_t>(col.pair);
+        o[j] = col.kind == SinusoidColumn::kSin ? t[i] : col.kind == SinusoidColumn::kCos ? t[pairs + i] : 0.0f;
+      }
+    }
+    return;
+  }
   // Per row: evaluate each frequency once (sin and cos together), then place
   // the values by the column plan.
   std::vector<double> s(pairs), c(pairs);
@@ -139,16 +210,22 @@ SchemeInfo SinusoidalSchemeInfo() {
       {"--base", "frequency base b", "10000"},
       {"--start", "position of the first row", "0"},
       {"--dtype", "float32, float64, float16, bfloat16", "float32"},
+      {"--layout", "interleaved | concat ([sin... | cos...])", "interleaved"},
+      {"--denominator", "d (base^(-2i/d)) | half-minus-one (base^(-k/(h-1)))", "d"},
+      {"--odd-rule", "odd d: unpaired-sin | zero-column", "by denominator"},
   };
+  // --layout/--denominator/--odd-rule: sinusoid_presets.cc.
+  info.validate = [](const SchemeSpec& spec) { SinusoidalPlanForSpec(spec, nullptr); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     TableInfo t;
     t.rows = spec.max_len;
     t.cols = spec.d_model;
     t.dtype = spec.dtype;
-    t.meta = SinusoidalMetadata(spec, "interleaved");
-    return std::make_unique<SinusoidSource>(std::move(t),
-                                            PaperPlan(spec.d_model, spec.base),
-                                            spec.start);
+    std::string layout;
+    SinusoidPlan plan = SinusoidalPlanForSpec(spec, &layout);
+    t.meta = SinusoidalMetadata(spec, layout.c_str());
+    AddSinusoidalFamilyMetadata(spec, &t.meta);
+    return std::make_unique<SinusoidSource>(std::move(t), std::move(plan), spec.start);
   };
   return info;
 }

@@ -69,11 +69,15 @@ class SinusoidSource : public RowSource {
   const TableInfo& info() const override { return info_; }
   void ReadRows(std::int64_t first, std::int64_t count,
                 std::byte* out) override;
+  /// ReadRows may run on several threads at once (it keeps no state).
+  bool concurrent_reads() const override { return true; }
 
  private:
   TableInfo info_;
   SinusoidPlan plan_;
   std::int64_t start_;
+  /// The float32 fast path over plan_.frequencies (shared, immutable).
+  std::shared_ptr<const SinCosBatch> batch_;
 };
 
 /// The registry entry for `sinusoidal`.

@@ -1,0 +1,198 @@
+#include "core/pump.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pe {
+
+WriteSettings& GlobalWriteSettings() {
+  static WriteSettings settings;
+  return settings;
+}
+
+int CoreCount() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+int EffectiveThreads(const WriteSettings& settings) {
+  return settings.threads > 0 ? settings.threads : CoreCount();
+}
+
+namespace {
+
+// Rows per pumped block: about kPumpBlockBytes, at least one row.
+std::int64_t PumpBlockRows(const TableInfo& info) {
+  const std::size_t rb = std::max<std::size_t>(info.row_bytes(), 1);
+  const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(kPumpBlockBytes / rb, 1));
+  return std::max<std::int64_t>(1, std::min(rows, info.rows));
+}
+
+// Joins threads on every exit path.
+struct Joiner {
+  std::vector<std::thread>& threads;
+  ~Joiner() {
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  }
+};
+
+// Blocks b = 0, 1, ... are produced by the workers into slot b % slots and
+// consumed in order by the calling thread. A slot holding block b is reused
+// for block b + slots once block b has been written.
+class OrderedPipeline {
+ public:
+  OrderedPipeline(RowSource& source, std::int64_t block, int threads)
+      : source_(source),
+        info_(source.info()),
+        block_(block),
+        blocks_((info_.rows + block - 1) / block),
+        slots_(static_cast<std::size_t>(2 * threads)),
+        buf_(slots_),
+        ready_(slots_, -1) {
+    for (auto& b : buf_) b.resize(static_cast<std::size_t>(block_) * info_.row_bytes());
+    workers_.reserve(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
+  }
+
+  ~OrderedPipeline() {
+    Stop();
+    for (auto& t : workers_)
+      if (t.joinable()) t.join();
+  }
+
+  void Run(TableWriter& writer, const WriteSettings& settings) {
+    for (std::int64_t b = 0; b < blocks_; ++b) {
+      const std::size_t slot = static_cast<std::size_t>(b) % slots_;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return ready_[slot] == b || error_; });
+        if (error_) std::rethrow_exception(error_);
+      }
+      const std::int64_t first = b * block_;
+      const std::int64_t n = std::min(block_, info_.rows - first);
+      try {
+        writer.WriteRows(first, n, buf_[slot].data());
+      } catch (...) {
+        Stop();
+        throw;
+      }
+      {
+        std::lock_guard lock(mu_);
+        consumed_ = b + 1;
+      }
+      cv_.notify_all();
+      if (settings.progress) settings.progress(first + n, info_.rows);
+    }
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      const std::int64_t b = next_.fetch_add(1);
+      if (b >= blocks_) return;
+      const std::size_t slot = static_cast<std::size_t>(b) % slots_;
+      {
+        // The slot is free once the block that last used it is written.
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return consumed_ >= b - static_cast<std::int64_t>(slots_) + 1 || stop_; });
+        if (stop_) return;
+      }
+      const std::int64_t first = b * block_;
+      const std::int64_t n = std::min(block_, info_.rows - first);
+      try {
+        source_.ReadRows(first, n, buf_[slot].data());
+      } catch (...) {
+        std::lock_guard lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        stop_ = true;
+        cv_.notify_all();
+        return;
+      }
+      {
+        std::lock_guard lock(mu_);
+        ready_[slot] = b;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  RowSource& source_;
+  const TableInfo& info_;
+  const std::int64_t block_, blocks_;
+  const std::size_t slots_;
+  std::vector<std::vector<std::byte>> buf_;
+  std::vector<std::int64_t> ready_;  ///< block held by each slot, -1 none
+  std::atomic<std::int64_t> next_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::int64_t consumed_ = 0;  ///< blocks written so far
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+void PumpRows(RowSource& source, TableWriter& writer, const WriteSettings& settings) {
+  const TableInfo& info = source.info();
+  writer.Begin(info);
+  const std::int64_t block = PumpBlockRows(info);
+  const std::int64_t blocks = info.rows > 0 ? (info.rows + block - 1) / block : 0;
+  const int threads = static_cast<int>(std::min<std::int64_t>(EffectiveThreads(settings), blocks));
+  if (threads >= 2 && source.concurrent_reads()) {
+    OrderedPipeline pipeline(source, block, threads);
+    pipeline.Run(writer, settings);
+  } else {
+    std::vector<std::byte> buf(static_cast<std::size_t>(block) * info.row_bytes());
+    for (std::int64_t first = 0; first < info.rows; first += block) {
+      const std::int64_t n = std::min(block, info.rows - first);
+      source.ReadRows(first, n, buf.data());
+      writer.WriteRows(first, n, buf.data());
+      if (settings.progress) settings.progress(first + n, info.rows);
+    }
+  }
+  writer.End();
+}
+
+void ReadRowsParallel(RowSource& source, std::int64_t first, std::int64_t count,
+                      std::byte* out, int threads) {
+  const std::size_t rb = source.info().row_bytes();
+  const std::int64_t t = source.concurrent_reads() ? std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count)) : 1;
+  if (t <= 1) {
+    if (count > 0) source.ReadRows(first, count, out);
+    return;
+  }
+  // Contiguous shares, one per thread; the calling thread takes the last.
+  std::vector<std::thread> pool;
+  Joiner joiner{pool};
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(t));
+  const auto run = [&](std::int64_t k) {
+    const std::int64_t a = first + count * k / t, b = first + count * (k + 1) / t;
+    try {
+      source.ReadRows(a, b - a, out + static_cast<std::size_t>(a - first) * rb);
+    } catch (...) {
+      errors[static_cast<std::size_t>(k)] = std::current_exception();
+    }
+  };
+  for (std::int64_t k = 0; k + 1 < t; ++k) pool.emplace_back(run, k);
+  run(t - 1);
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace pe

@@ -1,0 +1,130 @@
+// Exactness of the float32 table fast path (SinCosBatch: anchors + angle
+// addition recurrence, core/exact_sincos.h) against the MPFR oracle: whole
+// blocks that cross many anchors, far positions, both layouts, odd widths,
+// other bases, and tables made on several threads by the pump.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/exact_sincos.h"
+#include "core/format.h"
+#include "core/pump.h"
+#include "core/scheme.h"
+#include "core/schemes/sinusoidal.h"
+#include "oracle/mpfr_oracle.h"
+
+namespace pe {
+namespace {
+
+bool SameFloat(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+// The float32 table of a plan, rows [0, rows) from position `start`.
+std::vector<float> Table(SinusoidPlan plan, std::int64_t start, std::int64_t rows, int threads = 1) {
+  TableInfo info;
+  info.rows = rows;
+  info.cols = static_cast<std::int64_t>(plan.columns.size());
+  info.dtype = DType::kFloat32;
+  SinusoidSource src(info, std::move(plan), start);
+  std::vector<float> out(static_cast<std::size_t>(rows * info.cols));
+  ReadRowsParallel(src, 0, rows, reinterpret_cast<std::byte*>(out.data()), threads);
+  return out;
+}
+
+// Every entry of an interleaved paper table against the oracle.
+int CheckPaper(std::int64_t d, std::int64_t start, std::int64_t rows, double base = 10000.0) {
+  const auto t = Table(PaperPlan(d, base), start, rows);
+  int bad = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const float want = oracle::SinusoidF32(start + r, base, 2 * (j / 2), d, j % 2 == 1);
+      const float got = t[static_cast<std::size_t>(r * d + j)];
+      if (!SameFloat(got, want) && ++bad <= 5)
+        ADD_FAILURE() << "d=" << d << " pos=" << start + r << " col=" << j << " got " << got << " want " << want;
+    }
+  return bad;
+}
+
+TEST(SinusoidFast, WholeBlocksAcrossAnchorsMatchTheOracle) {
+  // 700 rows cross five anchors (every 128 rows) and end mid-segment.
+  EXPECT_EQ(CheckPaper(64, 0, 700), 0);
+  EXPECT_EQ(CheckPaper(33, 5, 300), 0);  // odd: the unpaired sin column
+  EXPECT_EQ(CheckPaper(2, 1'000'000, 1000), 0);
+}
+
+TEST(SinusoidFast, FarPositionsMatchTheOracle) {
+  EXPECT_EQ(CheckPaper(32, 123'456'789, 300), 0);
+  EXPECT_EQ(CheckPaper(16, (std::int64_t{1} << 40) - 300, 300), 0);  // up to kMaxExactPosition
+  EXPECT_EQ(CheckPaper(16, -1000, 300), 0);                         // negative start
+}
+
+TEST(SinusoidFast, OtherBasesMatchTheOracle) {
+  EXPECT_EQ(CheckPaper(24, 9'999, 260, 500000.0), 0);
+  EXPECT_EQ(CheckPaper(10, 0, 260, 2.5), 0);
+  EXPECT_EQ(CheckPaper(10, 77, 260, 0.5), 0);  // ω > 1
+}
+
+TEST(SinusoidFast, ConcatenatedLayoutsAndZeroColumn) {
+  // tensor2tensor: [sin | cos], ω_k = base^(-k/(h-1)), odd d adds a zero column.
+  for (std::int64_t d : {16, 17}) {
+    const std::int64_t h = d / 2;
+    const auto plan = BuildSinusoidPlan(d, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kHalfMinusOne,
+                                        SinusoidOddRule::kZeroColumn);
+    const auto t = Table(plan, 3, 300);
+    for (std::int64_t r = 0; r < 300; ++r)
+      for (std::int64_t j = 0; j < d; ++j) {
+        const float got = t[static_cast<std::size_t>(r * d + j)];
+        if (j >= 2 * h) {
+          ASSERT_TRUE(SameFloat(got, 0.0f)) << "d=" << d << " col=" << j;
+          continue;
+        }
+        const std::int64_t k = j < h ? j : j - h;
+        const float want = oracle::SinusoidF32(3 + r, 10000.0, k, h - 1, j >= h);
+        ASSERT_TRUE(SameFloat(got, want)) << "d=" << d << " pos=" << 3 + r << " col=" << j;
+      }
+  }
+  // Marian: concatenated, odd d keeps one more sin than cos.
+  const std::int64_t d = 9, h = 4;
+  const auto plan = BuildSinusoidPlan(d, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kD,
+                                      SinusoidOddRule::kUnpairedSin);
+  const auto t = Table(plan, 0, 200);
+  for (std::int64_t r = 0; r < 200; ++r)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const bool cosine = j > h;
+      const std::int64_t i = cosine ? j - h - 1 : j;
+      const float want = oracle::SinusoidF32(r, 10000.0, 2 * i, d, cosine);
+      ASSERT_TRUE(SameFloat(t[static_cast<std::size_t>(r * d + j)], want)) << "pos=" << r << " col=" << j;
+    }
+}
+
+TEST(SinusoidFast, LargeTableOnTwoThreadsSampled) {
+  // 4096 x 512 as `pe generate` makes it, checked at 20000 random entries
+  // and at every entry of the first and last rows of each thread's share.
+  const std::int64_t d = 512, rows = 4096;
+  const auto t = Table(PaperPlan(d, 10000.0), 0, rows, 2);
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> rr(0, rows - 1), cc(0, d - 1);
+  int bad = 0;
+  const auto check = [&](std::int64_t r, std::int64_t j) {
+    const float want = oracle::SinusoidF32(r, 10000.0, 2 * (j / 2), d, j % 2 == 1);
+    if (!SameFloat(t[static_cast<std::size_t>(r * d + j)], want) && ++bad <= 5)
+      ADD_FAILURE() << "pos=" << r << " col=" << j;
+  };
+  for (int n = 0; n < 20000; ++n) check(rr(rng), cc(rng));
+  for (std::int64_t r : {0, 1, 127, 128, 2047, 2048, 4095})
+    for (std::int64_t j = 0; j < d; ++j) check(r, j);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(SinusoidFast, SlowPathIsRare) {
+  // The interval test rejects about 1 entry in 10^5; far more would mean a
+  // broken bound (too loose) even though the values stay right.
+  const std::uint64_t before = SlowPathCount();
+  const auto t = Table(PaperPlan(512, 10000.0), 1'000'000, 2048);
+  const std::uint64_t slow = SlowPathCount() - before;
+  EXPECT_LT(slow, 2048u * 512u / 2000u) << slow << " slow-path entries";
+}
+
+}  // namespace
+}  // namespace pe
