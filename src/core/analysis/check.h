@@ -1,0 +1,33 @@
+// Check: one verdict of `pe verify` (or a property check) as data: what was
+// measured, the declared limit it was held to, why that limit, and whether
+// it passed. A failed check is a value, never an exception; the CLI renders
+// checks as text, JSON or JUnit XML.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace pe {
+
+struct Check {
+  std::string name;        ///< "reference", "rotation", "bounds", ...
+  bool passed = true;
+  bool skipped = false;    ///< not applicable to this table (reason in summary)
+  double measured = 0;     ///< the scale-free or absolute measure compared
+  double limit = 0;        ///< the declared limit for `measured`
+  std::string summary;     ///< one human line: what was found
+  std::string limit_why;   ///< why the limit is what it is
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
+
+  /// {"name","status":"pass"|"fail"|"skip","measured","limit","summary",
+  ///  "limit_why","details"}; non-finite numbers become strings.
+  nlohmann::ordered_json ToJson() const;
+};
+
+/// A JSON number, or the string "inf"/"nan" when `v` is not finite (JSON has
+/// no such numbers and nlohmann would silently write null).
+nlohmann::ordered_json JsonNumber(double v);
+
+}  // namespace pe

@@ -1,0 +1,463 @@
+#include "core/analysis/identify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <set>
+
+#include "core/analysis/blocks.h"
+#include "core/analysis/check.h"
+#include "core/analysis/tolerance.h"
+#include "core/dtype.h"
+
+namespace pe {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+double Wrap(double a) {  // to (-π, π]
+  a = std::remainder(a, 2 * kPi);
+  return a <= -kPi ? a + 2 * kPi : a;
+}
+
+double RoundTo(double v, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64: return v;
+    case DType::kFloat32: return static_cast<double>(static_cast<float>(v));
+    case DType::kFloat16: return HalfBitsToDouble(DoubleToHalfBits(v));
+    case DType::kBFloat16: return BFloat16BitsToDouble(DoubleToBFloat16Bits(v));
+  }
+  return v;
+}
+
+// Bases that real implementations use; a fitted base this close to one of
+// them (relative, in ln b) is taken to be it.
+constexpr double kCommonBases[] = {1e4, 5e5, 1e6, 1e5, 1e3, 100, 10, 5e4, 2e5, 2e6, 5e6, 1e7, 1e8, 1e9};
+constexpr double kBaseSnap = 2e-3;
+
+bool IsCommonBase(double b) {
+  for (double c : kCommonBases)
+    if (b == c) return true;
+  return false;
+}
+
+struct ColumnRoles {
+  std::vector<std::int64_t> sin_col, cos_col;  // per pair, -1 if absent
+  std::vector<std::int64_t> zero_col;
+};
+
+ColumnRoles Roles(std::int64_t cols, SinusoidLayout layout, SinusoidOddRule rule) {
+  SinusoidPlan plan = BuildSinusoidPlan(cols, 10000.0, layout, SinusoidDenominator::kD, rule);
+  ColumnRoles r;
+  r.sin_col.assign(plan.frequencies.size(), -1);
+  r.cos_col.assign(plan.frequencies.size(), -1);
+  for (std::size_t j = 0; j < plan.columns.size(); ++j) {
+    const auto& c = plan.columns[j];
+    if (c.kind == SinusoidColumn::kSin) r.sin_col[static_cast<std::size_t>(c.pair)] = static_cast<std::int64_t>(j);
+    else if (c.kind == SinusoidColumn::kCos) r.cos_col[static_cast<std::size_t>(c.pair)] = static_cast<std::int64_t>(j);
+    else r.zero_col.push_back(static_cast<std::int64_t>(j));
+  }
+  return r;
+}
+
+std::string LayoutName(SinusoidLayout l) { return l == SinusoidLayout::kInterleaved ? "interleaved" : "concatenated"; }
+
+std::string FormatErr(double e) { return fmt::format("{:.3g}", e); }
+
+}  // namespace
+
+std::string Pairing::Describe() const {
+  if (!found) return "no sin/cos pairing";
+  return fmt::format("{} pairs ({}), max |s²+c²-1| = {}", sin_cols.size(), LayoutName(layout), FormatErr(residual));
+}
+
+nlohmann::ordered_json Pairing::ToJson() const {
+  nlohmann::ordered_json j;
+  j["found"] = found;
+  j["layout"] = LayoutName(layout);
+  j["pairs"] = sin_cols.size();
+  j["residual"] = JsonNumber(residual);
+  j["unpaired_cols"] = unpaired_cols;
+  j["zero_cols"] = zero_cols;
+  return j;
+}
+
+nlohmann::ordered_json RecipeMatch::ToJson() const {
+  nlohmann::ordered_json j;
+  j["recipe"] = std::string(RecipeOf(recipe).name);
+  j["identical"] = JsonNumber(identical);
+  j["max_abs_err"] = JsonNumber(max_abs_err);
+  return j;
+}
+
+Pairing FindPairing(const std::vector<double>& head, std::int64_t rows, std::int64_t cols,
+                    const std::vector<std::int64_t>& skip_rows, double max_residual) {
+  Pairing best;
+  best.residual = HUGE_VAL;
+  std::set<std::int64_t> skip(skip_rows.begin(), skip_rows.end());
+  std::vector<std::int64_t> active;
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (!skip.count(r)) active.push_back(r);
+  if (cols < 2 || active.empty()) return best;
+  auto at = [&](std::int64_t r, std::int64_t c) { return head[static_cast<std::size_t>(r * cols + c)]; };
+  std::vector<std::int64_t> zero_cols;
+  for (std::int64_t c = 0; c < cols; ++c) {
+    bool z = true;
+    for (std::int64_t r : active) z = z && at(r, c) == 0;
+    if (z) zero_cols.push_back(c);
+  }
+  std::vector<SinusoidOddRule> rules = {SinusoidOddRule::kUnpairedSin};
+  if (cols % 2 == 1) rules.push_back(SinusoidOddRule::kZeroColumn);
+  for (SinusoidLayout layout : {SinusoidLayout::kInterleaved, SinusoidLayout::kConcat}) {
+    for (SinusoidOddRule rule : rules) {
+      ColumnRoles roles = Roles(cols, layout, rule);
+      double res = 0;
+      for (std::size_t i = 0; i < roles.sin_col.size(); ++i) {
+        if (roles.sin_col[i] < 0 || roles.cos_col[i] < 0) continue;
+        for (std::int64_t r : active) {
+          const double s = at(r, roles.sin_col[i]), c = at(r, roles.cos_col[i]);
+          res = std::max(res, std::fabs(s * s + c * c - 1));
+        }
+      }
+      for (std::int64_t z : roles.zero_col)
+        for (std::int64_t r : active) res = std::max(res, 1 + std::fabs(at(r, z)));  // a zero column that is not zero
+      if (res < best.residual) {
+        best = Pairing{};
+        best.residual = res;
+        best.layout = layout;
+        best.odd_rule = rule;
+        for (std::size_t i = 0; i < roles.sin_col.size(); ++i) {
+          if (roles.sin_col[i] >= 0 && roles.cos_col[i] >= 0) {
+            best.sin_cols.push_back(roles.sin_col[i]);
+            best.cos_cols.push_back(roles.cos_col[i]);
+          } else if (roles.sin_col[i] >= 0) {
+            best.unpaired_cols.push_back(roles.sin_col[i]);
+          }
+        }
+      }
+    }
+  }
+  best.zero_cols = zero_cols;
+  best.found = best.residual <= max_residual && !best.sin_cols.empty();
+  if (!best.found) return best;
+  // ω_i: the mean phase advance between consecutive rows (|ω| < π for every
+  // sinusoid of the family, so the wrapped advance is the advance).
+  for (std::size_t i = 0; i < best.sin_cols.size(); ++i) {
+    double total = 0;
+    std::int64_t n = 0;
+    for (std::size_t a = 0; a + 1 < active.size(); ++a) {
+      const std::int64_t r0 = active[a], r1 = active[a + 1];
+      if (r1 != r0 + 1) continue;
+      const double t0 = std::atan2(at(r0, best.sin_cols[i]), at(r0, best.cos_cols[i]));
+      const double t1 = std::atan2(at(r1, best.sin_cols[i]), at(r1, best.cos_cols[i]));
+      total += Wrap(t1 - t0);
+      ++n;
+    }
+    best.omega.push_back(n ? total / static_cast<double>(n) : 0.0);
+  }
+  return best;
+}
+
+nlohmann::ordered_json Identification::ToJson() const {
+  nlohmann::ordered_json j;
+  j["matched"] = matched;
+  j["verdict"] = verdict;
+  if (!matched) j["reason"] = reason;
+  if (has_candidate) {
+    nlohmann::ordered_json v;
+    v["scheme"] = "sinusoidal";
+    v["layout"] = LayoutName(variant.layout);
+    v["denominator"] = variant.denominator == SinusoidDenominator::kD ? "d" : "d/2-1";
+    v["base"] = variant.base;
+    v["start"] = variant.start;
+    v["odd_rule"] = variant.odd_rule == SinusoidOddRule::kUnpairedSin ? "unpaired-sin" : "zero-column";
+    v["sin_only"] = variant.sin_only;
+    v["zero_rows"] = variant.zero_rows;
+    v["description"] = variant.Describe();
+    v["known_as"] = known_as;
+    j["variant"] = v;
+    j["precision"] = precision;
+    j["recipe"] = recipe ? nlohmann::ordered_json(std::string(RecipeOf(*recipe).name)) : nlohmann::ordered_json();
+    j["max_abs_err"] = JsonNumber(max_abs_err);
+    j["max_ulp_err"] = JsonNumber(max_ulp_err);
+    j["max_f32_bound_ratio"] = JsonNumber(max_angle_err);
+    j["rows_compared"] = rows_compared;
+    j["sampled"] = sampled;
+    nlohmann::ordered_json r = nlohmann::ordered_json::array();
+    for (const auto& m : recipes) r.push_back(m.ToJson());
+    j["recipes"] = r;
+  }
+  j["pairing"] = pairing.ToJson();
+  j["fitted_base"] = {{"denominator_d", JsonNumber(fitted_base_d)}, {"denominator_h_minus_1", JsonNumber(fitted_base_h1)}};
+  nlohmann::ordered_json alts = nlohmann::ordered_json::array();
+  for (const auto& a : alternatives) alts.push_back({{"description", a.description}, {"head_max_err", JsonNumber(a.head_max_err)}});
+  j["alternatives"] = alts;
+  return j;
+}
+
+Identification Identify(RowSource& source, const TableStats& stats, const IdentifyOptions& options) {
+  const TableInfo& info = source.info();
+  Identification id;
+  const std::int64_t cols = info.cols;
+  const std::int64_t n = std::min(info.rows, std::max<std::int64_t>(2, options.head_rows));
+  std::vector<std::byte> scratch;
+  std::vector<double> head;
+  ReadRowsAsDouble(source, 0, n, &scratch, &head);
+  auto at = [&](std::int64_t r, std::int64_t c) { return head[static_cast<std::size_t>(r * cols + c)]; };
+  std::vector<std::int64_t> skip;
+  for (std::int64_t z : stats.zero_rows)
+    if (z < n) skip.push_back(z);
+  std::set<std::int64_t> skip_set(skip.begin(), skip.end());
+  std::vector<std::int64_t> active;
+  for (std::int64_t r = 0; r < n; ++r)
+    if (!skip_set.count(r)) active.push_back(r);
+
+  auto no_match = [&](std::string reason) {
+    id.matched = false;
+    id.reason = std::move(reason);
+    id.verdict = "no match: " + id.reason;
+    return id;
+  };
+  if (stats.nonfinite > 0) return no_match(fmt::format("{} entries are NaN or infinite", stats.nonfinite));
+  if (cols < 2) return no_match("a sinusoid table needs at least 2 columns");
+  if (active.size() < 2) return no_match("fewer than 2 non-zero rows to fit");
+
+  id.pairing = FindPairing(head, n, cols, skip);
+  const Pairing& pairing = id.pairing;
+
+  // Hypotheses: (layout, odd rule, sin_only) with per-pair frequency
+  // estimates ω̂ and the rows' phases for the start estimate.
+  SinusoidVariant shape;
+  std::vector<double> omega_hat;
+  if (pairing.found) {
+    shape.layout = pairing.layout;
+    shape.odd_rule = pairing.odd_rule;
+    omega_hat = pairing.omega;
+  } else {
+    // The "sin only" bug: the cos column of each pair repeats its sin column.
+    bool sin_only_found = false;
+    for (SinusoidLayout layout : {SinusoidLayout::kInterleaved, SinusoidLayout::kConcat}) {
+      ColumnRoles roles = Roles(cols, layout, SinusoidOddRule::kUnpairedSin);
+      bool same = true;
+      std::size_t pairs = 0;
+      for (std::size_t i = 0; i < roles.sin_col.size() && same; ++i) {
+        if (roles.sin_col[i] < 0 || roles.cos_col[i] < 0) continue;
+        ++pairs;
+        for (std::int64_t r : active) same = same && at(r, roles.sin_col[i]) == at(r, roles.cos_col[i]);
+      }
+      bool nonconstant = false;
+      for (std::int64_t r : active) nonconstant = nonconstant || at(r, 0) != at(active[0], 0);
+      if (same && pairs > 0 && nonconstant) {
+        sin_only_found = true;
+        shape.layout = layout;
+        shape.sin_only = true;
+        // ω from the second difference: s[r+1] + s[r-1] = 2 cos ω · s[r].
+        for (std::size_t i = 0; i < roles.sin_col.size(); ++i) {
+          if (roles.sin_col[i] < 0 || roles.cos_col[i] < 0) continue;
+          double num = 0, den = 0;
+          for (std::int64_t r = 1; r + 1 < n; ++r) {
+            if (skip_set.count(r - 1) || skip_set.count(r) || skip_set.count(r + 1)) continue;
+            const std::int64_t c = roles.sin_col[i];
+            num += at(r, c) * (at(r + 1, c) - 2 * at(r, c) + at(r - 1, c));
+            den += at(r, c) * at(r, c);
+          }
+          const double x = den > 0 ? -num / den : 0;  // 4 sin²(ω/2)
+          omega_hat.push_back(x > 0 && x < 4 ? 2 * std::asin(std::sqrt(x) / 2) : 0);
+        }
+        break;
+      }
+    }
+    if (!sin_only_found)
+      return no_match(fmt::format(
+          "the columns are not (sin, cos) pairs in either layout: max |s²+c²-1| is {} (a sinusoid table has ~0)",
+          FormatErr(pairing.residual)));
+  }
+
+  // Fit -ln ω_i = c·i with weights (ω_i·rows)² (the phase noise is the same
+  // for every pair, so slow pairs are known less precisely).
+  double swy = 0, sww = 0;
+  for (std::size_t i = 1; i < omega_hat.size(); ++i) {
+    const double w = omega_hat[i];
+    if (!(w > 0)) continue;
+    const double weight = (w * static_cast<double>(n)) * (w * static_cast<double>(n));
+    swy += weight * static_cast<double>(i) * -std::log(w);
+    sww += weight * static_cast<double>(i) * static_cast<double>(i);
+  }
+  const double slope = sww > 0 ? swy / sww : 0;
+  const std::int64_t half = cols / 2;
+  id.fitted_base_d = std::exp(slope * static_cast<double>(cols) / 2);
+  id.fitted_base_h1 = half >= 2 ? std::exp(slope * static_cast<double>(half - 1)) : 0;
+
+  // Candidate (denominator, base) pairs.
+  struct DenBase {
+    SinusoidDenominator den;
+    double base;
+  };
+  std::vector<DenBase> den_bases;
+  auto add_bases = [&](SinusoidDenominator den, double fitted) {
+    if (!(fitted > 1) || !std::isfinite(fitted)) return;
+    for (double c : kCommonBases)
+      if (std::fabs(std::log(fitted) - std::log(c)) <= kBaseSnap * std::log(c)) den_bases.push_back({den, c});
+    den_bases.push_back({den, std::stod(fmt::format("{:.6g}", fitted))});
+  };
+  add_bases(SinusoidDenominator::kD, id.fitted_base_d);
+  if (half >= 2) add_bases(SinusoidDenominator::kHalfMinusOne, id.fitted_base_h1);
+  if (omega_hat.size() == 1) den_bases.push_back({SinusoidDenominator::kD, 10000.0});  // d = 2 or 3: ω_0 = 1 only
+
+  struct Candidate {
+    SinusoidVariant v;
+    double err;
+    double score;
+  };
+  std::vector<Candidate> cands;
+  const std::int64_t r0 = active[0];
+  for (const DenBase& db : den_bases) {
+    SinusoidVariant v = shape;
+    v.denominator = db.den;
+    v.base = db.base;
+    const std::vector<double> w = VariantFrequencies(v, cols);
+    const SinusoidPlan plan = v.Plan(cols);
+    std::set<std::int64_t> starts;
+    if (options.start_hint) starts.insert(*options.start_hint);
+    if (!v.sin_only) {
+      // Unwrap the position of row r0 from the phases, slowest pair first:
+      // each faster pair refines the estimate while its error stays below π.
+      std::vector<std::size_t> order;
+      for (std::size_t i = 0; i < pairing.sin_cols.size() && i < w.size(); ++i) order.push_back(i);
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return w[a] < w[b]; });
+      double p = 0;
+      bool first = true;
+      for (std::size_t i : order) {
+        const double theta = std::atan2(at(r0, pairing.sin_cols[i]), at(r0, pairing.cos_cols[i]));
+        if (first) p = theta / w[i];
+        else p += Wrap(theta - p * w[i]) / w[i];
+        first = false;
+      }
+      const double p0 = std::round(p) - static_cast<double>(r0);
+      if (std::fabs(p0) < 1e15)
+        for (int d = -1; d <= 1; ++d) starts.insert(static_cast<std::int64_t>(p0) + d);
+    } else {
+      for (std::int64_t s : {0, 1, 2}) starts.insert(s);
+    }
+    for (std::int64_t start : starts) {
+      v.start = start;
+      double err = 0;
+      for (std::int64_t r : active) {
+        const double pos = static_cast<double>(start + r);
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
+          const double a = pos * w[static_cast<std::size_t>(c.pair)];
+          const double e = c.kind == SinusoidColumn::kSin ? std::sin(a) : c.kind == SinusoidColumn::kCos ? std::cos(a) : 0.0;
+          err = std::max(err, std::fabs(at(r, j) - e));
+        }
+      }
+      cands.push_back({v, err, err * (IsCommonBase(v.base) ? 1.0 : 4.0)});
+    }
+  }
+  if (cands.empty()) return no_match("could not fit frequencies to the columns");
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+  for (std::size_t k = 1; k < cands.size() && id.alternatives.size() < 5; ++k)
+    id.alternatives.push_back({cands[k].v.Describe(), cands[k].err});
+
+  // Full comparison of the best candidate with the exact table and the recipes.
+  SinusoidVariant best = cands.front().v;
+  if (static_cast<std::size_t>(stats.zero_row_count) == stats.zero_rows.size()) best.zero_rows = stats.zero_rows;
+  id.has_candidate = true;
+  id.variant = best;
+  id.known_as = best.KnownAs();
+  const DType dtype = info.dtype;
+  const DType f32_or_wider = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  Tolerance f32_bound;  // the float32-angle rule of tolerance.h, counted in ulps of the value's precision
+  f32_bound.dtype = f32_or_wider;
+  f32_bound.max_ulp = 1;
+  f32_bound.angle_unit = std::ldexp(1.0, -24);
+  const std::vector<Recipe> recipe_list = {Recipe::kExact, Recipe::kF64Cast, Recipe::kF32Exp, Recipe::kF32ExpT2t,
+                                           Recipe::kF32Pow};
+  std::vector<std::unique_ptr<RowSource>> refs;
+  for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r));
+  std::vector<std::int64_t> ident(recipe_list.size(), 0);
+  std::vector<double> rmax(recipe_list.size(), 0);
+  const std::vector<double> w = VariantFrequencies(best, cols);
+  const SinusoidPlan plan = best.Plan(cols);
+  std::int64_t grid_bad = 0;
+  double grid_ulp_max = 0;
+  const auto ranges = SampleRanges(info.rows, cols, options.max_entries, 1024);
+  std::vector<double> file_v;
+  std::vector<std::vector<double>> ref_v(recipe_list.size());
+  std::vector<std::byte> ref_scratch;
+  std::set<std::int64_t> zero_rows(best.zero_rows.begin(), best.zero_rows.end());
+  for (const auto& [first, count] : ranges) {
+    ReadRowsAsDouble(source, first, count, &scratch, &file_v);
+    for (std::size_t k = 0; k < refs.size(); ++k) ReadRowsAsDouble(*refs[k], first, count, &ref_scratch, &ref_v[k]);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const double pos = static_cast<double>(best.start + first + r);
+      const bool zrow = zero_rows.count(first + r) > 0;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const std::size_t idx = static_cast<std::size_t>(r * cols + j);
+        const double found = file_v[idx];
+        const double exact = ref_v[0][idx];
+        const double err = std::fabs(found - exact);
+        id.max_abs_err = std::max(id.max_abs_err, err);
+        id.max_ulp_err = std::max(id.max_ulp_err, err / UlpOf(exact, dtype));
+        const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
+        const double omega = c.kind == SinusoidColumn::kZero || zrow ? 0 : w[static_cast<std::size_t>(c.pair)];
+        id.max_angle_err = std::max(id.max_angle_err, err / f32_bound.Limit(exact, pos * omega, omega));
+        if (stats.grid != dtype) {
+          if (RoundTo(exact, stats.grid) != found) ++grid_bad;
+          grid_ulp_max = std::max(grid_ulp_max, err / UlpOf(exact, stats.grid));
+        }
+        for (std::size_t k = 0; k < recipe_list.size(); ++k) {
+          const double rv = ref_v[k][idx];
+          if (RoundTo(rv, dtype) == found) ++ident[k];
+          rmax[k] = std::max(rmax[k], std::fabs(found - rv));
+        }
+      }
+    }
+  }
+  id.rows_compared = CountRows(ranges);
+  id.sampled = id.rows_compared < info.rows;
+  const double total = static_cast<double>(id.rows_compared * cols);
+  for (std::size_t k = 0; k < recipe_list.size(); ++k)
+    id.recipes.push_back({recipe_list[k], total > 0 ? static_cast<double>(ident[k]) / total : 0, rmax[k]});
+
+  // Precision, from the strictest explanation to the loosest.
+  std::string closeness = fmt::format("max |error| vs exact {}", FormatErr(id.max_abs_err));
+  if (id.max_ulp_err <= 1) {
+    id.precision = "exact";
+    closeness = id.recipes[0].identical == 1 ? "every entry correctly rounded"
+                                             : fmt::format("within {:.2g} ulp of exact", id.max_ulp_err);
+  } else if (stats.grid != dtype && grid_ulp_max <= 1) {
+    id.precision = std::string(Traits(stats.grid).name);
+    closeness = fmt::format("{} values stored as {}, within {:.2g} ulp({}) of exact", Traits(stats.grid).name,
+                            Traits(dtype).name, grid_ulp_max, Traits(stats.grid).name);
+  } else if (id.max_angle_err <= 1) {
+    id.precision = "float32 angles";
+    std::size_t bestk = 2;
+    for (std::size_t k = 2; k < recipe_list.size(); ++k)
+      if (id.recipes[k].identical > id.recipes[bestk].identical) bestk = k;
+    if (id.recipes[bestk].identical >= 0.5) id.recipe = recipe_list[bestk];
+    closeness = fmt::format("max |error| vs exact {} ({:.2g} of the float32-angle bound)", FormatErr(id.max_abs_err),
+                            id.max_angle_err);
+    if (id.recipe)
+      closeness += fmt::format("; recipe {} reproduces {:.1f}% of entries bit for bit", RecipeOf(*id.recipe).name,
+                               100 * id.recipes[bestk].identical);
+  } else {
+    id.precision = "unknown";
+  }
+  const std::string what = fmt::format("sinusoid, {}{}", best.Describe(), id.known_as.empty() ? "" : " (" + id.known_as + ")");
+  if (id.precision == "unknown") {
+    id.matched = false;
+    id.reason = fmt::format("the closest sinusoid is {}, but it differs by up to {} ({:.3g} times the float32-angle bound)",
+                            what, FormatErr(id.max_abs_err), id.max_angle_err);
+    id.verdict = "no match: " + id.reason;
+    return id;
+  }
+  id.matched = true;
+  id.verdict = fmt::format("{}; precision: {}; {}{}", what, id.precision, closeness,
+                           best.sin_only ? " [not a valid encoding: the cos columns are missing]" : "");
+  return id;
+}
+
+}  // namespace pe

@@ -1,0 +1,398 @@
+#include "core/analysis/properties.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/analysis/blocks.h"
+#include "core/error.h"
+
+namespace pe {
+namespace {
+
+std::string G(double v) { return fmt::format("{:.3g}", v); }
+
+double UnitRoundoff(DType d) { return std::ldexp(1.0, -Traits(d).mantissa_bits); }
+
+std::vector<std::int64_t> Offsets(const PropertyOptions& o, std::int64_t rows) {
+  std::vector<std::int64_t> ks;
+  const std::vector<std::int64_t> def = {1, 2, 3, 10, 100, 1000, 10000};
+  for (std::int64_t k : o.offsets.empty() ? def : o.offsets)
+    if (k >= 1 && k < rows) ks.push_back(k);
+  return ks;
+}
+
+Check Bounds(RowSource& t, const PropertyOptions& o) {
+  Check c;
+  c.name = "bounds";
+  const TableInfo& info = t.info();
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+  double worst = 0;
+  std::int64_t wr = 0, wc = 0, over = 0;
+  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
+  for (std::int64_t f = 0; f < info.rows; f += block) {
+    const std::int64_t n = std::min(block, info.rows - f);
+    ReadRowsAsDouble(t, f, n, &scratch, &v);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
+      if (a > 1) ++over;
+      if (a > worst) {
+        worst = a;
+        wr = f + static_cast<std::int64_t>(i) / info.cols;
+        wc = static_cast<std::int64_t>(i) % info.cols;
+      }
+    }
+  }
+  c.measured = worst;
+  c.limit = 1;
+  c.limit_why = "sin and cos lie in [-1, 1], and rounding to nearest cannot leave it";
+  c.passed = over == 0;
+  c.summary = c.passed ? fmt::format("max |v| = {} (row {}, column {})", worst, wr, wc)
+                       : fmt::format("{} entries exceed 1 in magnitude; worst {} at row {}, column {}", over, worst, wr, wc);
+  c.details = {{"max_abs", worst}, {"row", wr}, {"col", wc}, {"count_over", over}};
+  return c;
+}
+
+Check Norm(RowSource& t, const PropertyOptions& o) {
+  Check c;
+  c.name = "norm";
+  const TableInfo& info = t.info();
+  const double u = UnitRoundoff(o.tolerance.dtype);
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+  double nmin = HUGE_VAL, nmax = -1;
+  std::int64_t rmin = 0, rmax = 0;
+  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
+  for (std::int64_t f = 0; f < info.rows; f += block) {
+    const std::int64_t n = std::min(block, info.rows - f);
+    ReadRowsAsDouble(t, f, n, &scratch, &v);
+    for (std::int64_t r = 0; r < n; ++r) {
+      double s = 0;
+      for (std::int64_t j = 0; j < info.cols; ++j) s += v[static_cast<std::size_t>(r * info.cols + j)] * v[static_cast<std::size_t>(r * info.cols + j)];
+      const double nr = std::sqrt(s);
+      if (nr < nmin) nmin = nr, rmin = f + r;
+      if (nr > nmax) nmax = nr, rmax = f + r;
+    }
+  }
+  c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}};
+  if (o.pairing.found && o.pairing.unpaired_cols.empty()) {
+    const double p = static_cast<double>(o.pairing.sin_cols.size());
+    const double expect = std::sqrt(p);
+    c.measured = std::max(std::fabs(nmax - expect), std::fabs(nmin - expect));
+    c.limit = 4 * u * expect + 1e-300;
+    c.limit_why = fmt::format("each row holds {} (sin, cos) pairs, so its norm is √{} = {}; rounding each entry to {} "
+                              "moves it by at most 4·u·√P (u = 2^-{})",
+                              o.pairing.sin_cols.size(), o.pairing.sin_cols.size(), G(expect),
+                              Traits(o.tolerance.dtype).name, Traits(o.tolerance.dtype).mantissa_bits);
+    c.details["expected"] = expect;
+    c.passed = c.measured <= c.limit;
+    const std::int64_t bad_row = std::fabs(nmax - expect) >= std::fabs(nmin - expect) ? rmax : rmin;
+    const double bad = bad_row == rmax ? nmax : nmin;
+    c.summary = c.passed ? fmt::format("row norms in [{}, {}], expected {}", nmin, nmax, G(expect))
+                         : fmt::format("row {} has norm {}, expected {} (off by {})", bad_row, bad, G(expect), G(c.measured));
+  } else {
+    // No pairing (or unpaired columns): the norm need not be √P; require only
+    // that it is constant, as it is for any rotation-based encoding.
+    c.measured = nmax > 0 ? (nmax - nmin) / nmax : 0;
+    c.limit = 4 * u * std::sqrt(static_cast<double>(info.cols));
+    c.limit_why = "no (sin, cos) pairing known: only a constant row norm is required (relative spread, limit 4·u·√d)";
+    c.passed = c.measured <= c.limit;
+    c.summary = fmt::format("row norms in [{}, {}] (relative spread {})", nmin, nmax, G(c.measured));
+  }
+  return c;
+}
+
+// Per-pair tolerance at position `pos`.
+double PairLimit(const PropertyOptions& o, double pos, double omega) {
+  return o.tolerance.Limit(1.0, pos * omega, omega);
+}
+
+Check RotationPaired(RowSource& t, const PropertyOptions& o) {
+  Check c;
+  c.name = "rotation";
+  const TableInfo& info = t.info();
+  const auto ks = Offsets(o, info.rows);
+  const Pairing& pr = o.pairing;
+  std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
+  nlohmann::ordered_json per_k = nlohmann::ordered_json::array();
+  double worst_ratio = 0;
+  std::string worst_text;
+  std::vector<std::byte> scratch;
+  std::vector<double> a, b;
+  for (std::int64_t k : ks) {
+    double kres = 0, kratio = 0, klimit = 0;
+    std::int64_t kp = 0, ki = 0;
+    const auto ranges = SampleRanges(info.rows - k, info.cols, o.max_entries / static_cast<std::int64_t>(ks.size()) / 2, 512);
+    for (const auto& [f, n] : ranges) {
+      ReadRowsAsDouble(t, f, n, &scratch, &a);
+      ReadRowsAsDouble(t, f + k, n, &scratch, &b);
+      for (std::int64_t r = 0; r < n; ++r) {
+        if (skip.count(f + r) || skip.count(f + r + k)) continue;
+        const double pos = static_cast<double>(o.start + f + r + k);
+        for (std::size_t i = 0; i < pr.sin_cols.size(); ++i) {
+          const double s0 = a[static_cast<std::size_t>(r * info.cols + pr.sin_cols[i])];
+          const double c0 = a[static_cast<std::size_t>(r * info.cols + pr.cos_cols[i])];
+          const double s1 = b[static_cast<std::size_t>(r * info.cols + pr.sin_cols[i])];
+          const double c1 = b[static_cast<std::size_t>(r * info.cols + pr.cos_cols[i])];
+          const double d = static_cast<double>(k) * pr.omega[i];
+          const double cd = std::cos(d), sd = std::sin(d);
+          const double res = std::hypot(s1 - (cd * s0 + sd * c0), c1 - (-sd * s0 + cd * c0));
+          const double lim = 2 * std::sqrt(2.0) * PairLimit(o, std::fabs(pos), pr.omega[i]);
+          const double ratio = std::isnan(res) ? HUGE_VAL : res / lim;
+          if (ratio > kratio) kratio = ratio, kres = res, klimit = lim, kp = f + r, ki = static_cast<std::int64_t>(i);
+        }
+      }
+    }
+    per_k.push_back({{"k", k}, {"worst_residual", kres}, {"limit", klimit}, {"ratio", JsonNumber(kratio)},
+                     {"row", kp}, {"pair", ki}, {"sin_col", pr.sin_cols[static_cast<std::size_t>(ki)]},
+                     {"cos_col", pr.cos_cols[static_cast<std::size_t>(ki)]}, {"passed", kratio <= 1}});
+    if (kratio > worst_ratio || worst_text.empty()) {
+      worst_ratio = kratio;
+      worst_text = fmt::format("k={}: residual {} at row {}, pair {} (columns {},{}), limit {}", k, G(kres), kp, ki,
+                               pr.sin_cols[static_cast<std::size_t>(ki)], pr.cos_cols[static_cast<std::size_t>(ki)], G(klimit));
+    }
+  }
+  c.measured = worst_ratio;
+  c.limit = 1;
+  c.limit_why = fmt::format("residual / (2·√2 · per-entry tolerance at angle (p+k)·ω); ω {}",
+                            o.omega_known ? "from the reference scheme" : "fitted from the table's phases");
+  c.passed = worst_ratio <= 1;
+  c.details = {{"mode", "pairs"}, {"layout", pr.layout == SinusoidLayout::kInterleaved ? "interleaved" : "concatenated"},
+               {"pairs", pr.sin_cols.size()}, {"per_k", per_k}};
+  std::string ks_text;
+  for (const auto& e : per_k) ks_text += fmt::format("{}k={}: {}", ks_text.empty() ? "" : ", ", e["k"].get<std::int64_t>(), G(e["worst_residual"].get<double>()));
+  c.summary = fmt::format("PE(p+k) = R(kω)·PE(p) for {} pairs: worst residual per k [{}]; {} {}",
+                          pr.sin_cols.size(), ks_text, c.passed ? "worst" : "FAILS at", worst_text);
+  return c;
+}
+
+// Relative residual of the least-squares projection of Y onto the column
+// space of X (both m x d, row-major): modified Gram-Schmidt on X's columns.
+double ProjectionResidual(const std::vector<double>& x, const std::vector<double>& y, std::int64_t m, std::int64_t d,
+                          std::int64_t* rank) {
+  std::vector<std::vector<double>> q;
+  for (std::int64_t j = 0; j < d; ++j) {
+    std::vector<double> v(static_cast<std::size_t>(m));
+    double n0 = 0;
+    for (std::int64_t r = 0; r < m; ++r) v[static_cast<std::size_t>(r)] = x[static_cast<std::size_t>(r * d + j)], n0 += v[static_cast<std::size_t>(r)] * v[static_cast<std::size_t>(r)];
+    for (int pass = 0; pass < 2; ++pass)  // twice is enough (Kahan-Parlett)
+      for (const auto& qq : q) {
+        double dot = 0;
+        for (std::int64_t r = 0; r < m; ++r) dot += qq[static_cast<std::size_t>(r)] * v[static_cast<std::size_t>(r)];
+        for (std::int64_t r = 0; r < m; ++r) v[static_cast<std::size_t>(r)] -= dot * qq[static_cast<std::size_t>(r)];
+      }
+    double n1 = 0;
+    for (double e : v) n1 += e * e;
+    if (n1 <= 1e-24 * std::max(n0, 1e-300) || n1 == 0) continue;  // dependent column
+    const double inv = 1 / std::sqrt(n1);
+    for (double& e : v) e *= inv;
+    q.push_back(std::move(v));
+  }
+  *rank = static_cast<std::int64_t>(q.size());
+  double num = 0, den = 0;
+  std::vector<double> v(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < d; ++j) {
+    for (std::int64_t r = 0; r < m; ++r) v[static_cast<std::size_t>(r)] = y[static_cast<std::size_t>(r * d + j)];
+    for (double e : v) den += e * e;
+    for (const auto& qq : q) {
+      double dot = 0;
+      for (std::int64_t r = 0; r < m; ++r) dot += qq[static_cast<std::size_t>(r)] * v[static_cast<std::size_t>(r)];
+      for (std::int64_t r = 0; r < m; ++r) v[static_cast<std::size_t>(r)] -= dot * qq[static_cast<std::size_t>(r)];
+    }
+    for (double e : v) num += e * e;
+  }
+  return den > 0 ? std::sqrt(num / den) : 0;
+}
+
+Check RotationGeneral(RowSource& t, const PropertyOptions& o) {
+  Check c;
+  c.name = "rotation";
+  const TableInfo& info = t.info();
+  const std::int64_t d = info.cols;
+  c.limit_why = "no (sin, cos) pairing: general form, relative residual of the least-squares linear map "
+                "PE(p) -> PE(p+k); limit 8·(u + 2^-24·(|start|+m+k)) for rounding and float32 angles";
+  if (d > 1024) {
+    c.skipped = true;
+    c.summary = fmt::format("skipped: no (sin, cos) pairing and {} columns is beyond the least-squares form's 1024", d);
+    return c;
+  }
+  const std::int64_t m = std::min<std::int64_t>(info.rows, 2 * d + 64);
+  std::vector<std::int64_t> ks;
+  for (std::int64_t k : Offsets(o, info.rows))
+    if (info.rows - k >= d + 16) ks.push_back(k);
+  if (ks.empty()) {
+    c.skipped = true;
+    c.summary = fmt::format("skipped: no (sin, cos) pairing, and {} rows are too few to fit a {}x{} map (need > d + 16 rows)",
+                            info.rows, d, d);
+    return c;
+  }
+  nlohmann::ordered_json per_k = nlohmann::ordered_json::array();
+  std::vector<std::byte> scratch;
+  std::vector<double> x, y;
+  double worst = 0, worst_ratio = 0;
+  std::int64_t worst_k = 0, rank = 0;
+  const double u = UnitRoundoff(o.tolerance.dtype);
+  for (std::int64_t k : ks) {
+    const std::int64_t mk = std::min(m, info.rows - k);
+    ReadRowsAsDouble(t, 0, mk, &scratch, &x);
+    ReadRowsAsDouble(t, k, mk, &scratch, &y);
+    const double res = ProjectionResidual(x, y, mk, d, &rank);
+    const double lim = 8 * (u + std::ldexp(1.0, -24) * static_cast<double>(std::llabs(o.start) + mk + k));
+    per_k.push_back({{"k", k}, {"relative_residual", res}, {"limit", lim}, {"rows_fitted", mk}, {"rank", rank}, {"passed", res <= lim}});
+    if (res / lim >= worst_ratio) worst_ratio = res / lim, worst = res, worst_k = k;
+  }
+  c.measured = worst_ratio;
+  c.limit = 1;
+  c.passed = worst_ratio <= 1;
+  c.details = {{"mode", "least-squares"}, {"per_k", per_k}};
+  std::string ks_text;
+  for (const auto& e : per_k) ks_text += fmt::format("{}k={}: {}", ks_text.empty() ? "" : ", ", e["k"].get<std::int64_t>(), G(e["relative_residual"].get<double>()));
+  c.summary = fmt::format("no (sin, cos) pairing; best linear map PE(p) -> PE(p+k), relative residual per k [{}]; worst k={} ({})",
+                          ks_text, worst_k, c.passed ? "within noise" : "NOT a linear function of PE(p)");
+  return c;
+}
+
+Check Shift(RowSource& t, const PropertyOptions& o) {
+  Check c;
+  c.name = "shift";
+  const TableInfo& info = t.info();
+  const auto ks = Offsets(o, info.rows);
+  const Pairing& pr = o.pairing;
+  const bool exact_expect = pr.found && o.omega_known && pr.unpaired_cols.empty();
+  std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
+  nlohmann::ordered_json per_k = nlohmann::ordered_json::array();
+  std::vector<std::byte> scratch;
+  std::vector<double> a, b;
+  double worst_ratio = 0;
+  std::string worst_text;
+  for (std::int64_t k : ks) {
+    double expect = 0;
+    if (exact_expect)
+      for (double w : pr.omega) expect += std::cos(static_cast<double>(k) * w);
+    std::vector<double> dots, lims;
+    std::vector<std::int64_t> at;
+    const auto ranges = SampleRanges(info.rows - k, info.cols, o.max_entries / static_cast<std::int64_t>(ks.size()) / 2, 512);
+    for (const auto& [f, n] : ranges) {
+      ReadRowsAsDouble(t, f, n, &scratch, &a);
+      ReadRowsAsDouble(t, f + k, n, &scratch, &b);
+      for (std::int64_t r = 0; r < n; ++r) {
+        if (skip.count(f + r) || skip.count(f + r + k)) continue;
+        double dot = 0;
+        for (std::int64_t j = 0; j < info.cols; ++j)
+          dot += a[static_cast<std::size_t>(r * info.cols + j)] * b[static_cast<std::size_t>(r * info.cols + j)];
+        double lim = 0;
+        const double pos = std::fabs(static_cast<double>(o.start + f + r + k));
+        if (pr.found)
+          for (double w : pr.omega) lim += 4 * PairLimit(o, pos, w);
+        else
+          lim = 2 * static_cast<double>(info.cols) * o.tolerance.Limit(1.0, pos, 1.0);
+        dots.push_back(dot);
+        lims.push_back(lim);
+        at.push_back(f + r);
+      }
+    }
+    if (dots.empty()) continue;
+    if (!exact_expect) {  // the p-independent value is unknown: compare with the middle of the range
+      const auto [mn, mx] = std::minmax_element(dots.begin(), dots.end());
+      expect = (*mn + *mx) / 2;
+    }
+    double kdev = 0, kratio = 0, klim = 0;
+    std::int64_t kp = 0;
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      const double dev = std::fabs(dots[i] - expect);
+      const double ratio = std::isnan(dev) ? HUGE_VAL : dev / lims[i];
+      if (ratio >= kratio) kratio = ratio, kdev = dev, klim = lims[i], kp = at[i];
+    }
+    per_k.push_back({{"k", k}, {"expected", expect}, {"max_deviation", kdev}, {"limit", klim}, {"row", kp},
+                     {"ratio", JsonNumber(kratio)}, {"passed", kratio <= 1}});
+    if (kratio >= worst_ratio || worst_text.empty()) {
+      worst_ratio = kratio;
+      worst_text = fmt::format("k={}: PE(p)·PE(p+k) deviates by {} at row {} from {} (limit {})", k, G(kdev), kp, G(expect), G(klim));
+    }
+  }
+  c.measured = worst_ratio;
+  c.limit = 1;
+  c.passed = worst_ratio <= 1;
+  c.limit_why = exact_expect ? "deviation from Σ_i cos(kω_i) / (4 per-entry tolerances per pair)"
+                             : "half-range of PE(p)·PE(p+k) over p / (first-order bound from the per-entry tolerance)";
+  c.details = {{"expected_from", exact_expect ? "sum of cos(k*omega_i)" : "midrange over p"}, {"per_k", per_k}};
+  c.summary = per_k.empty() ? "no offsets k below the row count" : worst_text;
+  if (per_k.empty()) c.skipped = true;
+  return c;
+}
+
+Check Unique(RowSource& t, const PropertyOptions& o) {
+  Check c;
+  c.name = "unique";
+  const TableInfo& info = t.info();
+  const std::int64_t d = info.cols;
+  // All pairs when affordable (rows²·d/2 <= 2^30), else pairs within a
+  // window W of each other (duplicates from low-precision positions are
+  // neighbours).
+  const double budget = std::ldexp(1.0, 30);
+  std::int64_t window = info.rows;
+  if (static_cast<double>(info.rows) * static_cast<double>(info.rows) * static_cast<double>(d) / 2 > budget)
+    window = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
+  const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(1024, info.rows));
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+  double best = HUGE_VAL;
+  std::int64_t bp = 0, bq = 0;
+  for (std::int64_t f = 0; f < info.rows; f += block) {
+    const std::int64_t n = std::min(block, info.rows - f);
+    const std::int64_t lo = std::max<std::int64_t>(0, f - window);
+    ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
+    for (std::int64_t q = f; q < f + n; ++q) {
+      const double* rq = v.data() + (q - lo) * d;
+      for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
+        const double* rp = v.data() + (p - lo) * d;
+        double s = 0;
+        for (std::int64_t j = 0; j < d && s < best; ++j) s += (rq[j] - rp[j]) * (rq[j] - rp[j]);
+        if (s < best) best = s, bp = p, bq = q;
+      }
+    }
+  }
+  if (info.rows < 2) {
+    c.skipped = true;
+    c.summary = "a single row";
+    return c;
+  }
+  const double dist = std::sqrt(best);
+  c.measured = dist;
+  c.limit = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
+  c.limit_why = fmt::format("rounding noise of a row: √d · ulp(1) in {}", Traits(o.tolerance.dtype).name);
+  c.passed = dist > c.limit;
+  const bool all = window >= info.rows;
+  c.details = {{"min_distance", dist}, {"rows", {bp, bq}}, {"pairs", all ? "all" : fmt::format("within {} rows", window)}};
+  c.summary = fmt::format("{} distance {} between rows {} and {} ({})", c.passed ? "minimum" : "rows not distinct:", G(dist), bp, bq,
+                          all ? "all pairs" : fmt::format("pairs within {} rows", window));
+  return c;
+}
+
+}  // namespace
+
+const std::vector<std::string>& PropertyCheckNames() {
+  static const std::vector<std::string> kNames = {"rotation", "shift", "bounds", "norm", "unique"};
+  return kNames;
+}
+
+std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o) {
+  for (const auto& name : o.checks)
+    if (std::find(PropertyCheckNames().begin(), PropertyCheckNames().end(), name) == PropertyCheckNames().end())
+      ThrowUsage(fmt::format("--check '{}'", name), "unknown check (known: rotation, shift, bounds, norm, unique)");
+  std::vector<Check> out;
+  for (const auto& name : PropertyCheckNames()) {
+    if (std::find(o.checks.begin(), o.checks.end(), name) == o.checks.end()) continue;
+    if (name == "bounds") out.push_back(Bounds(table, o));
+    else if (name == "norm") out.push_back(Norm(table, o));
+    else if (name == "rotation") out.push_back(o.pairing.found ? RotationPaired(table, o) : RotationGeneral(table, o));
+    else if (name == "shift") out.push_back(Shift(table, o));
+    else if (name == "unique") out.push_back(Unique(table, o));
+  }
+  return out;
+}
+
+}  // namespace pe

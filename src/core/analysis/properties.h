@@ -1,0 +1,50 @@
+// Property checks of a positional table (pe verify --check): rotation,
+// shift, bounds, norm, unique. Pure: each returns a Check with the measured
+// value, its limit, why, and the verdict; tables are read in row blocks
+// (rotation and shift sample row blocks when the table is large).
+//
+//  rotation  For a (sin, cos) pair with frequency ω, PE(p+k) = R(kω)·PE(p)
+//            with R(δ) = [[cos δ, sin δ], [-sin δ, cos δ]]; measured: the
+//            worst |PE(p+k) - R·PE(p)| per offset k, against 2·√2 times the
+//            per-entry tolerance at angle (p+k)·ω. Without a known pairing
+//            (a learned table), the general form: the least-squares linear
+//            map M with PE(p+k) ≈ M·PE(p) and its relative residual.
+//  shift     PE(p)·PE(p+k) does not depend on p; with known ω it equals
+//            Σ_i cos(kω_i). Limit: 4 tolerances per pair (first-order bound).
+//  bounds    max |v| <= 1.
+//  norm      every row norm is √P (P = sin/cos pairs; √(d/2) for the even-d
+//            sinusoid); limit 4·u·√P with u the dtype's unit roundoff.
+//  unique    the minimum distance between distinct rows exceeds √d·ulp(1).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/check.h"
+#include "core/analysis/identify.h"
+#include "core/analysis/tolerance.h"
+#include "core/table.h"
+
+namespace pe {
+
+/// The check names, in the order they run.
+const std::vector<std::string>& PropertyCheckNames();
+
+struct PropertyOptions {
+  std::vector<std::string> checks;     ///< names from PropertyCheckNames()
+  std::vector<std::int64_t> offsets;   ///< k for rotation and shift; empty = 1, 2, 3, 10, 100, 1000, 10000 (< rows)
+  Pairing pairing;                     ///< found = false: rotation uses the least-squares form
+  bool omega_known = false;            ///< pairing.omega are the scheme's exact frequencies
+  std::int64_t start = 0;              ///< position of row 0 (angle sizes for the tolerance)
+  std::vector<std::int64_t> skip_rows; ///< padding rows that are not PE(pos) (rotation, shift)
+  Tolerance tolerance;                 ///< per-entry tolerance the limits derive from
+  std::int64_t max_entries = std::int64_t{1} << 22;  ///< sampling budget per check
+};
+
+/// Runs options.checks on `table`. Throws pe::Error (usage) for an unknown
+/// check name, pe::Error for read failures.
+std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& options);
+
+}  // namespace pe

@@ -1,0 +1,119 @@
+#include "core/analysis/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/analysis/blocks.h"
+#include "core/analysis/check.h"
+
+namespace pe {
+
+bool Representable(double v, DType dtype) {
+  if (!std::isfinite(v)) return true;
+  switch (dtype) {
+    case DType::kFloat64: return true;
+    case DType::kFloat32: return static_cast<double>(static_cast<float>(v)) == v;
+    case DType::kFloat16: return HalfBitsToDouble(DoubleToHalfBits(v)) == v;
+    case DType::kBFloat16: return BFloat16BitsToDouble(DoubleToBFloat16Bits(v)) == v;
+  }
+  return true;
+}
+
+TableStats ComputeStats(RowSource& source) {
+  const TableInfo& info = source.info();
+  TableStats s;
+  s.rows = info.rows;
+  s.cols = info.cols;
+  s.entries = info.rows * info.cols;
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -s.min;
+  s.row_norm_min = s.min;
+  s.row_norm_max = -1;
+  std::vector<bool> col_zero(static_cast<std::size_t>(info.cols), true);
+  // Candidate grids from narrowest: bfloat16 and float16 are not nested, so
+  // each is tracked separately.
+  bool fits_f16 = true, fits_bf16 = true, fits_f32 = true;
+  double sum = 0;
+  std::int64_t finite = 0;
+  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+  for (std::int64_t first = 0; first < info.rows; first += block) {
+    const std::int64_t count = std::min(block, info.rows - first);
+    ReadRowsAsDouble(source, first, count, &scratch, &v);
+    for (std::int64_t r = 0; r < count; ++r) {
+      double norm2 = 0;
+      bool zero = true;
+      const double* row = v.data() + r * info.cols;
+      for (std::int64_t j = 0; j < info.cols; ++j) {
+        const double x = row[j];
+        if (!std::isfinite(x)) {
+          ++s.nonfinite;
+          zero = false;
+          col_zero[static_cast<std::size_t>(j)] = false;
+          continue;
+        }
+        ++finite;
+        sum += x;
+        s.min = std::min(s.min, x);
+        s.max = std::max(s.max, x);
+        norm2 += x * x;
+        if (x != 0) {
+          zero = false;
+          col_zero[static_cast<std::size_t>(j)] = false;
+        }
+        if (fits_f32 && info.dtype == DType::kFloat64) fits_f32 = Representable(x, DType::kFloat32);
+        if (fits_f16 && info.dtype != DType::kFloat16) fits_f16 = Representable(x, DType::kFloat16);
+        if (fits_bf16 && info.dtype != DType::kBFloat16) fits_bf16 = Representable(x, DType::kBFloat16);
+      }
+      const double norm = std::sqrt(norm2);
+      if (norm < s.row_norm_min) {
+        s.row_norm_min = norm;
+        s.row_norm_min_row = first + r;
+      }
+      if (norm > s.row_norm_max) {
+        s.row_norm_max = norm;
+        s.row_norm_max_row = first + r;
+      }
+      if (zero) {
+        ++s.zero_row_count;
+        if (s.zero_rows.size() < TableStats::kMaxListed) s.zero_rows.push_back(first + r);
+      }
+    }
+  }
+  for (std::int64_t j = 0; j < info.cols; ++j)
+    if (col_zero[static_cast<std::size_t>(j)] && s.rows > 0) s.zero_cols.push_back(j);
+  if (finite == 0) s.min = s.max = 0;
+  s.mean = finite ? sum / static_cast<double>(finite) : 0;
+  s.max_abs = std::max(std::fabs(s.min), std::fabs(s.max));
+  if (s.row_norm_max < 0) s.row_norm_min = s.row_norm_max = 0;
+  // The narrowest grid: a dtype narrower than the file's that holds every value.
+  s.grid = info.dtype;
+  const int bits = Traits(info.dtype).mantissa_bits;
+  if (fits_bf16 && Traits(DType::kBFloat16).mantissa_bits < bits) s.grid = DType::kBFloat16;
+  else if (fits_f16 && Traits(DType::kFloat16).mantissa_bits < bits) s.grid = DType::kFloat16;
+  else if (fits_f32 && info.dtype == DType::kFloat64) s.grid = DType::kFloat32;
+  return s;
+}
+
+nlohmann::ordered_json TableStats::ToJson() const {
+  nlohmann::ordered_json j;
+  j["entries"] = entries;
+  j["nonfinite"] = nonfinite;
+  j["min"] = JsonNumber(min);
+  j["max"] = JsonNumber(max);
+  j["mean"] = JsonNumber(mean);
+  j["max_abs"] = JsonNumber(max_abs);
+  j["row_norm_min"] = JsonNumber(row_norm_min);
+  j["row_norm_min_row"] = row_norm_min_row;
+  j["row_norm_max"] = JsonNumber(row_norm_max);
+  j["row_norm_max_row"] = row_norm_max_row;
+  j["zero_row_count"] = zero_row_count;
+  j["zero_rows"] = zero_rows;
+  j["zero_cols"] = zero_cols;
+  j["value_grid"] = std::string(Traits(grid).name);
+  return j;
+}
+
+}  // namespace pe

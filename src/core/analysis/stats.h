@@ -1,0 +1,41 @@
+// Value statistics of a table, computed in one streaming pass over row
+// blocks: min, max, mean, row-norm range, all-zero rows and columns,
+// non-finite entries, and the narrowest dtype that holds every value
+// exactly (a float32 file whose values are all float16 numbers was most
+// likely computed or stored in float16).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/table.h"
+
+namespace pe {
+
+struct TableStats {
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t entries = 0;
+  std::int64_t nonfinite = 0;          ///< NaN or ±inf entries (excluded from the figures below)
+  double min = 0, max = 0, mean = 0, max_abs = 0;
+  double row_norm_min = 0, row_norm_max = 0;
+  std::int64_t row_norm_min_row = 0, row_norm_max_row = 0;
+  std::vector<std::int64_t> zero_rows;  ///< rows whose entries are all 0 (at most kMaxListed)
+  std::int64_t zero_row_count = 0;
+  std::vector<std::int64_t> zero_cols;  ///< columns whose entries are all 0
+  DType grid = DType::kFloat64;         ///< narrowest dtype holding every value exactly
+
+  static constexpr std::size_t kMaxListed = 64;
+  nlohmann::ordered_json ToJson() const;
+};
+
+/// One pass over every row of `source`. Throws pe::Error if reading fails.
+TableStats ComputeStats(RowSource& source);
+
+/// True when `v` is exactly representable in `dtype`.
+bool Representable(double v, DType dtype);
+
+}  // namespace pe

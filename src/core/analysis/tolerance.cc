@@ -1,0 +1,55 @@
+#include "core/analysis/tolerance.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace pe {
+
+double AngleUnit(DType dtype) { return dtype == DType::kFloat64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24); }
+
+double Tolerance::Limit(double expected, double angle, double omega) const {
+  double t = atol + rtol * std::fabs(expected) + max_ulp * UlpOf(expected, dtype);
+  if (angle_unit > 0 && angle != 0 && omega > 0)
+    t += angle_unit * std::fabs(angle) * (3.0 + 2.0 * std::fabs(std::log(omega)));
+  return t;
+}
+
+Tolerance DefaultTolerance(DType dtype) {
+  Tolerance t;
+  t.dtype = dtype;
+  t.max_ulp = 1;
+  t.angle_unit = AngleUnit(dtype);
+  const bool f64 = dtype == DType::kFloat64;
+  t.why = fmt::format(
+      "default for a {} table: 1 ulp of {} (final rounding) + {}·|θ|·(3 + 2|ln ω|) for an entry at angle "
+      "θ = pos·ω (angles legitimately computed in {}; docs/verify.md)",
+      Traits(dtype).name, Traits(dtype).name, f64 ? "2^-53" : "2^-24", f64 ? "float64" : "float32");
+  return t;
+}
+
+Tolerance ExplicitTolerance(DType dtype, double atol, double rtol, double max_ulp) {
+  Tolerance t;
+  t.dtype = dtype;
+  t.atol = atol;
+  t.rtol = rtol;
+  t.max_ulp = max_ulp;
+  t.angle_unit = 0;
+  t.is_default = false;
+  t.why = fmt::format("given: |error| <= {} + {}·|expected| + {} ulp({})", atol, rtol, max_ulp, Traits(dtype).name);
+  return t;
+}
+
+nlohmann::ordered_json Tolerance::ToJson() const {
+  nlohmann::ordered_json j;
+  j["rule"] = is_default ? "default" : "explicit";
+  j["dtype"] = std::string(Traits(dtype).name);
+  j["atol"] = atol;
+  j["rtol"] = rtol;
+  j["max_ulp"] = max_ulp;
+  j["angle_unit"] = angle_unit;
+  j["why"] = why;
+  return j;
+}
+
+}  // namespace pe

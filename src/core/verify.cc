@@ -1,0 +1,389 @@
+#include "core/verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/analysis/blocks.h"
+#include "core/analysis/properties.h"
+#include "core/analysis/stats.h"
+#include "core/error.h"
+
+namespace pe {
+namespace {
+
+std::string G(double v) { return fmt::format("{:.3g}", v); }
+
+std::optional<double> MetaNumber(const Metadata& m, const std::string& key) {
+  const MetaValue* v = m.Find(key);
+  if (!v) return std::nullopt;
+  if (const auto* i = std::get_if<std::int64_t>(v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(v)) return *d;
+  try {
+    std::size_t used = 0;
+    const double d = std::stod(std::get<std::string>(*v), &used);
+    if (used == std::get<std::string>(*v).size()) return d;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> MetaString(const Metadata& m, const std::string& key) {
+  const MetaValue* v = m.Find(key);
+  if (!v) return std::nullopt;
+  return MetaToString(*v);
+}
+
+std::optional<std::int64_t> MetaInt(const Metadata& m, const std::string& key) {
+  auto d = MetaNumber(m, key);
+  if (!d || *d != std::floor(*d) || std::fabs(*d) > 9e15) return std::nullopt;
+  return static_cast<std::int64_t>(*d);
+}
+
+// Reads the first rows of a source: pairing, zero rows and per-column ω.
+struct HeadAnalysis {
+  Pairing pairing;
+  std::vector<double> col_omega;  // per column; 0 = not a sinusoid (no angle term)
+  std::vector<std::int64_t> zero_rows;
+};
+
+HeadAnalysis AnalyseHead(RowSource& src) {
+  HeadAnalysis h;
+  const TableInfo& info = src.info();
+  const std::int64_t n = std::min<std::int64_t>(info.rows, 512);
+  std::vector<std::byte> scratch;
+  std::vector<double> head;
+  ReadRowsAsDouble(src, 0, n, &scratch, &head);
+  for (std::int64_t r = 0; r < n; ++r) {
+    bool z = true;
+    for (std::int64_t j = 0; j < info.cols && z; ++j) z = head[static_cast<std::size_t>(r * info.cols + j)] == 0;
+    if (z) h.zero_rows.push_back(r);
+  }
+  h.pairing = FindPairing(head, n, info.cols, h.zero_rows, 1e-3);
+  h.col_omega.assign(static_cast<std::size_t>(info.cols), 0.0);
+  if (h.pairing.found) {
+    for (std::size_t i = 0; i < h.pairing.sin_cols.size(); ++i) {
+      h.col_omega[static_cast<std::size_t>(h.pairing.sin_cols[i])] = std::fabs(h.pairing.omega[i]);
+      h.col_omega[static_cast<std::size_t>(h.pairing.cos_cols[i])] = std::fabs(h.pairing.omega[i]);
+    }
+  }
+  // Columns outside pairs (an unpaired sin, RoPE-style tables): ω from the
+  // second difference x[r+1] - 2x[r] + x[r-1] = -4 sin²(ω/2)·x[r] when the
+  // column is a sinusoid; a poor fit leaves ω = 0 (no angle allowance).
+  std::set<std::int64_t> zr(h.zero_rows.begin(), h.zero_rows.end());
+  for (std::int64_t j = 0; j < info.cols; ++j) {
+    if (h.col_omega[static_cast<std::size_t>(j)] != 0 || n < 3) continue;
+    double num = 0, den = 0, res = 0, scale = 0;
+    auto x = [&](std::int64_t r) { return head[static_cast<std::size_t>(r * info.cols + j)]; };
+    for (std::int64_t r = 1; r + 1 < n; ++r) {
+      if (zr.count(r - 1) || zr.count(r) || zr.count(r + 1)) continue;
+      num += x(r) * (x(r + 1) - 2 * x(r) + x(r - 1));
+      den += x(r) * x(r);
+    }
+    if (den <= 0) continue;
+    const double q = -num / den;  // 4 sin²(ω/2)
+    for (std::int64_t r = 1; r + 1 < n; ++r) {
+      if (zr.count(r - 1) || zr.count(r) || zr.count(r + 1)) continue;
+      res = std::max(res, std::fabs(x(r + 1) - 2 * x(r) + x(r - 1) + q * x(r)));
+      scale = std::max(scale, std::fabs(x(r)));
+    }
+    if (q > 0 && q < 4 && res <= 1e-6 * std::max(scale, 1e-300) + 1e-12)
+      h.col_omega[static_cast<std::size_t>(j)] = 2 * std::asin(std::sqrt(q) / 2);
+  }
+  return h;
+}
+
+std::string Differences(const SinusoidVariant& found, const SinusoidVariant& declared) {
+  std::vector<std::string> d;
+  if (found.sin_only != declared.sin_only) d.push_back("cos columns replaced by sin");
+  if (found.layout != declared.layout) d.push_back("layout");
+  if (found.denominator != declared.denominator) d.push_back("frequency denominator");
+  if (found.base != declared.base) d.push_back("base");
+  if (found.start != declared.start) d.push_back(fmt::format("first position ({} instead of {})", found.start, declared.start));
+  if (found.zero_rows != declared.zero_rows) d.push_back("zeroed padding rows");
+  std::string s;
+  for (const auto& e : d) s += (s.empty() ? "" : ", ") + e;
+  return s;
+}
+
+}  // namespace
+
+nlohmann::ordered_json EntryRef::ToJson() const {
+  return {{"row", row},           {"position", position}, {"col", col}, {"expected", JsonNumber(expected)},
+          {"found", JsonNumber(found)}, {"error", JsonNumber(error)}, {"limit", JsonNumber(limit)}};
+}
+
+std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const SpecOverrides& flags,
+                                               std::vector<std::string>* notes) {
+  const Metadata& m = file.meta;
+  const auto meta_scheme = MetaString(m, "scheme");
+  if (!meta_scheme && !flags.any()) return std::nullopt;
+  SchemeSpec spec;
+  auto note_override = [&](const char* flag, const std::string& key, const std::string& given, const std::string& meta) {
+    if (given != meta) notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}", flag, given, key, meta));
+  };
+  // scheme
+  spec.scheme = meta_scheme.value_or("sinusoidal");
+  if (flags.scheme) {
+    if (meta_scheme) note_override("--scheme", "scheme", *flags.scheme, *meta_scheme);
+    spec.scheme = *flags.scheme;
+  }
+  FindScheme(spec.scheme);  // "did you mean" for a typo, before any work
+  // integers: d_model, max_len, start
+  struct IntField {
+    const char* key;
+    const char* flag;
+    std::optional<std::int64_t> given;
+    std::int64_t* out;
+    std::int64_t fallback;
+  };
+  IntField ints[] = {{"d_model", "--d-model", flags.d_model, &spec.d_model, file.cols},
+                     {"max_len", "--max-len", flags.max_len, &spec.max_len, file.rows},
+                     {"start", "--start", flags.start, &spec.start, 0}};
+  for (auto& f : ints) {
+    const auto meta = MetaInt(m, f.key);
+    *f.out = meta.value_or(f.fallback);
+    if (f.given) {
+      if (meta) note_override(f.flag, f.key, std::to_string(*f.given), std::to_string(*meta));
+      *f.out = *f.given;
+    }
+  }
+  // base
+  const auto meta_base = MetaNumber(m, "base");
+  spec.base = meta_base.value_or(10000.0);
+  if (flags.base) {
+    if (meta_base) note_override("--base", "base", fmt::format("{}", *flags.base), fmt::format("{}", *meta_base));
+    spec.base = *flags.base;
+  }
+  // dtype: the file's own; a declared one that differs is reported.
+  spec.dtype = file.dtype;
+  const std::string actual(Traits(file.dtype).name);
+  if (const auto md = MetaString(m, "dtype"); md && *md != actual)
+    notes->push_back(fmt::format("the file's metadata says dtype = {}, but it holds {}", *md, actual));
+  if (flags.dtype) {
+    const auto d = DTypeFromName(*flags.dtype);
+    if (!d) ThrowUsage(fmt::format("--dtype '{}'", *flags.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
+    if (*d != file.dtype)
+      notes->push_back(fmt::format("--dtype {} differs from the file's {}; errors are counted in {}", *flags.dtype, actual, actual));
+  }
+  return spec;
+}
+
+nlohmann::ordered_json SpecToJson(const SchemeSpec& spec) {
+  return {{"scheme", spec.scheme}, {"d_model", spec.d_model}, {"max_len", spec.max_len}, {"base", spec.base}, {"start", spec.start}};
+}
+
+nlohmann::ordered_json VerifyReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["schema"] = "pe.verify/1";
+  j["file"] = file;
+  j["shape"] = {info.rows, info.cols};
+  j["dtype"] = std::string(Traits(info.dtype).name);
+  j["passed"] = passed;
+  j["exit_code"] = passed ? 0 : 1;
+  j["reference"] = reference;
+  j["reference"]["kind"] = reference_kind;
+  j["notes"] = notes;
+  j["tolerance"] = tolerance.ToJson();
+  nlohmann::ordered_json cs = nlohmann::ordered_json::array();
+  for (const auto& c : checks) cs.push_back(c.ToJson());
+  j["checks"] = cs;
+  if (diagnosed) {
+    j["diagnosis"] = {{"summary", diagnosis_text}, {"identification", diagnosis.ToJson()}};
+  } else {
+    j["diagnosis"] = nullptr;
+  }
+  return j;
+}
+
+VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptions& o) {
+  VerifyReport rep;
+  rep.file = path;
+  rep.info = table.info();
+  rep.notes = o.notes;
+  const TableInfo& info = rep.info;
+  rep.tolerance = o.tolerance.value_or(DefaultTolerance(info.dtype));
+  std::vector<std::string> checks = o.checks;
+  if (!o.spec && !o.reference_file && checks.empty())
+    ThrowUsage(fmt::format("'{}'", path),
+               "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model/... , "
+               "--reference FILE, or --check");
+  const TableStats stats = ComputeStats(table);
+
+  // The reference, if any.
+  std::unique_ptr<RowSource> generated;
+  RowSource* ref = o.reference_file;
+  std::int64_t start = MetaInt(info.meta, "start").value_or(0);
+  if (o.spec) {
+    SchemeSpec spec = *o.spec;
+    rep.reference_kind = "scheme";
+    rep.reference["spec"] = SpecToJson(spec);
+    start = spec.start;
+    spec.dtype = DType::kFloat64;  // compare with the exact value, not a rounded one
+    generated = MakeGenerator(spec);
+    ref = generated.get();
+    // Metadata the scheme itself writes (layout, ...) that the file contradicts.
+    for (const auto& [key, value] : ref->info().meta.entries()) {
+      if (key == "pe_version" || key == "dtype" || key == "max_len" || key == "d_model" || key == "base" ||
+          key == "start" || key == "scheme")
+        continue;
+      if (const MetaValue* fv = info.meta.Find(key); fv && MetaToString(*fv) != MetaToString(value))
+        rep.notes.push_back(fmt::format("the file's metadata says {} = {}, but scheme '{}' produces {} = {}", key,
+                                        MetaToString(*fv), spec.scheme, key, MetaToString(value)));
+    }
+  } else if (ref) {
+    rep.reference_kind = "file";
+    rep.reference["path"] = o.reference_path;
+    rep.reference["shape"] = {ref->info().rows, ref->info().cols};
+    rep.reference["dtype"] = std::string(Traits(ref->info().dtype).name);
+    start = MetaInt(ref->info().meta, "start").value_or(start);
+  }
+
+  HeadAnalysis ref_head;
+  bool shape_ok = true;
+  if (ref) {
+    Check shape;
+    shape.name = "shape";
+    const TableInfo& ri = ref->info();
+    shape_ok = ri.rows == info.rows && ri.cols == info.cols;
+    shape.passed = shape_ok;
+    shape.measured = shape_ok ? 0 : 1;
+    shape.limit = 0;
+    shape.limit_why = "the table must have the reference's rows (positions) and columns";
+    shape.summary = fmt::format("file [{}, {}], reference [{}, {}]", info.rows, info.cols, ri.rows, ri.cols);
+    shape.details = {{"file", {info.rows, info.cols}}, {"reference", {ri.rows, ri.cols}}};
+    rep.checks.push_back(shape);
+    if (shape_ok) ref_head = AnalyseHead(*ref);
+  }
+
+  // Entry-by-entry comparison with the reference.
+  if (ref && shape_ok) {
+    Check c;
+    c.name = "reference";
+    const std::int64_t block = BlockRows(info.cols * 8, info.rows);
+    std::vector<std::byte> s1, s2;
+    std::vector<double> a, b;
+    double max_abs = 0, max_rel = 0, max_ulp = 0, max_ratio = 0;
+    std::int64_t over = 0;
+    EntryRef worst, worst_ratio, first_over;
+    bool have_first = false;
+    for (std::int64_t f = 0; f < info.rows; f += block) {
+      const std::int64_t n = std::min(block, info.rows - f);
+      ReadRowsAsDouble(table, f, n, &s1, &a);
+      ReadRowsAsDouble(*ref, f, n, &s2, &b);
+      for (std::int64_t r = 0; r < n; ++r) {
+        const std::int64_t pos = start + f + r;
+        for (std::int64_t j = 0; j < info.cols; ++j) {
+          const std::size_t i = static_cast<std::size_t>(r * info.cols + j);
+          const double found = a[i], expected = b[i];
+          double err = std::fabs(found - expected);
+          if (std::isnan(err)) err = HUGE_VAL;
+          const double w = ref_head.col_omega[static_cast<std::size_t>(j)];
+          const double lim = rep.tolerance.Limit(expected, static_cast<double>(pos) * w, w);
+          const double ratio = err / lim;
+          EntryRef e{f + r, pos, j, expected, found, err, lim};
+          if (err > max_abs || (f == 0 && r == 0 && j == 0)) max_abs = err, worst = e;
+          if (expected != 0) max_rel = std::max(max_rel, err / std::fabs(expected));
+          max_ulp = std::max(max_ulp, err / UlpOf(expected, info.dtype));
+          if (ratio > max_ratio || (f == 0 && r == 0 && j == 0)) max_ratio = ratio, worst_ratio = e;
+          if (err > lim) {
+            ++over;
+            if (!have_first) first_over = e, have_first = true;
+          }
+        }
+      }
+    }
+    const std::int64_t entries = info.rows * info.cols;
+    c.passed = over == 0;
+    c.measured = max_ratio;
+    c.limit = 1;
+    c.limit_why = rep.tolerance.why;
+    c.details = {{"entries", entries},
+                 {"count_over", over},
+                 {"max_abs_err", JsonNumber(max_abs)},
+                 {"max_rel_err", JsonNumber(max_rel)},
+                 {"max_ulp_err", JsonNumber(max_ulp)},
+                 {"ulp_dtype", std::string(Traits(info.dtype).name)},
+                 {"max_err_over_limit", JsonNumber(max_ratio)},
+                 {"worst", worst.ToJson()},
+                 {"worst_vs_limit", worst_ratio.ToJson()},
+                 {"first_over", have_first ? first_over.ToJson() : nlohmann::ordered_json()}};
+    c.summary = fmt::format(
+        "max |err| {} at position {}, column {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
+        "entries over tolerance",
+        G(max_abs), worst.position, worst.col, worst.expected, worst.found, G(max_rel), G(max_ulp),
+        Traits(info.dtype).name, over, entries);
+    rep.checks.push_back(c);
+  }
+
+  // Property checks.
+  if (!o.checks_given) {
+    if (ref && shape_ok && ref_head.pairing.found) checks = PropertyCheckNames();
+    else if (ref) checks = {"unique"};
+  }
+  if (!checks.empty()) {
+    PropertyOptions po;
+    po.checks = checks;
+    po.offsets = o.offsets;
+    po.start = start;
+    po.tolerance = rep.tolerance;
+    po.skip_rows = stats.zero_rows;
+    if (ref && shape_ok && ref_head.pairing.found) {
+      po.pairing = ref_head.pairing;
+      po.omega_known = true;
+    } else {
+      const std::int64_t n = std::min<std::int64_t>(info.rows, 512);
+      std::vector<std::byte> scratch;
+      std::vector<double> head;
+      ReadRowsAsDouble(table, 0, n, &scratch, &head);
+      std::vector<std::int64_t> skip;
+      for (auto z : stats.zero_rows)
+        if (z < n) skip.push_back(z);
+      po.pairing = FindPairing(head, n, info.cols, skip, 1e-2);
+    }
+    for (Check& c : RunPropertyChecks(table, po)) rep.checks.push_back(std::move(c));
+  }
+
+  for (const Check& c : rep.checks)
+    if (!c.skipped && !c.passed) rep.passed = false;
+
+  // Diagnosis: what does the table match, and how does that differ from the
+  // declared reference?
+  if (!rep.passed && o.diagnose) {
+    IdentifyOptions io;
+    if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
+    rep.diagnosis = Identify(table, stats, io);
+    rep.diagnosed = true;
+    const Identification& id = rep.diagnosis;
+    if (!id.matched) {
+      rep.diagnosis_text = "no known sinusoid variant matches: " + id.reason;
+    } else {
+      rep.diagnosis_text = fmt::format("matches {}{} to within {} (precision: {}{})", id.variant.Describe(),
+                                       id.known_as.empty() ? "" : " (" + id.known_as + ")", G(id.max_abs_err), id.precision,
+                                       id.recipe ? ", recipe " + std::string(RecipeOf(*id.recipe).name) : "");
+      if (ref && shape_ok) {
+        TableStats rs;
+        rs.rows = ref->info().rows;
+        rs.cols = ref->info().cols;
+        rs.grid = ref->info().dtype;
+        rs.zero_rows = ref_head.zero_rows;
+        rs.zero_row_count = static_cast<std::int64_t>(rs.zero_rows.size());
+        IdentifyOptions ro;
+        ro.start_hint = start;
+        ro.max_entries = std::int64_t{1} << 16;  // the reference is exact: a small sample identifies it
+        const Identification rid = Identify(*ref, rs, ro);
+        if (rid.matched) {
+          const std::string diff = Differences(id.variant, rid.variant);
+          if (!diff.empty()) rep.diagnosis_text += "; the reference is " + rid.variant.Describe() + "; differs in: " + diff;
+          else if (id.precision != "exact")
+            rep.diagnosis_text += fmt::format("; same variant as the reference, but computed in {} precision", id.precision);
+        }
+      }
+    }
+  }
+  return rep;
+}
+
+}  // namespace pe

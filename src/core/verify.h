@@ -1,0 +1,88 @@
+// pe verify: compare a table with its exact reference (recomputed from a
+// scheme spec through the registry, so every scheme pe can generate can be
+// verified) or with another table, run property checks, and diagnose a
+// failure by identifying what the table does match. Pure: no printing; the
+// result is a VerifyReport (data, with ToJson()).
+//
+// Verdicts: the report passes when every non-skipped check passes. The CLI
+// exits 0 on pass, 1 on fail; errors (unreadable files, bad flags) are
+// pe::Error and exit 2.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/check.h"
+#include "core/analysis/identify.h"
+#include "core/analysis/tolerance.h"
+#include "core/scheme.h"
+#include "core/table.h"
+
+namespace pe {
+
+/// Scheme parameters given on the command line; unset = not given.
+struct SpecOverrides {
+  std::optional<std::string> scheme;
+  std::optional<std::int64_t> d_model, max_len, start;
+  std::optional<double> base;
+  std::optional<std::string> dtype;
+  bool any() const { return scheme || d_model || max_len || start || base || dtype; }
+};
+
+/// The reference spec of a table: metadata first, flags over it. The shape
+/// defaults to the file's, the dtype is the file's. Every flag that
+/// overrides a different metadata value, and every metadata value that
+/// disagrees with the file itself, is appended to `notes`.
+/// Returns nullopt when neither the metadata (no "scheme" key) nor the
+/// flags describe a scheme. Throws pe::Error (usage) for a bad value.
+std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const SpecOverrides& flags,
+                                               std::vector<std::string>* notes);
+
+/// The spec as JSON (scheme, d_model, max_len, base, start).
+nlohmann::ordered_json SpecToJson(const SchemeSpec& spec);
+
+struct VerifyOptions {
+  std::optional<SchemeSpec> spec;        ///< reference by scheme (ResolveReferenceSpec)
+  RowSource* reference_file = nullptr;   ///< reference by file (--reference); not owned
+  std::string reference_path;
+  std::vector<std::string> notes;        ///< conflicts found while resolving the spec
+  std::vector<std::string> checks;       ///< property checks; empty + !checks_given = defaults
+  bool checks_given = false;
+  std::vector<std::int64_t> offsets;     ///< k for rotation/shift
+  std::optional<Tolerance> tolerance;    ///< explicit; else DefaultTolerance(file dtype)
+  bool diagnose = true;                  ///< identify the table when a check fails
+};
+
+/// One entry of a comparison.
+struct EntryRef {
+  std::int64_t row = 0, position = 0, col = 0;
+  double expected = 0, found = 0, error = 0, limit = 0;
+  nlohmann::ordered_json ToJson() const;
+};
+
+struct VerifyReport {
+  std::string file;
+  TableInfo info;             ///< the file's shape, dtype and metadata
+  std::string reference_kind = "none";  ///< "scheme", "file" or "none"
+  nlohmann::ordered_json reference = nlohmann::ordered_json::object();
+  std::vector<std::string> notes;
+  Tolerance tolerance;
+  std::vector<Check> checks;
+  bool passed = true;
+  bool diagnosed = false;
+  Identification diagnosis;   ///< what the table matches, when a check failed
+  std::string diagnosis_text; ///< one line; empty when not diagnosed
+  nlohmann::ordered_json ToJson() const;  ///< {"schema": "pe.verify/1", ...}
+};
+
+/// Verifies `table`. REQUIRES: options.spec or options.reference_file, or a
+/// non-empty options.checks. Throws pe::Error (usage) when there is nothing
+/// to verify against, pe::Error (input/io) when reading fails.
+VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptions& options);
+
+}  // namespace pe
