@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libhdf5-dev hdf5-tools
   libmpfr-dev libgmp-dev
+  libfftw3-dev libopenblas-dev libcairo2-dev
   libgtest-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-mpmath python3-torch
   time

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "cli/cmd_dot.h"
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
 #include "cli/parse_errors.h"
@@ -20,6 +21,7 @@ constexpr const char* kFooter = R"(Exit codes: 0 success, 1 a verify check faile
 Examples:
   pe generate --d-model 512 --max-len 4096 -o pe.h5
   pe generate --d-model 8 --max-len 16 > pe.csv
+  pe dot --d-model 512 --max-len 4096 --plot decay.png
   pe generate --help
 
 Documentation: docs/cli.md, docs/formats.md, docs/numerics.md)";
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
 
   pe::cli::GenerateOptions generate;
   CLI::App* generate_cmd = pe::cli::SetupGenerate(app, generate);
+  pe::cli::DotOptions dot;
+  CLI::App* dot_cmd = pe::cli::SetupDot(app, dot);
 
   try {
     try {
@@ -63,6 +67,7 @@ int main(int argc, char** argv) {
     }
     console.set_quiet(quiet);
     if (generate_cmd->parsed()) return pe::cli::RunGenerate(generate, console);
+    if (dot_cmd->parsed()) return pe::cli::RunDot(dot, console);
     return pe::kExitError;
   } catch (const pe::Error& e) {
     if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::kExitOk;

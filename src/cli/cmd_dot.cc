@@ -1,0 +1,531 @@
+#include "cli/cmd_dot.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+#include "core/analysis/decay.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/output.h"
+#include "core/plot/chart.h"
+#include "core/plot/heatmap.h"
+#include "core/plot/term_chart.h"
+
+namespace pe::cli {
+namespace {
+
+// One input: a file or a scheme spec, and what was computed for it.
+struct Series {
+  std::string name;    // legend and CSV `series` column
+  std::string source;  // the path, or the spec as typed
+  std::unique_ptr<RowSource> table;
+  DecayCurve curve;
+  AnchorCurve anchor;
+};
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string BaseName(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "sinusoidal:d-model=64,max-len=128,base=100" -> SpecFlags; nullopt when
+// `text` does not start with a known scheme name and a colon.
+std::optional<SpecFlags> ParseInlineSpec(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  const std::string scheme = text.substr(0, colon);
+  bool known = false;
+  for (const auto& s : Schemes()) known = known || s.name == scheme;
+  if (!known) return std::nullopt;
+  SpecFlags f;
+  f.scheme = scheme;
+  std::string rest = text.substr(colon + 1);
+  std::size_t pos = 0;
+  while (pos <= rest.size() && !rest.empty()) {
+    const std::size_t comma = std::min(rest.find(',', pos), rest.size());
+    const std::string item = rest.substr(pos, comma - pos);
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      ThrowUsage(fmt::format("input '{}'", text), fmt::format("'{}' is not key=value", item));
+    std::string key = item.substr(0, eq);
+    std::replace(key.begin(), key.end(), '_', '-');
+    const std::string value = item.substr(eq + 1);
+    try {
+      std::size_t used = 0;
+      if (key == "d-model" || key == "d") {
+        f.d_model = std::stoll(value, &used);
+      } else if (key == "max-len" || key == "len") {
+        f.max_len = std::stoll(value, &used);
+      } else if (key == "base") {
+        f.base = std::stod(value, &used);
+      } else if (key == "start") {
+        f.start = std::stoll(value, &used);
+      } else if (key == "dtype") {
+        f.dtype = value;
+        used = value.size();
+      } else {
+        ThrowUsage(fmt::format("input '{}'", text),
+                   fmt::format("unknown key '{}' (known: d-model, max-len, base, start, dtype)", key));
+      }
+      if (used != value.size()) throw std::invalid_argument("trailing");
+    } catch (const std::logic_error&) {
+      ThrowUsage(fmt::format("input '{}'", text), fmt::format("'{}' is not a number", value));
+    }
+    pos = comma + 1;
+    if (comma == rest.size()) break;
+  }
+  if (f.d_model == 0 || f.max_len == 0)
+    ThrowUsage(fmt::format("input '{}'", text), "an inline spec needs d-model=N and max-len=N");
+  return f;
+}
+
+std::string SpecName(const SchemeSpec& s) {
+  std::string name = fmt::format("{} d={} L={}", s.scheme, s.d_model, s.max_len);
+  if (s.base != 10000.0) name += fmt::format(" base={}", s.base);
+  if (s.start != 0) name += fmt::format(" start={}", s.start);
+  if (s.dtype != DType::kFloat32) name += fmt::format(" {}", Traits(s.dtype).name);
+  return name;
+}
+
+// "sinusoidal · d_model=512 · max_len=4096 · base=10000 · float32", or the
+// shape when the table carries no scheme metadata.
+std::string Parameters(const TableInfo& info) {
+  std::string out;
+  if (const MetaValue* scheme = info.meta.Find("scheme")) {
+    out = MetaToString(*scheme);
+    for (const char* key : {"d_model", "max_len", "base", "start"}) {
+      const MetaValue* v = info.meta.Find(key);
+      if (v == nullptr) continue;
+      const std::string text = MetaToString(*v);
+      if (std::string(key) == "start" && text == "0") continue;
+      out += fmt::format(" · {}={}", key, text);
+    }
+  } else {
+    out = fmt::format("{} × {}", info.rows, info.cols);
+  }
+  return out + " · " + std::string(Traits(info.dtype).name);
+}
+
+std::string Num(double v) { return fmt::format("{}", v); }
+
+template <typename T>
+std::string At(const std::vector<T>& v, std::size_t i) {
+  return i < v.size() ? fmt::format("{}", v[i]) : std::string();
+}
+
+// Quotes a CSV field when it holds a comma, quote or newline (RFC 4180).
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+double MaxOf(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, x);
+  return m;
+}
+
+void WriteCsv(ByteSink& sink, const std::vector<Series>& all, bool anchor_mode) {
+  if (anchor_mode) {
+    sink.Write("series,offset,row,value,closed_form,deviation\n");
+    for (const Series& s : all) {
+      const AnchorCurve& a = s.anchor;
+      const std::string name = CsvField(s.name);
+      std::string buf;
+      for (std::size_t i = 0; i < a.offset.size(); ++i) {
+        buf += fmt::format("{},{},{},{},{},{}\n", name, a.offset[i], a.row[i], Num(a.value[i]),
+                           At(a.closed_form, i), At(a.deviation, i));
+        if (buf.size() > (1 << 16)) sink.Write(buf), buf.clear();
+      }
+      sink.Write(buf);
+    }
+    return;
+  }
+  sink.Write("series,offset,pairs,mean,min,max,std,closed_form,mean_deviation,max_deviation\n");
+  for (const Series& s : all) {
+    const DecayCurve& c = s.curve;
+    const std::string name = CsvField(s.name);
+    std::string buf;
+    for (std::size_t k = 0; k < c.mean.size(); ++k) {
+      buf += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", name, k, c.pairs[k], Num(c.mean[k]),
+                         At(c.min, k), At(c.max, k), At(c.std, k), At(c.closed_form, k),
+                         At(c.mean_deviation, k), At(c.max_deviation, k));
+      if (buf.size() > (1 << 16)) sink.Write(buf), buf.clear();
+    }
+    sink.Write(buf);
+  }
+}
+
+nlohmann::ordered_json MetaJson(const Metadata& meta) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : meta.entries())
+    std::visit([&](const auto& v) { j[key] = v; }, value);
+  return j;
+}
+
+void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions& o) {
+  using Json = nlohmann::ordered_json;
+  Json doc;
+  doc["schema"] = "pe.dot/1";
+  doc["measure"] = o.cosine ? "cosine" : "dot";
+  doc["mode"] = o.from >= 0 ? "anchor" : "curve";
+  doc["series"] = Json::array();
+  for (const Series& s : all) {
+    const TableInfo& info = s.table->info();
+    Json j;
+    j["name"] = s.name;
+    j["source"] = s.source;
+    j["rows"] = info.rows;
+    j["cols"] = info.cols;
+    j["dtype"] = Traits(info.dtype).name;
+    j["meta"] = MetaJson(info.meta);
+    Json cols;
+    if (o.from >= 0) {
+      const AnchorCurve& a = s.anchor;
+      j["anchor"] = a.anchor;
+      j["has_closed_form"] = !a.closed_form.empty();
+      j["summary"] = {{"max_deviation", a.deviation.empty() ? Json(nullptr) : Json(MaxOf(a.deviation))}};
+      cols["offset"] = a.offset;
+      cols["row"] = a.row;
+      cols["value"] = a.value;
+      if (!a.closed_form.empty()) {
+        cols["closed_form"] = a.closed_form;
+        cols["deviation"] = a.deviation;
+      }
+    } else {
+      const DecayCurve& c = s.curve;
+      j["max_offset"] = static_cast<std::int64_t>(c.mean.size()) - 1;
+      j["has_closed_form"] = !c.closed_form.empty();
+      j["summary"] = {
+          {"max_mean_deviation", c.mean_deviation.empty() ? Json(nullptr) : Json(MaxOf(c.mean_deviation))},
+          {"max_deviation", c.max_deviation.empty() ? Json(nullptr) : Json(MaxOf(c.max_deviation))},
+          {"zero_rows", c.zero_rows}};
+      std::vector<std::int64_t> offsets(c.mean.size());
+      for (std::size_t k = 0; k < offsets.size(); ++k) offsets[k] = static_cast<std::int64_t>(k);
+      cols["offset"] = offsets;
+      cols["pairs"] = c.pairs;
+      cols["mean"] = c.mean;
+      if (!c.min.empty()) {
+        cols["min"] = c.min;
+        cols["max"] = c.max;
+        cols["std"] = c.std;
+      }
+      if (!c.closed_form.empty()) {
+        cols["closed_form"] = c.closed_form;
+        cols["mean_deviation"] = c.mean_deviation;
+        if (!c.max_deviation.empty()) cols["max_deviation"] = c.max_deviation;
+      }
+    }
+    j["columns"] = std::move(cols);
+    doc["series"].push_back(std::move(j));
+  }
+  sink.Write(doc.dump(1) + "\n");
+}
+
+std::pair<int, int> ParseSize(const std::string& text) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') ||
+      w < 200 || h < 150 || w > 10000 || h > 10000)
+    ThrowUsage(fmt::format("--size '{}'", text), "expected WIDTHxHEIGHT, each 200..10000 (150.. for height)");
+  return {w, h};
+}
+
+std::string MeasureLabel(bool cosine) { return cosine ? "cosine similarity" : "dot product"; }
+
+void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
+  using plot::ChartSeries;
+  plot::ChartSpec spec;
+  std::tie(spec.width, spec.height) = ParseSize(o.size);
+  const bool anchor = o.from >= 0;
+  const std::string measure = MeasureLabel(o.cosine);
+  if (anchor) {
+    spec.title = fmt::format("{} of row {} with every row", o.cosine ? "Cosine similarity" : "Dot product", o.from);
+    spec.x_label = fmt::format("offset k = q − {}", o.from);
+    spec.y_label = o.cosine ? "cos(PE(P), PE(P+k))" : "PE(P) · PE(P+k)";
+  } else {
+    spec.title = fmt::format("{} vs. distance", o.cosine ? "Cosine similarity" : "Dot product");
+    spec.x_label = "offset k = q − p";
+    spec.y_label = o.cosine ? "cos(PE(p), PE(p+k))" : "PE(p) · PE(p+k)";
+    spec.note = o.mean_only ? "line: mean over p" : "line: mean over p · shaded: min–max over p";
+  }
+  if (all.size() == 1) {
+    spec.subtitle = Parameters(all[0].table->info());
+  } else {
+    spec.subtitle = fmt::format("{} tables", all.size());
+  }
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Series& s = all[i];
+    const plot::Rgb color = plot::SeriesColor(i);
+    ChartSeries line;
+    line.name = all.size() == 1 && !anchor ? "mean" : s.name;
+    if (all.size() == 1 && anchor) line.name = measure;
+    line.color = color;
+    std::vector<double> cf;
+    if (anchor) {
+      for (auto k : s.anchor.offset) line.x.push_back(static_cast<double>(k));
+      line.y = s.anchor.value;
+      cf = s.anchor.closed_form;
+    } else {
+      for (std::size_t k = 0; k < s.curve.mean.size(); ++k) line.x.push_back(static_cast<double>(k));
+      line.y = s.curve.mean;
+      line.band_lo = s.curve.min;
+      line.band_hi = s.curve.max;
+      cf = s.curve.closed_form;
+    }
+    spec.series.push_back(line);
+    if (!cf.empty()) {
+      ChartSeries closed;
+      closed.name = all.size() == 1 ? "closed form Σᵢ cos(k·ωᵢ)" : s.name + ": Σᵢ cos(k·ωᵢ)";
+      if (o.cosine) closed.name += " / (d/2)";
+      closed.x = line.x;
+      closed.y = cf;
+      closed.dashed = true;
+      closed.line_width = 1.2;
+      // Dark dashes over the mean: where they coincide, the dashes sit on
+      // the coloured line; a deviation shows as two separate lines.
+      closed.color = all.size() == 1 ? plot::Rgb{0.12, 0.12, 0.12}
+                                     : plot::Rgb{color.r * 0.5, color.g * 0.5, color.b * 0.5};
+      spec.series.push_back(closed);
+    }
+  }
+  if (spec.series.size() == 1) spec.series[0].name.clear();
+  plot::RenderLineChart(spec, o.plot, "--plot");
+}
+
+void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
+  const SimilarityMatrix m = ComputeSimilarityMatrix(*s.table, o.cosine, o.matrix_size);
+  const TableInfo& info = s.table->info();
+  plot::HeatmapSpec spec;
+  spec.title = fmt::format("{} between positions", o.cosine ? "Cosine similarity" : "Dot product");
+  const auto n = static_cast<std::int64_t>(m.positions.size());
+  spec.subtitle = Parameters(info);
+  if (n < info.rows) spec.subtitle += fmt::format(" · {} of {} positions, evenly spread", n, info.rows);
+  spec.x_label = "position q (row)";
+  spec.y_label = "position p (row)";
+  spec.value_label = o.cosine ? "cos(PE(p), PE(q))" : "PE(p) · PE(q)";
+  spec.rows = spec.cols = n;
+  spec.values = m.values;
+  spec.x_first = spec.y_first = static_cast<double>(m.positions.front());
+  spec.x_last = spec.y_last = static_cast<double>(m.positions.back());
+  spec.map = plot::ColorMap::kViridis;
+  spec.square_cells = true;
+  spec.width = 860;
+  spec.height = 800;
+  plot::RenderHeatmap(spec, path, "--matrix");
+}
+
+std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool color) {
+  plot::TermChartSpec spec;
+  spec.color = color;
+  const bool anchor = o.from >= 0;
+  spec.title = anchor ? fmt::format("{} of row {} with row {}+k", MeasureLabel(o.cosine), o.from, o.from)
+                      : fmt::format("mean {} of positions p and p+k", MeasureLabel(o.cosine));
+  spec.x_label = "offset k";
+  for (const Series& s : all) {
+    plot::TermSeries t;
+    t.name = s.name;
+    if (anchor) {
+      for (auto k : s.anchor.offset) t.x.push_back(static_cast<double>(k));
+      t.y = s.anchor.value;
+    } else {
+      for (std::size_t k = 0; k < s.curve.mean.size(); ++k) t.x.push_back(static_cast<double>(k));
+      t.y = s.curve.mean;
+    }
+    spec.series.push_back(std::move(t));
+  }
+  std::string out = plot::RenderTermChart(spec);
+  for (const Series& s : all) {
+    const TableInfo& info = s.table->info();
+    out += fmt::format("  {}: {} × {} {}", s.name, info.rows, info.cols, Traits(info.dtype).name);
+    const auto& dev = anchor ? s.anchor.deviation
+                             : (s.curve.max_deviation.empty() ? s.curve.mean_deviation : s.curve.max_deviation);
+    if (!dev.empty())
+      out += fmt::format(", largest |{} − Σcos(kω)| = {:.3g}", anchor ? "value" : o.mean_only ? "mean" : "dot", MaxOf(dev));
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
+  auto* cmd = app.add_subcommand("dot", "Similarity of positions as a function of their distance: curves, plots, heatmaps");
+  cmd->add_option("inputs", o.inputs,
+                  "Table files (any format pe reads) and/or inline specs like "
+                  "sinusoidal:d-model=64,max-len=128,base=100")
+      ->type_name("INPUT...");
+  AddSpecFlags(*cmd, o.spec, false);
+  cmd->add_flag("--cosine", o.cosine, "Cosine similarity instead of the dot product");
+  cmd->add_option("--from", o.from, "Single-anchor curve: row P against every row")->type_name("P");
+  cmd->add_option("--max-offset", o.max_offset, "Largest offset k (default: rows - 1)")->type_name("K");
+  cmd->add_flag("--mean-only", o.mean_only, "Only the mean curve, by FFT: O(d·L log L), no min/max/std");
+  cmd->add_flag("--fast", o.fast, "min/max/std from float32 Gram blocks (2x faster, ~1e-6 relative)");
+  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-' or absent: standard output")->type_name("PATH");
+  cmd->add_option("--format", o.format, "Curve format: csv or json (default: from the extension; CSV on stdout)")
+      ->type_name("FMT");
+  cmd->add_flag("--json", o.json, "Same as --format json");
+  cmd->add_option("--plot", o.plot, "Draw the curves into FILE (.png, .svg or .pdf)")->type_name("FILE");
+  cmd->add_option("--matrix", o.matrix,
+                  "Draw the position × position similarity heatmap into FILE (.png/.svg/.pdf); "
+                  "give it once per input")
+      ->type_name("FILE");
+  cmd->add_option("--matrix-size", o.matrix_size, "Largest number of positions per heatmap side")
+      ->type_name("N")
+      ->capture_default_str();
+  cmd->add_option("--size", o.size, "Plot size in pixels (points for SVG/PDF)")->type_name("WxH")->capture_default_str();
+  cmd->add_flag("--term", o.term, "Draw a Unicode chart of the curve (default when stdout is a terminal)");
+  cmd->footer(R"(For each offset k = 0..K, over every p with p+k in the table, of
+PE(p)·PE(p+k): mean (FFT autocorrelation), min, max and std (blocked Gram
+products). For the sinusoid, the closed form Σ cos(k·ω_i) and the deviation
+from it. CSV columns: series,offset,pairs,mean,min,max,std,closed_form,
+mean_deviation,max_deviation; with --from: series,offset,row,value,
+closed_form,deviation. See docs/dot.md.
+
+Examples:
+  pe dot --d-model 512 --max-len 4096 --plot decay.png
+  pe dot pe.h5 theirs.npy --plot compare.svg -o curves.csv
+  pe dot sinusoidal:d-model=64,max-len=512,base=100 sinusoidal:d-model=64,max-len=512 --plot bases.png
+  pe dot pe.npy --from 0 --cosine --json
+  pe dot --d-model 128 --max-len 256 --matrix sim.png
+)");
+  return cmd;
+}
+
+int RunDot(const DotOptions& o, Console& console) {
+  // Validate every flag and name every output before the long work.
+  std::string format = o.format;
+  if (o.json) {
+    if (!format.empty() && format != "json")
+      ThrowUsage("--json", fmt::format("conflicts with --format {}", format));
+    format = "json";
+  }
+  if (!format.empty() && format != "csv" && format != "json")
+    ThrowUsage(fmt::format("--format '{}'", format), "pe dot writes csv or json");
+  if (format.empty() && !IsStdStream(o.output)) {
+    const auto f = FormatFromExtension(o.output);
+    if (f == Format::kCsv) format = "csv";
+    else if (f == Format::kJson) format = "json";
+    else ThrowUsage(fmt::format("-o '{}'", o.output), "pe dot writes .csv or .json; or give --format csv|json");
+  }
+  const bool explicit_format = !format.empty();
+  if (format.empty()) format = "csv";
+  if (o.from >= 0 && o.mean_only) ThrowUsage("--mean-only", "does not apply to --from (one value per offset)");
+  if (o.from >= 0 && o.fast) ThrowUsage("--fast", "does not apply to --from (one value per offset)");
+  if (o.max_offset < -1) ThrowUsage("--max-offset", fmt::format("must be at least 0, got {}", o.max_offset));
+  if (o.from < -1) ThrowUsage("--from", fmt::format("must be a row (0 or more), got {}", o.from));
+  if (o.matrix_size < 1 || o.matrix_size > 4096)
+    ThrowUsage("--matrix-size", fmt::format("must be 1..4096, got {}", o.matrix_size));
+  if (!o.plot.empty()) {
+    plot::ImageFormatFromPath(o.plot, "--plot");
+    ParseSize(o.size);
+  }
+  for (const auto& m : o.matrix) plot::ImageFormatFromPath(m, "--matrix");
+
+  // The inputs, in order: positional ones, then the generate flags.
+  std::vector<Series> all;
+  for (const std::string& in : o.inputs) {
+    Series s;
+    s.source = in;
+    std::optional<SpecFlags> inline_spec;
+    if (!FileExists(in)) inline_spec = ParseInlineSpec(in);
+    if (inline_spec) {
+      const SchemeSpec spec = ToSpec(*inline_spec);
+      s.table = MakeGenerator(spec);
+      s.name = SpecName(spec);
+    } else {
+      s.table = OpenTable(in);
+      s.name = BaseName(in);
+    }
+    all.push_back(std::move(s));
+  }
+  if (o.spec.d_model != 0 || o.spec.max_len != 0) {
+    if (o.spec.d_model == 0) ThrowUsage("--d-model", "is required with --max-len (a scheme series)");
+    if (o.spec.max_len == 0) ThrowUsage("--max-len", "is required with --d-model (a scheme series)");
+    const SchemeSpec spec = ToSpec(o.spec);
+    Series s;
+    s.table = MakeGenerator(spec);
+    s.name = SpecName(spec);
+    s.source = "generated";
+    all.push_back(std::move(s));
+  }
+  if (all.empty())
+    ThrowUsage("pe dot", "needs an input: a table file, an inline spec, or --d-model and --max-len");
+  if (!o.matrix.empty() && o.matrix.size() != all.size())
+    ThrowUsage("--matrix", fmt::format("give it once per input ({} inputs, {} --matrix)", all.size(), o.matrix.size()));
+  // Two series of the same name get their position appended.
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t j = i + 1; j < all.size(); ++j)
+      if (all[j].name == all[i].name) all[j].name += fmt::format(" #{}", j + 1);
+
+  // The analysis.
+  DecayOptions options;
+  options.cosine = o.cosine;
+  options.max_offset = o.max_offset;
+  options.mean_only = o.mean_only;
+  options.single_precision = o.fast;
+  for (Series& s : all) {
+    if (o.from >= 0) {
+      s.anchor = ComputeAnchor(*s.table, o.from, options);
+    } else {
+      const DenseTable dense = ReadAll(*s.table);
+      s.curve = ComputeDecay(dense, options);
+      if (s.curve.zero_rows > 0)
+        console.Warning(fmt::format("{}: {} rows have norm 0; their cosine similarity is taken as 0",
+                                    s.name, s.curve.zero_rows));
+    }
+  }
+
+  // Outputs: files first (atomic), then stdout.
+  const bool stdout_tty = ::isatty(STDOUT_FILENO) == 1;
+  const bool data_to_stdout = IsStdStream(o.output) && (!stdout_tty || explicit_format);
+  if (!IsStdStream(o.output)) {
+    AtomicFile file(o.output);
+    FileSink sink(file.file(), fmt::format("'{}'", o.output));
+    if (format == "json") WriteJson(sink, all, o);
+    else WriteCsv(sink, all, o.from >= 0);
+    sink.Flush();
+    file.Commit();
+  }
+  if (!o.plot.empty()) DrawPlot(all, o);
+  for (std::size_t i = 0; i < o.matrix.size(); ++i) DrawMatrix(all[i], o.matrix[i], o);
+
+  const bool chart = o.term || (stdout_tty && !data_to_stdout);
+  if (data_to_stdout) {
+    FileSink out(stdout, "standard output");
+    if (format == "json") WriteJson(out, all, o);
+    else WriteCsv(out, all, o.from >= 0);
+    out.Flush();
+  }
+  if (chart) {
+    // The chart is for people: on stdout unless stdout carries the data.
+    const bool to_stdout = !data_to_stdout;
+    const bool color = to_stdout ? stdout_tty && console.color() : console.color();
+    const std::string text = TermChart(all, o, color);
+    if (to_stdout) {
+      FileSink out(stdout, "standard output");
+      out.Write(text.data(), text.size());
+      out.Flush();
+    } else if (!console.quiet()) {
+      std::fputs(text.c_str(), stderr);
+    }
+  }
+  if (stdout_tty && !data_to_stdout && IsStdStream(o.output))
+    console.Hint("the full curve: add -o curve.csv (or .json), or pipe stdout");
+  return kExitOk;
+}
+
+}  // namespace pe::cli

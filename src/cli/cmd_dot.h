@@ -1,0 +1,37 @@
+// `pe dot`: how the similarity of two positions falls off with their
+// distance, for tables read from files and/or generated from scheme specs;
+// CSV/JSON curves, PNG/SVG/PDF plots, similarity-matrix heatmaps and a
+// Unicode chart in the terminal. The numbers come from core/analysis/decay.h.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cmd_generate.h"
+#include "cli/console.h"
+
+namespace pe::cli {
+
+struct DotOptions {
+  std::vector<std::string> inputs;  ///< files, or inline specs "sinusoidal:d-model=64,max-len=128"
+  SpecFlags spec;                   ///< one more series when --d-model/--max-len are given
+  bool cosine = false;
+  std::int64_t from = -1;           ///< --from P: single-anchor curve
+  std::int64_t max_offset = -1;
+  bool mean_only = false;
+  bool fast = false;
+  std::string output = "-";
+  std::string format;               ///< csv | json; empty: by extension
+  bool json = false;
+  std::string plot;
+  std::vector<std::string> matrix;  ///< one per input, in order
+  std::int64_t matrix_size = 512;
+  std::string size = "960x600";
+  bool term = false;
+};
+
+CLI::App* SetupDot(CLI::App& app, DotOptions& options);
+int RunDot(const DotOptions& options, Console& console);
+
+}  // namespace pe::cli

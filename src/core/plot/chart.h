@@ -1,0 +1,39 @@
+// Line charts (decay curves): axes with nice ticks, grid, axis labels, a
+// title and subtitle, a legend when there is more than one entry, and an
+// optional shaded band (min..max) under each line. Several series share one
+// pair of axes. Pure drawing: data in, image file out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/plot/canvas.h"
+
+namespace pe::plot {
+
+struct ChartSeries {
+  std::string name;             ///< legend label; empty = not in the legend
+  std::vector<double> x, y;     ///< same length, x increasing
+  std::vector<double> band_lo;  ///< empty, or same length: shaded band
+  std::vector<double> band_hi;
+  Rgb color{0, 0, 0};
+  bool dashed = false;
+  double line_width = 1.6;
+};
+
+struct ChartSpec {
+  std::string title;
+  std::string subtitle;  ///< the parameters, second line; may be empty
+  std::string x_label, y_label;
+  std::string note;      ///< small text under the legend ("shaded: min–max")
+  int width = 960, height = 600;
+  std::vector<ChartSeries> series;
+};
+
+/// Draws `spec` into `path` (.png/.svg/.pdf; `flag` names the option in
+/// errors). Series longer than the plot is wide are reduced to a per-pixel
+/// min/max envelope, so the image looks the same and stays small. Throws
+/// pe::Error (usage, io).
+void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::string& flag);
+
+}  // namespace pe::plot

@@ -1,0 +1,188 @@
+#include "core/plot/heatmap.h"
+
+#include <cairo.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/error.h"
+
+namespace pe::plot {
+
+std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count) {
+  std::vector<std::int64_t> out;
+  const std::int64_t m = std::min(n, std::max<std::int64_t>(1, count));
+  for (std::int64_t i = 0; i < m; ++i)
+    out.push_back(m == 1 ? 0 : (i * (n - 1) + (m - 1) / 2) / (m - 1));
+  return out;
+}
+
+HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
+                         std::int64_t max_rows, std::int64_t max_cols) {
+  const TableInfo& info = source.info();
+  if (info.rows < 1 || info.cols < 1)
+    ThrowInput(fmt::format("table '{}'", info.name), "has no rows or no columns to draw");
+  const auto rows = SpreadIndices(info.rows, max_rows);
+  const auto cols = SpreadIndices(info.cols, max_cols);
+  HeatmapSpec spec;
+  spec.title = title;
+  spec.subtitle = fmt::format("{} positions × {} dimensions, {}{}", info.rows, info.cols,
+                              Traits(info.dtype).name,
+                              rows.size() < static_cast<std::size_t>(info.rows) ||
+                                      cols.size() < static_cast<std::size_t>(info.cols)
+                                  ? fmt::format(" (showing {} × {} evenly spread)", rows.size(), cols.size())
+                                  : "");
+  spec.x_label = "dimension";
+  spec.y_label = "position (row)";
+  spec.value_label = "value";
+  spec.rows = static_cast<std::int64_t>(rows.size());
+  spec.cols = static_cast<std::int64_t>(cols.size());
+  spec.x_first = static_cast<double>(cols.front());
+  spec.x_last = static_cast<double>(cols.back());
+  spec.y_first = static_cast<double>(rows.front());
+  spec.y_last = static_cast<double>(rows.back());
+  spec.map = ColorMap::kDiverging;
+  spec.symmetric = true;
+  std::vector<std::byte> raw(info.row_bytes());
+  spec.values.reserve(rows.size() * cols.size());
+  for (std::int64_t r : rows) {
+    source.ReadRows(r, 1, raw.data());
+    for (std::int64_t c : cols) spec.values.push_back(LoadAsDouble(raw.data(), info.dtype, c));
+  }
+  return spec;
+}
+
+void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::string& flag) {
+  Canvas canvas(path, flag, spec.width, spec.height);
+  cairo_t* cr = canvas.cr();
+
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double v : spec.values)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!std::isfinite(lo)) lo = 0, hi = 1;
+  if (spec.symmetric) {
+    const double m = std::max(std::abs(lo), std::abs(hi));
+    lo = -m;
+    hi = m;
+  }
+  if (hi <= lo) hi = lo + 1;
+
+  // Layout: title block on top, colour bar on the right.
+  const double top = spec.subtitle.empty() ? 52 : 70;
+  const double left = 84, right_room = 110, bottom_room = 62;
+  double pw = spec.width - left - right_room, ph = spec.height - top - bottom_room;
+  if (spec.square_cells) {
+    const double cell = std::min(pw / spec.cols, ph / spec.rows);
+    pw = cell * spec.cols;
+    ph = cell * spec.rows;
+  }
+  const double px = left + std::floor((spec.width - left - right_room - pw) / 2);
+  const double py = top;
+
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  SetFont(cr, 17, true);
+  DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
+  if (!spec.subtitle.empty()) {
+    SetFont(cr, 12.5);
+    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+    DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
+  }
+
+  // The cells: one pixel each in an image, scaled up without smoothing.
+  cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(spec.cols),
+                                                    static_cast<int>(spec.rows));
+  cairo_surface_flush(img);
+  unsigned char* data = cairo_image_surface_get_data(img);
+  const int stride = cairo_image_surface_get_stride(img);
+  const ColorMap map = spec.map;
+  for (std::int64_t r = 0; r < spec.rows; ++r) {
+    auto* row = reinterpret_cast<std::uint32_t*>(data + r * stride);
+    for (std::int64_t c = 0; c < spec.cols; ++c) {
+      const double v = spec.values[static_cast<std::size_t>(r * spec.cols + c)];
+      const Rgb col = std::isfinite(v) ? MapColor(map, (v - lo) / (hi - lo)) : Rgb{0.5, 0.5, 0.5};
+      row[c] = (static_cast<std::uint32_t>(std::lround(col.r * 255)) << 16) |
+               (static_cast<std::uint32_t>(std::lround(col.g * 255)) << 8) |
+               static_cast<std::uint32_t>(std::lround(col.b * 255));
+    }
+  }
+  cairo_surface_mark_dirty(img);
+  cairo_save(cr);
+  cairo_rectangle(cr, px, py, pw, ph);
+  cairo_clip(cr);
+  cairo_translate(cr, px, py);
+  cairo_scale(cr, pw / spec.cols, ph / spec.rows);
+  cairo_set_source_surface(cr, img, 0, 0);
+  cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+  cairo_paint(cr);
+  cairo_restore(cr);
+  cairo_surface_destroy(img);
+
+  // Axes: ticks in data coordinates; cell i's centre sits at first + i·step.
+  auto axis_pos = [](double first, double last, std::int64_t n, double a, double len, double v) {
+    if (n <= 1 || last == first) return a + len / 2;
+    const double idx = (v - first) / (last - first) * (n - 1);
+    return a + (idx + 0.5) / n * len;
+  };
+  cairo_set_line_width(cr, 1);
+  SetFont(cr, 12);
+  const double x_lo = spec.x_first - (spec.cols > 1 ? (spec.x_last - spec.x_first) / (spec.cols - 1) / 2 : 0.5);
+  const double x_hi = spec.x_last + (spec.cols > 1 ? (spec.x_last - spec.x_first) / (spec.cols - 1) / 2 : 0.5);
+  const double y_lo = spec.y_first - (spec.rows > 1 ? (spec.y_last - spec.y_first) / (spec.rows - 1) / 2 : 0.5);
+  const double y_hi = spec.y_last + (spec.rows > 1 ? (spec.y_last - spec.y_first) / (spec.rows - 1) / 2 : 0.5);
+  const auto x_ticks = NiceTicks(std::ceil(x_lo), std::floor(x_hi), std::max(3, static_cast<int>(pw / 90)));
+  const auto y_ticks = NiceTicks(std::ceil(y_lo), std::floor(y_hi), std::max(3, static_cast<int>(ph / 70)));
+  const double xs = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
+  const double ys = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
+  cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+  for (double t : x_ticks) {
+    const double x = std::round(axis_pos(spec.x_first, spec.x_last, spec.cols, px, pw, t)) + 0.5;
+    cairo_move_to(cr, x, py + ph);
+    cairo_line_to(cr, x, py + ph + 5);
+    cairo_stroke(cr);
+    DrawText(cr, x, py + ph + 20, TickLabel(t, xs), Align::kCenter);
+  }
+  for (double t : y_ticks) {
+    const double y = std::round(axis_pos(spec.y_first, spec.y_last, spec.rows, py, ph, t)) + 0.5;
+    cairo_move_to(cr, px - 5, y);
+    cairo_line_to(cr, px, y);
+    cairo_stroke(cr);
+    DrawText(cr, px - 8, y + 4, TickLabel(t, ys), Align::kRight);
+  }
+  cairo_rectangle(cr, std::round(px) + 0.5, std::round(py) + 0.5, std::round(pw), std::round(ph));
+  cairo_stroke(cr);
+  SetFont(cr, 13.5);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  DrawText(cr, px + pw / 2, py + ph + 44, spec.x_label, Align::kCenter);
+  DrawTextVertical(cr, 22, py + ph / 2, spec.y_label);
+
+  // Colour bar: a vertical gradient of the map with value ticks.
+  const double bx = px + pw + 24, bw = 18, by = py, bh = ph;
+  for (int i = 0; i < static_cast<int>(bh); ++i) {
+    const Rgb c = MapColor(map, 1.0 - (i + 0.5) / bh);
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    cairo_rectangle(cr, bx, by + i, bw, 1.05);
+    cairo_fill(cr);
+  }
+  cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+  cairo_rectangle(cr, std::round(bx) + 0.5, std::round(by) + 0.5, bw, std::round(bh));
+  cairo_stroke(cr);
+  SetFont(cr, 11.5);
+  const auto v_ticks = NiceTicks(lo, hi, 6);
+  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
+  for (double t : v_ticks) {
+    const double y = std::round(by + (hi - t) / (hi - lo) * bh) + 0.5;
+    cairo_move_to(cr, bx + bw, y);
+    cairo_line_to(cr, bx + bw + 4, y);
+    cairo_stroke(cr);
+    DrawText(cr, bx + bw + 7, y + 4, TickLabel(t, vs), Align::kLeft);
+  }
+  SetFont(cr, 12.5);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  DrawTextVertical(cr, spec.width - 14.0, by + bh / 2, spec.value_label);
+  canvas.Finish();
+}
+
+}  // namespace pe::plot

@@ -1,0 +1,44 @@
+// Heatmaps: a matrix of values drawn as coloured cells, with axes whose
+// ticks are in data coordinates (positions, dimensions), a title, and a
+// colour bar with its own ticks and label. Used for the position × position
+// similarity matrix (`pe dot --matrix`) and for tables themselves
+// (`pe inspect --heatmap`, positions × dimensions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/plot/canvas.h"
+#include "core/table.h"
+
+namespace pe::plot {
+
+struct HeatmapSpec {
+  std::string title, subtitle;
+  std::string x_label, y_label, value_label;
+  std::int64_t rows = 0, cols = 0;   ///< cells
+  std::vector<double> values;        ///< rows × cols, row-major; row 0 on top
+  /// Data coordinate of the first and last cell centres along each axis
+  /// (cells are evenly spaced between them).
+  double x_first = 0, x_last = 0, y_first = 0, y_last = 0;
+  ColorMap map = ColorMap::kViridis;
+  bool symmetric = false;  ///< colour range [-m, m], m = max |v| (diverging)
+  bool square_cells = false;
+  int width = 900, height = 760;
+};
+
+/// Draws `spec` into `path` (.png/.svg/.pdf). Throws pe::Error (usage, io).
+void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::string& flag);
+
+/// Picks at most `max_rows` × `max_cols` evenly spread cells of a table,
+/// reading only the chosen rows (one ReadRows per row), and fills a spec
+/// for the picture every positional-encoding tutorial shows: positions
+/// down, dimensions across, diverging colours around 0. `title` names it.
+HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
+                         std::int64_t max_rows = 1024, std::int64_t max_cols = 1024);
+
+/// `count` indices spread evenly over [0, n): all of them when n <= count.
+std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count);
+
+}  // namespace pe::plot
