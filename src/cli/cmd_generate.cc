@@ -5,6 +5,9 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/output.h"
+#include "core/pump.h"
+#include "cli/progress.h"
 #include "cli/scheme_flags.h"
 
 namespace pe::cli {
@@ -44,12 +47,17 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
   cmd->add_option("--format", o.format, "Output format: " + FormatNames() + " (default: from the extension; CSV on stdout)")
       ->type_name("FMT");
+  cmd->add_option("--threads", o.threads, "Threads that compute rows (default: all cores)")
+      ->type_name("N")->check(CLI::Range(1, 1024));
+  cmd->add_option("--compress", o.compress, "HDF5 only: gzip level 1-9 (default: none, fastest)")
+      ->type_name("LEVEL")->check(CLI::Range(1, 9));
   cmd->footer(R"(Every float32 value is the exact value of the formula rounded to the nearest
 float32; float64 values are within 1 ulp. Column j uses frequency index
 floor(j/2), so an odd --d-model ends with an unpaired sin column.
 
 Examples:
   pe generate --d-model 512 --max-len 4096 -o pe.h5
+  pe generate --d-model 4096 --max-len 1048576 -o big.h5 --compress 4 --threads 2
   pe generate --d-model 8 --max-len 16                 # CSV on stdout
   pe generate --d-model 64 --max-len 1000 --dtype float64 -o pe.npy
   pe generate --d-model 16 --max-len 4 --start 1000000 --format json
@@ -69,7 +77,16 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   // Multi-tensor schemes (rope, xpos, alibi) give several tensors; NPY and
   // CSV take one (--tensor), the others hold them all.
   TableSet set = MakeTableSet(spec);
+  if (o.compress > 0 && format != Format::kHdf5)
+    ThrowUsage(fmt::format("--compress {}", o.compress), "applies to HDF5 output only (-o FILE.h5)");
+  WriteSettings& ws = GlobalWriteSettings();
+  ws.threads = o.threads;
+  ws.hdf5_gzip_level = o.compress;
+  ProgressBar bar(console.stderr_is_tty() && !console.quiet(),
+                  IsStdStream(o.output) ? std::string("generating") : "writing " + o.output);
+  ws.progress = [&bar](std::int64_t done, std::int64_t total) { bar.Update(done, total); };
   WriteTables(set, format, o.output);
+  ws.progress = nullptr;
   return kExitOk;
 }
 

@@ -37,6 +37,8 @@ struct GenerateOptions {
   SpecFlags spec;
   std::string output = "-";
   std::string format;
+  int threads = 0;   ///< --threads; 0 = all cores
+  int compress = 0;  ///< --compress: HDF5 gzip level, 0 = none
 };
 
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);

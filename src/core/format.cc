@@ -1,6 +1,7 @@
 #include "core/format.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,6 +119,7 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
     sink.Flush();
     return;
   }
+  CheckFreeSpace(path, MinOutputBytes(source.info(), format));
   AtomicFile file(path);
   if (format == Format::kHdf5) {
     file.ReleaseFile();
@@ -176,6 +178,9 @@ void WriteTables(TableSet& set, Format format, const std::string& path) {
   file.Commit();
 }
 
+// The reader for `format` (OpenTable has checked the path).
+static std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, const OpenOptions& options);
+
 std::unique_ptr<RowSource> OpenTable(const std::string& path,
                                      const OpenOptions& options) {
   std::optional<Format> format = options.format;
@@ -186,10 +191,26 @@ std::unique_ptr<RowSource> OpenTable(const std::string& path,
   }
   if (IsStdStream(path))
     ThrowUsage("standard input", "reading tables from standard input is not supported; give a file");
+  // Readers seek (NPY, CSV row index, HDF5): refuse what cannot be sought,
+  // and never open() a FIFO, which would block until a writer comes.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) ThrowInput(fmt::format("'{}'", path), "is a directory, not a table file");
+  if (!S_ISREG(st.st_mode))
+    ThrowInput(fmt::format("'{}'", path), "is not a regular file (a pipe or a device); save it to a file first");
   std::FILE* probe = std::fopen(path.c_str(), "rb");
   if (!probe) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   std::fclose(probe);
-  switch (*format) {
+  std::unique_ptr<RowSource> source = OpenByFormat(path, *format, options);
+  // Every consumer may divide by rows and cols: an empty table is an error.
+  const TableInfo& info = source->info();
+  if (info.rows <= 0 || info.cols <= 0)
+    ThrowInput(fmt::format("'{}'", path), fmt::format("the table is empty ({} x {})", info.rows, info.cols));
+  return source;
+}
+
+std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, const OpenOptions& options) {
+  switch (format) {
     case Format::kCsv: return OpenCsv(path);
     case Format::kJson:
       if (!options.dataset.empty() || LooksLikeJsonTensors(path)) return OpenJsonTensor(path, options.dataset);

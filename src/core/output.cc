@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -152,6 +153,21 @@ void AtomicFile::Commit() {
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0)
     ThrowIo(what, std::strerror(errno));
   committed_ = true;
+}
+
+void CheckFreeSpace(const std::string& target, unsigned long long bytes) {
+  if (IsStdStream(target)) return;
+  struct statvfs fs;
+  if (::statvfs(DirName(target).c_str(), &fs) != 0) return;  // AtomicFile reports a bad folder
+  const unsigned long long avail = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (bytes <= avail) return;
+  const auto human = [](unsigned long long b) {
+    return b >= (1ull << 30) ? fmt::format("{:.1f} GiB", b / double(1ull << 30))
+                             : fmt::format("{:.1f} MiB", b / double(1ull << 20));
+  };
+  ThrowIo(fmt::format("cannot write {}", Quoted(target)),
+          fmt::format("the table needs at least {} but the file system holding {} has {} free", human(bytes),
+                      Quoted(DirName(target)), human(avail)));
 }
 
 void InstallInterruptCleanup() {

@@ -73,6 +73,12 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+/// Throws pe::Error (kIo) before any work when the file system of `target`
+/// (a file path; its folder is examined) has fewer than `bytes` bytes free
+/// for an unprivileged user. Does nothing for "-" or when the space cannot
+/// be queried.
+void CheckFreeSpace(const std::string& target, unsigned long long bytes);
+
 /// Removes registered temporary files and exits with 130 (SIGINT) or 143
 /// (SIGTERM). Call once at program start.
 void InstallInterruptCleanup();

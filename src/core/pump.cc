@@ -147,6 +147,19 @@ class OrderedPipeline {
 
 }  // namespace
 
+unsigned long long MinOutputBytes(const TableInfo& info, Format format, const WriteSettings& settings) {
+  const auto values = static_cast<unsigned long long>(info.rows) * static_cast<unsigned long long>(info.cols);
+  switch (format) {
+    case Format::kCsv:
+    case Format::kJson: return 2 * values;  // a digit and a separator at least
+    case Format::kHdf5:
+      if (settings.hdf5_gzip_level > 0) return 0;
+      break;
+    default: break;
+  }
+  return values * Traits(info.dtype).size;
+}
+
 void PumpRows(RowSource& source, TableWriter& writer, const WriteSettings& settings) {
   const TableInfo& info = source.info();
   writer.Begin(info);

@@ -42,6 +42,11 @@ int CoreCount();
 /// Threads to use for `settings.threads` (0 = CoreCount()).
 int EffectiveThreads(const WriteSettings& settings);
 
+/// A lower bound of the size of `info` written in `format` (the binary
+/// payload, or two characters per value for text; 0 when compressed).
+unsigned long long MinOutputBytes(const TableInfo& info, Format format,
+                                  const WriteSettings& settings = GlobalWriteSettings());
+
 /// Streams every row of `source` to `writer` (Begin, WriteRows..., End).
 void PumpRows(RowSource& source, TableWriter& writer,
               const WriteSettings& settings = GlobalWriteSettings());

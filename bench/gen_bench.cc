@@ -1,0 +1,105 @@
+// gen_bench: in-memory generation of the paper sinusoid in float32, against
+// memset of the same bytes in the same run (Google Benchmark).
+//
+//   gen_bench [--benchmark_filter=...] [--benchmark_format=json]
+//
+// Cases (ROWS x COLS, threads):
+//   BM_Memset            memset of a warm buffer of ROWS·COLS·4 bytes
+//   BM_GenerateWarm      pe's generator into the same kind of warm buffer
+//   BM_GenerateCold      the whole job as a library user meets it: build the
+//                        scheme (frequencies in quad), allocate a fresh
+//                        buffer, generate; like the PyTorch recipe, which
+//                        allocates and builds its table each time
+// The values are exact (correctly rounded float32) in every case; the
+// counter "slow" is the share of entries that took the quad slow path.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/exact_sincos.h"
+#include "core/pump.h"
+#include "core/scheme.h"
+
+namespace {
+
+pe::SchemeSpec Spec(std::int64_t rows, std::int64_t cols) {
+  pe::SchemeSpec spec;
+  spec.d_model = cols;
+  spec.max_len = rows;
+  spec.dtype = pe::DType::kFloat32;
+  return spec;
+}
+
+void SetBytes(benchmark::State& state, std::int64_t rows, std::int64_t cols) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * rows * cols * 4);
+}
+
+void BM_Memset(benchmark::State& state) {
+  const std::int64_t rows = state.range(0), cols = state.range(1);
+  std::vector<std::byte> buf(static_cast<std::size_t>(rows * cols * 4));
+  int v = 0;
+  for (auto _ : state) {
+    std::memset(buf.data(), ++v & 0xff, buf.size());
+    benchmark::DoNotOptimize(buf.data());
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, rows, cols);
+}
+
+void BM_GenerateWarm(benchmark::State& state) {
+  const std::int64_t rows = state.range(0), cols = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  auto gen = pe::MakeGenerator(Spec(rows, cols));
+  std::vector<std::byte> buf(static_cast<std::size_t>(rows * cols * 4));
+  std::memset(buf.data(), 0, buf.size());
+  for (auto _ : state) {
+    pe::ReadRowsParallel(*gen, 0, rows, buf.data(), threads);
+    benchmark::DoNotOptimize(buf.data());
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, rows, cols);
+}
+
+void BM_GenerateCold(benchmark::State& state) {
+  const std::int64_t rows = state.range(0), cols = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  for (auto _ : state) {
+    auto gen = pe::MakeGenerator(Spec(rows, cols));
+    std::unique_ptr<std::byte[]> buf(new std::byte[static_cast<std::size_t>(rows * cols * 4)]);
+    pe::ReadRowsParallel(*gen, 0, rows, buf.get(), threads);
+    benchmark::DoNotOptimize(buf.get());
+    benchmark::ClobberMemory();
+  }
+  SetBytes(state, rows, cols);
+}
+
+// The share of entries that took the quad slow path (one thread, so that
+// the thread-local counter sees them all).
+void BM_SlowPathShare(benchmark::State& state) {
+  const std::int64_t rows = state.range(0), cols = state.range(1);
+  auto gen = pe::MakeGenerator(Spec(rows, cols));
+  std::vector<std::byte> buf(static_cast<std::size_t>(rows * cols * 4));
+  std::uint64_t slow = 0, entries = 0;
+  for (auto _ : state) {
+    const std::uint64_t before = pe::SlowPathCount();
+    gen->ReadRows(0, rows, buf.data());
+    slow += pe::SlowPathCount() - before;
+    entries += static_cast<std::uint64_t>(rows * cols);
+  }
+  state.counters["slow"] = static_cast<double>(slow) / static_cast<double>(entries);
+}
+
+}  // namespace
+
+BENCHMARK(BM_Memset)->Args({4096, 512})->Args({131072, 4096})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GenerateWarm)
+    ->Args({4096, 512, 1})->Args({4096, 512, 2})->Args({131072, 4096, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GenerateCold)
+    ->Args({4096, 512, 2})->Args({131072, 4096, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SlowPathShare)->Args({4096, 512})->Unit(benchmark::kMillisecond)->Iterations(3);
+
+BENCHMARK_MAIN();
