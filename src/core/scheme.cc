@@ -7,6 +7,9 @@
 
 #include "core/error.h"
 #include "core/exact_sincos.h"
+#include "core/schemes/more_schemes.h"
+#include "core/schemes/rope.h"
+#include "core/schemes/sinusoid_presets.h"
 #include "core/schemes/sinusoidal.h"
 
 namespace pe {
@@ -14,6 +17,16 @@ namespace pe {
 const std::vector<SchemeInfo>& Schemes() {
   static const std::vector<SchemeInfo> kSchemes = {
       SinusoidalSchemeInfo(),
+      Tensor2TensorSchemeInfo(),
+      FairseqSchemeInfo(),
+      MarianSchemeInfo(),
+      SinOnlySchemeInfo(),
+      LearnedSchemeInfo(),
+      RopeSchemeInfo(),
+      XposSchemeInfo(),
+      AlibiSchemeInfo(),
+      SinCos2dSchemeInfo(),
+      T5BucketSchemeInfo(),
   };
   return kSchemes;
 }

@@ -1,0 +1,442 @@
+#include "core/schemes/rope.h"
+
+#include <fmt/format.h>
+#include <quadmath.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/exact_sincos.h"
+#include "core/formats/text_numbers.h"
+#include "core/schemes/quad_source.h"
+#include "core/schemes/sinusoidal.h"
+#include "core/version.h"
+
+namespace pe {
+namespace {
+
+using Q = __float128;
+
+double QToD(Q q) { return static_cast<double>(q); }
+
+// base^(-2i/dim) in quad.
+Q DefaultInvFreq(Q base, std::int64_t i, std::int64_t dim) {
+  return expq(-static_cast<Q>(2 * i) / static_cast<Q>(dim) * logq(base));
+}
+
+std::int64_t RotaryDim(const SchemeSpec& spec) {
+  if (spec.rotary_dim > 0) return spec.rotary_dim;
+  if (!(spec.partial_rotary_factor > 0) || spec.partial_rotary_factor > 1)
+    ThrowUsage("--partial-rotary-factor", fmt::format("must be in (0, 1], got {}", spec.partial_rotary_factor));
+  // HF: dim = int(head_dim * partial_rotary_factor), a truncation.
+  return static_cast<std::int64_t>(static_cast<double>(spec.d_model) * spec.partial_rotary_factor);
+}
+
+// A list of numbers: a JSON file (a list, {"short_factor": [...]} or a HF
+// config with "rope_scaling"), or an inline "1.0,1.2,..." list.
+std::vector<double> ReadFactorList(const std::string& text, const char* flag, const char* key) {
+  std::vector<double> out;
+  struct stat st;
+  if (::stat(text.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (st.st_size > (1 << 26)) ThrowInput(fmt::format("{} '{}'", flag, text), "file too large for a factor list");
+    std::ifstream in(text);
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception&) {
+      ThrowInput(fmt::format("{} '{}'", flag, text), "not valid JSON");
+    }
+    if (doc.is_object() && doc.contains("rope_scaling")) doc = doc["rope_scaling"];
+    if (doc.is_object() && doc.contains(key)) doc = doc[key];
+    if (!doc.is_array())
+      ThrowInput(fmt::format("{} '{}'", flag, text), fmt::format("expected a list of numbers (or an object with \"{}\")", key));
+    for (const auto& v : doc) {
+      if (!v.is_number()) ThrowInput(fmt::format("{} '{}'", flag, text), "the list holds a non-number");
+      out.push_back(v.get<double>());
+    }
+    return out;
+  }
+  std::string s = text;
+  for (char& c : s)
+    if (c == '[' || c == ']') c = ' ';
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    std::string item = s.substr(pos, comma - pos);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    double v;
+    if (!ParseNumber(item, &v))
+      ThrowUsage(fmt::format("{} '{}'", flag, text), "neither a readable file nor a comma-separated list of numbers");
+    out.push_back(v);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+void RequireFactor(const SchemeSpec& spec, double fallback, double* factor) {
+  *factor = spec.factor > 0 ? spec.factor : fallback;
+  if (!(*factor >= 1) || !std::isfinite(*factor))
+    ThrowUsage("--factor", fmt::format("rope scaling '{}' needs a finite --factor >= 1{}", spec.rope_scaling,
+                                       spec.factor < 0 ? " (it has no default)" : fmt::format(", got {}", spec.factor)));
+}
+
+std::int64_t SeqLen(const SchemeSpec& spec) { return spec.seq_len > 0 ? spec.seq_len : spec.start + spec.max_len; }
+
+}  // namespace
+
+double YarnMscale(double scale, double mscale) { return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0; }
+
+std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow, std::int64_t dim, double base,
+                                              double original_max_pos, bool truncate) {
+  // Python: (dim * math.log(max_pos / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+  const auto corr = [&](double rot) {
+    return (static_cast<double>(dim) * std::log(original_max_pos / (rot * 2 * M_PI))) / (2 * std::log(base));
+  };
+  double low = corr(beta_fast), high = corr(beta_slow);
+  if (truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  return {std::max(low, 0.0), std::min(high, static_cast<double>(dim - 1))};
+}
+
+RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec) {
+  RopeFrequencies out;
+  const std::int64_t dim = RotaryDim(spec);
+  if (dim < 2 || dim % 2 != 0 || dim > spec.d_model)
+    ThrowUsage("--rotary-dim", fmt::format("the rotary dimension must be even, at least 2 and at most --head-dim "
+                                           "({}); got {}",
+                                           spec.d_model, dim));
+  out.dim = dim;
+  const std::int64_t half = dim / 2;
+  Q base = spec.base;
+  const std::string& type = spec.rope_scaling;
+  Metadata& m = out.meta;
+  auto defaults = [&](Q b) {
+    out.inv_freq.resize(static_cast<std::size_t>(half));
+    for (std::int64_t i = 0; i < half; ++i) out.inv_freq[i] = DefaultInvFreq(b, i, dim);
+  };
+  if (type == "none" || type == "default") {
+    defaults(base);
+  } else if (type == "linear") {
+    double factor;
+    RequireFactor(spec, -1, &factor);
+    defaults(base);
+    for (auto& f : out.inv_freq) f /= static_cast<Q>(factor);
+    m.Set("factor", factor);
+  } else if (type == "ntk") {
+    double factor;
+    RequireFactor(spec, -1, &factor);
+    if (dim <= 2) ThrowUsage("--rotary-dim", "ntk scaling needs dim > 2 (it raises to dim/(dim-2))");
+    const Q b = base * powq(static_cast<Q>(factor), static_cast<Q>(dim) / static_cast<Q>(dim - 2));
+    defaults(b);
+    m.Set("factor", factor);
+    m.Set("effective_base", QToD(b));
+  } else if (type == "dynamic") {
+    double factor;
+    RequireFactor(spec, -1, &factor);
+    if (spec.max_position_embeddings <= 0)
+      ThrowUsage("--max-position-embeddings", "dynamic scaling needs the model's max_position_embeddings");
+    if (dim <= 2) ThrowUsage("--rotary-dim", "dynamic scaling needs dim > 2 (it raises to dim/(dim-2))");
+    const std::int64_t seq = SeqLen(spec);
+    const std::int64_t L = std::max(seq, spec.max_position_embeddings);
+    const Q ratio = static_cast<Q>(factor) * static_cast<Q>(L) / static_cast<Q>(spec.max_position_embeddings) -
+                    (static_cast<Q>(factor) - 1);
+    const Q b = base * powq(ratio, static_cast<Q>(dim) / static_cast<Q>(dim - 2));
+    defaults(b);
+    m.Set("factor", factor);
+    m.Set("max_position_embeddings", spec.max_position_embeddings);
+    m.Set("seq_len", seq);
+    m.Set("effective_base", QToD(b));
+  } else if (type == "yarn") {
+    double factor = spec.factor;
+    double l_orig;
+    if (spec.original_max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.original_max_position_embeddings);
+      // Newer HF: factor = max_position_embeddings / original (DeepSeek-V3).
+      if (spec.max_position_embeddings > 0) factor = static_cast<double>(spec.max_position_embeddings) / l_orig;
+    } else if (spec.max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.max_position_embeddings);
+    } else {
+      ThrowUsage("--max-position-embeddings", "yarn needs the original context length (--max-position-embeddings or "
+                                              "--original-max-position-embeddings)");
+    }
+    SchemeSpec s2 = spec;
+    s2.factor = factor;
+    RequireFactor(s2, -1, &factor);
+    if (!(spec.beta_fast > 0) || !(spec.beta_slow > 0)) ThrowUsage("--beta-fast/--beta-slow", "must be above 0");
+    double af;
+    if (spec.attention_factor > 0) af = spec.attention_factor;
+    else if (spec.mscale > 0 && spec.mscale_all_dim > 0)
+      af = YarnMscale(factor, spec.mscale) / YarnMscale(factor, spec.mscale_all_dim);
+    else af = YarnMscale(factor, 1.0);
+    auto [low, high] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, spec.base, l_orig, spec.truncate);
+    double hi = high == low ? high + 0.001 : high;  // HF: "prevent singularity"
+    out.inv_freq.resize(static_cast<std::size_t>(half));
+    for (std::int64_t j = 0; j < half; ++j) {
+      Q ramp = (static_cast<Q>(j) - static_cast<Q>(low)) / (static_cast<Q>(hi) - static_cast<Q>(low));
+      ramp = ramp < 0 ? Q(0) : (ramp > 1 ? Q(1) : ramp);
+      const Q extrap = DefaultInvFreq(base, j, dim);
+      const Q interp = extrap / static_cast<Q>(factor);
+      // inv = interp·(1 - extrapolation_factor) + extrap·extrapolation_factor, extrapolation_factor = 1 - ramp.
+      out.inv_freq[j] = interp * ramp + extrap * (1 - ramp);
+    }
+    out.attention_factor = af;
+    m.Set("factor", factor);
+    m.Set("original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+    m.Set("beta_fast", spec.beta_fast);
+    m.Set("beta_slow", spec.beta_slow);
+    if (spec.mscale > 0) m.Set("mscale", spec.mscale);
+    if (spec.mscale_all_dim > 0) m.Set("mscale_all_dim", spec.mscale_all_dim);
+    m.Set("truncate", std::string(spec.truncate ? "true" : "false"));
+    m.Set("yarn_low", low);
+    m.Set("yarn_high", high);
+  } else if (type == "longrope") {
+    if (spec.short_factor.empty() || spec.long_factor.empty())
+      ThrowUsage("--short-factor/--long-factor", "longrope needs both lists (dim/2 numbers each)");
+    const auto shortf = ReadFactorList(spec.short_factor, "--short-factor", "short_factor");
+    const auto longf = ReadFactorList(spec.long_factor, "--long-factor", "long_factor");
+    if (static_cast<std::int64_t>(shortf.size()) != half || static_cast<std::int64_t>(longf.size()) != half)
+      ThrowUsage("--short-factor/--long-factor",
+                 fmt::format("need {} numbers each (dim/2), got {} and {}", half, shortf.size(), longf.size()));
+    for (double v : shortf)
+      if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--short-factor", "factors must be finite and above 0");
+    for (double v : longf)
+      if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--long-factor", "factors must be finite and above 0");
+    double factor = spec.factor > 0 ? spec.factor : 1.0;
+    double l_orig;
+    if (spec.original_max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.original_max_position_embeddings);
+      if (spec.max_position_embeddings > 0) factor = static_cast<double>(spec.max_position_embeddings) / l_orig;
+    } else if (spec.max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.max_position_embeddings);
+    } else {
+      ThrowUsage("--original-max-position-embeddings", "longrope needs the original context length");
+    }
+    double af;
+    if (spec.attention_factor > 0) af = spec.attention_factor;
+    else af = factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(l_orig));
+    const std::int64_t seq = SeqLen(spec);
+    const bool use_long = static_cast<double>(seq) > l_orig;
+    const auto& ext = use_long ? longf : shortf;
+    out.inv_freq.resize(static_cast<std::size_t>(half));
+    for (std::int64_t i = 0; i < half; ++i)
+      out.inv_freq[i] = DefaultInvFreq(base, i, dim) / static_cast<Q>(ext[i]);
+    out.attention_factor = af;
+    m.Set("factor", factor);
+    m.Set("original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+    m.Set("seq_len", seq);
+    m.Set("ext_factors", std::string(use_long ? "long" : "short"));
+  } else if (type == "llama3") {
+    double factor;
+    RequireFactor(spec, 8.0, &factor);
+    const double lf = spec.low_freq_factor, hf = spec.high_freq_factor;
+    if (!(lf > 0) || !(hf > lf)) ThrowUsage("--low-freq-factor/--high-freq-factor", "need 0 < low < high");
+    const double l_orig =
+        spec.original_max_position_embeddings > 0 ? static_cast<double>(spec.original_max_position_embeddings) : 8192;
+    defaults(base);
+    const Q low_wl = static_cast<Q>(l_orig) / static_cast<Q>(lf);
+    const Q high_wl = static_cast<Q>(l_orig) / static_cast<Q>(hf);
+    std::int64_t kept = 0, smoothed = 0, divided = 0;
+    for (auto& f : out.inv_freq) {
+      const Q wl = 2 * M_PIq / f;
+      if (wl < high_wl) {
+        ++kept;
+      } else if (wl > low_wl) {
+        f /= static_cast<Q>(factor);
+        ++divided;
+      } else {
+        const Q s = (static_cast<Q>(l_orig) / wl - static_cast<Q>(lf)) / (static_cast<Q>(hf) - static_cast<Q>(lf));
+        f = (1 - s) * f / static_cast<Q>(factor) + s * f;
+        ++smoothed;
+      }
+    }
+    m.Set("factor", factor);
+    m.Set("low_freq_factor", lf);
+    m.Set("high_freq_factor", hf);
+    m.Set("original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+    m.Set("llama3_kept", kept);
+    m.Set("llama3_smoothed", smoothed);
+    m.Set("llama3_divided", divided);
+  } else {
+    ThrowUsage(fmt::format("--rope-scaling '{}'", type), "expected none, linear, ntk, dynamic, yarn, longrope or llama3");
+  }
+  if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
+  if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
+  return out;
+}
+
+namespace {
+
+enum class RopeLayout { kHalf, kInterleaved };
+
+RopeLayout ParseRopeLayout(const std::string& s) {
+  if (s.empty() || s == "half" || s == "neox" || s == "rotate-half") return RopeLayout::kHalf;
+  if (s == "interleaved" || s == "gptj") return RopeLayout::kInterleaved;
+  ThrowUsage(fmt::format("--layout '{}'", s), "the RoPE layouts are half (Llama/NeoX) and interleaved (GPT-J/Meta)");
+}
+
+// The cos or sin table [rows, 2·freqs] for `layout`, times `scale`.
+std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv_freq, RopeLayout layout,
+                                       bool cosine, Q scale, std::int64_t start) {
+  const std::int64_t half = static_cast<std::int64_t>(inv_freq.size());
+  SinusoidPlan plan;
+  for (Q f : inv_freq) plan.frequencies.push_back(FrequencyFromQuad(f));
+  const auto kind = cosine ? SinusoidColumn::kCos : SinusoidColumn::kSin;
+  for (std::int64_t j = 0; j < 2 * half; ++j) {
+    const std::int64_t i = layout == RopeLayout::kHalf ? j % half : j / 2;
+    plan.columns.push_back({static_cast<std::int32_t>(i), kind});
+  }
+  if (scale == 1) return std::make_unique<SinusoidSource>(std::move(info), std::move(plan), start);
+  // Scaled: evaluate sin/cos in quad, multiply, round once.
+  auto freqs = plan.frequencies;
+  auto cols = plan.columns;
+  return std::make_unique<QuadRowSource>(std::move(info), [freqs, cols, scale, start](std::int64_t row, Q* v) {
+    std::vector<Q> s(freqs.size()), c(freqs.size());
+    for (std::size_t i = 0; i < freqs.size(); ++i) SinCosQuad(start + row, freqs[i], &s[i], &c[i]);
+    for (std::size_t j = 0; j < cols.size(); ++j)
+      v[j] = scale * (cols[j].kind == SinusoidColumn::kCos ? c[cols[j].pair] : s[cols[j].pair]);
+  });
+}
+
+std::unique_ptr<RowSource> VectorTable(TableInfo info, std::vector<Q> values) {
+  info.rows = static_cast<std::int64_t>(values.size());
+  info.cols = 1;
+  info.shape = {info.rows};
+  return std::make_unique<QuadRowSource>(std::move(info), [values](std::int64_t row, Q* v) { v[0] = values[row]; });
+}
+
+Metadata RopeMetadata(const SchemeSpec& spec, std::int64_t dim, const char* layout) {
+  Metadata m;
+  m.Set("scheme", spec.scheme);
+  m.Set("head_dim", spec.d_model);
+  m.Set("rotary_dim", dim);
+  m.Set("max_len", spec.max_len);
+  m.Set("start", spec.start);
+  m.Set("base", spec.base);
+  m.Set("layout", std::string(layout));
+  m.Set("dtype", std::string(Traits(spec.dtype).name));
+  return m;
+}
+
+TableInfo Named(const Metadata& meta, const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
+  TableInfo t;
+  t.name = name;
+  t.rows = rows;
+  t.cols = cols;
+  t.dtype = dtype;
+  t.meta = meta;
+  t.meta.Set("tensor", std::string(name));
+  return t;
+}
+
+}  // namespace
+
+SchemeInfo RopeSchemeInfo() {
+  SchemeInfo info;
+  info.name = "rope";
+  info.summary = "rotary embedding (HF transformers): cos, sin [L, dim] and inv_freq [dim/2], with long-context scaling";
+  info.source = "huggingface/transformers modeling_rope_utils.py + LlamaRotaryEmbedding; GPT-J/NeoX layouts";
+  info.params = {
+      {"--head-dim", "head dimension (alias of --d-model)", "required"},
+      {"--max-len", "rows (positions)", "required"},
+      {"--base", "rope_theta", "10000"},
+      {"--start", "position of the first row", "0"},
+      {"--layout", "half (Llama/NeoX rotate_half) | interleaved (GPT-J/Meta)", "half"},
+      {"--rotary-dim", "partial rotary: channels rotated", "head-dim"},
+      {"--partial-rotary-factor", "rotary dim = int(head_dim * f)", "1"},
+      {"--rope-scaling", "none|linear|ntk|dynamic|yarn|longrope|llama3", "none"},
+      {"--factor", "scaling factor (llama3: 8)", "-"},
+      {"--max-position-embeddings", "config.max_position_embeddings (dynamic, yarn, longrope)", "-"},
+      {"--original-max-position-embeddings", "L_orig (yarn, longrope; llama3: 8192)", "-"},
+      {"--beta-fast / --beta-slow", "yarn ramp", "32 / 1"},
+      {"--mscale / --mscale-all-dim", "yarn attention factor (DeepSeek)", "-"},
+      {"--no-truncate", "yarn truncate=False", "-"},
+      {"--low-freq-factor / --high-freq-factor", "llama3 bands", "1 / 4"},
+      {"--short-factor / --long-factor", "longrope lists (JSON file or comma list)", "-"},
+      {"--attention-factor", "override (multiplies cos and sin)", "by type"},
+      {"--seq-len", "sequence length for dynamic/longrope", "start+max-len"},
+      {"--tensor", "cos | sin | inv_freq", "all"},
+  };
+  info.tensors = {"cos", "sin", "inv_freq"};
+  info.validate = [](const SchemeSpec& spec) {
+    ParseRopeLayout(spec.layout);
+    ComputeRopeFrequencies(spec);
+  };
+  info.make_set = [](const SchemeSpec& spec) {
+    RopeFrequencies f = ComputeRopeFrequencies(spec);
+    const RopeLayout layout = ParseRopeLayout(spec.layout);
+    TableSet set;
+    set.meta = RopeMetadata(spec, f.dim, layout == RopeLayout::kHalf ? "half" : "interleaved");
+    set.meta.Set("rope_scaling", spec.rope_scaling == "default" ? std::string("none") : spec.rope_scaling);
+    for (const auto& [k, v] : f.meta.entries()) set.meta.Set(k, v);
+    set.meta.Set("attention_factor", QToD(f.attention_factor));
+    set.meta.Set("pe_version", std::string(PE_VERSION));
+    set.tensors.push_back(RotaryTable(Named(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
+                                      true, f.attention_factor, spec.start));
+    set.tensors.push_back(RotaryTable(Named(set.meta, "sin", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
+                                      false, f.attention_factor, spec.start));
+    set.tensors.push_back(VectorTable(Named(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));
+    return set;
+  };
+  return info;
+}
+
+SchemeInfo XposSchemeInfo() {
+  SchemeInfo info;
+  info.name = "xpos";
+  info.summary = "xPos (torchscale): interleaved rotary cos, sin [L, D] plus scale [L, D/2] = ζ_i^(n/scale_base)";
+  info.source = "microsoft/torchscale component/xpos_relative_position.py";
+  info.params = {
+      {"--head-dim", "head dimension D (even)", "required"},
+      {"--max-len", "rows: the sequence length L", "required"},
+      {"--start", "offset (KV cache): angles use offset + r", "0"},
+      {"--base", "frequency base of the angles", "10000"},
+      {"--scale-base", "scale_base", "512"},
+      {"--tensor", "cos | sin | scale | inv_freq", "all"},
+  };
+  info.tensors = {"cos", "sin", "scale", "inv_freq"};
+  info.validate = [](const SchemeSpec& spec) {
+    if (spec.d_model % 2 != 0) ThrowUsage("--head-dim", "xpos needs an even head dimension");
+    if (spec.start < 0) ThrowUsage("--start", "the xpos offset must be 0 or more");
+    if (!(spec.scale_base > 0) || !std::isfinite(spec.scale_base)) ThrowUsage("--scale-base", "must be above 0");
+  };
+  info.make_set = [](const SchemeSpec& spec) {
+    const std::int64_t D = spec.d_model, half = D / 2, L = spec.max_len, off = spec.start;
+    std::vector<Q> inv(static_cast<std::size_t>(half));
+    for (std::int64_t k = 0; k < half; ++k) inv[k] = DefaultInvFreq(spec.base, k, D);
+    TableSet set;
+    set.meta = RopeMetadata(spec, D, "interleaved");
+    set.meta.Set("scale_base", spec.scale_base);
+    // torchscale: min_pos = -(length + offset) // 2 (floor), scale rows are
+    // the last `length` of arange(min_pos, min_pos + length + offset).
+    const std::int64_t total = L + off;
+    const std::int64_t min_pos = -((total + 1) / 2);  // floor(-total/2)
+    set.meta.Set("scale_first_position", min_pos + off);
+    set.meta.Set("pe_version", std::string(PE_VERSION));
+    set.tensors.push_back(RotaryTable(Named(set.meta, "cos", L, D, spec.dtype), inv, RopeLayout::kInterleaved, true,
+                                      1, off));
+    set.tensors.push_back(RotaryTable(Named(set.meta, "sin", L, D, spec.dtype), inv, RopeLayout::kInterleaved, false,
+                                      1, off));
+    std::vector<Q> zeta(static_cast<std::size_t>(half));
+    for (std::int64_t k = 0; k < half; ++k)  // (2k + 0.4 D) / (1.4 D) = (20k + 4D) / (14D)
+      zeta[k] = static_cast<Q>(20 * k + 4 * D) / static_cast<Q>(14 * D);
+    const Q sb = spec.scale_base;
+    const std::int64_t n0 = min_pos + off;
+    set.tensors.push_back(std::make_unique<QuadRowSource>(
+        Named(set.meta, "scale", L, half, spec.dtype), [zeta, sb, n0](std::int64_t row, Q* v) {
+          const Q e = static_cast<Q>(n0 + row) / sb;
+          for (std::size_t k = 0; k < zeta.size(); ++k) v[k] = powq(zeta[k], e);
+        }));
+    set.tensors.push_back(VectorTable(Named(set.meta, "inv_freq", 0, 1, spec.dtype), inv));
+    return set;
+  };
+  return info;
+}
+
+}  // namespace pe
