@@ -8,6 +8,9 @@
 
 #include "cli/cmd_dot.h"
 #include "cli/cmd_generate.h"
+#include "cli/cmd_inspect.h"
+#include "cli/cmd_verify.h"
+#include "cli/cmd_schemes.h"
 #include "cli/console.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
@@ -22,6 +25,8 @@ Examples:
   pe generate --d-model 512 --max-len 4096 -o pe.h5
   pe generate --d-model 8 --max-len 16 > pe.csv
   pe dot --d-model 512 --max-len 4096 --plot decay.png
+  pe inspect table.npy
+  pe verify table.npy --d-model 512 --junit report.xml
   pe generate --help
 
 Documentation: docs/cli.md, docs/formats.md, docs/numerics.md)";
@@ -44,6 +49,12 @@ int main(int argc, char** argv) {
   CLI::App* generate_cmd = pe::cli::SetupGenerate(app, generate);
   pe::cli::DotOptions dot;
   CLI::App* dot_cmd = pe::cli::SetupDot(app, dot);
+  pe::cli::InspectOptions inspect;
+  CLI::App* inspect_cmd = pe::cli::SetupInspect(app, inspect);
+  pe::cli::VerifyCliOptions verify;
+  CLI::App* verify_cmd = pe::cli::SetupVerify(app, verify);
+  pe::cli::SchemesOptions schemes;
+  CLI::App* schemes_cmd = pe::cli::SetupSchemes(app, schemes);
 
   try {
     try {
@@ -68,6 +79,9 @@ int main(int argc, char** argv) {
     console.set_quiet(quiet);
     if (generate_cmd->parsed()) return pe::cli::RunGenerate(generate, console);
     if (dot_cmd->parsed()) return pe::cli::RunDot(dot, console);
+    if (inspect_cmd->parsed()) return pe::cli::RunInspect(inspect, console);
+    if (verify_cmd->parsed()) return pe::cli::RunVerify(verify, console);
+    if (schemes_cmd->parsed()) return pe::cli::RunSchemes(schemes, console);
     return pe::kExitError;
   } catch (const pe::Error& e) {
     if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::kExitOk;

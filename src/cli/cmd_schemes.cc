@@ -1,0 +1,83 @@
+#include "cli/cmd_schemes.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/output.h"
+#include "core/scheme.h"
+
+namespace pe::cli {
+
+CLI::App* SetupSchemes(CLI::App& app, SchemesOptions& o) {
+  auto* cmd = app.add_subcommand("schemes", "List the encoding schemes with their parameters");
+  cmd->add_option("name", o.name, "Show one scheme in full")->type_name("NAME");
+  cmd->add_flag("--json", o.json, "Print the list as JSON");
+  cmd->footer(R"(Every scheme takes --dtype (float32, float64, float16, bfloat16) and writes
+the exact value of its formula correctly rounded. Multi-tensor schemes (rope,
+xpos, alibi) write all their tensors to safetensors, HDF5 and JSON; NPY and
+CSV take one, chosen with --tensor. Formulas and sources: docs/schemes.md.
+
+Examples:
+  pe schemes
+  pe schemes rope
+  pe schemes --json
+)");
+  return cmd;
+}
+
+namespace {
+
+void PrintOne(const SchemeInfo& s, std::string& out) {
+  out += fmt::format("{}\n  {}\n  source: {}\n", s.name, s.summary, s.source);
+  if (!s.tensors.empty()) {
+    std::string t;
+    for (auto n : s.tensors) t += (t.empty() ? "" : ", ") + std::string(n);
+    out += fmt::format("  tensors: {}\n", t);
+  }
+  std::size_t w = 0;
+  for (const auto& p : s.params) w = std::max(w, p.flag.size());
+  for (const auto& p : s.params)
+    out += fmt::format("    {:<{}}  {} (default: {})\n", p.flag, w, p.meaning, p.fallback);
+}
+
+}  // namespace
+
+int RunSchemes(const SchemesOptions& o, Console&) {
+  std::string out;
+  if (o.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& s : Schemes()) {
+      if (!o.name.empty() && s.name != o.name) continue;
+      nlohmann::ordered_json j;
+      j["name"] = s.name;
+      j["summary"] = s.summary;
+      j["source"] = s.source;
+      j["tensors"] = nlohmann::ordered_json::array();
+      for (auto t : s.tensors) j["tensors"].push_back(t);
+      j["params"] = nlohmann::ordered_json::array();
+      for (const auto& p : s.params) j["params"].push_back({{"flag", p.flag}, {"meaning", p.meaning}, {"default", p.fallback}});
+      all.push_back(j);
+    }
+    if (!o.name.empty() && all.empty()) FindScheme(o.name);  // throws with a hint
+    out = all.dump(2) + "\n";
+  } else if (!o.name.empty()) {
+    PrintOne(FindScheme(o.name), out);
+  } else {
+    std::size_t w = 0;
+    for (const auto& s : Schemes()) w = std::max(w, s.name.size());
+    for (const auto& s : Schemes()) {
+      std::string flags;
+      for (const auto& p : s.params) flags += (flags.empty() ? "" : " ") + std::string(p.flag.substr(0, p.flag.find(' ')));
+      out += fmt::format("{:<{}}  {}\n{:<{}}  params: {}\n", s.name, w, s.summary, "", w, flags);
+    }
+    out += "\n'pe schemes NAME' shows a scheme's parameters with their defaults.\n";
+  }
+  FileSink sink(stdout, "standard output");
+  sink.Write(out.data(), out.size());
+  sink.Flush();
+  return 0;
+}
+
+}  // namespace pe::cli
