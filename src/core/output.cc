@@ -87,6 +87,15 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   struct stat st;
   if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     ThrowIo(fmt::format("cannot write {}", Quoted(target)), "Is a directory");
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device or FIFO: renaming a temporary file onto it would replace
+    // /dev/null with a regular file. Write to it in place.
+    direct_ = true;
+    temp_path_ = target;
+    file_ = std::fopen(target.c_str(), "wb");
+    if (!file_) ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(errno));
+    return;
+  }
   const std::string dir = DirName(target);
   if (::stat(dir.c_str(), &st) != 0) {
     ThrowIo(fmt::format("cannot write {}", Quoted(target)),
@@ -125,7 +134,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
 
 AtomicFile::~AtomicFile() {
   if (file_) std::fclose(file_);
-  if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  if (!committed_ && !direct_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
   UnregisterTemp(slot_);
 }
 
@@ -150,13 +159,15 @@ void AtomicFile::Commit() {
       ::close(fd);
     }
   }
-  if (::rename(temp_path_.c_str(), target_.c_str()) != 0)
+  if (!direct_ && ::rename(temp_path_.c_str(), target_.c_str()) != 0)
     ThrowIo(what, std::strerror(errno));
   committed_ = true;
 }
 
 void CheckFreeSpace(const std::string& target, unsigned long long bytes) {
   if (IsStdStream(target)) return;
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/null, a FIFO
   struct statvfs fs;
   if (::statvfs(DirName(target).c_str(), &fs) != 0) return;  // AtomicFile reports a bad folder
   const unsigned long long avail = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;

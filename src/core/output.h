@@ -45,7 +45,8 @@ class StringSink : public ByteSink {
 };
 
 /// A file written under a temporary name in the target's folder and renamed
-/// into place by Commit().
+/// into place by Commit(). A target that exists and is not a regular file
+/// (/dev/null, a FIFO) is written directly instead.
 class AtomicFile {
  public:
   /// Creates the temporary file. Throws pe::Error (kIo) when the target's
@@ -71,6 +72,9 @@ class AtomicFile {
   std::FILE* file_ = nullptr;
   int slot_ = -1;  ///< interrupt-cleanup registration
   bool committed_ = false;
+  /// The target is a device or FIFO (/dev/null, a named pipe): written in
+  /// place, never replaced by a rename.
+  bool direct_ = false;
 };
 
 /// Throws pe::Error (kIo) before any work when the file system of `target`
