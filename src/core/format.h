@@ -50,6 +50,15 @@ class TableWriter {
   virtual void WriteRows(std::int64_t first, std::int64_t count,
                          const std::byte* rows) = 0;
   virtual void End() = 0;
+
+  /// Optional, for text writers whose bytes for a block depend only on the
+  /// block (CSV): when true, the pump calls EncodeRows for several blocks at
+  /// once on worker threads (appending the block's bytes to `out`), then
+  /// WriteEncoded with each block's bytes in order instead of WriteRows.
+  virtual bool encodes_rows() const { return false; }
+  virtual void EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
+                          std::string& out) const {}
+  virtual void WriteEncoded(std::int64_t first, std::int64_t count, const std::string& bytes) {}
 };
 
 /// Streams every row of `source` to `path` ("-" = stdout) in `format`.

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,13 +48,16 @@ struct Joiner {
 // for block b + slots once block b has been written.
 class OrderedPipeline {
  public:
-  OrderedPipeline(RowSource& source, std::int64_t block, int threads)
+  OrderedPipeline(RowSource& source, const TableWriter& writer, std::int64_t block, int threads)
       : source_(source),
+        writer_(writer),
+        encode_(writer.encodes_rows()),
         info_(source.info()),
         block_(block),
         blocks_((info_.rows + block - 1) / block),
         slots_(static_cast<std::size_t>(2 * threads)),
         buf_(slots_),
+        text_(slots_),
         ready_(slots_, -1) {
     for (auto& b : buf_) b.resize(static_cast<std::size_t>(block_) * info_.row_bytes());
     workers_.reserve(static_cast<std::size_t>(threads));
@@ -77,7 +81,10 @@ class OrderedPipeline {
       const std::int64_t first = b * block_;
       const std::int64_t n = std::min(block_, info_.rows - first);
       try {
-        writer.WriteRows(first, n, buf_[slot].data());
+        if (encode_)
+          writer.WriteEncoded(first, n, text_[slot]);
+        else
+          writer.WriteRows(first, n, buf_[slot].data());
       } catch (...) {
         Stop();
         throw;
@@ -107,6 +114,10 @@ class OrderedPipeline {
       const std::int64_t n = std::min(block_, info_.rows - first);
       try {
         source_.ReadRows(first, n, buf_[slot].data());
+        if (encode_) {
+          text_[slot].clear();
+          writer_.EncodeRows(first, n, buf_[slot].data(), text_[slot]);
+        }
       } catch (...) {
         std::lock_guard lock(mu_);
         if (!error_) error_ = std::current_exception();
@@ -131,10 +142,13 @@ class OrderedPipeline {
   }
 
   RowSource& source_;
+  const TableWriter& writer_;
+  const bool encode_;  ///< workers also encode (text writers)
   const TableInfo& info_;
   const std::int64_t block_, blocks_;
   const std::size_t slots_;
   std::vector<std::vector<std::byte>> buf_;
+  std::vector<std::string> text_;  ///< encoded bytes per slot (encode_)
   std::vector<std::int64_t> ready_;  ///< block held by each slot, -1 none
   std::atomic<std::int64_t> next_{0};
   std::mutex mu_;
@@ -167,7 +181,7 @@ void PumpRows(RowSource& source, TableWriter& writer, const WriteSettings& setti
   const std::int64_t blocks = info.rows > 0 ? (info.rows + block - 1) / block : 0;
   const int threads = static_cast<int>(std::min<std::int64_t>(EffectiveThreads(settings), blocks));
   if (threads >= 2 && source.concurrent_reads()) {
-    OrderedPipeline pipeline(source, block, threads);
+    OrderedPipeline pipeline(source, writer, block, threads);
     pipeline.Run(writer, settings);
   } else {
     std::vector<std::byte> buf(static_cast<std::size_t>(block) * info.row_bytes());

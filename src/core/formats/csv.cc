@@ -1,7 +1,9 @@
 #include "core/formats/csv.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,12 @@
 
 namespace pe {
 namespace {
+
+// A line longer than this is not a row of a table (a 65,536-column float64
+// row in shortest round-trip form is about 1.6 MB): refuse it before it is
+// held in memory. Columns are capped likewise, before the line is split.
+constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxColumns = std::size_t{1} << 20;
 
 std::int64_t StartOf(const TableInfo& info) {
   if (const MetaValue* v = info.meta.Find("start"))
@@ -32,20 +40,49 @@ class CsvWriter : public TableWriter {
     sink_.Write(header);
   }
   void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {
-    const auto cols = static_cast<std::size_t>(info_.cols);
-    for (std::int64_t r = 0; r < count; ++r) {
-      buf_.clear();
-      fmt::format_to(std::back_inserter(buf_), "{}", start_ + first + r);
-      const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
-      for (std::size_t j = 0; j < cols; ++j) {
-        buf_.push_back(',');
-        AppendNumber(buf_, row, info_.dtype, j, "CSV output");
-      }
-      buf_.push_back('\n');
-      sink_.Write(buf_);
-    }
+    buf_.clear();
+    EncodeRows(first, count, rows, buf_);
+    sink_.Write(buf_);
   }
   void End() override {}
+
+  // Blocks are encoded on the pump's threads (core/pump.h), written in order.
+  bool encodes_rows() const override { return true; }
+  void EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows, std::string& out) const override {
+    const auto cols = static_cast<std::size_t>(info_.cols);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
+      if (info_.dtype == DType::kFloat32) {
+        // float32 fast path: the same shortest round-trip digits as
+        // AppendNumber, formatted straight into the output.
+        const std::size_t at = out.size();
+        out.resize(at + 24 + cols * 16);
+        char* p = out.data() + at;
+        p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
+        for (std::size_t j = 0; j < cols; ++j) {
+          float f;
+          std::memcpy(&f, row + 4 * j, 4);
+          if (!std::isfinite(f)) {
+            out.resize(at);
+            std::string probe;
+            AppendNumber(probe, row, info_.dtype, j, "CSV output");  // throws the usual error
+          }
+          *p++ = ',';
+          p = fmt::format_to(p, FMT_COMPILE("{}"), f);
+        }
+        *p++ = '\n';
+        out.resize(static_cast<std::size_t>(p - out.data()));
+        continue;
+      }
+      fmt::format_to(std::back_inserter(out), "{}", start_ + first + r);
+      for (std::size_t j = 0; j < cols; ++j) {
+        out.push_back(',');
+        AppendNumber(out, row, info_.dtype, j, "CSV output");
+      }
+      out.push_back('\n');
+    }
+  }
+  void WriteEncoded(std::int64_t, std::int64_t, const std::string& bytes) override { sink_.Write(bytes); }
 
  private:
   ByteSink& sink_;
@@ -95,9 +132,14 @@ class CsvSource : public RowSource {
       } while (line.empty() && pos < text.size());
       SplitCells(line, &cells);
       const std::size_t skip = has_pos_ ? 1 : 0;
+      // Every row was checked when indexed; a mismatch now means the file
+      // changed under us.
+      if (cells.size() != skip + static_cast<std::size_t>(info_.cols))
+        ThrowInput(fmt::format("'{}'", path_), "the file changed while being read");
       for (std::int64_t j = 0; j < info_.cols; ++j) {
         double v = 0;
-        ParseNumber(cells[skip + static_cast<std::size_t>(j)], &v);  // checked when indexed
+        if (!ParseNumber(cells[skip + static_cast<std::size_t>(j)], &v))
+          ThrowInput(fmt::format("'{}'", path_), "the file changed while being read");
         StoreFromDouble(out, info_.dtype, static_cast<std::size_t>(r * info_.cols + j), v);
       }
     }
@@ -139,6 +181,8 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
     while (std::fgets(buf.data(), static_cast<int>(buf.size()), f)) {
       out->append(buf.data());
       if (!out->empty() && out->back() == '\n') return true;
+      if (out->size() > kMaxLineBytes)
+        ThrowInput(what, fmt::format("line {} is longer than {} MiB (not a table?)", line_no + 1, kMaxLineBytes >> 20));
     }
     if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
     return !out->empty();
@@ -153,6 +197,15 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
     if (view.empty()) continue;  // blank lines (a trailing one, typically)
     if (view.find('\0') != std::string_view::npos)
       ThrowInput(what, fmt::format("line {}: contains a NUL byte (not a text file?)", line_no));
+    // Count before splitting: a ragged or absurdly wide line is refused
+    // without building a vector of its cells.
+    const std::size_t n_cells = static_cast<std::size_t>(std::count(view.begin(), view.end(), ',')) + 1;
+    if (cols >= 0 && n_cells != static_cast<std::size_t>(cols + (has_pos ? 1 : 0))) {
+      ThrowInput(what, fmt::format("line {}: {} cells, expected {} (ragged row)", line_no, n_cells,
+                                   cols + (has_pos ? 1 : 0)));
+    }
+    if (n_cells > kMaxColumns)
+      ThrowInput(what, fmt::format("line {}: {} cells; pe reads at most {} columns", line_no, n_cells, kMaxColumns));
     SplitCells(view, &cells);
     if (!header_seen && offsets.empty()) {
       header_seen = true;
@@ -184,10 +237,11 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
     for (std::size_t j = j0; j < cells.size(); ++j) {
       double v;
       if (!ParseNumber(cells[j], &v))
-        ThrowInput(what, fmt::format("line {}, column {}: '{}' is not a number", line_no, j + 1,
-                                     std::string(cells[j].substr(0, 40))));
+        ThrowInput(what, fmt::format("line {}, column {}: '{}' {}", line_no, j + 1,
+                                     std::string(cells[j].substr(0, 40)), NumberProblem(cells[j])));
       if (!std::isfinite(v))
-        ThrowInput(what, fmt::format("line {}, column {}: value {} is not finite", line_no, j + 1, cells[j]));
+        ThrowInput(what, fmt::format("line {}, column {}: value '{}' is not finite (NaN and infinity are not table values)",
+                                     line_no, j + 1, std::string(cells[j].substr(0, 40))));
       if (all_f32 && !FitsFloat32(v)) all_f32 = false;
     }
     offsets.push_back(line_start);
