@@ -77,11 +77,11 @@ namespace {
 const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   const SchemeInfo& info = FindScheme(spec.scheme);
   if (info.needs_d_model && spec.d_model <= 0)
-    ThrowUsage("--d-model", spec.d_model == 0 ? fmt::format("required by scheme '{}' (the number of columns)", spec.scheme)
-                                              : fmt::format("must be at least 1, got {}", spec.d_model));
+    ThrowUsage("--d-model", fmt::format("must be at least 1, got {} (scheme '{}' needs the number of columns)",
+                                        spec.d_model, spec.scheme));
   if (info.needs_max_len && spec.max_len <= 0)
-    ThrowUsage("--max-len", spec.max_len == 0 ? fmt::format("required by scheme '{}' (the number of rows)", spec.scheme)
-                                              : fmt::format("must be at least 1, got {}", spec.max_len));
+    ThrowUsage("--max-len", fmt::format("must be at least 1, got {} (scheme '{}' needs the number of rows)",
+                                        spec.max_len, spec.scheme));
   if (spec.d_model < 0) ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
   if (spec.max_len < 0) ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
   if (info.needs_d_model && info.needs_max_len) CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);

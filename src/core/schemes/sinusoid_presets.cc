@@ -77,6 +77,8 @@ SinusoidPlan SinusoidalPlanForSpec(const SchemeSpec& spec, std::string* layout_n
 }
 
 void AddSinusoidalFamilyMetadata(const SchemeSpec& spec, Metadata* meta) {
+  // The paper's defaults leave the metadata as it always was.
+  if (spec.denominator.empty() && spec.odd_rule.empty()) return;
   const SinusoidDenominator den = ParseDenominator(spec.denominator);
   meta->Set("denominator", std::string(den == SinusoidDenominator::kD ? "d" : "half-minus-one"));
   meta->Set("odd_rule", std::string(ParseOddRule(spec.odd_rule, den) == SinusoidOddRule::kUnpairedSin
