@@ -265,8 +265,14 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
   if (all.size() == 1) {
     spec.subtitle = Parameters(all[0].table->info());
   } else {
-    spec.subtitle = fmt::format("{} tables", all.size());
+    std::int64_t k_max = 0;
+    for (const Series& s : all)
+      k_max = std::max<std::int64_t>(k_max, anchor ? static_cast<std::int64_t>(s.anchor.offset.size())
+                                                   : static_cast<std::int64_t>(s.curve.mean.size()) - 1);
+    spec.subtitle = anchor ? fmt::format("{} tables", all.size())
+                           : fmt::format("{} tables · offsets 0..{}", all.size(), k_max);
   }
+  bool has_closed_form = false;
   for (std::size_t i = 0; i < all.size(); ++i) {
     const Series& s = all[i];
     const plot::Rgb color = plot::SeriesColor(i);
@@ -289,8 +295,10 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
     spec.series.push_back(line);
     if (!cf.empty()) {
       ChartSeries closed;
-      closed.name = all.size() == 1 ? "closed form Σᵢ cos(k·ωᵢ)" : s.name + ": Σᵢ cos(k·ωᵢ)";
-      if (o.cosine) closed.name += " / (d/2)";
+      // One series: its own legend entry; several: one line in the note.
+      closed.name = all.size() == 1 ? "closed form Σᵢ cos(k·ωᵢ)" : "";
+      if (o.cosine && all.size() == 1) closed.name += " / (d/2)";
+      has_closed_form = true;
       closed.x = line.x;
       closed.y = cf;
       closed.dashed = true;
@@ -303,6 +311,8 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
     }
   }
   if (spec.series.size() == 1) spec.series[0].name.clear();
+  if (has_closed_form && all.size() > 1)
+    spec.note += std::string(spec.note.empty() ? "" : " · ") + "dashed: Σᵢ cos(k·ωᵢ)" + (o.cosine ? " / (d/2)" : "");
   plot::RenderLineChart(spec, o.plot, "--plot");
 }
 

@@ -77,10 +77,11 @@ std::optional<double> MetaNumber(const MetaValue* v) {
 
 // Per-offset accumulators of one worker.
 struct Folds {
-  std::vector<double> min, max, ss;
+  std::vector<double> min, max, s, ss;  // s, ss: Σ e and Σ e², e = g - FFT mean
   explicit Folds(std::size_t n)
       : min(n, std::numeric_limits<double>::infinity()),
         max(n, -std::numeric_limits<double>::infinity()),
+        s(n, 0.0),
         ss(n, 0.0) {}
 };
 
@@ -102,6 +103,7 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
     const std::int64_t n = q_hi - q_lo;
     double* mn = f.min.data() + k0;
     double* mx = f.max.data() + k0;
+    double* sum = f.s.data() + k0;
     double* ss = f.ss.data() + k0;
     const double* mu = mean + k0;
     for (std::int64_t t = 0; t < n; ++t) {
@@ -109,6 +111,7 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
       mn[t] = v < mn[t] ? v : mn[t];
       mx[t] = v > mx[t] ? v : mx[t];
       const double e = v - mu[t];
+      sum[t] += e;
       ss[t] += e * e;
     }
   }
@@ -121,7 +124,7 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
 // spinning threads competing with the fold for the same 2 cores.)
 template <typename T>
 void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
-                    std::int64_t k_max, const std::vector<double>& mean,
+                    std::int64_t k_max, const std::vector<double> mean,
                     DecayCurve& out) {
   const std::size_t n_k = static_cast<std::size_t>(k_max + 1);
   const int workers =
@@ -154,16 +157,25 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
   for (auto& t : threads) t.join();
   out.min = folds[0].min;
   out.max = folds[0].max;
+  std::vector<double> sum = folds[0].s;
   out.std = folds[0].ss;
   for (int w = 1; w < workers; ++w) {
     for (std::size_t k = 0; k < n_k; ++k) {
       out.min[k] = std::min(out.min[k], folds[w].min[k]);
       out.max[k] = std::max(out.max[k], folds[w].max[k]);
+      sum[k] += folds[w].s[k];
       out.std[k] += folds[w].ss[k];
     }
   }
-  for (std::size_t k = 0; k < n_k; ++k)
-    out.std[k] = std::sqrt(out.std[k] / static_cast<double>(out.pairs[k]));
+  // Shifted-data variance: the FFT mean is a shift within ~1e-13 of the
+  // true mean, so Σe²/n - (Σe/n)² loses nothing, and the mean itself is
+  // corrected by Σe/n to the directly summed value.
+  for (std::size_t k = 0; k < n_k; ++k) {
+    const double n = static_cast<double>(out.pairs[k]);
+    const double shift = sum[k] / n;
+    out.std[k] = std::sqrt(std::max(0.0, out.std[k] / n - shift * shift));
+    if constexpr (std::is_same_v<T, double>) out.mean[k] += shift;
+  }
 }
 
 }  // namespace

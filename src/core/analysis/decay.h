@@ -8,7 +8,9 @@
 //    0 <= q-p <= K, computed in row blocks by BLAS (dgemm, or sgemm with
 //    `single_precision`) and folded diagonal by diagonal, O(L·K·d) flops.
 //    std is the population standard deviation, sqrt(Σ_p (g - mean(k))² /
-//    (L-k)), accumulated around the FFT mean (stable).
+//    (L-k)), accumulated around the FFT mean (shifted-data variance, stable);
+//    with float64 blocks the mean is then corrected by the direct sum, so a
+//    single pair (k = L-1) gives std 0 and the mean equals that one product.
 //  - cosine: rows are scaled to unit norm first (a zero row stays zero, so
 //    its similarity with anything is 0).
 //  - sinusoid closed form: for the paper's sinusoid with even d,

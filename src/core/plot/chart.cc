@@ -198,7 +198,33 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
     const double row_h = 19;
     const double box_w = std::max(w + 44, note_w + 16);
     const double box_h = entries.size() * row_h + (spec.note.empty() ? 0 : 17) + 10;
-    const double bx = plot.right - box_w - 10, by = plot.top + 10;
+    // The corner where the box hides the fewest drawn points (top right on
+    // ties): a legend must not cover the curve it explains.
+    double bx = plot.right - box_w - 10, by = plot.top + 10;
+    long best = -1;
+    const double xs[] = {plot.right - box_w - 10, plot.left + 10};
+    const double ys[] = {plot.top + 10, plot.bottom - box_h - 10};
+    for (double cy : ys) {
+      for (double cx : xs) {
+        long hidden = 0;
+        auto count = [&](double px, double py) {
+          hidden += px >= cx - 4 && px <= cx + box_w + 4 && py >= cy - 4 && py <= cy + box_h + 4;
+        };
+        for (const Envelope& e : envs) {
+          for (std::size_t j = 0; j < e.x.size(); ++j) {
+            const double px = sx(e.x[j]);
+            for (double v = sy(e.y_hi[j]); v <= sy(e.y_lo[j]) + 0.5; v += 2) count(px, v);
+            if (!e.band_lo.empty())  // the band counts, but less than a line
+              for (double v = sy(e.band_hi[j]); v <= sy(e.band_lo[j]) + 0.5; v += 16) count(px, v);
+          }
+        }
+        if (best < 0 || hidden < best) {
+          best = hidden;
+          bx = cx;
+          by = cy;
+        }
+      }
+    }
     cairo_rectangle(cr, bx, by, box_w, box_h);
     cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
     cairo_fill_preserve(cr);

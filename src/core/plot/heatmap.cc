@@ -29,7 +29,13 @@ HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
   const auto cols = SpreadIndices(info.cols, max_cols);
   HeatmapSpec spec;
   spec.title = title;
-  spec.subtitle = fmt::format("{} positions × {} dimensions, {}{}", info.rows, info.cols,
+  std::string params;
+  if (const MetaValue* scheme = info.meta.Find("scheme")) {
+    params = MetaToString(*scheme);
+    if (const MetaValue* base = info.meta.Find("base")) params += " · base=" + MetaToString(*base);
+    params += " · ";
+  }
+  spec.subtitle = params + fmt::format("{} positions × {} dimensions, {}{}", info.rows, info.cols,
                               Traits(info.dtype).name,
                               rows.size() < static_cast<std::size_t>(info.rows) ||
                                       cols.size() < static_cast<std::size_t>(info.cols)
