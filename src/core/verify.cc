@@ -329,7 +329,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     po.offsets = o.offsets;
     po.start = start;
     po.tolerance = rep.tolerance;
-    po.skip_rows = stats.zero_rows;
+    // Padding rows: those the reference itself zeroes (fairseq's padding_idx
+    // row); without a reference, the file's all-zero rows.
+    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats.zero_rows;
     if (ref && shape_ok && ref_head.pairing.found) {
       po.pairing = ref_head.pairing;
       po.omega_known = true;

@@ -122,7 +122,8 @@ Pairing FindPairing(const std::vector<double>& head, std::int64_t rows, std::int
         }
       }
       for (std::int64_t z : roles.zero_col)
-        for (std::int64_t r : active) res = std::max(res, 1 + std::fabs(at(r, z)));  // a zero column that is not zero
+        for (std::int64_t r : active)
+          if (at(r, z) != 0) res = std::max(res, 1 + std::fabs(at(r, z)));  // a zero column that is not zero
       if (res < best.residual) {
         best = Pairing{};
         best.residual = res;
@@ -363,14 +364,20 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
 
   // Full comparison of the best candidate with the exact table and the recipes.
   SinusoidVariant best = cands.front().v;
-  if (static_cast<std::size_t>(stats.zero_row_count) == stats.zero_rows.size()) best.zero_rows = stats.zero_rows;
+  if (static_cast<std::size_t>(stats.zero_row_count) == stats.zero_rows.size()) {
+    // Rows that are zero in the file; a sin-only table's position 0 is zero
+    // by itself and is not a padding row.
+    for (std::int64_t z : stats.zero_rows)
+      if (!(best.sin_only && best.start + z == 0)) best.zero_rows.push_back(z);
+  }
   id.has_candidate = true;
   id.variant = best;
   id.known_as = best.KnownAs();
   const DType dtype = info.dtype;
-  const DType f32_or_wider = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  Tolerance f32_bound;  // the float32-angle rule of tolerance.h, counted in ulps of the value's precision
-  f32_bound.dtype = f32_or_wider;
+  // The float32-angle rule of tolerance.h, with the final rounding counted
+  // in ulps of the values' grid (a float32 file of float16 numbers: float16).
+  Tolerance f32_bound;
+  f32_bound.dtype = stats.grid;
   f32_bound.max_ulp = 1;
   f32_bound.angle_unit = std::ldexp(1.0, -24);
   const std::vector<Recipe> recipe_list = {Recipe::kExact, Recipe::kF64Cast, Recipe::kF32Exp, Recipe::kF32ExpT2t,
@@ -381,6 +388,8 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   std::vector<double> rmax(recipe_list.size(), 0);
   const std::vector<double> w = VariantFrequencies(best, cols);
   const SinusoidPlan plan = best.Plan(cols);
+  const Tolerance f64_bound = DefaultTolerance(DType::kFloat64);
+  double f64_ratio = 0;
   std::int64_t grid_bad = 0;
   double grid_ulp_max = 0;
   const auto ranges = SampleRanges(info.rows, cols, options.max_entries, 1024);
@@ -404,13 +413,14 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
         const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
         const double omega = c.kind == SinusoidColumn::kZero || zrow ? 0 : w[static_cast<std::size_t>(c.pair)];
         id.max_angle_err = std::max(id.max_angle_err, err / f32_bound.Limit(exact, pos * omega, omega));
+        f64_ratio = std::max(f64_ratio, err / f64_bound.Limit(exact, pos * omega, omega));
         if (stats.grid != dtype) {
           if (RoundTo(exact, stats.grid) != found) ++grid_bad;
           grid_ulp_max = std::max(grid_ulp_max, err / UlpOf(exact, stats.grid));
         }
         for (std::size_t k = 0; k < recipe_list.size(); ++k) {
           const double rv = ref_v[k][idx];
-          if (RoundTo(rv, dtype) == found) ++ident[k];
+          if (RoundTo(rv, stats.grid) == found) ++ident[k];
           rmax[k] = std::max(rmax[k], std::fabs(found - rv));
         }
       }
@@ -432,8 +442,12 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
     id.precision = std::string(Traits(stats.grid).name);
     closeness = fmt::format("{} values stored as {}, within {:.2g} ulp({}) of exact", Traits(stats.grid).name,
                             Traits(dtype).name, grid_ulp_max, Traits(stats.grid).name);
+  } else if (dtype == DType::kFloat64 && stats.grid == DType::kFloat64 && f64_ratio <= 1) {
+    id.precision = "float64 angles";
+    closeness = fmt::format("max |error| vs exact {} ({:.2g} of the float64-angle bound)", FormatErr(id.max_abs_err), f64_ratio);
   } else if (id.max_angle_err <= 1) {
-    id.precision = "float32 angles";
+    id.precision = stats.grid == dtype ? "float32 angles"
+                                       : fmt::format("float32 angles, {} values", Traits(stats.grid).name);
     std::size_t bestk = 2;
     for (std::size_t k = 2; k < recipe_list.size(); ++k)
       if (id.recipes[k].identical > id.recipes[bestk].identical) bestk = k;

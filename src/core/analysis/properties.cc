@@ -64,12 +64,17 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
   std::vector<std::byte> scratch;
   std::vector<double> v;
   double nmin = HUGE_VAL, nmax = -1;
-  std::int64_t rmin = 0, rmax = 0;
+  std::int64_t rmin = 0, rmax = 0, skipped = 0;
+  std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
   const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     ReadRowsAsDouble(t, f, n, &scratch, &v);
     for (std::int64_t r = 0; r < n; ++r) {
+      if (skip.count(f + r)) {
+        ++skipped;
+        continue;
+      }
       double s = 0;
       for (std::int64_t j = 0; j < info.cols; ++j) s += v[static_cast<std::size_t>(r * info.cols + j)] * v[static_cast<std::size_t>(r * info.cols + j)];
       const double nr = std::sqrt(s);
@@ -77,7 +82,8 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
       if (nr > nmax) nmax = nr, rmax = f + r;
     }
   }
-  c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}};
+  if (nmax < 0) nmin = nmax = 0;
+  c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}, {"padding_rows_skipped", skipped}};
   if (o.pairing.found && o.pairing.unpaired_cols.empty()) {
     const double p = static_cast<double>(o.pairing.sin_cols.size());
     const double expect = std::sqrt(p);

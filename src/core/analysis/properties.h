@@ -38,7 +38,7 @@ struct PropertyOptions {
   Pairing pairing;                     ///< found = false: rotation uses the least-squares form
   bool omega_known = false;            ///< pairing.omega are the scheme's exact frequencies
   std::int64_t start = 0;              ///< position of row 0 (angle sizes for the tolerance)
-  std::vector<std::int64_t> skip_rows; ///< padding rows that are not PE(pos) (rotation, shift)
+  std::vector<std::int64_t> skip_rows; ///< padding rows that are not PE(pos) (rotation, shift, norm)
   Tolerance tolerance;                 ///< per-entry tolerance the limits derive from
   std::int64_t max_entries = std::int64_t{1} << 22;  ///< sampling budget per check
 };

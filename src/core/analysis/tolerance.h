@@ -6,10 +6,12 @@
 // in precision C (float32 for float32, float16 and bfloat16 tables; float64
 // for float64 tables), with u_C = 2^-24 or 2^-53:
 //
-//     |found - v|  <=  1 ulp_T(v)  +  u_C · |θ| · (3 + 2·|ln ω|)
+//     |found - v|  <=  n ulp_T(v)  +  u_C · |θ| · (3 + 2·|ln ω|)
 //
 // The first term is the final rounding to T (half an ulp when correctly
-// rounded, up to one for a faithful sin). The second bounds the angle error
+// rounded, up to one for a faithful sin): n = 1, and n = 4 for float64, where
+// vectorised sin/cos (numpy's SVML path) are only within ~4 ulp and pe's
+// reference within 1. The second bounds the angle error
 // of the common float32 recipes: ω off by u_C·(2 + 2|ln ω|) relative
 // (a float32 exponent k·c off by u|k·c| = u|ln ω| twice, plus exp or pow's
 // own ulp) and the product pos·ω rounded once more (u_C). For columns that

@@ -1,0 +1,266 @@
+#include "cli/cmd_inspect.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/analysis/blocks.h"
+#include "core/analysis/check.h"
+#include "core/analysis/identify.h"
+#include "core/analysis/stats.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/plot/heatmap.h"
+
+namespace pe::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::optional<Format> ForcedFormat(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  auto f = FormatFromName(name);
+  if (!f) ThrowUsage(fmt::format("--format '{}'", name), fmt::format("unknown format (known: {})", FormatNames()));
+  return f;
+}
+
+Json MetaJson(const Metadata& meta) {
+  Json j = Json::object();
+  for (const auto& [k, v] : meta.entries()) {
+    if (const auto* i = std::get_if<std::int64_t>(&v)) j[k] = *i;
+    else if (const auto* d = std::get_if<double>(&v)) j[k] = JsonNumber(*d);
+    else j[k] = std::get<std::string>(v);
+  }
+  return j;
+}
+
+// Column indices to show in a preview: all when few, else the first six and
+// the last two.
+std::vector<std::int64_t> PreviewCols(std::int64_t c0, std::int64_t c1) {
+  std::vector<std::int64_t> cols;
+  if (c1 - c0 <= 8) {
+    for (std::int64_t j = c0; j < c1; ++j) cols.push_back(j);
+  } else {
+    for (std::int64_t j = c0; j < c0 + 6; ++j) cols.push_back(j);
+    cols.push_back(-1);  // "..."
+    cols.push_back(c1 - 2);
+    cols.push_back(c1 - 1);
+  }
+  return cols;
+}
+
+// Shortest round-trip text in the table's own precision (a float32 value
+// prints as 0.84147096, not as the double 0.8414709568023682).
+std::string Num(double v, DType dtype = DType::kFloat64) {
+  if (dtype != DType::kFloat64) return fmt::format("{}", static_cast<float>(v));
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+void ParseSlice(const std::string& text, std::int64_t size, const char* flag, std::int64_t* first,
+                std::int64_t* last) {
+  const auto colon = text.find(':');
+  auto parse = [&](const std::string& s, std::int64_t fallback) -> std::int64_t {
+    if (s.empty()) return fallback;
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty())
+      ThrowUsage(fmt::format("{} '{}'", flag, text), "expected A:B with integers A and B (either may be empty)");
+    return v < 0 ? size + v : v;
+  };
+  if (colon == std::string::npos) {  // a single index
+    *first = parse(text, 0);
+    *last = *first + 1;
+  } else {
+    *first = parse(text.substr(0, colon), 0);
+    *last = parse(text.substr(colon + 1), size);
+  }
+  if (*first < 0 || *last > size || *first >= *last)
+    ThrowUsage(fmt::format("{} '{}'", flag, text),
+               fmt::format("selects nothing within 0:{} (the table has {} {})", size, size,
+                           std::string(flag) == "--rows" ? "rows" : "columns"));
+}
+
+CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
+  auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
+  cmd->add_option("FILE", o.file, "Table file (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
+  cmd->add_option("--dataset", o.dataset, "HDF5 dataset to read (default: 'pe' or the only one)")->type_name("NAME");
+  cmd->add_option("--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
+  cmd->add_option("--rows", o.rows, "Print rows A:B (Python-style slice; negative counts from the end)")->type_name("A:B");
+  cmd->add_option("--cols", o.cols, "Only columns A:B (in the slice and the preview)")->type_name("A:B");
+  cmd->add_option("--preview", o.preview, "Rows shown at each end of the preview")->type_name("N")->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd->add_flag("--json", o.json, "One JSON document on stdout (schema pe.inspect/1)");
+  cmd->add_flag("--identify", o.identify, "Identify the table even when its metadata names a scheme");
+  cmd->add_flag("--no-identify", o.no_identify, "Skip identification");
+  cmd->add_option("--heatmap", o.heatmap, "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
+      ->type_name("FILE");
+  cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
+(interleaved / concatenated), frequency denominator (d or d/2-1), base, first
+position, zeroed padding rows and precision (exact, float16, bfloat16, float32
+angles and which float32 recipe) of a sinusoid table. See docs/inspect.md.
+
+Examples:
+  pe inspect pe.h5
+  pe inspect table.npy --json
+  pe inspect table.npy --rows 100:104 --cols 0:8
+  pe inspect model.h5 --dataset encoder/pe --no-identify
+  pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
+)");
+  return cmd;
+}
+
+int RunInspect(const InspectOptions& o, Console& console) {
+  OpenOptions oo;
+  oo.format = ForcedFormat(o.format);
+  oo.dataset = o.dataset;
+  if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
+  auto src = OpenTable(o.file, oo);
+  const TableInfo& info = src->info();
+  if (!o.heatmap.empty()) {
+    const auto slash = o.file.find_last_of('/');
+    plot::HeatmapSpec map = plot::TableHeatmap(
+        *src, "Table " + (slash == std::string::npos ? o.file : o.file.substr(slash + 1)));
+    plot::RenderHeatmap(map, o.heatmap, "--heatmap");
+  }
+  std::string format_name = "?";
+  if (oo.format) format_name = std::string(Traits(*oo.format).name);
+  else if (auto f = FormatFromExtension(o.file)) format_name = std::string(Traits(*f).name);
+
+  std::int64_t c0 = 0, c1 = info.cols;
+  if (!o.cols.empty()) ParseSlice(o.cols, info.cols, "--cols", &c0, &c1);
+  std::int64_t r0 = 0, r1 = 0;
+  const bool slice = !o.rows.empty();
+  if (slice) ParseSlice(o.rows, info.rows, "--rows", &r0, &r1);
+
+  const TableStats stats = ComputeStats(*src);
+  const bool has_scheme = info.meta.Find("scheme") != nullptr;
+  const bool run_identify = !o.no_identify && (o.identify || !has_scheme);
+  std::optional<Identification> id;
+  if (run_identify) {
+    IdentifyOptions io;
+    if (const MetaValue* s = info.meta.Find("start"))
+      if (const auto* v = std::get_if<std::int64_t>(s)) io.start_hint = *v;
+    id = Identify(*src, stats, io);
+  }
+  const std::int64_t start = [&]() -> std::int64_t {
+    if (const MetaValue* s = info.meta.Find("start"))
+      if (const auto* v = std::get_if<std::int64_t>(s)) return *v;
+    return 0;
+  }();
+
+  // Rows to print: the slice, or the preview's two ends.
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  if (slice) {
+    ranges.push_back({r0, r1});
+  } else if (o.preview > 0) {
+    const std::int64_t n = std::min(o.preview, info.rows);
+    ranges.push_back({0, n});
+    if (info.rows > n) ranges.push_back({std::max(n, info.rows - o.preview), info.rows});
+  }
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+
+  if (o.json) {
+    Json j;
+    j["schema"] = "pe.inspect/1";
+    j["file"] = o.file;
+    j["format"] = format_name;
+    j["dataset"] = info.name;
+    j["shape"] = {info.rows, info.cols};
+    j["dtype"] = std::string(Traits(info.dtype).name);
+    j["metadata"] = MetaJson(info.meta);
+    j["stats"] = stats.ToJson();
+    j["identification"] = id ? id->ToJson() : Json();
+    Json rows = Json::array();
+    for (const auto& [f, l] : ranges) {
+      for (std::int64_t b = f; b < l; b += 1024) {
+        const std::int64_t n = std::min<std::int64_t>(1024, l - b);
+        ReadRowsAsDouble(*src, b, n, &scratch, &v);
+        for (std::int64_t r = 0; r < n; ++r) {
+          Json vals = Json::array();
+          for (std::int64_t c = c0; c < c1; ++c) vals.push_back(JsonNumber(v[static_cast<std::size_t>(r * info.cols + c)]));
+          rows.push_back({{"row", b + r}, {"position", start + b + r}, {"values", vals}});
+        }
+      }
+    }
+    j[slice ? "slice" : "preview"] = {{"cols", {c0, c1}}, {"rows", rows}};
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+
+  fmt::print("file      {}\n", o.file);
+  fmt::print("format    {}{}\n", format_name, format_name == "hdf5" ? fmt::format(" (dataset '{}')", info.name) : "");
+  fmt::print("shape     {} x {}  (positions x channels)\n", info.rows, info.cols);
+  fmt::print("dtype     {}\n", Traits(info.dtype).name);
+  if (info.meta.empty()) {
+    fmt::print("metadata  (none)\n");
+  } else {
+    fmt::print("metadata\n");
+    for (const auto& [k, val] : info.meta.entries()) fmt::print("  {:<14} {}\n", k, MetaToString(val));
+  }
+  fmt::print("stats\n");
+  fmt::print("  min {}  max {}  mean {:.6g}\n", Num(stats.min, info.dtype), Num(stats.max, info.dtype), stats.mean);
+  fmt::print("  row norm  min {:.9g} (row {})  max {:.9g} (row {})\n", stats.row_norm_min, stats.row_norm_min_row,
+             stats.row_norm_max, stats.row_norm_max_row);
+  auto list = [](const std::vector<std::int64_t>& xs, std::int64_t total) {
+    if (xs.empty()) return std::string("none");
+    std::string s;
+    for (std::size_t i = 0; i < xs.size() && i < 10; ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
+    if (total > 10) s += fmt::format(", ... ({} in all)", total);
+    return s;
+  };
+  fmt::print("  zero rows: {}; zero columns: {}\n", list(stats.zero_rows, stats.zero_row_count),
+             list(stats.zero_cols, static_cast<std::int64_t>(stats.zero_cols.size())));
+  if (stats.nonfinite) fmt::print("  non-finite entries: {}\n", stats.nonfinite);
+  if (stats.grid != info.dtype) fmt::print("  every value is a {} number\n", Traits(stats.grid).name);
+  if (id) {
+    fmt::print("identification\n  {}\n", id->verdict);
+    if (id->has_candidate) {
+      fmt::print("  compared {} of {} rows with pe's exact table: max |err| {:.3g}, max {:.3g} ulp({})\n", id->rows_compared,
+                 info.rows, id->max_abs_err, id->max_ulp_err, Traits(info.dtype).name);
+      for (const auto& r : id->recipes)
+        fmt::print("    recipe {:<12} {:6.2f}% of entries identical, max |diff| {:.3g}\n", RecipeOf(r.recipe).name,
+                   100 * r.identical, r.max_abs_err);
+    }
+  } else if (has_scheme && !o.no_identify) {
+    fmt::print("identification\n  skipped: the metadata names the scheme (use --identify to check it anyway)\n");
+  }
+  if (!ranges.empty()) {
+    std::vector<std::int64_t> cols;
+    if (slice) for (std::int64_t c = c0; c < c1; ++c) cols.push_back(c);
+    else cols = PreviewCols(c0, c1);
+    fmt::print("{}\n", slice ? fmt::format("rows {}:{}, columns {}:{}", r0, r1, c0, c1)
+                             : fmt::format("preview (columns {}:{})", c0, c1));
+    std::string header = fmt::format("  {:>8} {:>8}", "row", "pos");
+    for (std::int64_t c : cols) header += c < 0 ? "  ..." : fmt::format(" {:>14}", fmt::format("c{}", c));
+    fmt::print("{}\n", header);
+    std::int64_t prev_end = -1;
+    for (const auto& [f, l] : ranges) {
+      if (prev_end >= 0 && f > prev_end) fmt::print("  {:>8}\n", "...");
+      for (std::int64_t b = f; b < l; b += 1024) {
+        const std::int64_t n = std::min<std::int64_t>(1024, l - b);
+        ReadRowsAsDouble(*src, b, n, &scratch, &v);
+        for (std::int64_t r = 0; r < n; ++r) {
+          std::string line = fmt::format("  {:>8} {:>8}", b + r, start + b + r);
+          for (std::int64_t c : cols)
+            line += c < 0 ? "  ..." : fmt::format(" {:>14}", Num(v[static_cast<std::size_t>(r * info.cols + c)], info.dtype));
+          fmt::print("{}\n", line);
+        }
+      }
+      prev_end = l;
+    }
+  }
+  (void)console;
+  return kExitOk;
+}
+
+}  // namespace pe::cli

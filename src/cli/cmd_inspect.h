@@ -1,0 +1,37 @@
+// `pe inspect FILE`: what a table file holds (format, shape, dtype, every
+// metadata field, value statistics, a preview or a slice) and, when the
+// metadata does not say, which sinusoid variant it is (core/analysis/
+// identify.h). Human text or one JSON document (--json, schema
+// "pe.inspect/1"). Reads row blocks, never the whole table.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "cli/console.h"
+
+namespace pe::cli {
+
+struct InspectOptions {
+  std::string file;
+  std::string dataset;   ///< --dataset: HDF5 dataset (default "pe" or the only one)
+  std::string format;    ///< --format: override the extension
+  std::string rows;      ///< --rows A:B: print this slice of rows
+  std::string cols;      ///< --cols A:B: restrict columns (slice and preview)
+  std::int64_t preview = 3;  ///< rows shown at each end
+  bool json = false;
+  bool identify = false;     ///< --identify: even when the metadata names a scheme
+  bool no_identify = false;  ///< --no-identify
+  std::string heatmap;        ///< --heatmap FILE: draw the table (core/plot/heatmap.h)
+};
+
+CLI::App* SetupInspect(CLI::App& app, InspectOptions& options);
+int RunInspect(const InspectOptions& options, Console& console);
+
+/// Parses a Python-style slice "A:B" (either end optional, negative counts
+/// from the end) against `size`; throws pe::Error (usage) naming `flag`.
+void ParseSlice(const std::string& text, std::int64_t size, const char* flag, std::int64_t* first,
+                std::int64_t* last);
+
+}  // namespace pe::cli

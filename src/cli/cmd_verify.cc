@@ -1,0 +1,300 @@
+#include "cli/cmd_verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/analysis/properties.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/output.h"
+
+namespace pe::cli {
+namespace {
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+std::optional<Format> ForcedFormat(const std::string& name, const char* flag) {
+  if (name.empty()) return std::nullopt;
+  auto f = FormatFromName(name);
+  if (!f) ThrowUsage(fmt::format("{} '{}'", flag, name), fmt::format("unknown format (known: {})", FormatNames()));
+  return f;
+}
+
+bool Given(const VerifyCliOptions& o, const std::string& name) {
+  const CLI::Option* opt = o.cmd ? o.cmd->get_option_no_throw(name) : nullptr;
+  return opt && opt->count() > 0;
+}
+
+// The reference spec: metadata, then flags over it. The common fields go
+// through core's ResolveReferenceSpec; every other scheme parameter flag
+// (--layout, --padding-idx, ...) is matched to the metadata key of the same
+// name, so schemes added to the registry need no change here.
+std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& info, std::vector<std::string>* notes) {
+  static const std::vector<std::string> kCommon = {"scheme", "d-model", "max-len", "base", "start", "dtype", "help"};
+  CLI::App probe;
+  SpecFlags probe_flags;
+  AddSpecFlags(probe, probe_flags, false);
+  std::vector<std::string> args;
+  bool extra_given = false;
+  for (const CLI::Option* opt : probe.get_options()) {
+    if (opt->get_lnames().empty()) continue;
+    const std::string ln = opt->get_lnames()[0];
+    if (std::find(kCommon.begin(), kCommon.end(), ln) != kCommon.end()) continue;
+    std::string key = ln;
+    std::replace(key.begin(), key.end(), '-', '_');
+    const MetaValue* meta = info.meta.Find(key);
+    const bool is_flag = opt->get_expected_min() == 0;
+    const CLI::Option* mine = o.cmd->get_option_no_throw("--" + ln);
+    if (mine && mine->count() > 0) {
+      extra_given = true;
+      std::string joined;
+      for (const auto& r : mine->results()) {
+        joined += (joined.empty() ? "" : ",") + r;
+        args.push_back(is_flag ? "--" + ln : "--" + ln + "=" + r);
+      }
+      if (meta && !is_flag && MetaToString(*meta) != joined)
+        notes->push_back(fmt::format("--{} {} overrides the file's metadata {} = {}", ln, joined, key, MetaToString(*meta)));
+    } else if (meta) {
+      const std::string v = MetaToString(*meta);
+      std::vector<std::string> one;
+      if (is_flag) {
+        if (v == "1" || v == "true") one.push_back("--" + ln);
+      } else {
+        one.push_back("--" + ln + "=" + v);
+      }
+      if (one.empty()) continue;
+      // A metadata value the flag refuses is reported and left out.
+      CLI::App check;
+      SpecFlags check_flags;
+      AddSpecFlags(check, check_flags, false);
+      try {
+        std::vector<std::string> rev(one.rbegin(), one.rend());
+        check.parse(rev);
+        args.insert(args.end(), one.begin(), one.end());
+      } catch (const CLI::ParseError& e) {
+        notes->push_back(fmt::format("the file's metadata {} = {} is not a valid --{} and was ignored", key, v, ln));
+      }
+    }
+  }
+  SpecOverrides ov;
+  if (Given(o, "--scheme") || extra_given) ov.scheme = o.spec.scheme;
+  if (Given(o, "--d-model")) ov.d_model = o.spec.d_model;
+  if (Given(o, "--max-len")) ov.max_len = o.spec.max_len;
+  if (Given(o, "--base")) ov.base = o.spec.base;
+  if (Given(o, "--start")) ov.start = o.spec.start;
+  if (Given(o, "--dtype")) ov.dtype = o.spec.dtype;
+  auto common = ResolveReferenceSpec(info, ov, notes);
+  if (!common) return std::nullopt;
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    probe.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    ThrowUsage("scheme parameters", e.what());
+  }
+  probe_flags.scheme = common->scheme;
+  SchemeSpec spec = ToSpec(probe_flags);
+  spec.scheme = common->scheme;
+  spec.d_model = common->d_model;
+  spec.max_len = common->max_len;
+  spec.base = common->base;
+  spec.start = common->start;
+  spec.dtype = common->dtype;
+  return spec;
+}
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::string ReferenceLine(const VerifyReport& r) {
+  if (r.reference_kind == "scheme") {
+    const auto& s = r.reference["spec"];
+    return fmt::format("scheme {} (d_model {}, max_len {}, base {}, start {})", s["scheme"].get<std::string>(),
+                       s["d_model"].get<std::int64_t>(), s["max_len"].get<std::int64_t>(), s["base"].get<double>(),
+                       s["start"].get<std::int64_t>());
+  }
+  if (r.reference_kind == "file") return fmt::format("file {}", r.reference["path"].get<std::string>());
+  return "no reference (property checks only)";
+}
+
+}  // namespace
+
+std::string JUnitXml(const VerifyReport& r) {
+  int failures = 0, skipped = 0;
+  for (const auto& c : r.checks) {
+    if (c.skipped) ++skipped;
+    else if (!c.passed) ++failures;
+  }
+  const std::string suite = "pe verify " + r.file;
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format("<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", r.checks.size(),
+                   failures, skipped);
+  x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", XmlEscape(suite),
+                   r.checks.size(), failures, skipped);
+  x += "    <properties>\n";
+  x += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", XmlEscape(ReferenceLine(r)));
+  x += fmt::format("      <property name=\"tolerance\" value=\"{}\"/>\n", XmlEscape(r.tolerance.why));
+  for (const auto& n : r.notes) x += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", XmlEscape(n));
+  x += "    </properties>\n";
+  for (const auto& c : r.checks) {
+    x += fmt::format("    <testcase classname=\"pe.verify\" name=\"{}\" file=\"{}\">\n", XmlEscape(c.name), XmlEscape(r.file));
+    if (c.skipped) {
+      x += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscape(c.summary));
+    } else if (!c.passed) {
+      std::string body = fmt::format("{}\nmeasured {} against limit {}: {}\n", c.summary, c.measured, c.limit, c.limit_why);
+      if (r.diagnosed) body += "diagnosis: " + r.diagnosis_text + "\n";
+      x += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", XmlEscape(c.summary), XmlEscape(c.name),
+                       XmlEscape(body));
+    }
+    x += fmt::format("      <system-out>{}</system-out>\n", XmlEscape(c.summary + "\nlimit: " + c.limit_why));
+    x += "    </testcase>\n";
+  }
+  x += "  </testsuite>\n</testsuites>\n";
+  return x;
+}
+
+CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
+  auto* cmd = app.add_subcommand("verify", "Check a table against the exact reference or another table; exit 1 if it differs");
+  o.cmd = cmd;
+  cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
+  AddSpecFlags(*cmd, o.spec, false);
+  cmd->add_option("--reference", o.reference, "Compare with this table instead of a recomputed one")->type_name("REF");
+  cmd->add_option("--dataset", o.dataset, "HDF5 dataset of FILE")->type_name("NAME");
+  cmd->add_option("--reference-dataset", o.reference_dataset, "HDF5 dataset of REF")->type_name("NAME");
+  cmd->add_option("--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
+  cmd->add_option("--atol", o.atol, "Absolute tolerance (replaces the default rule)")->type_name("X");
+  cmd->add_option("--rtol", o.rtol, "Relative tolerance (replaces the default rule)")->type_name("X");
+  cmd->add_option("--max-ulp", o.max_ulp, "Tolerance in ulps of the file's dtype (replaces the default rule)")->type_name("N");
+  cmd->add_option("--check", o.checks, "Property checks: rotation,shift,bounds,norm,unique | all | none")->type_name("LIST");
+  cmd->add_option("--offsets", o.offsets, "Offsets k for rotation and shift (default 1,2,3,10,100,1000,10000)")->type_name("LIST");
+  cmd->add_flag("--json", o.json, "One JSON document on stdout (schema pe.verify/1)");
+  cmd->add_option("--junit", o.junit, "Also write a JUnit XML report to this file")->type_name("FILE");
+  cmd->add_flag("--no-diagnose", o.no_diagnose, "Do not try to identify a failing table");
+  cmd->footer(R"(The reference comes from the file's metadata; flags override it (conflicts are
+reported). Default tolerance per entry: 1 ulp of the file's dtype plus
+2^-24·|θ|·(3 + 2|ln ω|) for a sinusoid entry at angle θ = pos·ω (float64
+tables: 2^-53), i.e. what a float32 computation of the angles legitimately
+costs. --atol/--rtol/--max-ulp replace it. See docs/verify.md.
+
+Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error.
+
+Examples:
+  pe verify pe.h5
+  pe verify theirs.npy --scheme sinusoidal --d-model 512
+  pe verify theirs.npy --reference ours.h5 --max-ulp 2
+  pe verify theirs.npy --check rotation,shift --json
+  pe verify theirs.npy --d-model 512 --junit report.xml
+)");
+  return cmd;
+}
+
+int RunVerify(const VerifyCliOptions& o, Console& console) {
+  OpenOptions oo;
+  oo.format = ForcedFormat(o.format, "--format");
+  oo.dataset = o.dataset;
+  auto table = OpenTable(o.file, oo);
+  const TableInfo& info = table->info();
+
+  VerifyOptions vo;
+  std::unique_ptr<RowSource> ref_file;
+  if (!o.reference.empty()) {
+    OpenOptions ro;
+    ro.dataset = o.reference_dataset;
+    ref_file = OpenTable(o.reference, ro);
+    vo.reference_file = ref_file.get();
+    vo.reference_path = o.reference;
+    if (Given(o, "--scheme") || Given(o, "--d-model") || Given(o, "--base") || Given(o, "--start"))
+      ThrowUsage("--reference", "compares with a file; scheme flags (--scheme, --d-model, --base, --start) cannot be combined with it");
+  } else {
+    vo.spec = BuildSpec(o, info, &vo.notes);
+  }
+  if (!o.checks.empty()) {
+    vo.checks_given = true;
+    if (o.checks == "all") vo.checks = PropertyCheckNames();
+    else if (o.checks != "none") vo.checks = SplitList(o.checks);
+  }
+  for (const auto& k : SplitList(o.offsets)) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(k, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != k.size() || v < 1) ThrowUsage(fmt::format("--offsets '{}'", o.offsets), "expected positive integers, comma-separated");
+    vo.offsets.push_back(v);
+  }
+  if (o.atol || o.rtol || o.max_ulp) {
+    for (auto [name, v] : {std::pair{"--atol", o.atol}, {"--rtol", o.rtol}, {"--max-ulp", o.max_ulp}})
+      if (v && !(*v >= 0)) ThrowUsage(fmt::format("{} {}", name, *v), "must be a number >= 0");
+    vo.tolerance = ExplicitTolerance(info.dtype, o.atol.value_or(0), o.rtol.value_or(0),
+                                     o.max_ulp.value_or(o.atol || o.rtol ? 0 : 1));
+  }
+  vo.diagnose = !o.no_diagnose;
+  if (!vo.spec && !vo.reference_file && vo.checks.empty()) {
+    ThrowUsage(fmt::format("'{}'", o.file),
+               vo.checks_given ? "--check none leaves nothing to verify: the file has no scheme metadata"
+                               : "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model "
+                                 "(see 'pe inspect' to identify it), --reference REF, or --check");
+  }
+  // The JUnit target is checked before the work (fail before the long part).
+  std::unique_ptr<AtomicFile> junit;
+  if (!o.junit.empty()) junit = std::make_unique<AtomicFile>(o.junit);
+
+  const VerifyReport rep = Verify(*table, o.file, vo);
+
+  if (junit) {
+    const std::string xml = JUnitXml(rep);
+    if (std::fwrite(xml.data(), 1, xml.size(), junit->file()) != xml.size())
+      ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
+    junit->Commit();
+  }
+  if (o.json) {
+    fmt::print("{}\n", rep.ToJson().dump(2));
+  } else {
+    fmt::print("verify {} [{} x {}, {}] against {}\n", o.file, info.rows, info.cols, Traits(info.dtype).name, ReferenceLine(rep));
+    for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
+    fmt::print("tolerance: {}\n", rep.tolerance.why);
+    std::size_t width = 0;
+    for (const auto& c : rep.checks) width = std::max(width, c.name.size());
+    for (const auto& c : rep.checks) {
+      const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
+      fmt::print("{} {:<{}}  {}\n", status, c.name, width, c.summary);
+    }
+    if (rep.diagnosed) fmt::print("diagnosis: {}\n", rep.diagnosis_text);
+    int failed = 0;
+    for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
+    fmt::print("result: {}\n", rep.passed ? fmt::format("PASS ({} checks)", rep.checks.size())
+                                           : fmt::format("FAIL ({} of {} checks failed)", failed, rep.checks.size()));
+  }
+  (void)console;
+  return rep.passed ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace pe::cli

@@ -1,0 +1,44 @@
+// `pe verify FILE`: prove that a table matches its exact reference (from
+// the file's metadata and/or scheme flags, through the scheme registry) or
+// another table (--reference), and that it has the properties of a
+// positional encoding (--check). Reports as human text, JSON (--json,
+// schema "pe.verify/1") and JUnit XML (--junit FILE). Exit 0 pass, 1 a
+// check failed, 2 usage or input error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cmd_generate.h"
+#include "cli/console.h"
+#include "core/verify.h"
+
+namespace pe::cli {
+
+struct VerifyCliOptions {
+  std::string file;
+  std::string dataset;
+  std::string format;
+  std::string reference;
+  std::string reference_dataset;
+  SpecFlags spec;                  ///< --scheme, --d-model, ... (override metadata)
+  std::optional<double> atol, rtol, max_ulp;
+  std::string checks;              ///< --check a,b,c | all | none
+  std::string offsets;             ///< --offsets 1,2,100
+  bool json = false;
+  std::string junit;
+  bool no_diagnose = false;
+  CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
+};
+
+CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& options);
+/// Returns kExitOk when every check passed, kExitCheckFailed otherwise.
+int RunVerify(const VerifyCliOptions& options, Console& console);
+
+/// JUnit XML for `report` (one testsuite, one testcase per check).
+std::string JUnitXml(const VerifyReport& report);
+
+}  // namespace pe::cli
