@@ -101,19 +101,17 @@ class Hdf5Writer : public TableWriter {
     std::vector<hsize_t> chunk(shape_.size(), 1);
     chunk.back() = std::max<hsize_t>(1, shape_.size() == 1 ? std::min<hsize_t>(dims[0], (1u << 20) / es) : chunk_cols);
     if (shape_.size() >= 2) chunk[shape_.size() - 2] = std::min(chunk_rows, std::max<hsize_t>(1, shape_[shape_.size() - 2]));
-    // Uncompressed: one contiguous extent, written straight through with no
-    // chunk index or cache (the fastest layout for streaming). --compress:
-    // the ~1 MiB chunks above, byte-shuffled then deflated, with a chunk
-    // cache large enough for the partial chunks at block edges.
+    Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0, "cannot set the chunk size");
+    // Throughput: the pump's 4 MiB blocks cover whole ~1 MiB chunks, which
+    // HDF5 writes straight through; a 64 MiB chunk cache holds the partial
+    // chunks at block edges (row sizes that are not powers of two) until
+    // they are complete, so no chunk is written twice. --compress: the
+    // chunks are byte-shuffled then deflated (gzip LEVEL).
     Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
-    const int gzip = GlobalWriteSettings().hdf5_gzip_level;
-    if (gzip > 0) {
-      Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0, "cannot set the chunk size");
+    H5Pset_chunk_cache(dapl.get(), 521, std::size_t{64} << 20, 1.0);
+    if (const int gzip = GlobalWriteSettings().hdf5_gzip_level; gzip > 0) {
       Check(H5Pset_shuffle(dcpl.get()) >= 0 && H5Pset_deflate(dcpl.get(), static_cast<unsigned>(gzip)) >= 0,
             "cannot enable gzip compression");
-      H5Pset_chunk_cache(dapl.get(), 521, std::size_t{64} << 20, 1.0);
-    } else {
-      Check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS) >= 0, "cannot set the layout");
     }
     // No modification times in the object header: the same arguments must
     // give byte-identical files.
@@ -248,9 +246,77 @@ class Hdf5Source : public RowSource {
   int rank_;
 };
 
-herr_t CollectName(hid_t, const char* name, const H5L_info_t*, void* data) {
-  static_cast<std::vector<std::string>*>(data)->push_back(name);
-  return 0;
+// Collects the names of the datasets (not groups) at the file's root; stops
+// at 10,000 so that a hostile file cannot make the list huge.
+herr_t CollectName(hid_t loc, const char* name, const H5L_info_t*, void* data) {
+  auto* names = static_cast<std::vector<std::string>*>(data);
+  Handle obj(H5Oopen(loc, name, H5P_DEFAULT), H5Oclose);
+  if (obj.ok() && H5Iget_type(obj.get()) == H5I_DATASET) names->push_back(name);
+  return names->size() >= 10000 ? 1 : 0;
+}
+
+// Names an HDF5 type class for messages.
+const char* ClassName(H5T_class_t c) {
+  switch (c) {
+    case H5T_INTEGER: return "integer";
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_ARRAY: return "array";
+    case H5T_ENUM: return "enum";
+    case H5T_VLEN: return "variable-length";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_REFERENCE: return "reference";
+    case H5T_TIME: return "time";
+    default: return "unknown";
+  }
+}
+
+// Limits that keep a hostile header from costing more than its file: HDF5
+// reads whole chunks, so a chunk is at most 64 MiB; and a dataset may claim
+// at most 64 times the bytes it stores (sparse chunks read as fill values,
+// or a decompression bomb) once it is above 64 MiB. pe's own files store
+// every byte; compressed float tables from other tools shrink far less.
+constexpr std::uint64_t kMaxChunkBytes = std::uint64_t{64} << 20;
+constexpr std::uint64_t kMaxStoredRatio = 64;
+constexpr std::uint64_t kSparseAllowance = std::uint64_t{64} << 20;
+
+// Refuses datasets whose layout would make reading cost more than the file.
+void CheckLayout(hid_t dset, const std::string& what, const std::string& name, std::uint64_t logical_bytes,
+                 std::size_t elem_size) {
+  Handle dcpl(H5Dget_create_plist(dset), H5Pclose);
+  if (!dcpl.ok()) ThrowInput(what, fmt::format("dataset '{}' has an unreadable layout (corrupt file?)", name));
+  if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+    hsize_t chunk[32];
+    const int n = H5Pget_chunk(dcpl.get(), 32, chunk);
+    if (n < 1) ThrowInput(what, fmt::format("dataset '{}' has an unreadable chunk layout (corrupt file?)", name));
+    std::uint64_t bytes = elem_size;
+    for (int k = 0; k < n; ++k) {
+      if (chunk[k] == 0 || bytes > kMaxChunkBytes / chunk[k]) {
+        ThrowInput(what, fmt::format("dataset '{}' has chunks above {} MiB; pe reads chunks up to that size", name,
+                                     kMaxChunkBytes >> 20));
+      }
+      bytes *= chunk[k];
+    }
+  }
+  const int nfilters = H5Pget_nfilters(dcpl.get());
+  for (int i = 0; i < nfilters; ++i) {
+    unsigned flags = 0, values[8];
+    std::size_t nvalues = 8;
+    char filter_name[64] = {};
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, values, sizeof filter_name, filter_name, nullptr);
+    if (id < 0 || H5Zfilter_avail(id) <= 0) {
+      ThrowInput(what, fmt::format("dataset '{}' is compressed with filter {} ({}), which this HDF5 library lacks",
+                                   name, static_cast<int>(id), filter_name[0] ? filter_name : "unknown"));
+    }
+  }
+  const std::uint64_t stored = H5Dget_storage_size(dset);
+  if (logical_bytes > kSparseAllowance && logical_bytes / kMaxStoredRatio > stored) {
+    ThrowInput(what, fmt::format("dataset '{}' claims {} bytes but the file stores {} of them (unwritten chunks or a "
+                                 "compression bomb); pe refuses tables more than {} times their stored size",
+                                 name, logical_bytes, stored, kMaxStoredRatio));
+  }
 }
 
 herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
@@ -313,7 +379,13 @@ std::unique_ptr<RowSource> OpenHdf5(const std::string& path, const std::string& 
   SilenceHdf5();
   const std::string what = fmt::format("'{}'", path);
   if (H5Fis_hdf5(path.c_str()) <= 0) ThrowInput(what, "not an HDF5 file (or it is corrupt)");
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  // No file locking for reading: it fails on read-only and network file
+  // systems and protects nothing pe does.
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+#if H5_VERSION_GE(1, 10, 7)
+  H5Pset_file_locking(fapl.get(), false, true);
+#endif
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
   if (!file.ok()) ThrowInput(what, "cannot open as HDF5 (truncated or corrupt?)");
   std::string name = dataset;
   if (name.empty()) {
@@ -335,8 +407,11 @@ std::unique_ptr<RowSource> OpenHdf5(const std::string& path, const std::string& 
   Handle dset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dset.ok()) ThrowInput(what, fmt::format("'{}' is not a dataset", name));
   Handle type(H5Dget_type(dset.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_FLOAT)
-    ThrowInput(what, fmt::format("dataset '{}' is not of a floating-point type", name));
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  if (type_class != H5T_FLOAT) {
+    ThrowInput(what, fmt::format("dataset '{}' holds {} values, not floating-point numbers", name,
+                                 ClassName(type_class)));
+  }
   DType dtype;
   Handle mem_type;
   const std::size_t size = H5Tget_size(type.get());
@@ -356,6 +431,7 @@ std::unique_ptr<RowSource> OpenHdf5(const std::string& path, const std::string& 
   }
   Handle space(H5Dget_space(dset.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank == 0) ThrowInput(what, fmt::format("dataset '{}' is a scalar, not a table (1 or 2 dimensions)", name));
   if (rank < 1 || rank > 32) ThrowInput(what, fmt::format("dataset '{}' has rank {}; a table has 1 or 2", name, rank));
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
@@ -367,7 +443,14 @@ std::unique_ptr<RowSource> OpenHdf5(const std::string& path, const std::string& 
   info.dtype = dtype;
   info.rows = static_cast<std::int64_t>(rank >= 2 ? dims[rank - 2] : dims[0]);
   info.cols = static_cast<std::int64_t>(rank >= 2 ? dims[rank - 1] : 1);
-  CheckedTableBytes(info.rows, info.cols, dtype);
+  std::uint64_t logical_bytes = 0;
+  try {
+    logical_bytes = CheckedTableBytes(info.rows, info.cols, dtype);
+  } catch (const Error& e) {
+    ThrowInput(what, fmt::format("dataset '{}' of {} x {} is too large ({})", name, info.rows, info.cols,
+                                 std::string(e.what()).substr(std::string(e.what()).find(": ") + 2)));
+  }
+  CheckLayout(dset.get(), what, name, logical_bytes, size);
   H5Aiterate2(dset.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttr, &info.meta);
   return std::make_unique<Hdf5Source>(path, std::move(file), std::move(dset), std::move(mem_type), std::move(info),
                                       rank);
