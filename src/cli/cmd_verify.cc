@@ -250,10 +250,22 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
     if (used != k.size() || v < 1) ThrowUsage(fmt::format("--offsets '{}'", o.offsets), "expected positive integers, comma-separated");
     vo.offsets.push_back(v);
   }
+  // --dtype: judge the table in this dtype (a CSV of float32 numbers written
+  // with 9 digits reads as float64).
+  DType judged = info.dtype;
+  if (Given(o, "--dtype")) {
+    auto d = DTypeFromName(o.spec.dtype);
+    if (!d) ThrowUsage(fmt::format("--dtype '{}'", o.spec.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
+    judged = *d;
+    if (vo.reference_file && judged != info.dtype)
+      vo.notes.push_back(fmt::format("--dtype {}: the {} file is judged as a {} table (tolerance and ulps in {})",
+                                     o.spec.dtype, Traits(info.dtype).name, o.spec.dtype, o.spec.dtype));
+  }
+  vo.tolerance = DefaultTolerance(judged);
   if (o.atol || o.rtol || o.max_ulp) {
     for (auto [name, v] : {std::pair{"--atol", o.atol}, {"--rtol", o.rtol}, {"--max-ulp", o.max_ulp}})
       if (v && !(*v >= 0)) ThrowUsage(fmt::format("{} {}", name, *v), "must be a number >= 0");
-    vo.tolerance = ExplicitTolerance(info.dtype, o.atol.value_or(0), o.rtol.value_or(0),
+    vo.tolerance = ExplicitTolerance(judged, o.atol.value_or(0), o.rtol.value_or(0),
                                      o.max_ulp.value_or(o.atol || o.rtol ? 0 : 1));
   }
   vo.diagnose = !o.no_diagnose;

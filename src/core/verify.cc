@@ -166,7 +166,8 @@ std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const Spec
     const auto d = DTypeFromName(*flags.dtype);
     if (!d) ThrowUsage(fmt::format("--dtype '{}'", *flags.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
     if (*d != file.dtype)
-      notes->push_back(fmt::format("--dtype {} differs from the file's {}; errors are counted in {}", *flags.dtype, actual, actual));
+      notes->push_back(fmt::format("--dtype {}: the {} file is judged as a {} table (tolerance and ulps in {})", *flags.dtype,
+                                   actual, *flags.dtype, *flags.dtype));
   }
   return spec;
 }
@@ -286,7 +287,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
           EntryRef e{f + r, pos, j, expected, found, err, lim};
           if (err > max_abs || (f == 0 && r == 0 && j == 0)) max_abs = err, worst = e;
           if (expected != 0) max_rel = std::max(max_rel, err / std::fabs(expected));
-          max_ulp = std::max(max_ulp, err / UlpOf(expected, info.dtype));
+          max_ulp = std::max(max_ulp, err / UlpOf(expected, rep.tolerance.dtype));
           if (ratio > max_ratio || (f == 0 && r == 0 && j == 0)) max_ratio = ratio, worst_ratio = e;
           if (err > lim) {
             ++over;
@@ -305,7 +306,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
                  {"max_abs_err", JsonNumber(max_abs)},
                  {"max_rel_err", JsonNumber(max_rel)},
                  {"max_ulp_err", JsonNumber(max_ulp)},
-                 {"ulp_dtype", std::string(Traits(info.dtype).name)},
+                 {"ulp_dtype", std::string(Traits(rep.tolerance.dtype).name)},
                  {"max_err_over_limit", JsonNumber(max_ratio)},
                  {"worst", worst.ToJson()},
                  {"worst_vs_limit", worst_ratio.ToJson()},
@@ -314,7 +315,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
         "max |err| {} at position {}, column {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
         "entries over tolerance",
         G(max_abs), worst.position, worst.col, worst.expected, worst.found, G(max_rel), G(max_ulp),
-        Traits(info.dtype).name, over, entries);
+        Traits(rep.tolerance.dtype).name, over, entries);
     rep.checks.push_back(c);
   }
 

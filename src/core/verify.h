@@ -35,7 +35,9 @@ struct SpecOverrides {
 };
 
 /// The reference spec of a table: metadata first, flags over it. The shape
-/// defaults to the file's, the dtype is the file's. Every flag that
+/// defaults to the file's, the dtype is the file's (a --dtype that differs
+/// is noted: the caller judges the table in that dtype, for text formats
+/// that cannot carry one). Every flag that
 /// overrides a different metadata value, and every metadata value that
 /// disagrees with the file itself, is appended to `notes`.
 /// Returns nullopt when neither the metadata (no "scheme" key) nor the

@@ -156,7 +156,20 @@ Pairing FindPairing(const std::vector<double>& head, std::int64_t rows, std::int
       total += Wrap(t1 - t0);
       ++n;
     }
-    best.omega.push_back(n ? total / static_cast<double>(n) : 0.0);
+    double w = n ? total / static_cast<double>(n) : 0.0;
+    // Refine over the whole span: the phase difference between the first and
+    // last rows, unwrapped with the estimate above, is known to the same
+    // absolute precision as one step, so ω gains a factor of the span.
+    const std::int64_t ra = active.front(), rb = active.back();
+    if (n > 0 && rb > ra) {
+      const double span = static_cast<double>(rb - ra);
+      const double ta = std::atan2(at(ra, best.sin_cols[i]), at(ra, best.cos_cols[i]));
+      const double tb = std::atan2(at(rb, best.sin_cols[i]), at(rb, best.cos_cols[i]));
+      const double wraps = std::round((w * span - (tb - ta)) / (2 * kPi));
+      const double refined = (tb - ta + 2 * kPi * wraps) / span;
+      if (std::fabs(refined - w) * span < 0.5) w = refined;
+    }
+    best.omega.push_back(w);
   }
   return best;
 }
