@@ -74,9 +74,13 @@ std::optional<SpecFlags> ParseInlineSpec(const std::string& text) {
       } else if (key == "dtype") {
         f.dtype = value;
         used = value.size();
+      } else if (key == "layout" || key == "denominator" || key == "odd-rule") {
+        (key == "layout" ? f.extra.layout : key == "denominator" ? f.extra.denominator : f.extra.odd_rule) = value;
+        used = value.size();
       } else {
         ThrowUsage(fmt::format("input '{}'", text),
-                   fmt::format("unknown key '{}' (known: d-model, max-len, base, start, dtype)", key));
+                   fmt::format("unknown key '{}' (known: d-model, max-len, base, start, dtype, layout, "
+                               "denominator, odd-rule)", key));
       }
       if (used != value.size()) throw std::invalid_argument("trailing");
     } catch (const std::logic_error&) {
@@ -95,6 +99,8 @@ std::string SpecName(const SchemeSpec& s) {
   if (s.base != 10000.0) name += fmt::format(" base={}", s.base);
   if (s.start != 0) name += fmt::format(" start={}", s.start);
   if (s.dtype != DType::kFloat32) name += fmt::format(" {}", Traits(s.dtype).name);
+  for (const std::string* v : {&s.layout, &s.denominator, &s.odd_rule})
+    if (!v->empty()) name += " " + *v;
   return name;
 }
 

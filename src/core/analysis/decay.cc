@@ -183,13 +183,41 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
 std::optional<std::vector<Frequency>> SinusoidFrequencies(const TableInfo& info) {
   const MetaValue* scheme = FindMeta(info, "scheme");
   const auto* name = scheme ? std::get_if<std::string>(scheme) : nullptr;
-  if (name == nullptr || *name != "sinusoidal") return std::nullopt;
+  if (name == nullptr || (*name != "sinusoidal" && *name != "marian")) return std::nullopt;
   const auto d = MetaNumber(FindMeta(info, "d_model"));
   const auto base = MetaNumber(FindMeta(info, "base"));
-  if (!d || !base || *d != static_cast<double>(info.cols) || info.cols % 2 != 0 ||
-      !(*base > 0) || !std::isfinite(*base))
+  if (!d || !base || *d != static_cast<double>(info.cols) || !(*base > 0) || !std::isfinite(*base))
     return std::nullopt;
-  return PaperPlan(info.cols, *base).frequencies;
+  auto text = [&](const char* key) {
+    const MetaValue* v = FindMeta(info, key);
+    const auto* t = v ? std::get_if<std::string>(v) : nullptr;
+    return t ? *t : std::string();
+  };
+  // The frequency spacing and odd-d rule as written by `pe generate`
+  // (metadata keys denominator, odd_rule; absent = the paper's). The layout
+  // does not matter: a dot product sums over columns in any order.
+  const std::string den_text = text("denominator"), odd_text = text("odd_rule");
+  SinusoidDenominator den = SinusoidDenominator::kD;
+  if (den_text == "half-minus-one") den = SinusoidDenominator::kHalfMinusOne;
+  else if (!den_text.empty() && den_text != "d") return std::nullopt;
+  SinusoidOddRule odd = den == SinusoidDenominator::kD ? SinusoidOddRule::kUnpairedSin
+                                                       : SinusoidOddRule::kZeroColumn;
+  if (odd_text == "zero-column") odd = SinusoidOddRule::kZeroColumn;
+  else if (odd_text == "unpaired-sin") odd = SinusoidOddRule::kUnpairedSin;
+  else if (!odd_text.empty()) return std::nullopt;
+  const SinusoidPlan plan = BuildSinusoidPlan(info.cols, *base, SinusoidLayout::kInterleaved, den, odd);
+  // Σ_i cos(k ω_i) holds only when every frequency has exactly one sin and
+  // one cos column (zero columns add nothing); an unpaired sin makes the
+  // product depend on p.
+  std::vector<int> sins(plan.frequencies.size()), coss(plan.frequencies.size());
+  for (const SinusoidColumn& c : plan.columns) {
+    if (c.kind == SinusoidColumn::kSin) ++sins[c.pair];
+    if (c.kind == SinusoidColumn::kCos) ++coss[c.pair];
+  }
+  for (std::size_t i = 0; i < plan.frequencies.size(); ++i)
+    if (sins[i] != 1 || coss[i] != 1) return std::nullopt;
+  if (plan.frequencies.empty()) return std::nullopt;
+  return plan.frequencies;
 }
 
 std::vector<double> SinusoidClosedForm(const TableInfo& info, std::int64_t max_offset) {
@@ -253,8 +281,10 @@ DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
 
   out.closed_form = SinusoidClosedForm(table.info, k_max);
   if (!out.closed_form.empty()) {
-    if (options.cosine)  // every row of the exact sinusoid has norm² d/2
-      for (double& v : out.closed_form) v /= static_cast<double>(cols / 2);
+    if (options.cosine) {  // every exact row has norm² = pairs = Σ cos(0)
+      const double pairs = out.closed_form[0];
+      for (double& v : out.closed_form) v /= pairs;
+    }
     out.mean_deviation.resize(out.closed_form.size());
     for (std::size_t k = 0; k < out.closed_form.size(); ++k)
       out.mean_deviation[k] = std::abs(out.mean[k] - out.closed_form[k]);
@@ -325,7 +355,7 @@ AnchorCurve ComputeAnchor(RowSource& source, std::int64_t anchor,
   if (!cf.empty()) {
     for (std::size_t i = 0; i < out.offset.size(); ++i) {
       double c = cf[static_cast<std::size_t>(std::abs(out.offset[i]))];
-      if (options.cosine) c /= static_cast<double>(cols / 2);
+      if (options.cosine) c /= cf[0];  // cf[0] = number of (sin, cos) pairs
       out.closed_form.push_back(c);
       out.deviation.push_back(std::abs(out.value[i] - c));
     }

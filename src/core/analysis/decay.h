@@ -13,7 +13,7 @@
 //    single pair (k = L-1) gives std 0 and the mean equals that one product.
 //  - cosine: rows are scaled to unit norm first (a zero row stays zero, so
 //    its similarity with anything is 0).
-//  - sinusoid closed form: for the paper's sinusoid with even d,
+//  - sinusoid closed form: when every frequency has a sin and a cos column,
 //    PE(p)·PE(p+k) = Σ_i cos(k·ω_i) exactly, independent of p.
 // The table is held in memory (ReadAll): every pair of rows meets.
 #pragma once
@@ -40,8 +40,8 @@ struct DecayCurve {
   std::vector<std::int64_t> pairs;  ///< L - k: how many p have p+k in range
   std::vector<double> mean;
   std::vector<double> min, max, std;  ///< empty with mean_only
-  /// Σ_i cos(k ω_i) (divided by d/2 for cosine) when the table is a paper
-  /// sinusoid with even d; else empty.
+  /// Σ_i cos(k ω_i) (divided by the number of pairs for cosine) when
+  /// SinusoidFrequencies() knows the table; else empty.
   std::vector<double> closed_form;
   std::vector<double> mean_deviation;  ///< |mean - closed_form|
   std::vector<double> max_deviation;   ///< max over p of |g - closed_form|
@@ -69,10 +69,13 @@ struct AnchorCurve {
 AnchorCurve ComputeAnchor(RowSource& source, std::int64_t anchor,
                           const DecayOptions& options);
 
-/// The angular frequencies ω_i of the table when its metadata says it is the
-/// paper's sinusoid (scheme "sinusoidal" with d_model and base) and d_model
-/// is even and equal to `cols`; otherwise nullopt (no closed form: an odd
-/// d_model's unpaired sin column makes the product depend on p).
+/// The angular frequencies ω_i of the table when its metadata says it is a
+/// sinusoid whose every frequency has one sin and one cos column: scheme
+/// "sinusoidal" (any layout; denominator d or half-minus-one; odd d only
+/// with the zero-column rule) or "marian" with even d, with d_model = cols
+/// and a base. Otherwise nullopt (no closed form: an unpaired sin column
+/// makes the product depend on p; fairseq's zeroed padding row and
+/// tensor2tensor's timescales are not covered).
 std::optional<std::vector<Frequency>> SinusoidFrequencies(const TableInfo& info);
 
 /// Σ_i cos(k·ω_i) for k = 0..max_offset, each cos within 1 ulp (the exact

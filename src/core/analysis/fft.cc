@@ -6,6 +6,7 @@
 #include <cassert>
 #include <complex>
 #include <memory>
+#include <thread>
 
 namespace pe {
 namespace {
@@ -51,27 +52,46 @@ std::vector<double> SumAutocorrelation(const double* x, std::int64_t rows,
   // Columns go through the FFT in groups (one batched plan) so that the
   // transposition from row-major stays cache-friendly.
   const int group = static_cast<int>(std::min<std::int64_t>(cols, 8));
-  auto in = FftwAlloc<double>(static_cast<std::size_t>(n) * group);
-  auto out = FftwAlloc<fftw_complex>(static_cast<std::size_t>(nc) * group);
+  const std::size_t in_size = static_cast<std::size_t>(n) * group;
+  const std::size_t out_size = static_cast<std::size_t>(nc) * group;
+  // One plan (the planner is not thread-safe), executed by up to 2 workers
+  // on their own buffers with fftw_execute_dft_r2c (which is thread-safe);
+  // each worker takes every other group of columns and sums its own |X̂|².
+  auto plan_in = FftwAlloc<double>(in_size);
+  auto plan_out = FftwAlloc<fftw_complex>(out_size);
   int n_int = static_cast<int>(n);
-  Plan forward(fftw_plan_many_dft_r2c(1, &n_int, group, in.get(), nullptr, 1,
-                                      static_cast<int>(n), out.get(), nullptr, 1,
+  Plan forward(fftw_plan_many_dft_r2c(1, &n_int, group, plan_in.get(), nullptr, 1,
+                                      static_cast<int>(n), plan_out.get(), nullptr, 1,
                                       static_cast<int>(nc), FFTW_ESTIMATE));
-  std::vector<double> power(static_cast<std::size_t>(nc), 0.0);
-  for (std::int64_t j0 = 0; j0 < cols; j0 += group) {
-    const std::int64_t g = std::min<std::int64_t>(group, cols - j0);
-    std::fill(in.get(), in.get() + static_cast<std::size_t>(n) * group, 0.0);
-    for (std::int64_t p = 0; p < rows; ++p) {
-      const double* row = x + p * cols + j0;
-      for (std::int64_t t = 0; t < g; ++t) in[t * n + p] = row[t];
+  const std::int64_t groups = (cols + group - 1) / group;
+  const int workers = groups > 1 && std::thread::hardware_concurrency() > 1 ? 2 : 1;
+  std::vector<std::vector<double>> powers(workers, std::vector<double>(static_cast<std::size_t>(nc), 0.0));
+  auto work = [&](int w) {
+    auto in = FftwAlloc<double>(in_size);
+    auto out = FftwAlloc<fftw_complex>(out_size);
+    std::vector<double>& power = powers[w];
+    for (std::int64_t gi = w; gi < groups; gi += workers) {
+      const std::int64_t j0 = gi * group;
+      const std::int64_t g = std::min<std::int64_t>(group, cols - j0);
+      std::fill(in.get(), in.get() + in_size, 0.0);
+      for (std::int64_t p = 0; p < rows; ++p) {
+        const double* row = x + p * cols + j0;
+        for (std::int64_t t = 0; t < g; ++t) in[t * n + p] = row[t];
+      }
+      fftw_execute_dft_r2c(forward.get(), in.get(), out.get());
+      for (std::int64_t t = 0; t < g; ++t) {
+        const fftw_complex* c = out.get() + t * nc;
+        for (std::int64_t f = 0; f < nc; ++f) power[f] += c[f][0] * c[f][0] + c[f][1] * c[f][1];
+      }
     }
-    fftw_execute(forward.get());
-    for (std::int64_t t = 0; t < g; ++t) {
-      const fftw_complex* c = out.get() + t * nc;
-      for (std::int64_t f = 0; f < nc; ++f)
-        power[f] += c[f][0] * c[f][0] + c[f][1] * c[f][1];
-    }
-  }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (auto& t : threads) t.join();
+  std::vector<double>& power = powers[0];
+  for (int w = 1; w < workers; ++w)
+    for (std::int64_t f = 0; f < nc; ++f) power[f] += powers[w][f];
   // Inverse of a real, even spectrum: the circular autocorrelation times n.
   auto spec = FftwAlloc<fftw_complex>(static_cast<std::size_t>(nc));
   auto back = FftwAlloc<double>(static_cast<std::size_t>(n));
