@@ -102,16 +102,19 @@ class Hdf5Writer : public TableWriter {
     chunk.back() = std::max<hsize_t>(1, shape_.size() == 1 ? std::min<hsize_t>(dims[0], (1u << 20) / es) : chunk_cols);
     if (shape_.size() >= 2) chunk[shape_.size() - 2] = std::min(chunk_rows, std::max<hsize_t>(1, shape_[shape_.size() - 2]));
     Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0, "cannot set the chunk size");
-    // Throughput: the pump's 4 MiB blocks cover whole ~1 MiB chunks, which
-    // HDF5 writes straight through; a 64 MiB chunk cache holds the partial
-    // chunks at block edges (row sizes that are not powers of two) until
-    // they are complete, so no chunk is written twice. --compress: the
-    // chunks are byte-shuffled then deflated (gzip LEVEL).
+    // Throughput: the pump's 4 MiB blocks cover whole ~1 MiB chunks.
+    // Uncompressed, the chunk cache is off: every selection, whole chunks and
+    // the partial ones at block edges alike, goes straight to the file with
+    // no copy. --compress (shuffle + deflate) needs whole chunks to compress,
+    // so a 64 MiB cache holds the partial chunks at block edges until they
+    // are complete.
     Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
-    H5Pset_chunk_cache(dapl.get(), 521, std::size_t{64} << 20, 1.0);
     if (const int gzip = GlobalWriteSettings().hdf5_gzip_level; gzip > 0) {
       Check(H5Pset_shuffle(dcpl.get()) >= 0 && H5Pset_deflate(dcpl.get(), static_cast<unsigned>(gzip)) >= 0,
             "cannot enable gzip compression");
+      H5Pset_chunk_cache(dapl.get(), 521, std::size_t{64} << 20, 1.0);
+    } else {
+      H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0);
     }
     // No modification times in the object header: the same arguments must
     // give byte-identical files.
