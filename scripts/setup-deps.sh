@@ -10,7 +10,7 @@ PACKAGES=(
   libmpfr-dev libgmp-dev
   libfftw3-dev libopenblas-dev libcairo2-dev
   libgtest-dev libbenchmark-dev
-  python3 python3-numpy python3-h5py python3-mpmath python3-torch
+  python3 python3-numpy python3-h5py python3-mpmath python3-torch python3-pil
   time
 )
 

@@ -307,18 +307,18 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
       has_closed_form = true;
       closed.x = line.x;
       closed.y = cf;
-      closed.dashed = true;
-      closed.line_width = 1.2;
-      // Dark dashes over the mean: where they coincide, the dashes sit on
-      // the coloured line; a deviation shows as two separate lines.
-      closed.color = all.size() == 1 ? plot::Rgb{0.12, 0.12, 0.12}
-                                     : plot::Rgb{color.r * 0.5, color.g * 0.5, color.b * 0.5};
+      // A wide pale line under the mean: where they agree the mean runs
+      // inside it; a deviation shows as the two lines parting.
+      closed.under = true;
+      closed.line_width = 5;
+      closed.color = all.size() == 1 ? plot::Rgb{1.0, 0.55, 0.1} : color;
+      closed.alpha = all.size() == 1 ? 0.55 : 0.3;
       spec.series.push_back(closed);
     }
   }
   if (spec.series.size() == 1) spec.series[0].name.clear();
   if (has_closed_form && all.size() > 1)
-    spec.note += std::string(spec.note.empty() ? "" : " · ") + "dashed: Σᵢ cos(k·ωᵢ)" + (o.cosine ? " / (d/2)" : "");
+    spec.note += std::string(spec.note.empty() ? "" : " · ") + "pale wide: Σᵢ cos(k·ωᵢ)" + (o.cosine ? " / (d/2)" : "");
   plot::RenderLineChart(spec, o.plot, "--plot");
 }
 

@@ -150,7 +150,13 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
     cairo_fill(cr);
   }
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-  for (std::size_t i = 0; i < spec.series.size(); ++i) {
+  cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < spec.series.size(); ++i)
+    if (spec.series[i].under) order.push_back(i);
+  for (std::size_t i = 0; i < spec.series.size(); ++i)
+    if (!spec.series[i].under) order.push_back(i);
+  for (std::size_t i : order) {
     const ChartSeries& s = spec.series[i];
     const Envelope& e = envs[i];
     if (e.x.empty()) continue;
@@ -168,7 +174,7 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
     const double dashes[] = {6, 4};
     cairo_set_dash(cr, dashes, s.dashed ? 2 : 0, 0);
     cairo_set_line_width(cr, s.line_width);
-    SetColor(cr, s.color);
+    SetColor(cr, s.color, s.alpha);
     cairo_stroke(cr);
   }
   cairo_set_dash(cr, nullptr, 0, 0);
@@ -240,8 +246,8 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
       }
       const double dashes[] = {5, 3};
       cairo_set_dash(cr, dashes, s->dashed ? 2 : 0, 0);
-      cairo_set_line_width(cr, s->line_width + 0.4);
-      SetColor(cr, s->color);
+      cairo_set_line_width(cr, s->under ? s->line_width : s->line_width + 0.4);
+      SetColor(cr, s->color, s->alpha);
       cairo_move_to(cr, bx + 8, y);
       cairo_line_to(cr, bx + 32, y);
       cairo_stroke(cr);

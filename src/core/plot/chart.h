@@ -19,6 +19,8 @@ struct ChartSeries {
   Rgb color{0, 0, 0};
   bool dashed = false;
   double line_width = 1.6;
+  double alpha = 1.0;
+  bool under = false;  ///< drawn before the other lines (a wide pale "halo")
 };
 
 struct ChartSpec {
