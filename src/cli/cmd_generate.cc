@@ -54,6 +54,9 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   cmd->footer(R"(Every float32 value is the exact value of the formula rounded to the nearest
 float32; float64 values are within 1 ulp. Column j uses frequency index
 floor(j/2), so an odd --d-model ends with an unpaired sin column.
+Other schemes ('pe schemes' lists them, docs/schemes.md has the formulas):
+rope, xpos and alibi make several tensors, written together to
+.safetensors, .h5 and .json; NPY and CSV take one: --tensor NAME.
 
 Examples:
   pe generate --d-model 512 --max-len 4096 -o pe.h5
@@ -61,6 +64,11 @@ Examples:
   pe generate --d-model 8 --max-len 16                 # CSV on stdout
   pe generate --d-model 64 --max-len 1000 --dtype float64 -o pe.npy
   pe generate --d-model 16 --max-len 4 --start 1000000 --format json
+  pe generate --scheme fairseq --d-model 512 --max-len 1026 -o fairseq.npy
+  pe generate --scheme rope --head-dim 128 --base 500000 --max-len 8192 \
+      --rope-scaling llama3 --factor 8 -o rope.safetensors
+  pe generate --scheme alibi --heads 12 --max-len 512 --tensor slopes -o slopes.csv
+  pe generate --scheme sincos-2d --d-model 768 --grid 14x14 --cls-token -o mae.npy
 )");
   return cmd;
 }

@@ -53,6 +53,7 @@ class RenamedSource : public RowSource {
  public:
   RenamedSource(std::unique_ptr<RowSource> inner, TableInfo info) : inner_(std::move(inner)), info_(std::move(info)) {}
   const TableInfo& info() const override { return info_; }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     inner_->ReadRows(first, count, out);
   }

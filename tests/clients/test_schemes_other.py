@@ -182,10 +182,12 @@ def splitmix64_at(seed, counter):
 
 
 def learned_normal(seed, k):
-    a, b = splitmix64_at(seed, 2 * k), splitmix64_at(seed, 2 * k + 1)
+    m = k // 2  # Box–Muller pair: even k takes the cos output, odd k the sin output
+    a, b = splitmix64_at(seed, 2 * m), splitmix64_at(seed, 2 * m + 1)
     u1 = ((a >> 11) + 1) * 2.0 ** -53
     u2 = (b >> 11) * 2.0 ** -53
-    return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+    trig = math.cos if k % 2 == 0 else math.sin
+    return math.sqrt(-2 * math.log(u1)) * trig(2 * math.pi * u2)
 
 
 path = C.path("learned.npy")

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <vector>
 
 #include "core/error.h"
@@ -237,6 +238,53 @@ TEST(Rope, LinearScaledAttentionFactorIsRoundedOnce) {
   for (int r = 0; r < 40; ++r)
     for (int j = 0; j < 8; ++j)
       EXPECT_EQ(cos[r * 8 + j], MpfrScaledTrig(1000 + r, 1e4, 2 * (j % 4), 8, true, 1.25, 2.0));
+}
+
+// MPFR's value of the same, rounded to `bits` significant bits (8: bfloat16).
+double MpfrScaledTrigBits(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine, double af,
+                          double divisor, int bits) {
+  mpfr_t e, b, w, t, r;
+  mpfr_inits2(256, e, b, w, t, (mpfr_ptr)nullptr);
+  mpfr_init2(r, bits);
+  mpfr_set_si(e, -num, MPFR_RNDN);
+  mpfr_div_si(e, e, den, MPFR_RNDN);
+  mpfr_set_d(b, base, MPFR_RNDN);
+  mpfr_pow(w, b, e, MPFR_RNDN);
+  mpfr_div_d(w, w, divisor, MPFR_RNDN);
+  mpfr_mul_si(t, w, pos, MPFR_RNDN);
+  if (cosine) mpfr_cos(t, t, MPFR_RNDN);
+  else mpfr_sin(t, t, MPFR_RNDN);
+  mpfr_mul_d(t, t, af, MPFR_RNDN);
+  mpfr_set(r, t, MPFR_RNDN);
+  const double out = mpfr_get_d(r, MPFR_RNDN);
+  mpfr_clears(e, b, w, t, r, (mpfr_ptr)nullptr);
+  return out;
+}
+
+TEST(Rope, ScaledTablesAreCorrectlyRoundedAtLargePositions) {
+  // The fast double path with its error bound, and the quad fallback, must
+  // give the correctly rounded af·cos/sin for float32 and bfloat16 anywhere.
+  std::mt19937_64 rng(11);
+  const double af = 1.0693147180559945;  // yarn's 0.1·ln 2 + 1, as a double
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    for (int trial = 0; trial < 40; ++trial) {
+      SchemeSpec s = Spec("rope", 16, 25, dtype);
+      s.start = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 40)) - 25;
+      s.rope_scaling = "linear";
+      s.factor = 3;
+      s.attention_factor = af;
+      TableSet set = MakeTableSet(s);
+      auto cos = Read(*set.Find("cos"));
+      auto sin = Read(*set.Find("sin"));
+      for (int r = 0; r < 25; ++r)
+        for (int j = 0; j < 8; ++j) {
+          const int bits = dtype == DType::kFloat32 ? 24 : 8;
+          ASSERT_EQ(cos[r * 16 + j], MpfrScaledTrigBits(s.start + r, 1e4, 2 * j, 16, true, af, 3.0, bits))
+              << "pos " << s.start + r << " col " << j;
+          ASSERT_EQ(sin[r * 16 + j], MpfrScaledTrigBits(s.start + r, 1e4, 2 * j, 16, false, af, 3.0, bits));
+        }
+    }
+  }
 }
 
 // ---- sinusoid presets against MPFR ----

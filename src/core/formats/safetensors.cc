@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/pump.h"
 #include "core/formats/text_numbers.h"
 
 namespace pe {
@@ -227,7 +228,7 @@ void WriteSafetensors(TableSet& set, ByteSink& sink) {
     buf.resize(static_cast<std::size_t>(block) * info.row_bytes());
     for (std::int64_t first = 0; first < info.rows; first += block) {
       const std::int64_t n = std::min(block, info.rows - first);
-      t->ReadRows(first, n, buf.data());
+      ReadRowsParallel(*t, first, n, buf.data(), EffectiveThreads(GlobalWriteSettings()));
       sink.Write(buf.data(), static_cast<std::size_t>(n) * info.row_bytes());
     }
   }

@@ -1,8 +1,8 @@
 // `learned`: a learned absolute position table.
-//  - Drawn: entry (p, j) = σ·z(seed, (p·d + j)), z ~ N(0, 1) by Box–Muller
-//    from two SplitMix64 counter values (2k and 2k+1, k = p·d + j):
-//      u1 = ((h(2k) >> 11) + 1)·2^-53 ∈ (0, 1],  u2 = (h(2k+1) >> 11)·2^-53 ∈ [0, 1)
-//      z  = sqrt(-2 ln u1)·cos(2π u2)
+//  - Drawn: entry (p, j) = σ·z_k, k = p·d + j, z ~ N(0, 1) by Box–Muller:
+//    pair m = floor(k/2) takes two SplitMix64 counter values (2m and 2m+1):
+//      u1 = ((h(2m) >> 11) + 1)·2^-53 ∈ (0, 1],  u2 = (h(2m+1) >> 11)·2^-53 ∈ [0, 1)
+//      z_2m = sqrt(-2 ln u1)·cos(2π u2),  z_2m+1 = sqrt(-2 ln u1)·sin(2π u2)
 //    evaluated in quad precision and rounded once, so the table depends only
 //    on (seed, σ, d, positions): identical on every machine and for any
 //    block split (row p is the same whatever --max-len is).
@@ -28,11 +28,21 @@ std::uint64_t SplitMix64At(std::uint64_t seed, std::uint64_t counter) {
   return z ^ (z >> 31);
 }
 
-__float128 LearnedNormal(std::uint64_t seed, std::uint64_t index) {
-  const std::uint64_t a = SplitMix64At(seed, 2 * index), b = SplitMix64At(seed, 2 * index + 1);
+void LearnedNormalPair(std::uint64_t seed, std::uint64_t pair, __float128* z_even, __float128* z_odd) {
+  const std::uint64_t a = SplitMix64At(seed, 2 * pair), b = SplitMix64At(seed, 2 * pair + 1);
   const __float128 u1 = ldexpq(static_cast<__float128>((a >> 11) + 1), -53);
   const __float128 u2 = ldexpq(static_cast<__float128>(b >> 11), -53);
-  return sqrtq(-2 * logq(u1)) * cosq(2 * M_PIq * u2);
+  const __float128 r = sqrtq(-2 * logq(u1));
+  __float128 s, c;
+  sincosq(2 * M_PIq * u2, &s, &c);
+  *z_even = r * c;
+  *z_odd = r * s;
+}
+
+__float128 LearnedNormal(std::uint64_t seed, std::uint64_t index) {
+  __float128 e, o;
+  LearnedNormalPair(seed, index / 2, &e, &o);
+  return index % 2 == 0 ? e : o;
 }
 
 namespace {
@@ -124,7 +134,13 @@ SchemeInfo LearnedSchemeInfo() {
     const __float128 sigma = spec.sigma;
     return std::make_unique<QuadRowSource>(t, [=](std::int64_t row, __float128* v) {
       const std::uint64_t base = (p0 + static_cast<std::uint64_t>(row)) * d;
-      for (std::uint64_t j = 0; j < d; ++j) v[j] = sigma * LearnedNormal(seed, base + j);
+      __float128 z[2];
+      std::uint64_t have = ~std::uint64_t{0};  // the Box–Muller pair held in z
+      for (std::uint64_t j = 0; j < d; ++j) {
+        const std::uint64_t k = base + j;
+        if (k / 2 != have) LearnedNormalPair(seed, have = k / 2, &z[0], &z[1]);
+        v[j] = sigma * z[k % 2];
+      }
     });
   };
   return info;

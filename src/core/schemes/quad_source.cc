@@ -52,6 +52,7 @@ class ZeroRowsSource : public RowSource {
   ZeroRowsSource(std::unique_ptr<RowSource> inner, std::int64_t start, std::vector<std::int64_t> zero)
       : inner_(std::move(inner)), start_(start), zero_(std::move(zero)) {}
   const TableInfo& info() const override { return inner_->info(); }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     inner_->ReadRows(first, count, out);
     const std::size_t rb = info().row_bytes();
@@ -72,6 +73,7 @@ class PrependSource : public RowSource {
   PrependSource(std::unique_ptr<RowSource> inner, TableInfo info, std::int64_t zeros)
       : inner_(std::move(inner)), info_(std::move(info)), zeros_(zeros) {}
   const TableInfo& info() const override { return info_; }
+  bool concurrent_reads() const override { return inner_->concurrent_reads(); }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const std::size_t rb = info_.row_bytes();
     const std::int64_t z = std::clamp<std::int64_t>(zeros_ - first, 0, count);

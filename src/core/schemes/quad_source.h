@@ -34,6 +34,8 @@ class QuadRowSource : public RowSource {
   QuadRowSource(TableInfo info, QuadRowFn fill) : info_(std::move(info)), fill_(std::move(fill)) {}
   const TableInfo& info() const override { return info_; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override;
+  /// `fill` must be a pure function of the row (every scheme's is).
+  bool concurrent_reads() const override { return true; }
 
  private:
   TableInfo info_;

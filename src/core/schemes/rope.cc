@@ -281,6 +281,77 @@ RopeLayout ParseRopeLayout(const std::string& s) {
   ThrowUsage(fmt::format("--layout '{}'", s), "the RoPE layouts are half (Llama/NeoX) and interleaved (GPT-J/Meta)");
 }
 
+// scale·sin(p·ω) or scale·cos(p·ω), correctly rounded (Ziv's strategy).
+// Fast path in double: θ = p·(ω.hi + ω.lo) = th + tl exactly to about
+// 2^-66 (fma), sin θ ≈ sin th + cos th·tl with glibc's sincos (within 1 ulp),
+// v = double(scale)·that. Its error is below |v|·2^-49 + scale·(tl² + 2^-60)
+// (1 ulp from libm, 2^-53 each from the sum, the scale and the product; tl²
+// bounds the dropped second-order term). When v ± that bound round to the
+// same float32/float16/bfloat16, that value is the correctly rounded
+// result. Otherwise (rarely), and for float64 output, the product is formed
+// in quad and rounded once.
+class ScaledRotarySource : public RowSource {
+ public:
+  ScaledRotarySource(TableInfo info, SinusoidPlan plan, std::int64_t start, Q scale)
+      : info_(std::move(info)), plan_(std::move(plan)), start_(start), scale_(scale),
+        scale_d_(static_cast<double>(scale)) {}
+  const TableInfo& info() const override { return info_; }
+  bool concurrent_reads() const override { return true; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::size_t n = plan_.frequencies.size();
+    std::vector<double> s(n), c(n), abs_err(n);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::int64_t pos = start_ + first + r;
+      std::byte* row = out + static_cast<std::size_t>(r) * info_.row_bytes();
+      if (info_.dtype != DType::kFloat64) {
+        const auto p = static_cast<double>(pos);  // exact: |pos| <= 2^40
+        for (std::size_t i = 0; i < n; ++i) {
+          const Frequency& f = plan_.frequencies[i];
+          const double th = p * f.hi;
+          const double tl = std::fma(p, f.hi, -th) + p * f.lo;
+          double sh, ch;
+          ::sincos(th, &sh, &ch);
+          s[i] = sh + ch * tl;
+          c[i] = ch - sh * tl;
+          abs_err[i] = scale_d_ * (tl * tl + 0x1p-60);
+        }
+      }
+      for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
+        const SinusoidColumn col = plan_.columns[j];
+        const bool cosine = col.kind == SinusoidColumn::kCos;
+        if (info_.dtype != DType::kFloat64) {
+          const double v = scale_d_ * (cosine ? c[col.pair] : s[col.pair]);
+          const double e = std::fabs(v) * 0x1p-49 + abs_err[col.pair];
+          if (SameRounding(v - e, v + e)) {
+            StoreFromDouble(row, info_.dtype, j, v);
+            continue;
+          }
+        }
+        Q qs, qc;
+        SinCosQuad(pos, plan_.frequencies[col.pair], &qs, &qc);
+        StoreQuad(row, info_.dtype, j, scale_ * (cosine ? qc : qs));
+      }
+    }
+  }
+
+ private:
+  bool SameRounding(double a, double b) const {
+    switch (info_.dtype) {
+      case DType::kFloat32: return static_cast<float>(a) == static_cast<float>(b);
+      case DType::kFloat16: return DoubleToHalfBits(a) == DoubleToHalfBits(b);
+      case DType::kBFloat16: return DoubleToBFloat16Bits(a) == DoubleToBFloat16Bits(b);
+      case DType::kFloat64: return false;
+    }
+    return false;
+  }
+
+  TableInfo info_;
+  SinusoidPlan plan_;
+  std::int64_t start_;
+  Q scale_;
+  double scale_d_;
+};
+
 // The cos or sin table [rows, 2·freqs] for `layout`, times `scale`.
 std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv_freq, RopeLayout layout,
                                        bool cosine, Q scale, std::int64_t start) {
@@ -293,15 +364,7 @@ std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv
     plan.columns.push_back({static_cast<std::int32_t>(i), kind});
   }
   if (scale == 1) return std::make_unique<SinusoidSource>(std::move(info), std::move(plan), start);
-  // Scaled: evaluate sin/cos in quad, multiply, round once.
-  auto freqs = plan.frequencies;
-  auto cols = plan.columns;
-  return std::make_unique<QuadRowSource>(std::move(info), [freqs, cols, scale, start](std::int64_t row, Q* v) {
-    std::vector<Q> s(freqs.size()), c(freqs.size());
-    for (std::size_t i = 0; i < freqs.size(); ++i) SinCosQuad(start + row, freqs[i], &s[i], &c[i]);
-    for (std::size_t j = 0; j < cols.size(); ++j)
-      v[j] = scale * (cols[j].kind == SinusoidColumn::kCos ? c[cols[j].pair] : s[cols[j].pair]);
-  });
+  return std::make_unique<ScaledRotarySource>(std::move(info), std::move(plan), start, scale);
 }
 
 std::unique_ptr<RowSource> VectorTable(TableInfo info, std::vector<Q> values) {

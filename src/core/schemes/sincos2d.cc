@@ -51,6 +51,7 @@ class Grid2dSource : public RowSource {
     for (std::int64_t k = 0; k < q; ++k) freqs_.push_back(PowerFrequency(base, k, q));
   }
   const TableInfo& info() const override { return info_; }
+  bool concurrent_reads() const override { return true; }  // no mutable state
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const auto q = static_cast<std::size_t>(info_.cols / 4);
     for (std::int64_t r = 0; r < count; ++r) {
