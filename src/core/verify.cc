@@ -329,7 +329,10 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     po.checks = checks;
     po.offsets = o.offsets;
     po.start = start;
-    po.tolerance = rep.tolerance;
+    // Property limits follow the default rule for the judged dtype: an
+    // explicit --atol/--rtol/--max-ulp is about agreement with the reference,
+    // not about the rounding noise a property must allow.
+    po.tolerance = DefaultTolerance(rep.tolerance.dtype);
     // Padding rows: those the reference itself zeroes (fairseq's padding_idx
     // row); without a reference, the file's all-zero rows.
     po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats.zero_rows;

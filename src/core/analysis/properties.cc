@@ -16,6 +16,28 @@ std::string G(double v) { return fmt::format("{:.3g}", v); }
 
 double UnitRoundoff(DType d) { return std::ldexp(1.0, -Traits(d).mantissa_bits); }
 
+// The columns a norm or dot product is taken over: the paired ones when a
+// pairing is known, else all.
+std::vector<std::int64_t> MeasuredColumns(const Pairing& p, std::int64_t cols) {
+  std::vector<std::int64_t> out;
+  if (p.found) {
+    out = p.sin_cols;
+    out.insert(out.end(), p.cos_cols.begin(), p.cos_cols.end());
+    std::sort(out.begin(), out.end());
+  } else {
+    for (std::int64_t j = 0; j < cols; ++j) out.push_back(j);
+  }
+  return out;
+}
+
+std::string UnpairedNote(const Pairing& p) {
+  if (!p.found || p.unpaired_cols.empty()) return "";
+  std::string cols;
+  for (auto c : p.unpaired_cols) cols += (cols.empty() ? "" : ", ") + std::to_string(c);
+  return fmt::format("; column{} {} (unpaired sin) excluded: no p-independent rotation exists for it",
+                     p.unpaired_cols.size() > 1 ? "s" : "", cols);
+}
+
 std::vector<std::int64_t> Offsets(const PropertyOptions& o, std::int64_t rows) {
   std::vector<std::int64_t> ks;
   const std::vector<std::int64_t> def = {1, 2, 3, 10, 100, 1000, 10000};
@@ -63,6 +85,9 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
   const double u = UnitRoundoff(o.tolerance.dtype);
   std::vector<std::byte> scratch;
   std::vector<double> v;
+  // With a pairing, the norm is over the (sin, cos) columns: an unpaired sin
+  // column (odd d) has no constant contribution, and is reported instead.
+  const std::vector<std::int64_t> cols = MeasuredColumns(o.pairing, info.cols);
   double nmin = HUGE_VAL, nmax = -1;
   std::int64_t rmin = 0, rmax = 0, skipped = 0;
   std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
@@ -76,7 +101,7 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
         continue;
       }
       double s = 0;
-      for (std::int64_t j = 0; j < info.cols; ++j) s += v[static_cast<std::size_t>(r * info.cols + j)] * v[static_cast<std::size_t>(r * info.cols + j)];
+      for (std::int64_t j : cols) s += v[static_cast<std::size_t>(r * info.cols + j)] * v[static_cast<std::size_t>(r * info.cols + j)];
       const double nr = std::sqrt(s);
       if (nr < nmin) nmin = nr, rmin = f + r;
       if (nr > nmax) nmax = nr, rmax = f + r;
@@ -84,7 +109,7 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
   }
   if (nmax < 0) nmin = nmax = 0;
   c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}, {"padding_rows_skipped", skipped}};
-  if (o.pairing.found && o.pairing.unpaired_cols.empty()) {
+  if (o.pairing.found) {
     const double p = static_cast<double>(o.pairing.sin_cols.size());
     const double expect = std::sqrt(p);
     c.measured = std::max(std::fabs(nmax - expect), std::fabs(nmin - expect));
@@ -99,12 +124,15 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
     const double bad = bad_row == rmax ? nmax : nmin;
     c.summary = c.passed ? fmt::format("row norms in [{}, {}], expected {}", nmin, nmax, G(expect))
                          : fmt::format("row {} has norm {}, expected {} (off by {})", bad_row, bad, G(expect), G(c.measured));
+    c.summary += UnpairedNote(o.pairing);
+    c.details["unpaired_cols"] = o.pairing.unpaired_cols;
   } else {
     // No pairing (or unpaired columns): the norm need not be √P; require only
     // that it is constant, as it is for any rotation-based encoding.
     c.measured = nmax > 0 ? (nmax - nmin) / nmax : 0;
     c.limit = 4 * u * std::sqrt(static_cast<double>(info.cols));
     c.limit_why = "no (sin, cos) pairing known: only a constant row norm is required (relative spread, limit 4·u·√d)";
+    if (nmin == HUGE_VAL) nmin = 0;
     c.passed = c.measured <= c.limit;
     c.summary = fmt::format("row norms in [{}, {}] (relative spread {})", nmin, nmax, G(c.measured));
   }
@@ -171,7 +199,9 @@ Check RotationPaired(RowSource& t, const PropertyOptions& o) {
   std::string ks_text;
   for (const auto& e : per_k) ks_text += fmt::format("{}k={}: {}", ks_text.empty() ? "" : ", ", e["k"].get<std::int64_t>(), G(e["worst_residual"].get<double>()));
   c.summary = fmt::format("PE(p+k) = R(kω)·PE(p) for {} pairs: worst residual per k [{}]; {} {}",
-                          pr.sin_cols.size(), ks_text, c.passed ? "worst" : "FAILS at", worst_text);
+                          pr.sin_cols.size(), ks_text, c.passed ? "worst" : "FAILS at", worst_text) +
+              UnpairedNote(pr);
+  c.details["unpaired_cols"] = pr.unpaired_cols;
   return c;
 }
 
@@ -267,7 +297,8 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
   const TableInfo& info = t.info();
   const auto ks = Offsets(o, info.rows);
   const Pairing& pr = o.pairing;
-  const bool exact_expect = pr.found && o.omega_known && pr.unpaired_cols.empty();
+  const bool exact_expect = pr.found && o.omega_known;
+  const std::vector<std::int64_t> cols = MeasuredColumns(pr, info.cols);
   std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
   nlohmann::ordered_json per_k = nlohmann::ordered_json::array();
   std::vector<std::byte> scratch;
@@ -287,7 +318,7 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
       for (std::int64_t r = 0; r < n; ++r) {
         if (skip.count(f + r) || skip.count(f + r + k)) continue;
         double dot = 0;
-        for (std::int64_t j = 0; j < info.cols; ++j)
+        for (std::int64_t j : cols)
           dot += a[static_cast<std::size_t>(r * info.cols + j)] * b[static_cast<std::size_t>(r * info.cols + j)];
         double lim = 0;
         const double pos = std::fabs(static_cast<double>(o.start + f + r + k));
@@ -325,7 +356,7 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
   c.limit_why = exact_expect ? "deviation from Σ_i cos(kω_i) / (4 per-entry tolerances per pair)"
                              : "half-range of PE(p)·PE(p+k) over p / (first-order bound from the per-entry tolerance)";
   c.details = {{"expected_from", exact_expect ? "sum of cos(k*omega_i)" : "midrange over p"}, {"per_k", per_k}};
-  c.summary = per_k.empty() ? "no offsets k below the row count" : worst_text;
+  c.summary = per_k.empty() ? "no offsets k below the row count" : worst_text + UnpairedNote(pr);
   if (per_k.empty()) c.skipped = true;
   return c;
 }
