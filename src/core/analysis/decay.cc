@@ -262,20 +262,26 @@ DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
   const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
   CheckFinite(table);
   DecayCurve out;
-  std::vector<double> x = table.values;
-  if (options.cosine) out.zero_rows = NormalizeRows(x.data(), rows, cols);
+  // Only the cosine needs a scaled copy; the dot product reads the table.
+  std::vector<double> scaled;
+  const double* x = table.values.data();
+  if (options.cosine) {
+    scaled = table.values;
+    out.zero_rows = NormalizeRows(scaled.data(), rows, cols);
+    x = scaled.data();
+  }
   out.pairs.resize(static_cast<std::size_t>(k_max + 1));
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
 
-  out.mean = SumAutocorrelation(x.data(), rows, cols, k_max);
+  out.mean = SumAutocorrelation(x, rows, cols, k_max);
   for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
 
   if (!options.mean_only) {
     if (options.single_precision) {
-      std::vector<float> xf(x.begin(), x.end());
+      std::vector<float> xf(x, x + rows * cols);
       GramStatistics(xf.data(), rows, cols, k_max, out.mean, out);
     } else {
-      GramStatistics(x.data(), rows, cols, k_max, out.mean, out);
+      GramStatistics(x, rows, cols, k_max, out.mean, out);
     }
   }
 
