@@ -31,12 +31,13 @@ struct HeatmapSpec {
 /// Draws `spec` into `path` (.png/.svg/.pdf). Throws pe::Error (usage, io).
 void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::string& flag);
 
-/// Picks at most `max_rows` × `max_cols` evenly spread cells of a table,
-/// reading only the chosen rows (one ReadRows per row), and fills a spec
-/// for the picture every positional-encoding tutorial shows: positions
-/// down, dimensions across, diverging colours around 0. `title` names it.
+/// The picture every positional-encoding tutorial shows: positions down,
+/// dimensions across, diverging colours around 0. Larger tables are shown
+/// on at most `max_rows` × `max_cols` cells, each the mean of its block of
+/// entries (a box filter: no aliasing); one streaming pass over the rows.
+/// `title` names it. Throws pe::Error (input) for an empty table.
 HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
-                         std::int64_t max_rows = 1024, std::int64_t max_cols = 1024);
+                         std::int64_t max_rows = 600, std::int64_t max_cols = 700);
 
 /// `count` indices spread evenly over [0, n): all of them when n <= count.
 std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count);
