@@ -41,6 +41,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--short-factor", x.short_factor, "longrope short_factor: a JSON file (a list, or a config with rope_scaling) or a comma list", "FILE|LIST");
   opt("--long-factor", x.long_factor, "longrope long_factor: as --short-factor", "FILE|LIST");
   opt("--seq-len", x.seq_len, "rope dynamic/longrope: the sequence length the cache is built for (default: start + max-len)", "N");
+  opt("--hf-config", x.hf_config, "rope: take head_dim, rope_theta, partial rotary, max_position_embeddings and rope_scaling from a Hugging Face config.json", "FILE");
   opt("--scale-base", x.scale_base, "xpos scale base", "B")->capture_default_str();
   opt("--heads", x.heads, "alibi: number of attention heads", "N");
   opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | distance (-slope*|i-j|)", "FORM")->capture_default_str();

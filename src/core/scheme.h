@@ -58,6 +58,7 @@ struct SchemeSpec {
   std::string long_factor;         ///< --long-factor FILE|list (longrope)
   std::int64_t seq_len = -1;       ///< --seq-len (dynamic, longrope; default start+max_len)
   double scale_base = 512;         ///< --scale-base (xpos)
+  std::string hf_config;           ///< --hf-config: a Hugging Face config.json (rope)
   // alibi
   std::int64_t heads = 0;          ///< --heads
   std::string alibi_bias = "rows"; ///< --alibi-bias rows|distance

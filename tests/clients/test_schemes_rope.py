@@ -213,6 +213,45 @@ r = C.pe("generate", "--scheme", "rope", "--head-dim", 32, "--max-len", 4, "-o",
 C.check(r.returncode == 2 and "--tensor" in r.stderr and "cos, sin, inv_freq" in r.stderr, f"npy without --tensor: {r.stderr}")
 C.check(not os.path.exists(C.path("x.npy")), "no file left behind on error")
 
+# ---- --hf-config: the same tables as the explicit flags, from real config shapes ----
+def from_config(name, cfg, flags, L=64):
+    cpath = C.path(f"{name}_config.json")
+    with open(cpath, "w") as f:
+        json.dump(cfg, f)
+    a, b = C.path(f"{name}_cfg.safetensors"), C.path(f"{name}_flags.safetensors")
+    C.pe("generate", "--scheme", "rope", "--hf-config", cpath, "--max-len", L, "-o", a)
+    C.pe("generate", "--scheme", "rope", *flags, "--max-len", L, "-o", b)
+    ta, ma, _ = read_safetensors(a)
+    tb, mb, _ = read_safetensors(b)
+    same = all(np.array_equal(ta[k], tb[k]) for k in ["cos", "sin", "inv_freq"])
+    C.check(same and ma["rope_scaling"] == mb["rope_scaling"], f"--hf-config {name}: differs from the explicit flags")
+
+
+from_config("llama31", {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0,
+                        "max_position_embeddings": 131072,
+                        "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                         "original_max_position_embeddings": 8192, "rope_type": "llama3"}},
+            ["--head-dim", 128, "--base", 500000, "--rope-scaling", "llama3", "--factor", 8,
+             "--original-max-position-embeddings", 8192])
+from_config("phi3", {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "rope_theta": 10000.0,
+                     "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+                     "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long_}},
+            lr_args, L=32)
+from_config("deepseek", {"model_type": "deepseek_v3", "qk_rope_head_dim": 64, "hidden_size": 7168, "num_attention_heads": 128, "rope_theta": 10000,
+                         "max_position_embeddings": 163840,
+                         "rope_scaling": {"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1, "mscale": 1.0,
+                                          "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096}},
+            ["--head-dim", 64, "--rope-scaling", "yarn", "--factor", 40, "--max-position-embeddings", 163840,
+             "--original-max-position-embeddings", 4096, "--mscale", 1, "--mscale-all-dim", 1])
+from_config("neox", {"model_type": "gpt_neox", "hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25,
+                     "rotary_emb_base": 10000, "max_position_embeddings": 2048},
+            ["--head-dim", 96, "--partial-rotary-factor", 0.25])
+from_config("gptj", {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048},
+            ["--head-dim", 256, "--rotary-dim", 64, "--layout", "interleaved"])
+from_config("qwen2", {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "rope_theta": 1000000.0,
+                      "max_position_embeddings": 32768, "rope_scaling": None},
+            ["--head-dim", 128, "--base", 1000000])
+
 # ---- xPos (torchscale XPOS), float64 ----
 for L, off in [(10, 0), (7, 3)]:
     path = C.path(f"xpos_{L}.safetensors")

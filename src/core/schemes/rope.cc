@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -49,7 +50,9 @@ std::vector<double> ReadFactorList(const std::string& text, const char* flag, co
     } catch (const nlohmann::json::exception&) {
       ThrowInput(fmt::format("{} '{}'", flag, text), "not valid JSON");
     }
-    if (doc.is_object() && doc.contains("rope_scaling")) doc = doc["rope_scaling"];
+    if (doc.is_object() && doc.contains("text_config")) doc = doc["text_config"];
+    if (doc.is_object() && doc.contains("rope_parameters")) doc = doc["rope_parameters"];
+    else if (doc.is_object() && doc.contains("rope_scaling")) doc = doc["rope_scaling"];
     if (doc.is_object() && doc.contains(key)) doc = doc[key];
     if (!doc.is_array())
       ThrowInput(fmt::format("{} '{}'", flag, text), fmt::format("expected a list of numbers (or an object with \"{}\")", key));
@@ -105,7 +108,73 @@ std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow
   return {std::max(low, 0.0), std::min(high, static_cast<double>(dim - 1))};
 }
 
-RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec) {
+SchemeSpec WithHfConfig(const SchemeSpec& in) {
+  if (in.hf_config.empty()) return in;
+  SchemeSpec spec = in;
+  const std::string what = fmt::format("--hf-config '{}'", in.hf_config);
+  struct stat st;
+  if (::stat(in.hf_config.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
+  if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
+  std::ifstream f(in.hf_config);
+  nlohmann::json c;
+  try {
+    c = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception&) {
+    ThrowInput(what, "not valid JSON");
+  }
+  if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
+  if (c.contains("text_config") && c["text_config"].is_object()) c = c["text_config"];  // multimodal configs
+  auto num = [&](const nlohmann::json& o, const char* key) -> std::optional<double> {
+    if (o.is_object() && o.contains(key) && o[key].is_number()) return o[key].get<double>();
+    return std::nullopt;
+  };
+  auto integer = [&](const nlohmann::json& o, const char* key) -> std::optional<std::int64_t> {
+    if (o.is_object() && o.contains(key) && o[key].is_number_integer()) return o[key].get<std::int64_t>();
+    return std::nullopt;
+  };
+  // The scaling block: v4 "rope_scaling", v5 "rope_parameters".
+  nlohmann::json rs = nlohmann::json::object();
+  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) rs = c["rope_scaling"];
+  if (c.contains("rope_parameters") && c["rope_parameters"].is_object()) rs = c["rope_parameters"];
+  if (auto v0 = integer(c, "qk_rope_head_dim")) spec.d_model = *v0;  // DeepSeek-V2/V3: the rotary part
+  else if (auto v = integer(c, "head_dim")) spec.d_model = *v;
+  else if (auto h = integer(c, "hidden_size"), n = integer(c, "num_attention_heads"); h && n && *n > 0) spec.d_model = *h / *n;
+  else if (auto h2 = integer(c, "n_embd"), n2 = integer(c, "n_head"); h2 && n2 && *n2 > 0) spec.d_model = *h2 / *n2;
+  if (auto v = num(rs, "rope_theta")) spec.base = *v;
+  else if (auto v2 = num(c, "rope_theta")) spec.base = *v2;
+  else if (auto v3 = num(c, "rotary_emb_base")) spec.base = *v3;  // GPT-NeoX
+  if (auto v = num(c, "partial_rotary_factor")) spec.partial_rotary_factor = *v;
+  else if (auto v2 = num(c, "rotary_pct")) spec.partial_rotary_factor = *v2;  // GPT-NeoX
+  if (auto v = integer(c, "rotary_dim")) spec.rotary_dim = *v;                  // GPT-J
+  if (auto v = integer(c, "max_position_embeddings")) spec.max_position_embeddings = *v;
+  if (spec.layout.empty() && c.contains("model_type") && c["model_type"] == "gptj") spec.layout = "interleaved";
+  std::string type = "none";
+  if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"].get<std::string>();
+  else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"].get<std::string>();
+  if (type == "default") type = "none";
+  if (type == "su") type = "longrope";  // HF's legacy name
+  spec.rope_scaling = type;
+  if (auto v = num(rs, "factor")) spec.factor = *v;
+  if (auto v = integer(rs, "original_max_position_embeddings")) spec.original_max_position_embeddings = *v;
+  else if (auto v2 = integer(c, "original_max_position_embeddings"); v2 && type == "longrope")
+    spec.original_max_position_embeddings = *v2;  // Phi-3 keeps it at the top level
+  if (auto v = num(rs, "beta_fast")) spec.beta_fast = *v;
+  if (auto v = num(rs, "beta_slow")) spec.beta_slow = *v;
+  if (auto v = num(rs, "mscale")) spec.mscale = *v;
+  if (auto v = num(rs, "mscale_all_dim")) spec.mscale_all_dim = *v;
+  if (auto v = num(rs, "attention_factor")) spec.attention_factor = *v;
+  if (auto v = num(rs, "low_freq_factor")) spec.low_freq_factor = *v;
+  if (auto v = num(rs, "high_freq_factor")) spec.high_freq_factor = *v;
+  if (rs.contains("truncate") && rs["truncate"].is_boolean()) spec.truncate = rs["truncate"].get<bool>();
+  if (rs.contains("short_factor")) spec.short_factor = in.hf_config;  // ReadFactorList finds them in the file
+  if (rs.contains("long_factor")) spec.long_factor = in.hf_config;
+  if (spec.d_model <= 0) ThrowInput(what, "no head_dim (nor hidden_size and num_attention_heads) in the config");
+  return spec;
+}
+
+RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
+  const SchemeSpec spec = WithHfConfig(spec_in);
+  if (spec.d_model <= 0) ThrowUsage("--head-dim", "required by scheme 'rope' (or give --hf-config)");
   RopeFrequencies out;
   const std::int64_t dim = RotaryDim(spec);
   if (dim < 2 || dim % 2 != 0 || dim > spec.d_model)
@@ -424,14 +493,19 @@ SchemeInfo RopeSchemeInfo() {
       {"--short-factor / --long-factor", "longrope lists (JSON file or comma list)", "-"},
       {"--attention-factor", "override (multiplies cos and sin)", "by type"},
       {"--seq-len", "sequence length for dynamic/longrope", "start+max-len"},
+      {"--hf-config", "a Hugging Face config.json: head_dim, rope_theta, partial rotary, rope_scaling (overrides those flags)", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
   };
   info.tensors = {"cos", "sin", "inv_freq"};
+  info.needs_d_model = false;  // --head-dim, or from --hf-config
   info.validate = [](const SchemeSpec& spec) {
-    ParseRopeLayout(spec.layout);
-    ComputeRopeFrequencies(spec);
+    const SchemeSpec s = WithHfConfig(spec);
+    ParseRopeLayout(s.layout);
+    ComputeRopeFrequencies(s);
+    CheckedTableBytes(s.max_len, s.d_model, s.dtype);
   };
-  info.make_set = [](const SchemeSpec& spec) {
+  info.make_set = [](const SchemeSpec& spec_in) {
+    const SchemeSpec spec = WithHfConfig(spec_in);
     RopeFrequencies f = ComputeRopeFrequencies(spec);
     const RopeLayout layout = ParseRopeLayout(spec.layout);
     TableSet set;
@@ -439,6 +513,7 @@ SchemeInfo RopeSchemeInfo() {
     set.meta.Set("rope_scaling", spec.rope_scaling == "default" ? std::string("none") : spec.rope_scaling);
     for (const auto& [k, v] : f.meta.entries()) set.meta.Set(k, v);
     set.meta.Set("attention_factor", QToD(f.attention_factor));
+    if (!spec.hf_config.empty()) set.meta.Set("hf_config", spec.hf_config);
     set.meta.Set("pe_version", std::string(PE_VERSION));
     set.tensors.push_back(RotaryTable(Named(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
                                       true, f.attention_factor, spec.start));

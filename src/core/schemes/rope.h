@@ -31,6 +31,13 @@ struct RopeFrequencies {
   Metadata meta;                        ///< the scaling's derived parameters
 };
 
+/// `spec` with the parameters of its --hf-config file (if any) applied:
+/// head_dim (or hidden_size/num_attention_heads), rope_theta (or NeoX's
+/// rotary_emb_base), partial_rotary_factor (NeoX rotary_pct, GPT-J
+/// rotary_dim), max_position_embeddings and the rope_scaling (v5:
+/// rope_parameters) block. Throws pe::Error (input) for an unreadable file.
+SchemeSpec WithHfConfig(const SchemeSpec& spec);
+
 /// inv_freq and the attention factor for `spec` (validated here; throws
 /// pe::Error (usage) naming the flag).
 RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec);
