@@ -213,7 +213,7 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
   switch (format) {
     case Format::kCsv: return OpenCsv(path);
     case Format::kJson:
-      if (!options.dataset.empty() || LooksLikeJsonTensors(path)) return OpenJsonTensor(path, options.dataset);
+      if (LooksLikeJsonTensors(path)) return OpenJsonTensor(path, options.dataset);  // multi-tensor shape
       return OpenJson(path);
     case Format::kNpy: return OpenNpy(path);
     case Format::kHdf5: return OpenHdf5(path, options.dataset);

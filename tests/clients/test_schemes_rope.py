@@ -253,7 +253,7 @@ from_config("qwen2", {"model_type": "qwen2", "hidden_size": 3584, "num_attention
             ["--head-dim", 128, "--base", 1000000])
 
 # ---- xPos (torchscale XPOS), float64 ----
-for L, off in [(10, 0), (7, 3)]:
+for L, off in [(10, 0), (7, 3), (7, 0), (1, 0)]:
     path = C.path(f"xpos_{L}.safetensors")
     C.pe("generate", "--scheme", "xpos", "--head-dim", 16, "--max-len", L, "--start", off, "--dtype", "float64", "-o", path)
     t, _, _ = read_safetensors(path)
