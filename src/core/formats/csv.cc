@@ -175,17 +175,29 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
   bool has_pos = false, all_f32 = true, header_seen = false;
   std::int64_t first_pos = 0, prev_pos = 0;
   std::vector<char> buf(1 << 16);
-  // Line-by-line scan with getline-like logic over fgets chunks.
+  std::size_t buf_pos = 0, buf_len = 0;
+  // Line by line over fread chunks, byte-exact (fgets would stop at a NUL
+  // byte and miscount the offsets), never holding more than one line.
   auto next_line = [&](std::string* out) -> bool {
     out->clear();
-    while (std::fgets(buf.data(), static_cast<int>(buf.size()), f)) {
-      out->append(buf.data());
-      if (!out->empty() && out->back() == '\n') return true;
+    while (true) {
+      if (buf_pos == buf_len) {
+        buf_len = std::fread(buf.data(), 1, buf.size(), f);
+        buf_pos = 0;
+        if (buf_len == 0) {
+          if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+          return !out->empty();
+        }
+      }
+      const char* start = buf.data() + buf_pos;
+      const void* nl = std::memchr(start, '\n', buf_len - buf_pos);
+      const std::size_t n = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) + 1 : buf_len - buf_pos;
+      out->append(start, n);
+      buf_pos += n;
       if (out->size() > kMaxLineBytes)
         ThrowInput(what, fmt::format("line {} is longer than {} MiB (not a table?)", line_no + 1, kMaxLineBytes >> 20));
+      if (nl) return true;
     }
-    if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
-    return !out->empty();
   };
   while (next_line(&line)) {
     ++line_no;

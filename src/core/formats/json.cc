@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
@@ -17,8 +17,9 @@ namespace {
 
 nlohmann::ordered_json MetaToJson(const Metadata& meta) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : meta.entries()) {
-    std::visit([&](const auto& x) { j[k] = x; }, v);
+  for (const auto& entry : meta.entries()) {
+    const std::string& k = entry.first;
+    std::visit([&](const auto& x) { j[k] = x; }, entry.second);
   }
   return j;
 }
@@ -57,77 +58,251 @@ class JsonWriter : public TableWriter {
 
 std::unique_ptr<TableWriter> MakeJsonWriter(ByteSink& sink) { return std::make_unique<JsonWriter>(sink); }
 
-std::unique_ptr<RowSource> OpenJson(const std::string& path) {
-  const std::string what = fmt::format("'{}'", path);
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
-  if (st.st_size > (std::int64_t{1} << 30))
-    ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+namespace {
+
+// Nesting deeper than this is refused: pe's own files nest 3 levels
+// ({"data": [[...]]}) and no sane table needs 64, while a "depth bomb" of
+// millions of '[' would otherwise cost memory per level.
+constexpr int kMaxJsonDepth = 64;
+
+// A streaming (SAX) reader of the table document: numbers of "data" go
+// straight into one vector of doubles (8 bytes per number, and every number
+// costs at least 2 bytes of file), so memory stays within a small multiple
+// of the file size; no DOM of 16-byte nodes is built. Every problem throws
+// pe::Error naming the offending element.
+class TableSax {
+ public:
+  using Json = nlohmann::json;
+  explicit TableSax(std::string what) : what_(std::move(what)) {}
+
+  bool null() { return Scalar(Kind::kNull, 0, nullptr); }
+  bool boolean(bool) { return Scalar(Kind::kBool, 0, nullptr); }
+  bool number_integer(Json::number_integer_t v) { return Number(static_cast<double>(v), v, true, nullptr); }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    const bool fits = v <= static_cast<std::uint64_t>(INT64_MAX);
+    return Number(static_cast<double>(v), fits ? static_cast<std::int64_t>(v) : 0, fits, nullptr);
+  }
+  bool number_float(Json::number_float_t v, const Json::string_t& raw) { return Number(v, 0, false, &raw); }
+  bool string(Json::string_t& v) { return Scalar(Kind::kString, 0, &v); }
+  bool binary(Json::binary_t&) { return Scalar(Kind::kBool, 0, nullptr); }
+  bool key(Json::string_t& k) {
+    key_ = k;
+    if (!stack_.empty() && stack_.back() == Ctx::kRoot) {
+      if ((k == "data" && seen_data_) || (k == "shape" && seen_shape_) || (k == "meta" && seen_meta_))
+        Fail(fmt::format("the key \"{}\" appears twice", k));
+    }
+    return true;
+  }
+  bool start_object(std::size_t) { return Open(false); }
+  bool end_object() { return Close(); }
+  bool start_array(std::size_t) { return Open(true); }
+  bool end_array() { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string msg = e.what();
     const auto p = msg.find("] ");
-    ThrowInput(what, "invalid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+    Fail("invalid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
   }
-  if (!doc.is_object() || !doc.contains("data"))
-    ThrowInput(what, "expected an object with a \"data\" array of rows");
-  const auto& data = doc["data"];
-  if (!data.is_array() || data.empty()) ThrowInput(what, "\"data\" must be a non-empty array of rows");
+
+  /// Checks what only the whole document can tell; call after parsing.
+  void Finish() {
+    if (!seen_data_) Fail("expected an object with a \"data\" array of rows");
+    if (rows_ == 0) Fail("\"data\" must be a non-empty array of rows");
+    if (seen_shape_) {
+      if (shape_.size() != 2 || shape_[0] != rows_ || shape_[1] != cols_ || !shape_ok_) {
+        std::string text;
+        for (auto d : shape_) text += (text.empty() ? "" : ", ") + std::to_string(d);
+        Fail(fmt::format("\"shape\" [{}] does not match the data ({} x {})", shape_ok_ ? text : "...", rows_, cols_));
+      }
+    }
+  }
+
+  std::int64_t rows() const { return rows_; }
+  std::int64_t cols() const { return cols_; }
+  bool all_f32() const { return all_f32_; }
+  Metadata& meta() { return meta_; }
+  std::vector<double>& values() { return values_; }
+
+ private:
+  enum class Ctx { kRoot, kData, kRow, kMeta, kShape, kSkip };
+  enum class Kind { kNull, kBool, kString, kNumber };
+
+  [[noreturn]] void Fail(const std::string& why) { ThrowInput(what_, why); }
+
+  std::string Element() const { return fmt::format("data[{}][{}]", rows_ - 1, col_); }
+
+  // A container starts: decide what it is from where it is.
+  bool Open(bool array) {
+    if (static_cast<int>(stack_.size()) >= kMaxJsonDepth)
+      Fail(fmt::format("nesting deeper than {} levels (not a table)", kMaxJsonDepth));
+    if (stack_.empty()) {
+      if (array) Fail("expected an object with a \"data\" array of rows, found an array");
+      stack_.push_back(Ctx::kRoot);
+      return true;
+    }
+    switch (stack_.back()) {
+      case Ctx::kRoot:
+        if (key_ == "data") {
+          if (!array) Fail("\"data\" must be an array of rows");
+          seen_data_ = true;
+          stack_.push_back(Ctx::kData);
+        } else if (key_ == "meta") {
+          if (array) Fail("\"meta\" must be an object");
+          seen_meta_ = true;
+          stack_.push_back(Ctx::kMeta);
+        } else if (key_ == "shape") {
+          if (!array) Fail("\"shape\" must be an array [rows, cols]");
+          seen_shape_ = true;
+          stack_.push_back(Ctx::kShape);
+        } else {
+          stack_.push_back(Ctx::kSkip);  // another tool's extra key
+        }
+        return true;
+      case Ctx::kData:
+        if (!array) Fail(fmt::format("data[{}] is not an array", rows_));
+        ++rows_;
+        col_ = 0;
+        stack_.push_back(Ctx::kRow);
+        return true;
+      case Ctx::kRow:
+        Fail(fmt::format("{} is not a number", Element()));
+      case Ctx::kShape:
+        shape_ok_ = false;
+        stack_.push_back(Ctx::kSkip);
+        return true;
+      case Ctx::kMeta:
+      case Ctx::kSkip:
+        stack_.push_back(Ctx::kSkip);
+        return true;
+    }
+    return true;
+  }
+
+  bool Close() {
+    const Ctx done = stack_.back();
+    stack_.pop_back();
+    if (done == Ctx::kRow) {
+      if (rows_ == 1) {
+        if (col_ == 0) Fail("data[0] is empty");
+        cols_ = col_;
+      } else if (col_ != cols_) {
+        Fail(fmt::format("data[{}] has {} values, expected {} (ragged rows)", rows_ - 1, col_, cols_));
+      }
+    }
+    return true;
+  }
+
+  bool Scalar(Kind kind, double, const std::string* text) {
+    if (stack_.empty()) Fail("expected an object with a \"data\" array of rows");
+    switch (stack_.back()) {
+      case Ctx::kRoot:
+        if (key_ == "data") Fail("\"data\" must be an array of rows");
+        if (key_ == "meta") Fail("\"meta\" must be an object");
+        if (key_ == "shape") Fail("\"shape\" must be an array [rows, cols]");
+        return true;
+      case Ctx::kData:
+        Fail(fmt::format("data[{}] is not an array", rows_));
+      case Ctx::kRow:
+        if (kind == Kind::kNull)
+          Fail(fmt::format("{} is null (a NaN or infinity that the writer could not spell?)", Element()));
+        Fail(fmt::format("{} is not a number", Element()));
+      case Ctx::kMeta:
+        if (kind == Kind::kString) meta_.Set(key_, *text);
+        return true;
+      case Ctx::kShape:
+        shape_ok_ = false;
+        return true;
+      case Ctx::kSkip:
+        return true;
+    }
+    return true;
+  }
+
+  bool Number(double v, std::int64_t as_int, bool is_int, const std::string* raw) {
+    if (stack_.empty() || stack_.back() != Ctx::kRow) {
+      if (!stack_.empty() && stack_.back() == Ctx::kShape) {
+        if (!is_int || as_int < 0) shape_ok_ = false;
+        shape_.push_back(as_int);
+        if (shape_.size() > 8) shape_ok_ = false, shape_.pop_back();
+        return true;
+      }
+      if (!stack_.empty() && stack_.back() == Ctx::kMeta) {
+        if (is_int) meta_.Set(key_, as_int);
+        else if (std::isfinite(v)) meta_.Set(key_, v);
+        return true;
+      }
+      return Scalar(Kind::kNumber, v, nullptr);
+    }
+    if (!std::isfinite(v)) {
+      Fail(fmt::format("{} = {} is out of the range of a double", Element(),
+                       raw ? raw->substr(0, 40) : std::string("?")));
+    }
+    if (rows_ > 1 && col_ >= cols_)
+      Fail(fmt::format("data[{}] has more than {} values (ragged rows)", rows_ - 1, cols_));
+    if (all_f32_ && !FitsFloat32(v)) all_f32_ = false;
+    values_.push_back(v);
+    ++col_;
+    return true;
+  }
+
+  std::string what_;
+  std::vector<Ctx> stack_;
+  std::string key_;
+  bool seen_data_ = false, seen_meta_ = false, seen_shape_ = false, shape_ok_ = true;
+  std::vector<std::int64_t> shape_;
+  std::int64_t rows_ = 0, cols_ = 0, col_ = 0;
+  bool all_f32_ = true;
+  Metadata meta_;
+  std::vector<double> values_;
+};
+
+// The parsed table: values held as doubles, rounded to the dtype per block.
+class JsonSource : public RowSource {
+ public:
+  JsonSource(TableInfo info, std::vector<double> values) : info_(std::move(info)), values_(std::move(values)) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const auto base = static_cast<std::size_t>(first * info_.cols);
+    const auto n = static_cast<std::size_t>(count * info_.cols);
+    for (std::size_t i = 0; i < n; ++i) StoreFromDouble(out, info_.dtype, i, values_[base + i]);
+  }
+
+ private:
+  TableInfo info_;
+  std::vector<double> values_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowSource> OpenJson(const std::string& path) {
+  const std::string what = fmt::format("'{}'", path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
+  struct stat st;
+  if (::fstat(::fileno(f), &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  if (st.st_size > (std::int64_t{1} << 30))
+    ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
+  TableSax sax(what);
+  nlohmann::json::sax_parse(f, &sax);
+  if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  sax.Finish();
   TableInfo info;
-  if (doc.contains("meta")) {
-    if (!doc["meta"].is_object()) ThrowInput(what, "\"meta\" must be an object");
-    for (const auto& [k, v] : doc["meta"].items()) {
-      if (v.is_number_integer()) info.meta.Set(k, v.get<std::int64_t>());
-      else if (v.is_number()) info.meta.Set(k, v.get<double>());
-      else if (v.is_string()) info.meta.Set(k, v.get<std::string>());
-    }
-  }
-  info.rows = static_cast<std::int64_t>(data.size());
-  info.cols = -1;
-  std::vector<double> values;
-  bool all_f32 = true;
-  for (std::size_t r = 0; r < data.size(); ++r) {
-    const auto& row = data[r];
-    if (!row.is_array()) ThrowInput(what, fmt::format("data[{}] is not an array", r));
-    if (info.cols < 0) {
-      info.cols = static_cast<std::int64_t>(row.size());
-      if (info.cols == 0) ThrowInput(what, "data[0] is empty");
-      CheckedTableBytes(info.rows, info.cols, DType::kFloat64);
-      values.reserve(static_cast<std::size_t>(info.rows * info.cols));
-    } else if (static_cast<std::int64_t>(row.size()) != info.cols) {
-      ThrowInput(what, fmt::format("data[{}] has {} values, expected {} (ragged rows)", r, row.size(), info.cols));
-    }
-    for (std::size_t j = 0; j < row.size(); ++j) {
-      if (!row[j].is_number()) ThrowInput(what, fmt::format("data[{}][{}] is not a number", r, j));
-      const double v = row[j].get<double>();
-      if (!std::isfinite(v)) ThrowInput(what, fmt::format("data[{}][{}] is not a finite number", r, j));
-      if (all_f32 && !FitsFloat32(v)) all_f32 = false;
-      values.push_back(v);
-    }
-  }
-  if (doc.contains("shape")) {
-    const auto& shape = doc["shape"];
-    if (!shape.is_array() || shape.size() != 2 || !shape[0].is_number_integer() || !shape[1].is_number_integer() ||
-        shape[0].get<std::int64_t>() != info.rows || shape[1].get<std::int64_t>() != info.cols) {
-      ThrowInput(what, fmt::format("\"shape\" {} does not match the data ({} x {})", shape.dump(), info.rows,
-                                   info.cols));
-    }
-  }
-  info.dtype = all_f32 ? DType::kFloat32 : DType::kFloat64;
+  info.meta = std::move(sax.meta());
+  info.rows = sax.rows();
+  info.cols = sax.cols();
+  CheckedTableBytes(info.rows, info.cols, DType::kFloat64);
+  info.dtype = sax.all_f32() ? DType::kFloat32 : DType::kFloat64;
   if (const MetaValue* d = info.meta.Find("dtype")) {
     if (const auto* name = std::get_if<std::string>(d)) {
       if (auto dt = DTypeFromName(*name)) info.dtype = *dt;
     }
   }
-  std::vector<std::byte> bytes(values.size() * Traits(info.dtype).size);
-  for (std::size_t i = 0; i < values.size(); ++i) StoreFromDouble(bytes.data(), info.dtype, i, values[i]);
-  return std::make_unique<MemoryRowSource>(std::move(info), std::move(bytes));
+  return std::make_unique<JsonSource>(std::move(info), std::move(sax.values()));
 }
 
 }  // namespace pe

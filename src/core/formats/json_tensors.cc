@@ -17,7 +17,8 @@ namespace {
 
 nlohmann::ordered_json MetaJson(const Metadata& meta) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : meta.entries()) std::visit([&](const auto& x) { j[k] = x; }, v);
+  // No structured binding here: clang 14 (the fuzz build) cannot capture one.
+  for (const auto& kv : meta.entries()) std::visit([&](const auto& x) { j[kv.first] = x; }, kv.second);
   return j;
 }
 
@@ -141,7 +142,10 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
   for (const auto& [k, v] : tensors.items()) names += (names.empty() ? "" : ", ") + k;
   std::string key = name;
   if (key.empty()) {
-    if (tensors.size() != 1) ThrowInput(what, fmt::format("several tensors; choose one with --tensor ({})", names));
+    if (tensors.size() != 1)
+      ThrowInput(what, fmt::format("holds several tensors ({}); name the one to read (--dataset; --tensor with "
+                                   "--init-from)",
+                                   names));
     key = tensors.begin().key();
   }
   if (!tensors.contains(key)) ThrowInput(what, fmt::format("no tensor '{}' (the file has: {})", key, names));

@@ -127,6 +127,11 @@ class DictParser {
     }
     return dims;
   }
+  /// The next non-space character, or '\0' at the end.
+  char Peek() {
+    SkipSpace();
+    return i_ < s_.size() ? s_[i_] : '\0';
+  }
   bool AtEnd() {
     SkipSpace();
     return i_ >= s_.size();
@@ -242,6 +247,8 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
     const std::string key = p.String();
     p.Expect(':');
     if (key == "descr" && !have_descr) {
+      if (p.Peek() == '[')
+        p.Fail("structured dtypes (a list in 'descr') are not supported; pe reads float16, float32 and float64");
       descr = p.String();
       have_descr = true;
     } else if (key == "fortran_order" && !have_order) {
@@ -272,6 +279,9 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
       case '8': dtype = DType::kFloat64; break;
       default: p.Fail(fmt::format("unsupported dtype '{}' (pe reads float16, float32 and float64)", descr));
     }
+  } else if (descr.find('O') != std::string::npos) {
+    // Pickled Python objects: loading them can run code. Never.
+    p.Fail(fmt::format("object arrays (dtype '{}') are never read; pe reads float16, float32 and float64", descr));
   } else {
     p.Fail(fmt::format("unsupported dtype '{}' (pe reads float16, float32 and float64)", descr));
   }

@@ -46,4 +46,14 @@ bool ParseNumber(std::string_view text, double* value) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
+std::string NumberProblem(std::string_view text) {
+  double v;
+  if (ParseNumber(text, &v)) return "";
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size())
+    return "is out of the range of a double";
+  return "is not a number";
+}
+
 }  // namespace pe

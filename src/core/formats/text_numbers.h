@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "core/dtype.h"
 
@@ -22,6 +23,10 @@ void AppendNumber(std::string& out, const std::byte* data, DType dtype,
 /// Parses a decimal number (locale-independent, as written by
 /// AppendNumber or any common tool); false when `text` is not one.
 bool ParseNumber(std::string_view text, double* value);
+
+/// Why `text` is not a number pe reads, for messages: "is out of the range
+/// of a double" (1e999) or "is not a number"; "" when ParseNumber accepts it.
+std::string NumberProblem(std::string_view text);
 
 /// True when a decimal parsed as `value` is consistent with a float32 table:
 /// it is exactly a float32, or it is what float32's shortest round-trip
