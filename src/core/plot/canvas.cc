@@ -145,10 +145,15 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
   }
   const double raw = (hi - lo) / std::max(1, target);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  // The round step whose tick count is closest to the target.
   double step = mag;
+  double best = 1e300;
   for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    step = m * mag;
-    if (step >= raw) break;
+    const double miss = std::abs((hi - lo) / (m * mag) - target);
+    if (miss < best) {
+      best = miss;
+      step = m * mag;
+    }
   }
   const double first = std::ceil(lo / step - 1e-9) * step;
   for (int i = 0; i < 1000; ++i) {

@@ -23,6 +23,7 @@ std::string Utf8(unsigned code) {
 std::string Compact(double v) {
   if (v == 0) return "0";
   const double a = std::abs(v);
+  if (a < 1e5 && v == std::round(v)) return fmt::format("{:.0f}", v);
   if (a >= 1e5 || a < 1e-3) return fmt::format("{:.2e}", v);
   if (a >= 100) return fmt::format("{:.0f}", v);
   if (a >= 1) return fmt::format("{:.2f}", v);
@@ -93,14 +94,18 @@ std::string RenderTermChart(const TermChartSpec& spec) {
     int current = -1;
     for (int c = 0; c < w; ++c) {
       const std::size_t cell = static_cast<std::size_t>(r * w + c);
-      if (spec.color && owner[cell] != current && bits[cell] != 0) {
-        out += kColors[owner[cell] % 6];
-        current = owner[cell];
-      }
-      out += bits[cell] == 0 ? (r == zero_row ? Utf8(0x2508) : std::string(" ")) : Utf8(0x2800 + bits[cell]);
-      if (spec.color && bits[cell] == 0 && current != -1) {
-        out += "\033[0m";
-        current = -1;
+      if (bits[cell] == 0) {
+        if (spec.color && current != -1) {  // reset before the blank or axis
+          out += "\033[0m";
+          current = -1;
+        }
+        out += r == zero_row ? Utf8(0x2508) : std::string(" ");
+      } else {
+        if (spec.color && owner[cell] != current) {
+          out += kColors[owner[cell] % 6];
+          current = owner[cell];
+        }
+        out += Utf8(0x2800 + bits[cell]);
       }
     }
     if (spec.color && current != -1) out += "\033[0m";
