@@ -188,6 +188,7 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
       else if (v.is_string()) info.meta.Set(k, v.get<std::string>());
     }
   }
+  if (info.meta.Find("scheme") && tensors.size() > 1) info.meta.Set("tensor", key);  // as --tensor names it
   std::vector<std::byte> bytes(values.size() * Traits(info.dtype).size);
   for (std::size_t i = 0; i < values.size(); ++i) StoreFromDouble(bytes.data(), info.dtype, i, values[i]);
   return std::make_unique<MemoryRowSource>(std::move(info), std::move(bytes));

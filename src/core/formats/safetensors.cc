@@ -93,9 +93,9 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   std::string text(static_cast<std::size_t>(n), '\0');
   PreadAll(fd, text.data(), text.size(), 8, what);
   if (text[0] != '{') ThrowInput(what, "not a safetensors file (the header is not a JSON object)");
-  nlohmann::json doc;
+  nlohmann::ordered_json doc;  // keep the metadata in the file's order
   try {
-    doc = nlohmann::json::parse(text);
+    doc = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     const auto p = msg.find("] ");
@@ -302,7 +302,9 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
   if (!chosen && name.empty() && entries.size() == 1) chosen = &entries[0];
   if (!chosen) {
     if (entries.empty()) ThrowInput(what, "the file holds no tensor");
-    ThrowInput(what, name.empty() ? fmt::format("several tensors; choose one with --tensor ({})", names)
+    ThrowInput(what, name.empty() ? fmt::format("holds several tensors ({}); name the one to read (--dataset; "
+                                                "--tensor with --init-from)",
+                                                names)
                                   : fmt::format("no tensor '{}' (the file has: {})", name, names));
   }
   if (const MetaValue* bad = chosen->info.meta.Find("unsupported_dtype"))
@@ -311,6 +313,8 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
   TableInfo info = chosen->info;
   Metadata m = meta;
   for (const auto& [k, v] : info.meta.entries()) m.Set(k, v);
+  // pe's multi-tensor files: which tensor this is, as --tensor names it.
+  if (m.Find("scheme") && entries.size() > 1) m.Set("tensor", info.name);
   info.meta = std::move(m);
   return std::make_unique<SafetensorsSource>(path, fd.release(), std::move(info), start + chosen->begin);
 }

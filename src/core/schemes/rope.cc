@@ -90,6 +90,22 @@ void RequireFactor(const SchemeSpec& spec, double fallback, double* factor) {
 
 std::int64_t SeqLen(const SchemeSpec& spec) { return spec.seq_len > 0 ? spec.seq_len : spec.start + spec.max_len; }
 
+// The scaling inputs exactly as given, under their flag names, so that the
+// metadata replayed as flags (pe verify) rebuilds the same table; derived
+// values go under other names (effective_*).
+void RecordInputs(const SchemeSpec& spec, Metadata* m) {
+  if (spec.factor > 0) m->Set("factor", spec.factor);
+  if (spec.max_position_embeddings > 0) m->Set("max_position_embeddings", spec.max_position_embeddings);
+  if (spec.original_max_position_embeddings > 0)
+    m->Set("original_max_position_embeddings", spec.original_max_position_embeddings);
+}
+
+std::string NumberList(const std::vector<double>& v) {
+  std::string out;
+  for (double x : v) out += (out.empty() ? "" : ",") + fmt::format("{}", x);
+  return out;
+}
+
 }  // namespace
 
 double YarnMscale(double scale, double mscale) { return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0; }
@@ -218,8 +234,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
                     (static_cast<Q>(factor) - 1);
     const Q b = base * powq(ratio, static_cast<Q>(dim) / static_cast<Q>(dim - 2));
     defaults(b);
-    m.Set("factor", factor);
-    m.Set("max_position_embeddings", spec.max_position_embeddings);
+    RecordInputs(spec, &m);
     m.Set("seq_len", seq);
     m.Set("effective_base", QToD(b));
   } else if (type == "yarn") {
@@ -256,13 +271,14 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
       out.inv_freq[j] = interp * ramp + extrap * (1 - ramp);
     }
     out.attention_factor = af;
-    m.Set("factor", factor);
-    m.Set("original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+    RecordInputs(spec, &m);
     m.Set("beta_fast", spec.beta_fast);
     m.Set("beta_slow", spec.beta_slow);
     if (spec.mscale > 0) m.Set("mscale", spec.mscale);
     if (spec.mscale_all_dim > 0) m.Set("mscale_all_dim", spec.mscale_all_dim);
-    m.Set("truncate", std::string(spec.truncate ? "true" : "false"));
+    if (!spec.truncate) m.Set("no_truncate", std::int64_t{1});
+    m.Set("effective_factor", factor);
+    m.Set("effective_original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
     m.Set("yarn_low", low);
     m.Set("yarn_high", high);
   } else if (type == "longrope") {
@@ -297,9 +313,12 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     for (std::int64_t i = 0; i < half; ++i)
       out.inv_freq[i] = DefaultInvFreq(base, i, dim) / static_cast<Q>(ext[i]);
     out.attention_factor = af;
-    m.Set("factor", factor);
-    m.Set("original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+    RecordInputs(spec, &m);
+    m.Set("short_factor", NumberList(shortf));
+    m.Set("long_factor", NumberList(longf));
     m.Set("seq_len", seq);
+    m.Set("effective_factor", factor);
+    m.Set("effective_original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
     m.Set("ext_factors", std::string(use_long ? "long" : "short"));
   } else if (type == "llama3") {
     double factor;
@@ -446,6 +465,7 @@ std::unique_ptr<RowSource> VectorTable(TableInfo info, std::vector<Q> values) {
 Metadata RopeMetadata(const SchemeSpec& spec, std::int64_t dim, const char* layout) {
   Metadata m;
   m.Set("scheme", spec.scheme);
+  m.Set("d_model", spec.d_model);  // the head dimension (verify reads d_model)
   m.Set("head_dim", spec.d_model);
   m.Set("rotary_dim", dim);
   m.Set("max_len", spec.max_len);
@@ -513,7 +533,8 @@ SchemeInfo RopeSchemeInfo() {
     set.meta.Set("rope_scaling", spec.rope_scaling == "default" ? std::string("none") : spec.rope_scaling);
     for (const auto& [k, v] : f.meta.entries()) set.meta.Set(k, v);
     set.meta.Set("attention_factor", QToD(f.attention_factor));
-    if (!spec.hf_config.empty()) set.meta.Set("hf_config", spec.hf_config);
+    // Provenance only: every parameter it gave is recorded above.
+    if (!spec.hf_config.empty()) set.meta.Set("source_config", spec.hf_config);
     set.meta.Set("pe_version", std::string(PE_VERSION));
     set.tensors.push_back(RotaryTable(Named(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
                                       true, f.attention_factor, spec.start));

@@ -114,6 +114,7 @@ SchemeInfo SinCos2dSchemeInfo() {
     t.dtype = spec.dtype;
     t.meta.Set("scheme", spec.scheme);
     t.meta.Set("d_model", spec.d_model);
+    t.meta.Set("grid", fmt::format("{}x{}", spec.grid_h, spec.grid_w));  // as --grid takes it
     t.meta.Set("grid_h", spec.grid_h);
     t.meta.Set("grid_w", spec.grid_w);
     t.meta.Set("cls_token", static_cast<std::int64_t>(spec.cls_token ? 1 : 0));

@@ -34,11 +34,16 @@ SinusoidOddRule ParseOddRule(const std::string& s, SinusoidDenominator den) {
 
 const char* LayoutName(SinusoidLayout l) { return l == SinusoidLayout::kInterleaved ? "interleaved" : "concat"; }
 
-// The parameters a preset fixes may not be overridden by the user.
-void RejectFlags(const SchemeSpec& spec, const char* scheme) {
-  if (!spec.layout.empty() || !spec.denominator.empty() || !spec.odd_rule.empty())
+// The parameters a preset fixes may be restated (pe verify replays the
+// metadata as flags) but not changed.
+void RejectFlags(const SchemeSpec& spec, const char* scheme, const char* layout, const char* denominator,
+                 const char* odd_rule) {
+  if ((!spec.layout.empty() && spec.layout != layout) || (!spec.denominator.empty() && spec.denominator != denominator) ||
+      (!spec.odd_rule.empty() && spec.odd_rule != odd_rule))
     ThrowUsage(fmt::format("--scheme {}", scheme),
-               "the preset fixes --layout, --denominator and --odd-rule; use --scheme sinusoidal to set them");
+               fmt::format("the preset fixes --layout {} --denominator {} --odd-rule {}; use --scheme sinusoidal to "
+                           "set them",
+                           layout, denominator, odd_rule));
 }
 
 Metadata PresetMetadata(const SchemeSpec& spec, const char* layout, const char* denominator, const char* odd_rule) {
@@ -96,7 +101,7 @@ SchemeInfo Tensor2TensorSchemeInfo() {
   info.params.push_back({"--min-timescale", "min_timescale", "1"});
   info.params.push_back({"--max-timescale", "max_timescale", "10000"});
   info.validate = [](const SchemeSpec& spec) {
-    RejectFlags(spec, "tensor2tensor");
+    RejectFlags(spec, "tensor2tensor", "concat", "half-minus-one", "zero-column");
     if (!(spec.min_timescale > 0) || !std::isfinite(spec.min_timescale) || !(spec.max_timescale > 0) ||
         !std::isfinite(spec.max_timescale))
       ThrowUsage("--min-timescale/--max-timescale", "must be finite numbers above 0");
@@ -130,7 +135,7 @@ SchemeInfo FairseqSchemeInfo() {
   info.params.push_back({"--base", "frequency base", "10000"});
   info.params.push_back({"--padding-idx", "zeroed row; first real position is padding_idx+1", "1"});
   info.validate = [](const SchemeSpec& spec) {
-    RejectFlags(spec, "fairseq");
+    RejectFlags(spec, "fairseq", "concat", "half-minus-one", "zero-column");
     if (spec.d_model < 4)
       ThrowUsage("--d-model", fmt::format("fairseq needs at least 4 (it divides by d/2 - 1, which is 0 for d = {})",
                                           spec.d_model));
@@ -155,7 +160,7 @@ SchemeInfo MarianSchemeInfo() {
   info.source = "huggingface/transformers models/marian MarianSinusoidalPositionalEmbedding";
   info.params = CommonParams();
   info.params.push_back({"--base", "frequency base", "10000"});
-  info.validate = [](const SchemeSpec& spec) { RejectFlags(spec, "marian"); };
+  info.validate = [](const SchemeSpec& spec) { RejectFlags(spec, "marian", "concat", "d", "unpaired-sin"); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     SinusoidPlan plan = BuildSinusoidPlan(spec.d_model, spec.base, SinusoidLayout::kConcat, SinusoidDenominator::kD,
                                           SinusoidOddRule::kUnpairedSin);
@@ -172,7 +177,7 @@ SchemeInfo SinOnlySchemeInfo() {
   info.source = "the paper's frequencies without the cos partner (a common mistake)";
   info.params = CommonParams();
   info.params.push_back({"--base", "frequency base", "10000"});
-  info.validate = [](const SchemeSpec& spec) { RejectFlags(spec, "sin-only"); };
+  info.validate = [](const SchemeSpec& spec) { RejectFlags(spec, "sin-only", "sin-only", "d", "unpaired-sin"); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     SinusoidPlan plan = BuildSinusoidPlan(spec.d_model, spec.base, SinusoidLayout::kInterleaved,
                                           SinusoidDenominator::kD, SinusoidOddRule::kUnpairedSin);
