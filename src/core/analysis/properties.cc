@@ -356,7 +356,8 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
   c.limit_why = exact_expect ? "deviation from Σ_i cos(kω_i) / (4 per-entry tolerances per pair)"
                              : "half-range of PE(p)·PE(p+k) over p / (first-order bound from the per-entry tolerance)";
   c.details = {{"expected_from", exact_expect ? "sum of cos(k*omega_i)" : "midrange over p"}, {"per_k", per_k}};
-  c.summary = per_k.empty() ? "no offsets k below the row count" : worst_text + UnpairedNote(pr);
+  c.summary = per_k.empty() ? "no pair of rows to compare (no offset k below the row count, or every row is a padding row)"
+                             : worst_text + UnpairedNote(pr);
   if (per_k.empty()) c.skipped = true;
   return c;
 }
