@@ -81,7 +81,9 @@ inline void FastSinCos(std::int64_t pos, const Frequency& w, double* s,
   // Angle error bound: |θ|·2^-98 (ω to 2^-105, reduction to 2^-104 of |θ|,
   // with margin), plus a tiny absolute term for reduced args near zero.
   const double theta = std::fabs(static_cast<double>(pos) * w.hi);
-  *abs_err = theta * 0x1p-98 + 0x1p-1060;
+  // (The absolute floor is 2^-1000, a normal number: a subnormal constant
+  // here cost a microcode assist per call, a quarter of the table time.)
+  *abs_err = theta * 0x1p-98 + 0x1p-1000;
 }
 
 inline float RoundChecked(double y, double abs_err, bool* ok) {
@@ -175,35 +177,40 @@ constexpr std::size_t kTile = 256;
 constexpr double kStepErr = 0x1p-49;
 constexpr double kRoundSlack = 0x1p-52;
 
-// One row of a tile: check, round and store every entry of (s, c), flag the
-// entries whose interval straddles a float32 rounding boundary, and step
-// (s, c) to the next position. kStep is the column stride of sin (and of
-// cos); 0 means a runtime stride. Returns the number of flagged entries.
+// One row of a tile: round and store every entry of (s, c) and report
+// whether any entry's interval straddles a float32 rounding boundary
+// (RowFixup then finds and redoes those). kStep is the column stride of sin
+// (and of cos); 0 means a runtime stride.
 template <std::size_t kStep>
-inline int RowPass(double* __restrict s, double* __restrict c, const double* __restrict e0, double grow,
-                   const double* __restrict cos_w, const double* __restrict sin_w, std::size_t n,
-                   std::size_t n_cos, float* so, float* co, std::size_t step,
-                   std::uint8_t* __restrict flags) {
+inline bool RowStore(const double* __restrict s, const double* __restrict c, const double* __restrict e0,
+                     double grow, std::size_t n, std::size_t n_cos, float* so, float* co, std::size_t step) {
   const std::size_t st = kStep ? kStep : step;
   int bad = 0;
-  const auto one = [&](std::size_t i, bool with_cos) {
+  for (std::size_t i = 0; i < n_cos; ++i) {
     const double b = e0[i] + grow;
     const double si = s[i], ci = c[i];
-    const bool bad_s = static_cast<float>(si - b) != static_cast<float>(si + b);
-    const bool bad_c = static_cast<float>(ci - b) != static_cast<float>(ci + b);
+    bad |= (static_cast<float>(si - b) != static_cast<float>(si + b)) |
+           (static_cast<float>(ci - b) != static_cast<float>(ci + b));
     so[i * st] = static_cast<float>(si);
-    if (with_cos) co[i * st] = static_cast<float>(ci);
-    const std::uint8_t f = static_cast<std::uint8_t>(bad_s | (with_cos && bad_c) << 1);
-    flags[i] = f;
-    bad += f;
-    // Angle addition to the next position. Either operand order or an fma
-    // contraction of the inner product stays within kStepErr.
+    co[i * st] = static_cast<float>(ci);
+  }
+  for (std::size_t i = n_cos; i < n; ++i) {
+    const double b = e0[i] + grow;
+    bad |= static_cast<float>(s[i] - b) != static_cast<float>(s[i] + b);
+    so[i * st] = static_cast<float>(s[i]);
+  }
+  return bad != 0;
+}
+
+// Angle addition to the next position. Either operand order or an fma
+// contraction of the inner product stays within kStepErr.
+inline void RowStep(double* __restrict s, double* __restrict c, const double* __restrict cos_w,
+                    const double* __restrict sin_w, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const double si = s[i], ci = c[i];
     s[i] = std::fma(si, cos_w[i], ci * sin_w[i]);
     c[i] = std::fma(ci, cos_w[i], -(si * sin_w[i]));
-  };
-  for (std::size_t i = 0; i < n_cos; ++i) one(i, true);
-  for (std::size_t i = n_cos; i < n; ++i) one(i, false);
-  return bad;
+  }
 }
 
 // One tile of frequencies [0, n) over rows [first, first + count): anchor,
@@ -216,7 +223,6 @@ void RunTile(const Frequency* freq, const double* cos_w, const double* sin_w,
              std::int64_t count, float* sin_out, float* cos_out,
              std::size_t ld, std::size_t step) {
   alignas(64) double s[kTile], c[kTile], e0[kTile];
-  alignas(64) std::uint8_t flags[kTile];
   for (std::int64_t r0 = 0; r0 < count; r0 += SinCosBatch::kAnchorRows) {
     const std::int64_t rows = std::min(SinCosBatch::kAnchorRows, count - r0);
     // Anchors: the checked double evaluation; component error below
@@ -231,28 +237,34 @@ void RunTile(const Frequency* freq, const double* cos_w, const double* sin_w,
       const double grow = static_cast<double>(k) * kStepErr;
       float* so = sin_out + static_cast<std::size_t>(r0 + k) * ld;
       float* co = cos_out + static_cast<std::size_t>(r0 + k) * ld;
-      int bad;
+      bool bad;
       if (step == 2 && co == so + 1)
-        bad = RowPass<2>(s, c, e0, grow, cos_w, sin_w, n, n_cos, so, so + 1, 2, flags);
+        bad = RowStore<2>(s, c, e0, grow, n, n_cos, so, so + 1, 2);
       else if (step == 1)
-        bad = RowPass<1>(s, c, e0, grow, cos_w, sin_w, n, n_cos, so, co, 1, flags);
+        bad = RowStore<1>(s, c, e0, grow, n, n_cos, so, co, 1);
       else
-        bad = RowPass<0>(s, c, e0, grow, cos_w, sin_w, n, n_cos, so, co, step, flags);
-      if (bad == 0) continue;
-      // Rare: redo the flagged entries exactly (position 0 is exact as is).
-      for (std::size_t i = 0; i < n; ++i) {
-        if (flags[i] == 0) continue;
-        if (pos == 0) {
-          so[i * step] = 0.0f;
-          if (i < n_cos) co[i * step] = 1.0f;
-          continue;
+        bad = RowStore<0>(s, c, e0, grow, n, n_cos, so, co, step);
+      if (bad) {
+        // Rare: redo the entries that failed the test exactly (position 0
+        // is exact as is).
+        for (std::size_t i = 0; i < n; ++i) {
+          const double b = e0[i] + grow;
+          const bool bad_s = static_cast<float>(s[i] - b) != static_cast<float>(s[i] + b);
+          const bool bad_c = i < n_cos && static_cast<float>(c[i] - b) != static_cast<float>(c[i] + b);
+          if (!bad_s && !bad_c) continue;
+          if (pos == 0) {
+            so[i * step] = 0.0f;
+            if (i < n_cos) co[i * step] = 1.0f;
+            continue;
+          }
+          ++slow_path_count;
+          __float128 qs, qc;
+          SinCosQuad(pos, freq[i], &qs, &qc);
+          if (bad_s) so[i * step] = static_cast<float>(qs);
+          if (bad_c) co[i * step] = static_cast<float>(qc);
         }
-        ++slow_path_count;
-        __float128 qs, qc;
-        SinCosQuad(pos, freq[i], &qs, &qc);
-        if (flags[i] & 1) so[i * step] = static_cast<float>(qs);
-        if (flags[i] & 2) co[i * step] = static_cast<float>(qc);
       }
+      RowStep(s, c, cos_w, sin_w, n);
     }
   }
 }
