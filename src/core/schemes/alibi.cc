@@ -72,12 +72,14 @@ SchemeInfo AlibiSchemeInfo() {
     s.shape = {H};
     s.dtype = spec.dtype;
     s.meta = m;
+    s.meta.Set("tensor", std::string("slopes"));
     set.tensors.push_back(
         std::make_unique<QuadRowSource>(s, [slopes](std::int64_t row, __float128* v) { v[0] = slopes[row]; }));
     TableInfo b;
     b.name = "bias";
     b.dtype = spec.dtype;
     b.meta = m;
+    b.meta.Set("tensor", std::string("bias"));
     b.cols = L;
     if (spec.alibi_bias == "rows") {
       b.rows = H;  // bias[h, j] = slope_h · j (fairseq adds it to the causal mask)

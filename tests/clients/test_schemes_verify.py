@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Every scheme's files carry enough metadata for `pe verify` to rebuild the
+reference from the file alone: for each scheme, each tensor and each
+multi-tensor format (safetensors, HDF5, JSON), `pe verify FILE --dataset T
+--json` must report a passing "reference" check with no metadata
+conflict notes. A table whose values were altered (one entry nudged) must
+fail that check. (Property checks such as rotation are verify's business and
+not asserted here: they do not apply to 2-D grids or bucket indices.)
+
+Usage: test_schemes_verify.py PE_BIN SCRATCH_DIR
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import Checker, read_safetensors  # noqa: E402
+
+C = Checker(sys.argv[1], sys.argv[2])
+
+CASES = {
+    "rope_yarn": ["--scheme", "rope", "--head-dim", 16, "--max-len", 64, "--rope-scaling", "yarn", "--factor", 4,
+                  "--max-position-embeddings", 32],
+    "rope_longrope": ["--scheme", "rope", "--head-dim", 64, "--partial-rotary-factor", 0.25, "--max-len", 40,
+                      "--rope-scaling", "longrope", "--short-factor", "1,2,3,4,5,6,7,8", "--long-factor",
+                      "2,2,2,2,3,3,3,3", "--max-position-embeddings", 256, "--original-max-position-embeddings", 32],
+    "rope_llama3_gptj": ["--scheme", "rope", "--head-dim", 32, "--base", 500000, "--max-len", 40, "--layout",
+                         "interleaved", "--rope-scaling", "llama3", "--original-max-position-embeddings", 64],
+    "rope_dynamic": ["--scheme", "rope", "--head-dim", 16, "--max-len", 80, "--rope-scaling", "dynamic", "--factor", 2,
+                     "--max-position-embeddings", 40, "--start", 10],
+    "xpos": ["--scheme", "xpos", "--head-dim", 8, "--max-len", 31, "--start", 2],
+    "alibi": ["--scheme", "alibi", "--heads", 12, "--max-len", 20],
+    "fairseq": ["--scheme", "fairseq", "--d-model", 9, "--max-len", 40, "--padding-idx", 3],
+    "t2t": ["--scheme", "tensor2tensor", "--d-model", 9, "--max-len", 40, "--start", 3, "--min-timescale", 2],
+    "marian": ["--scheme", "marian", "--d-model", 7, "--max-len", 30],
+    "sinusoidal_concat": ["--d-model", 10, "--max-len", 30, "--layout", "concat", "--denominator", "half-minus-one"],
+    "sin_only": ["--scheme", "sin-only", "--d-model", 6, "--max-len", 10],
+    "sincos2d": ["--scheme", "sincos-2d", "--d-model", 16, "--grid", "3x5", "--cls-token", "--layout", "timm"],
+    "t5": ["--scheme", "t5-bucket", "--bidirectional", "--start", -40, "--max-len", 81],
+    "learned": ["--scheme", "learned", "--d-model", 8, "--max-len", 20, "--seed", 3, "--sigma", 0.1],
+}
+
+
+def verify(path, tensor):
+    args = ["verify", path, "--json"] + (["--dataset", tensor] if tensor else [])
+    r = C.pe(*args, ok=False)
+    if r.returncode not in (0, 1):
+        return None, r.stderr
+    return json.loads(r.stdout), r.stderr
+
+
+for name, args in CASES.items():
+    st = C.path(f"{name}.safetensors")
+    C.pe("generate", *args, "-o", st)
+    tensors = list(read_safetensors(st)[0])
+    for ext in ["safetensors", "h5", "json"]:
+        path = C.path(f"{name}.{ext}")
+        if ext != "safetensors":
+            C.pe("generate", *args, "-o", path)
+        for t in tensors:
+            rep, err = verify(path, t if len(tensors) > 1 else None)
+            if rep is None:
+                C.check(False, f"{name}.{ext} [{t}]: verify failed to run: {err.strip()}")
+                continue
+            ref = [c for c in rep["checks"] if c["name"] == "reference"]
+            C.check(ref and ref[0]["status"] == "pass", f"{name}.{ext} [{t}]: reference check {ref[0]['summary'] if ref else 'missing'}")
+            conflicts = [n for n in rep["notes"] if "metadata" in n]
+            C.check(not conflicts, f"{name}.{ext} [{t}]: metadata notes {conflicts}")
+
+# A nudged entry must fail the reference check (safetensors edited by the spec).
+path = C.path("rope_yarn.safetensors")
+with open(path, "rb") as f:
+    blob = bytearray(f.read())
+(n,) = struct.unpack("<Q", blob[:8])
+header = json.loads(blob[8:8 + n])
+b, _ = header["sin"]["data_offsets"]
+off = 8 + n + b + 4 * (10 * 16 + 3)
+v = np.frombuffer(bytes(blob[off:off + 4]), dtype="<f4")[0]
+blob[off:off + 4] = np.float32(v + 1e-3).tobytes()
+bad = C.path("nudged.safetensors")
+with open(bad, "wb") as f:
+    f.write(blob)
+rep, err = verify(bad, "sin")
+C.check(rep is not None and not rep["passed"] and not [c for c in rep["checks"] if c["name"] == "reference"][0]["status"] == "pass",
+        "a nudged rope sin entry must fail the reference check")
+
+C.finish()
