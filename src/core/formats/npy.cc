@@ -289,11 +289,20 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
   // Drop leading 1s: (1, L, D) is an [L, D] table.
   while (shape.size() > 2 && shape.front() == 1) shape.erase(shape.begin());
   if (shape.empty()) p.Fail("a 0-dimensional array is not a table");
-  if (shape.size() > 2)
-    p.Fail(fmt::format("a {}-dimensional array is not a table (pe reads 1-D and 2-D arrays)", shape.size()));
+  if (shape.size() > 2 && fortran)
+    p.Fail(fmt::format("a {}-dimensional Fortran-order array is not a table (pe reads 1-D and 2-D arrays, and "
+                       "C-order N-D arrays as [prod(leading), last])",
+                       shape.size()));
   TableInfo info;
   info.rows = shape[0];
-  info.cols = shape.size() == 2 ? shape[1] : 1;
+  info.cols = shape.size() >= 2 ? shape.back() : 1;
+  if (shape.size() > 2) {  // C order: [a, b, c] is a·b rows of c (an ALiBi bias [H, L, L])
+    for (std::size_t k = 1; k + 1 < shape.size(); ++k) {
+      if (shape[k] != 0 && info.rows > INT64_MAX / shape[k]) p.Fail("'shape' is too large");
+      info.rows *= shape[k];
+    }
+    info.shape = shape;
+  }
   info.dtype = dtype;
   if (shape.size() == 1 && fortran) fortran = false;  // same bytes either way
   std::uint64_t need;
