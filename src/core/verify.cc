@@ -11,6 +11,7 @@
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/pump.h"
+#include "core/table_set.h"
 
 namespace pe {
 namespace {
@@ -225,7 +226,13 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     rep.reference["spec"] = SpecToJson(spec);
     start = spec.start;
     spec.dtype = DType::kFloat64;  // compare with the exact value, not a rounded one
-    generated = MakeGenerator(spec);
+    // Multi-tensor schemes (RoPE cos/sin/inv_freq, ALiBi slopes/bias): the
+    // tensor named by the spec (metadata "tensor" or --tensor), else the one
+    // named like the file's dataset, else the scheme's first.
+    TableSet set = MakeTableSet(spec);
+    if (set.tensors.size() == 1) generated = std::move(set.tensors.front());
+    else if (set.Find(info.name)) generated = set.Take(info.name);
+    else generated = std::move(set.tensors.front());
     ref = generated.get();
     // Metadata the scheme itself writes (layout, ...) that the file contradicts.
     for (const auto& [key, value] : ref->info().meta.entries()) {
