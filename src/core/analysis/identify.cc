@@ -372,6 +372,24 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   }
   if (cands.empty()) return no_match("could not fit frequencies to the columns");
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+  // Equivalent candidates (d = 8: 10000^(-2i/8) and 1000^(-k/3) are the same
+  // frequencies) cannot be told apart by the numbers; prefer base 10000,
+  // then the paper's denominator.
+  {
+    const std::vector<double> w0 = VariantFrequencies(cands.front().v, cols);
+    auto prior = [](const SinusoidVariant& v) {
+      return (v.base == 10000.0 ? 0 : 2) + (v.denominator == SinusoidDenominator::kD ? 0 : 1);
+    };
+    std::size_t pick = 0;
+    for (std::size_t k = 1; k < cands.size(); ++k) {
+      if (cands[k].v.start != cands.front().v.start || cands[k].err > 2 * cands.front().err + 1e-12) continue;
+      const std::vector<double> wk = VariantFrequencies(cands[k].v, cols);
+      bool same = wk.size() == w0.size();
+      for (std::size_t i = 0; same && i < wk.size(); ++i) same = std::fabs(wk[i] - w0[i]) <= 1e-12 * w0[i];
+      if (same && prior(cands[k].v) < prior(cands[pick].v)) pick = k;
+    }
+    if (pick != 0) std::swap(cands[0], cands[pick]);
+  }
   for (std::size_t k = 1; k < cands.size() && id.alternatives.size() < 5; ++k)
     id.alternatives.push_back({cands[k].v.Describe(), cands[k].err});
 
