@@ -33,6 +33,7 @@ CASES = {
                      "--max-position-embeddings", 40, "--start", 10],
     "xpos": ["--scheme", "xpos", "--head-dim", 8, "--max-len", 31, "--start", 2],
     "alibi": ["--scheme", "alibi", "--heads", 12, "--max-len", 20],
+    "alibi_distance": ["--scheme", "alibi", "--heads", 5, "--max-len", 9, "--alibi-bias", "distance"],
     "fairseq": ["--scheme", "fairseq", "--d-model", 9, "--max-len", 40, "--padding-idx", 3],
     "t2t": ["--scheme", "tensor2tensor", "--d-model", 9, "--max-len", 40, "--start", 3, "--min-timescale", 2],
     "marian": ["--scheme", "marian", "--d-model", 7, "--max-len", 30],

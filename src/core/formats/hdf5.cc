@@ -231,6 +231,7 @@ class Hdf5Source : public RowSource {
   const TableInfo& info() const override { return info_; }
 
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    if (!info_.shape.empty() && info_.shape.size() > 2) return ReadFoldedRows(first, count, out);
     Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
     std::vector<hsize_t> start(static_cast<std::size_t>(rank_), 0), size(static_cast<std::size_t>(rank_), 1);
     // Leading size-1 dimensions stay at 0; the last one or two are rows/cols.
@@ -250,6 +251,34 @@ class Hdf5Source : public RowSource {
   }
 
  private:
+  // An N-D dataset [a, b, ..., c] read as rows of the [a·b·..., c] view:
+  // pieces that each stay within one index of the leading dimensions.
+  void ReadFoldedRows(std::int64_t first, std::int64_t count, std::byte* out) {
+    const std::size_t rank = info_.shape.size();
+    const std::size_t off = static_cast<std::size_t>(rank_) - rank;  // dropped leading 1s
+    std::int64_t done = 0;
+    while (done < count) {
+      std::vector<hsize_t> start(static_cast<std::size_t>(rank_), 0), size(static_cast<std::size_t>(rank_), 1);
+      auto rest = static_cast<hsize_t>(first + done);
+      for (std::size_t k = rank - 1; k-- > 0;) {
+        start[off + k] = rest % static_cast<hsize_t>(info_.shape[k]);
+        rest /= static_cast<hsize_t>(info_.shape[k]);
+      }
+      const hsize_t n = std::min<hsize_t>(static_cast<hsize_t>(count - done),
+                                          static_cast<hsize_t>(info_.shape[rank - 2]) - start[off + rank - 2]);
+      size[off + rank - 2] = n;
+      size[off + rank - 1] = static_cast<hsize_t>(info_.cols);
+      Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
+      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, size.data(), nullptr);
+      const hsize_t msize[2] = {n, static_cast<hsize_t>(info_.cols)};
+      Handle mspace(H5Screate_simple(2, msize, nullptr), H5Sclose);
+      if (H5Dread(dset_.get(), mem_type_.get(), mspace.get(), fspace.get(), H5P_DEFAULT,
+                  out + static_cast<std::size_t>(done) * info_.row_bytes()) < 0)
+        ThrowInput(fmt::format("'{}'", path_), "cannot read rows (truncated or corrupt file?)");
+      done += static_cast<std::int64_t>(n);
+    }
+  }
+
   std::string path_;
   Handle file_, dset_, mem_type_;
   TableInfo info_;
@@ -514,14 +543,23 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
   if (rank < 1 || rank > 32) ThrowInput(what, fmt::format("dataset '{}' has rank {}; a table has 1 or 2", name, rank));
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  for (int k = 0; k + 2 < rank; ++k)
-    if (dims[k] != 1)
-      ThrowInput(what, fmt::format("dataset '{}' has rank {}; a table has 1 or 2 dimensions", name, rank));
+  // Leading dimensions of size 1 are dropped; other N-D datasets (an ALiBi
+  // bias [H, L, L]) are read as [prod(leading dims), last].
+  int lead = 0;
+  while (lead + 2 < rank && dims[lead] == 1) ++lead;
   TableInfo info;
   info.name = name;
   info.dtype = dtype;
   info.rows = static_cast<std::int64_t>(rank >= 2 ? dims[rank - 2] : dims[0]);
   info.cols = static_cast<std::int64_t>(rank >= 2 ? dims[rank - 1] : 1);
+  if (rank - lead > 2) {
+    for (int k = lead; k + 2 < rank; ++k) {
+      if (dims[k] != 0 && static_cast<hsize_t>(info.rows) > (hsize_t{1} << 50) / dims[k])
+        ThrowInput(what, fmt::format("dataset '{}' is too large", name));
+      info.rows *= static_cast<std::int64_t>(dims[k]);
+    }
+    for (int k = lead; k < rank; ++k) info.shape.push_back(static_cast<std::int64_t>(dims[k]));
+  }
   std::uint64_t logical_bytes = 0;
   try {
     logical_bytes = CheckedTableBytes(info.rows, info.cols, dtype);
