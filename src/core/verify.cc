@@ -132,7 +132,15 @@ std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const Spec
     if (meta_scheme) note_override("--scheme", "scheme", *flags.scheme, *meta_scheme);
     spec.scheme = *flags.scheme;
   }
-  FindScheme(spec.scheme);  // "did you mean" for a typo, before any work
+  if (flags.scheme) {
+    FindScheme(spec.scheme);  // "did you mean" for a typo, before any work
+  } else {
+    bool known = false;
+    for (const auto& s : Schemes()) known = known || s.name == spec.scheme;
+    if (!known)
+      ThrowInput(fmt::format("the file's metadata scheme = {}", spec.scheme),
+                 "not a scheme pe knows; give --scheme (see 'pe schemes') or --reference");
+  }
   // integers: d_model, max_len, start
   struct IntField {
     const char* key;
