@@ -142,9 +142,11 @@ void WriteTables(TableSet& set, Format format, const std::string& path) {
   if (set.tensors.empty()) throw Error(ErrorKind::kInternal, "WriteTables: an empty set");
   if (set.tensors.size() == 1) return WriteTable(*set.tensors.front(), format, path);
   if (!HoldsSeveralTensors(format)) {
-    ThrowUsage(fmt::format("--format {}", Traits(format).name),
-               fmt::format("holds one tensor and this scheme makes {} ({}); choose one with --tensor, or write "
+    // "what" names the format, chosen by --format, the extension or stdout's CSV default.
+    ThrowUsage(fmt::format("{} output", Traits(format).name),
+               fmt::format("{} holds one tensor and this scheme makes {} ({}); choose one with --tensor, or write "
                            "safetensors, HDF5 or JSON",
+                           Traits(format).name == "csv" ? "CSV" : "NPY",
                            set.tensors.size(), set.Names()));
   }
   for (const auto& t : set.tensors) CheckedTableBytes(t->info().rows, t->info().cols, t->info().dtype);

@@ -209,6 +209,18 @@ with h5py.File(h5, "r") as f:
         C.check(doc["tensors"][name]["dtype"] == "float32" and
                 np.array_equal(np.array(doc["tensors"][name]["data"], dtype=np.float32), f[name][...]),
                 f"json tensor {name} equals the hdf5 dataset")
+# bfloat16 through JSON: the decimals are the bfloat16 values of the safetensors file.
+bj, bs = C.path("bf.json"), C.path("bf.safetensors")
+for p in (bj, bs):
+    C.pe("generate", "--scheme", "rope", "--head-dim", 8, "--max-len", 300, "--dtype", "bfloat16", "--rope-scaling", "yarn",
+         "--factor", 2, "--max-position-embeddings", 64, "-o", p)
+with open(bj) as f:
+    doc = json.load(f)
+st, _, dt = read_safetensors(bs)
+for name in ["cos", "sin", "inv_freq"]:
+    C.check(dt[name] == "BF16" and doc["tensors"][name]["dtype"] == "bfloat16" and
+            np.array_equal(np.array(doc["tensors"][name]["data"], dtype=np.float64), st[name]),
+            f"bfloat16 {name}: JSON decimals are not the safetensors values")
 r = C.pe("generate", "--scheme", "rope", "--head-dim", 32, "--max-len", 4, "-o", C.path("x.npy"), ok=False)
 C.check(r.returncode == 2 and "--tensor" in r.stderr and "cos, sin, inv_freq" in r.stderr, f"npy without --tensor: {r.stderr}")
 C.check(not os.path.exists(C.path("x.npy")), "no file left behind on error")
