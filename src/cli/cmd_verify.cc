@@ -50,6 +50,11 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
   AddSpecFlags(probe, probe_flags, false);
   std::vector<std::string> args;
   bool extra_given = false;
+  // Scheme-specific metadata belongs to the file's scheme: when --scheme
+  // names another one, only the common fields (d_model, base, ...) carry over.
+  const MetaValue* meta_scheme = info.meta.Find("scheme");
+  const bool other_scheme = Given(o, "--scheme") && meta_scheme && MetaToString(*meta_scheme) != o.spec.scheme;
+  bool skipped_meta = false;
   for (const CLI::Option* opt : probe.get_options()) {
     if (opt->get_lnames().empty()) continue;
     const std::string ln = opt->get_lnames()[0];
@@ -68,6 +73,8 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
       }
       if (meta && !is_flag && MetaToString(*meta) != joined)
         notes->push_back(fmt::format("--{} {} overrides the file's metadata {} = {}", ln, joined, key, MetaToString(*meta)));
+    } else if (meta && other_scheme) {
+      skipped_meta = true;
     } else if (meta) {
       const std::string v = MetaToString(*meta);
       std::vector<std::string> one;
@@ -90,6 +97,9 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
       }
     }
   }
+  if (skipped_meta)
+    notes->push_back(fmt::format("the file's {}-specific metadata is not applied to --scheme {}", MetaToString(*meta_scheme),
+                                 o.spec.scheme));
   SpecOverrides ov;
   if (Given(o, "--scheme") || extra_given) ov.scheme = o.spec.scheme;
   if (Given(o, "--d-model")) ov.d_model = o.spec.d_model;
