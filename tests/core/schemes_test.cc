@@ -63,6 +63,36 @@ TEST(Alibi, SlopesForSixHeads) {
   for (int k = 0; k < 6; ++k) EXPECT_EQ(static_cast<double>(s[k]), want[k]);
 }
 
+TEST(Alibi, SlopesAndBiasAreCorrectlyRoundedForAnyHeadCount) {
+  // n = 20: n2 = 16, slope_h = 2^(-(h+1)/2) for h < 16, then 2^(-(2m+1)/4).
+  SchemeSpec spec = Spec("alibi", 0, 37);
+  spec.heads = 20;
+  TableSet set = MakeTableSet(spec);
+  auto slopes = Read(*set.Find("slopes"));
+  auto bias = Read(*set.Find("bias"));
+  mpfr_t e, v;
+  mpfr_inits2(256, e, v, (mpfr_ptr)nullptr);
+  for (int h = 0; h < 20; ++h) {
+    if (h < 16) {
+      mpfr_set_si(e, -(h + 1), MPFR_RNDN);
+      mpfr_div_si(e, e, 2, MPFR_RNDN);
+    } else {
+      mpfr_set_si(e, -(2 * (h - 16) + 1), MPFR_RNDN);
+      mpfr_div_si(e, e, 4, MPFR_RNDN);
+    }
+    mpfr_ui_pow(v, 2, e, MPFR_RNDN);
+    EXPECT_EQ(slopes[h], mpfr_get_flt(v, MPFR_RNDN)) << "head " << h;
+    for (int j = 0; j < 37; j += 6) {
+      mpfr_t b;
+      mpfr_init2(b, 256);
+      mpfr_mul_si(b, v, j, MPFR_RNDN);
+      EXPECT_EQ(bias[h * 37 + j], mpfr_get_flt(b, MPFR_RNDN)) << "head " << h << " key " << j;
+      mpfr_clear(b);
+    }
+  }
+  mpfr_clears(e, v, (mpfr_ptr)nullptr);
+}
+
 TEST(Alibi, BiasFormsAndShapes) {
   SchemeSpec spec = Spec("alibi", 0, 5);
   spec.heads = 4;
@@ -405,6 +435,36 @@ TEST(Learned, SplitMix64ReferenceVectors) {
   EXPECT_EQ(SplitMix64At(0, 0), 0xE220A8397B1DCDAFull);
   EXPECT_EQ(SplitMix64At(1234567, 0), 6457827717110365317ull);
   EXPECT_EQ(SplitMix64At(1234567, 1), 3203168211198807973ull);
+}
+
+TEST(Learned, BoxMullerValuesAreCorrectlyRounded) {
+  // The documented generator evaluated by MPFR at 256 bits: σ·sqrt(-2 ln u1)·cos/sin(2π u2).
+  SchemeSpec s = Spec("learned", 5, 4);
+  s.seed = 99;
+  s.sigma = 0.02;
+  auto v = Read(*MakeGenerator(s));
+  mpfr_t u1, u2, r, t, sig;
+  mpfr_inits2(256, u1, u2, r, t, sig, (mpfr_ptr)nullptr);
+  mpfr_set_d(sig, 0.02, MPFR_RNDN);
+  for (std::uint64_t k = 0; k < 20; ++k) {
+    const std::uint64_t m = k / 2;
+    mpfr_set_d(u1, static_cast<double>((SplitMix64At(99, 2 * m) >> 11) + 1), MPFR_RNDN);  // < 2^53: exact
+    mpfr_div_2ui(u1, u1, 53, MPFR_RNDN);
+    mpfr_set_d(u2, static_cast<double>(SplitMix64At(99, 2 * m + 1) >> 11), MPFR_RNDN);
+    mpfr_div_2ui(u2, u2, 53, MPFR_RNDN);
+    mpfr_log(r, u1, MPFR_RNDN);
+    mpfr_mul_si(r, r, -2, MPFR_RNDN);
+    mpfr_sqrt(r, r, MPFR_RNDN);
+    mpfr_const_pi(t, MPFR_RNDN);
+    mpfr_mul(t, t, u2, MPFR_RNDN);
+    mpfr_mul_2ui(t, t, 1, MPFR_RNDN);
+    if (k % 2 == 0) mpfr_cos(t, t, MPFR_RNDN);
+    else mpfr_sin(t, t, MPFR_RNDN);
+    mpfr_mul(t, t, r, MPFR_RNDN);
+    mpfr_mul(t, t, sig, MPFR_RNDN);
+    EXPECT_EQ(v[k], mpfr_get_flt(t, MPFR_RNDN)) << "element " << k;
+  }
+  mpfr_clears(u1, u2, r, t, sig, (mpfr_ptr)nullptr);
 }
 
 TEST(Learned, ReproducibleAndNormal) {
