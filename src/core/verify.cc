@@ -398,6 +398,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       rep.diagnosis_text = fmt::format("matches {}{} to within {} (precision: {}{})", id.variant.Describe(),
                                        id.known_as.empty() ? "" : " (" + id.known_as + ")", G(id.max_abs_err), id.precision,
                                        id.recipe ? ", recipe " + std::string(RecipeOf(*id.recipe).name) : "");
+      if (stats.grid != info.dtype && stats.grid != rep.tolerance.dtype)
+        rep.diagnosis_text += fmt::format("; its values are {} numbers: --dtype {} judges it at that precision",
+                                          Traits(stats.grid).name, Traits(stats.grid).name);
       if (ref && shape_ok) {
         TableStats rs;
         rs.rows = ref->info().rows;
@@ -413,7 +416,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
           const std::string diff = Differences(id.variant, rid.variant);
           if (!diff.empty()) rep.diagnosis_text += "; the reference is " + rid.variant.Describe() + "; differs in: " + diff;
           else if (id.precision != "exact")
-            rep.diagnosis_text += fmt::format("; same variant as the reference, but computed in {} precision", id.precision);
+            rep.diagnosis_text += fmt::format("; the same variant as the reference, differing only in precision ({})", id.precision);
         }
       }
     }
