@@ -102,7 +102,7 @@ void RecordInputs(const SchemeSpec& spec, Metadata* m) {
 
 std::string NumberList(const std::vector<double>& v) {
   std::string out;
-  for (double x : v) out += (out.empty() ? "" : ",") + fmt::format("{}", x);
+  for (double x : v) out += fmt::format("{}{}", out.empty() ? "" : ",", x);
   return out;
 }
 
