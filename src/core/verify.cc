@@ -44,6 +44,12 @@ std::optional<std::int64_t> MetaInt(const Metadata& m, const std::string& key) {
   return static_cast<std::int64_t>(*d);
 }
 
+// Rows analysed at the head of a table: 512, or fewer for very wide tables
+// (at most ~2^22 doubles in memory).
+std::int64_t HeadRows(const TableInfo& info) {
+  return std::min<std::int64_t>(info.rows, std::max<std::int64_t>(3, std::min<std::int64_t>(512, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, info.cols))));
+}
+
 // Reads the first rows of a source: pairing, zero rows and per-column ω.
 struct HeadAnalysis {
   Pairing pairing;
@@ -54,7 +60,7 @@ struct HeadAnalysis {
 HeadAnalysis AnalyseHead(RowSource& src) {
   HeadAnalysis h;
   const TableInfo& info = src.info();
-  const std::int64_t n = std::min<std::int64_t>(info.rows, 512);
+  const std::int64_t n = HeadRows(info);
   std::vector<std::byte> scratch;
   std::vector<double> head;
   ReadRowsAsDouble(src, 0, n, &scratch, &head);
@@ -369,7 +375,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       po.pairing = ref_head.pairing;
       po.omega_known = true;
     } else {
-      const std::int64_t n = std::min<std::int64_t>(info.rows, 512);
+      const std::int64_t n = HeadRows(info);
       std::vector<std::byte> scratch;
       std::vector<double> head;
       ReadRowsAsDouble(table, 0, n, &scratch, &head);

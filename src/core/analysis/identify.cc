@@ -215,7 +215,10 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   const TableInfo& info = source.info();
   Identification id;
   const std::int64_t cols = info.cols;
-  const std::int64_t n = std::min(info.rows, std::max<std::int64_t>(2, options.head_rows));
+  // The head is held in memory as doubles: at most ~2^22 of them (32 MiB),
+  // so very wide tables fit and rank on fewer rows.
+  const std::int64_t n = std::min(info.rows, std::max<std::int64_t>(
+                                                 2, std::min(options.head_rows, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, cols))));
   std::vector<std::byte> scratch;
   std::vector<double> head;
   ReadRowsAsDouble(source, 0, n, &scratch, &head);
@@ -355,10 +358,14 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
     } else {
       for (std::int64_t s : {0, 1, 2}) starts.insert(s);
     }
+    // Ranking needs only a few rows of a wide table (2^18 entries).
+    const std::size_t score_rows =
+        std::min(active.size(), static_cast<std::size_t>(std::max<std::int64_t>(8, (std::int64_t{1} << 18) / cols)));
     for (std::int64_t start : starts) {
       v.start = start;
       double err = 0;
-      for (std::int64_t r : active) {
+      for (std::size_t ai = 0; ai < score_rows; ++ai) {
+        const std::int64_t r = active[ai];
         const double pos = static_cast<double>(start + r);
         for (std::int64_t j = 0; j < cols; ++j) {
           const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
@@ -423,7 +430,9 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   double f64_ratio = 0;
   std::int64_t grid_bad = 0;
   double grid_ulp_max = 0;
-  const auto ranges = SampleRanges(info.rows, cols, options.max_entries, 1024);
+  // Six buffers of doubles (file + five recipes): blocks of ~1 MiB each.
+  const auto ranges = SampleRanges(info.rows, cols, options.max_entries,
+                                   std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, cols), 1, 1024));
   std::vector<double> file_v;
   std::vector<std::vector<double>> ref_v(recipe_list.size());
   std::vector<std::byte> ref_scratch;

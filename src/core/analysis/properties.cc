@@ -14,6 +14,11 @@ namespace {
 
 std::string G(double v) { return fmt::format("{:.3g}", v); }
 
+// Rows per block when two blocks of doubles are held (~1 MiB each).
+std::int64_t PairBlock(std::int64_t cols) {
+  return std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, cols), 1, 512);
+}
+
 double UnitRoundoff(DType d) { return std::ldexp(1.0, -Traits(d).mantissa_bits); }
 
 // The columns a norm or dot product is taken over: the paired ones when a
@@ -159,7 +164,7 @@ Check RotationPaired(RowSource& t, const PropertyOptions& o) {
   for (std::int64_t k : ks) {
     double kres = 0, kratio = 0, klimit = 0;
     std::int64_t kp = 0, ki = 0;
-    const auto ranges = SampleRanges(info.rows - k, info.cols, o.max_entries / static_cast<std::int64_t>(ks.size()) / 2, 512);
+    const auto ranges = SampleRanges(info.rows - k, info.cols, o.max_entries / static_cast<std::int64_t>(ks.size()) / 2, PairBlock(info.cols));
     for (const auto& [f, n] : ranges) {
       ReadRowsAsDouble(t, f, n, &scratch, &a);
       ReadRowsAsDouble(t, f + k, n, &scratch, &b);
@@ -311,7 +316,7 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
       for (double w : pr.omega) expect += std::cos(static_cast<double>(k) * w);
     std::vector<double> dots, lims;
     std::vector<std::int64_t> at;
-    const auto ranges = SampleRanges(info.rows - k, info.cols, o.max_entries / static_cast<std::int64_t>(ks.size()) / 2, 512);
+    const auto ranges = SampleRanges(info.rows - k, info.cols, o.max_entries / static_cast<std::int64_t>(ks.size()) / 2, PairBlock(info.cols));
     for (const auto& [f, n] : ranges) {
       ReadRowsAsDouble(t, f, n, &scratch, &a);
       ReadRowsAsDouble(t, f + k, n, &scratch, &b);
@@ -374,7 +379,9 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
   std::int64_t window = info.rows;
   if (static_cast<double>(info.rows) * static_cast<double>(info.rows) * static_cast<double>(d) / 2 > budget)
     window = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
-  const std::int64_t block = std::max<std::int64_t>(1, std::min<std::int64_t>(1024, info.rows));
+  // Memory: the window and the block are held as doubles, ~2^22 of them.
+  window = std::min<std::int64_t>(window, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
+  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, d), 1, std::max<std::int64_t>(1, std::min<std::int64_t>(1024, info.rows)));
   std::vector<std::byte> scratch;
   std::vector<double> v;
   double best = HUGE_VAL;
