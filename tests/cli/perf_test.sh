@@ -6,7 +6,7 @@
 # stderr is not a terminal or with --quiet.
 # Usage: perf_test.sh PE_BIN SCRATCH_DIR
 set -u
-PE=$1
+PE=$(realpath "$1")
 DIR=$2
 rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
 fails=0
@@ -51,9 +51,10 @@ fi
 
 # --- devices and FIFOs are written in place -----------------------------------
 mkfifo fifo
-(cat fifo | wc -c >fifo.count) &
-"$PE" generate --d-model 8 --max-len 100 -o fifo --format csv 2>err.txt || bad "FIFO output: $(cat err.txt)"
-wait
+(timeout 60 cat fifo | wc -c >fifo.count) &
+reader=$!
+timeout 60 "$PE" generate --d-model 8 --max-len 100 -o fifo --format csv 2>err.txt || bad "FIFO output: $(cat err.txt)"
+wait $reader
 [ -p fifo ] && [ "$(cat fifo.count)" -gt 1000 ] && ok || bad "FIFO replaced or empty ($(cat fifo.count))"
 [ -z "$(ls -A | grep pe-tmp)" ] && ok || bad "temporary file left: $(ls -A)"
 
