@@ -168,13 +168,21 @@ void CheckFreeSpace(const std::string& target, unsigned long long bytes) {
   if (IsStdStream(target)) return;
   struct stat st;
   if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/null, a FIFO
+  // A folder pe may not write (a read-only mount, EROFS even for root; no
+  // permission) fails here with the system's reason, before any work.
+  struct stat dir_st;
+  if (::stat(DirName(target).c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
+      ::access(DirName(target).c_str(), W_OK) != 0)
+    ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(errno));
   struct statvfs fs;
   if (::statvfs(DirName(target).c_str(), &fs) != 0) return;  // AtomicFile reports a bad folder
+  if (fs.f_blocks == 0) return;  // /proc, /sys: no block accounting; the write itself will tell
   const unsigned long long avail = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
   if (bytes <= avail) return;
   const auto human = [](unsigned long long b) {
-    return b >= (1ull << 30) ? fmt::format("{:.1f} GiB", b / double(1ull << 30))
-                             : fmt::format("{:.1f} MiB", b / double(1ull << 20));
+    return b >= (1ull << 30)   ? fmt::format("{:.1f} GiB", b / double(1ull << 30))
+           : b >= (1ull << 20) ? fmt::format("{:.1f} MiB", b / double(1ull << 20))
+                               : fmt::format("{} bytes", b);
   };
   ThrowIo(fmt::format("cannot write {}", Quoted(target)),
           fmt::format("the table needs at least {} but the file system holding {} has {} free", human(bytes),
@@ -192,6 +200,9 @@ void InstallInterruptCleanup() {
   // A closed pipe is reported by write() as EPIPE and ends the program
   // quietly with exit 0 (ripgrep's convention), rather than by a signal.
   ::signal(SIGPIPE, SIG_IGN);
+  // Likewise a file-size limit (ulimit -f): write() fails with EFBIG, and
+  // the temporary file is removed, instead of a kill that leaves it behind.
+  ::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace pe

@@ -21,6 +21,7 @@ mkdir -p "$out/corpus"
 dict=()
 [ -f "$here/$fmt.dict" ] && dict=(-dict="$here/$fmt.dict")
 cd "$out"
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # rss_limit: no input may make a reader allocate more than 2 GiB;
 # timeout: no input may take 10 s; max_len: seeds are at most ~10 KB.
 exec "$bin" "${dict[@]}" -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=1024 \

@@ -54,6 +54,10 @@ class Handle {
 
 void SilenceHdf5() {
   static const bool done = [] {
+    // No library shutdown at exit: after a failed write (EFBIG, ENOSPC) the
+    // file cannot be closed, and HDF5 1.10's exit handler then crashes
+    // closing it again. pe closes what it opened; the OS reclaims the rest.
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
