@@ -222,6 +222,17 @@ check(rc == 1 and "FAIL rotation" in out and "diagnosis:" in out and out.rstrip(
 rc, out, err = run("inspect", "fairseq.npy")
 check(rc == 0 and "identification" in out and "fairseq" in out and "zero rows: 1" in out, f"inspect text:\n{out}")
 
+# --- JSON key order is a contract (schema pe.inspect/1, pe.verify/1) ---------
+doc = inspect("fairseq.npy")
+check(list(doc) == ["schema", "file", "format", "dataset", "shape", "dtype", "metadata", "stats", "identification", "preview"],
+      f"inspect keys {list(doc)}")
+check(list(doc["identification"])[:4] == ["matched", "verdict", "variant", "precision"], "identification keys")
+rc, doc = verify("fairseq.npy", "--d-model", "128")
+check(list(doc) == ["schema", "file", "shape", "dtype", "passed", "exit_code", "reference", "notes", "tolerance", "checks",
+                    "diagnosis"], f"verify keys {list(doc)}")
+check(list(doc["reference"]) == ["kind", "spec"], f"reference keys {list(doc['reference'])}")
+check(all(list(c)[:3] == ["name", "status", "measured"] for c in doc["checks"]), "check keys")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)

@@ -510,7 +510,7 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   }
   id.matched = true;
   id.verdict = fmt::format("{}; precision: {}; {}{}", what, id.precision, closeness,
-                           best.sin_only ? " [not a valid encoding: the cos columns are missing]" : "");
+                           best.sin_only ? " [as an additive encoding it lacks the cos columns: no rotation property]" : "");
   return id;
 }
 

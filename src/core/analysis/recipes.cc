@@ -184,7 +184,9 @@ std::string SinusoidVariant::Describe() const {
 }
 
 std::string SinusoidVariant::KnownAs() const {
-  if (sin_only) return "";
+  if (sin_only)  // RoPE's sin tensor repeats each sin θ_i: in both halves, or in both columns of a pair
+    return layout == SinusoidLayout::kConcat ? "the sin tensor of RoPE, half (Llama/NeoX) layout; or the sin-only bug"
+                                             : "the sin tensor of RoPE, interleaved (GPT-J) layout; or the sin-only bug";
   const bool paper_d = denominator == SinusoidDenominator::kD;
   if (layout == SinusoidLayout::kInterleaved && paper_d)
     return "Vaswani et al. (paper), Annotated Transformer, PyTorch tutorial, XLM";
