@@ -110,6 +110,7 @@ SchemeInfo LearnedSchemeInfo() {
       t.rows = spec.max_len > 0 ? spec.max_len : in.rows;
       t.cols = in.cols;
       t.meta.Set("init_from", spec.init_from);
+      if (!spec.tensor.empty()) t.meta.Set("tensor", spec.tensor);  // replays as --tensor (pe verify)
       if (!in.name.empty()) t.meta.Set("source_tensor", in.name);
       for (const auto& [k, v] : in.meta.entries())
         if (k != "scheme" && k != "dtype") t.meta.Set("source_" + k, v);
