@@ -283,7 +283,8 @@ Check RotationGeneral(RowSource& t, const PropertyOptions& o) {
     const double res = ProjectionResidual(x, y, mk, d, &rank);
     const double lim = 8 * (u + std::ldexp(1.0, -24) * static_cast<double>(std::llabs(o.start) + mk + k));
     per_k.push_back({{"k", k}, {"relative_residual", res}, {"limit", lim}, {"rows_fitted", mk}, {"rank", rank}, {"passed", res <= lim}});
-    if (res / lim >= worst_ratio) worst_ratio = res / lim, worst = res, worst_k = k;
+    const double ratio = std::isnan(res) ? HUGE_VAL : res / lim;
+    if (ratio >= worst_ratio) worst_ratio = ratio, worst = res, worst_k = k;
   }
   c.measured = worst_ratio;
   c.limit = 1;
@@ -291,8 +292,8 @@ Check RotationGeneral(RowSource& t, const PropertyOptions& o) {
   c.details = {{"mode", "least-squares"}, {"per_k", per_k}};
   std::string ks_text;
   for (const auto& e : per_k) ks_text += fmt::format("{}k={}: {}", ks_text.empty() ? "" : ", ", e["k"].get<std::int64_t>(), G(e["relative_residual"].get<double>()));
-  c.summary = fmt::format("no (sin, cos) pairing; best linear map PE(p) -> PE(p+k), relative residual per k [{}]; worst k={} ({})",
-                          ks_text, worst_k, c.passed ? "within noise" : "NOT a linear function of PE(p)");
+  c.summary = fmt::format("no (sin, cos) pairing; best linear map PE(p) -> PE(p+k), relative residual per k [{}]; worst k={}: {} ({})",
+                          ks_text, worst_k, G(worst), c.passed ? "within noise" : "NOT a linear function of PE(p)");
   return c;
 }
 
