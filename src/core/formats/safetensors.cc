@@ -95,7 +95,13 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   if (text[0] != '{') ThrowInput(what, "not a safetensors file (the header is not a JSON object)");
   nlohmann::ordered_json doc;  // keep the metadata in the file's order
   try {
-    doc = nlohmann::ordered_json::parse(text);
+    // A header nests 3 levels ({"t": {"shape": [..]}}); refuse deeper
+    // nesting before a "depth bomb" builds millions of nodes.
+    doc = nlohmann::ordered_json::parse(text, [&](int depth, nlohmann::ordered_json::parse_event_t,
+                                                  nlohmann::ordered_json&) {
+      if (depth > 16) ThrowInput(what, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
+      return true;
+    });
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     const auto p = msg.find("] ");
@@ -162,6 +168,18 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   for (std::size_t k = 1; k < entries.size(); ++k)
     if (entries[k].begin < entries[k - 1].end)
       ThrowInput(what, fmt::format("tensors '{}' and '{}' overlap", entries[k - 1].info.name, entries[k].info.name));
+  // As the reference implementation requires: the tensors tile the data
+  // buffer exactly, with no gap and nothing after the last one.
+  std::uint64_t expect = 0;
+  for (const auto& e : entries) {
+    if (e.begin != expect)
+      ThrowInput(what, fmt::format("tensor '{}' starts at data byte {}, expected {} (data_offsets leave a gap)",
+                                   e.info.name, e.begin, expect));
+    expect = e.end;
+  }
+  if (expect != data_size)
+    ThrowInput(what, fmt::format("the tensors cover {} data bytes but the file has {} (corrupt or truncated?)",
+                                 expect, data_size));
   return entries;
 }
 
