@@ -101,7 +101,9 @@ class TableSax {
     // e.what() is "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string msg = e.what();
     const auto p = msg.find("] ");
-    Fail("invalid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
+    if (p != std::string::npos) msg = msg.substr(p + 2);
+    if (msg.size() > 160) msg = msg.substr(0, 150) + "...";  // it may quote a 1 MB token
+    Fail("invalid JSON: " + msg);
   }
 
   /// Checks what only the whole document can tell; call after parsing.
