@@ -11,6 +11,7 @@ PACKAGES=(
   libfftw3-dev libopenblas-dev libcairo2-dev
   libgtest-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-mpmath python3-torch python3-pil
+  clang libclang-rt-14-dev
   time
 )
 

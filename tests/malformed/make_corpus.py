@@ -113,6 +113,9 @@ put("json_duplicate_data.json", '{"data": [[0, 1]], "data": [[1, 0]]}')
 put("json_meta_not_object.json", '{"meta": [1, 2], "data": [[0, 1]]}')
 put("json_trailing.json", '{"data": [[0, 1]]} {"data": []}')
 put("json_binary.json", bytes(range(1, 256)) * 4)
+put("json_tensors_depth_bomb.json", '{"tensors": {"a": {"shape": [1], "data": ' + "[" * 100000 + "]" * 100000 + "}}}")
+put("json_tensors_ragged.json", '{"tensors": {"a": {"shape": [2, 2], "data": [[0, 1], [0.5]]}}}')
+put("json_tensors_two.json", '{"tensors": {"a": {"shape": [1], "data": [0]}, "b": {"shape": [1], "data": [1]}}}')
 
 # ---- HDF5 ------------------------------------------------------------------
 def h5(name, fill):

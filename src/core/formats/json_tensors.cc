@@ -124,12 +124,19 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
   const std::string what = fmt::format("'{}'", path);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
-  if (st.st_size > (std::int64_t{1} << 30))
-    ThrowInput(what, "JSON tables above 1 GiB are not read (use safetensors or HDF5 for large tables)");
+  // This reader builds a DOM (16 bytes per number, which may take 2 bytes of
+  // file): 256 MiB of file bounds it to a few GiB. The single-table reader
+  // (json.cc) streams instead and takes up to 1 GiB.
+  if (st.st_size > (std::int64_t{256} << 20))
+    ThrowInput(what, "multi-tensor JSON above 256 MiB is not read (use safetensors or HDF5 for large tables)");
   std::ifstream in(path, std::ios::binary);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    // Depth limit: a "depth bomb" of '[' would build millions of nodes.
+    doc = nlohmann::json::parse(in, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > 40) ThrowInput(what, "nesting deeper than 40 levels (not a table)");
+      return true;
+    });
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     const auto p = msg.find("] ");
