@@ -95,6 +95,12 @@ struct SchemeInfo {
   /// What the scheme needs from the common flags: --d-model, --max-len.
   bool needs_d_model = true;
   bool needs_max_len = true;
+  /// The property checks `pe verify` runs by default on one tensor of this
+  /// scheme (`tensor`: its name; empty for single-tensor schemes), for
+  /// tables whose rows are not a 1-D sequence of positions (grids, buckets,
+  /// slopes). Unset: the generic rule (every check when the reference has
+  /// (sin, cos) column pairs, else "unique"). See docs/verify.md.
+  std::function<std::vector<std::string>(const SchemeSpec&, std::string_view tensor)> default_checks;
 };
 
 /// Every scheme, in the order `pe schemes` lists them.

@@ -11,6 +11,7 @@
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/pump.h"
+#include "core/schemes/sinusoidal.h"
 #include "core/table_set.h"
 
 namespace pe {
@@ -234,6 +235,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   std::unique_ptr<RowSource> generated;
   RowSource* ref = o.reference_file;
   std::int64_t start = MetaInt(info.meta, "start").value_or(0);
+  // The scheme's own default property checks (grids, buckets, slopes: rows
+  // that are not a 1-D position sequence); nullopt = the generic rule below.
+  std::optional<std::vector<std::string>> scheme_checks;
   if (o.spec) {
     SchemeSpec spec = *o.spec;
     rep.reference_kind = "scheme";
@@ -248,6 +252,14 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     else if (set.Find(info.name)) generated = set.Take(info.name);
     else generated = std::move(set.tensors.front());
     ref = generated.get();
+    // A table judged in float32/float16/bfloat16 ulps needs the exact value
+    // to far below that ulp, not to 1 ulp of double: the fast float64
+    // sinusoid (2^-50 relative; entries near a rounding boundary of the
+    // judged dtype from the quad path) is ~30x cheaper (docs/numerics.md).
+    if (rep.tolerance.dtype != DType::kFloat64)
+      if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref)) sinusoid->SetFastFloat64(rep.tolerance.dtype);
+    if (const SchemeInfo& si = FindScheme(spec.scheme); si.default_checks)
+      scheme_checks = si.default_checks(*o.spec, si.tensors.empty() ? std::string_view() : std::string_view(ref->info().name));
     // Metadata the scheme itself writes (layout, ...) that the file contradicts.
     for (const auto& [key, value] : ref->info().meta.entries()) {
       if (key == "pe_version" || key == "dtype" || key == "max_len" || key == "d_model" || key == "base" ||
@@ -356,7 +368,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
 
   // Property checks.
   if (!o.checks_given) {
-    if (ref && shape_ok && ref_head.pairing.found) checks = PropertyCheckNames();
+    if (scheme_checks) checks = *scheme_checks;
+    else if (ref && shape_ok && ref_head.pairing.found) checks = PropertyCheckNames();
     else if (ref) checks = {"unique"};
   }
   if (!checks.empty()) {

@@ -86,6 +86,11 @@ SchemeInfo LearnedSchemeInfo() {
   };
   info.needs_d_model = false;
   info.needs_max_len = false;
+  // No sinusoid structure: rotation and shift do not apply. Drawn rows
+  // (σ > 0) differ with probability 1; an imported table may be anything.
+  info.default_checks = [](const SchemeSpec& spec, std::string_view) {
+    return spec.init_from.empty() && spec.sigma > 0 ? std::vector<std::string>{"unique"} : std::vector<std::string>{};
+  };
   info.validate = [](const SchemeSpec& spec) {
     if (!spec.init_from.empty()) return;
     if (spec.d_model <= 0) ThrowUsage("--d-model", "required by scheme 'learned' (or import one with --init-from)");

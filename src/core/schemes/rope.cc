@@ -46,7 +46,11 @@ std::vector<double> ReadFactorList(const std::string& text, const char* flag, co
     std::ifstream in(text);
     nlohmann::json doc;
     try {
-      doc = nlohmann::json::parse(in);
+      doc = nlohmann::json::parse(in, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
+        if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
+        return true;
+      });
     } catch (const nlohmann::json::exception&) {
       ThrowInput(fmt::format("{} '{}'", flag, text), "not valid JSON");
     }
@@ -134,7 +138,11 @@ SchemeSpec WithHfConfig(const SchemeSpec& in) {
   std::ifstream f(in.hf_config);
   nlohmann::json c;
   try {
-    c = nlohmann::json::parse(f);
+    c = nlohmann::json::parse(f, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
+      if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
+      return true;
+    });
   } catch (const nlohmann::json::exception&) {
     ThrowInput(what, "not valid JSON");
   }
@@ -487,6 +495,15 @@ TableInfo Named(const Metadata& meta, const char* name, std::int64_t rows, std::
   return t;
 }
 
+// pe verify's default property checks for a rotary tensor. cos and sin hold
+// one channel of each pair, so there is no (sin, cos) pair to rotate: only
+// "unique" (distinct positions). inv_freq and xPos's scale are per-channel
+// factors, not positional rows: none.
+std::vector<std::string> RotaryDefaultChecks(const SchemeSpec&, std::string_view tensor) {
+  if (tensor == "cos" || tensor == "sin") return {"unique"};
+  return {};
+}
+
 }  // namespace
 
 SchemeInfo RopeSchemeInfo() {
@@ -518,6 +535,7 @@ SchemeInfo RopeSchemeInfo() {
   };
   info.tensors = {"cos", "sin", "inv_freq"};
   info.needs_d_model = false;  // --head-dim, or from --hf-config
+  info.default_checks = RotaryDefaultChecks;
   info.validate = [](const SchemeSpec& spec) {
     const SchemeSpec s = WithHfConfig(spec);
     ParseRopeLayout(s.layout);
@@ -560,6 +578,7 @@ SchemeInfo XposSchemeInfo() {
       {"--tensor", "cos | sin | scale | inv_freq", "all"},
   };
   info.tensors = {"cos", "sin", "scale", "inv_freq"};
+  info.default_checks = RotaryDefaultChecks;
   info.validate = [](const SchemeSpec& spec) {
     if (spec.d_model % 2 != 0) ThrowUsage("--head-dim", "xpos needs an even head dimension");
     if (spec.start < 0) ThrowUsage("--start", "the xpos offset must be 0 or more");

@@ -93,6 +93,13 @@ SchemeInfo SinCos2dSchemeInfo() {
       {"--dtype", "float32, float64 (MAE's numpy output), float16, bfloat16", "float32"},
   };
   info.needs_max_len = false;
+  // Rows are grid cells i·W + j, not a 1-D sequence of positions: rotation
+  // and shift along rows do not hold (row W-1 to row W jumps a grid line).
+  // Every cell row is still bounded, has norm √(D/2) (the cls row is zero,
+  // skipped) and differs from every other cell.
+  info.default_checks = [](const SchemeSpec&, std::string_view) {
+    return std::vector<std::string>{"bounds", "norm", "unique"};
+  };
   info.validate = [](const SchemeSpec& spec) {
     if (spec.d_model % 4 != 0)
       ThrowUsage("--d-model", fmt::format("sincos-2d needs a multiple of 4 (MAE and timm assert it), got {}", spec.d_model));
