@@ -162,6 +162,12 @@ void SinCosF64(std::int64_t pos, const Frequency& omega, double* sin_out,
   *cos_out = static_cast<double>(qc);
 }
 
+void SinCosF64Fast(std::int64_t pos, const Frequency& omega, double* sin_out,
+                   double* cos_out) {
+  double err;
+  FastSinCos(pos, omega, sin_out, cos_out, &err);
+}
+
 std::uint64_t SlowPathCount() { return slow_path_count; }
 
 // ---- SinCosBatch: the table fast path ---------------------------------------

@@ -24,6 +24,17 @@ double QuadToDoubleOdd(__float128 q) {
   return d;
 }
 
+// Whether a and b round to the same value of `narrow` (float32, float16,
+// bfloat16): the interval [a, b] holds no rounding boundary of it.
+bool SameRounding(double a, double b, DType narrow) {
+  switch (narrow) {
+    case DType::kFloat32: return static_cast<float>(a) == static_cast<float>(b);
+    case DType::kFloat16: return DoubleToHalfBits(a) == DoubleToHalfBits(b);
+    case DType::kBFloat16: return DoubleToBFloat16Bits(a) == DoubleToBFloat16Bits(b);
+    default: return true;
+  }
+}
+
 template <typename T>
 void StoreAt(std::byte* row, std::size_t col, T v) {
   std::memcpy(row + col * sizeof(T), &v, sizeof(T));
@@ -152,6 +163,17 @@ void SinusoidSource::ReadRows(std::int64_t first, std::int64_t count,
     if (dtype == DType::kFloat32) {
       for (std::size_t i = 0; i < pairs; ++i)
         SinCosF32(pos, plan_.frequencies[i], &sf[i], &cf[i]);
+    } else if (dtype == DType::kFloat64 && fast_f64_ != DType::kFloat64) {
+      for (std::size_t i = 0; i < pairs; ++i) {
+        const Frequency& f = plan_.frequencies[i];
+        SinCosF64Fast(pos, f, &s[i], &c[i]);
+        // The bound of SinCosF64Fast, doubled for the rounding of y ± B.
+        const double abs_err = std::fabs(static_cast<double>(pos) * f.hi) * 0x1p-98 + 0x1p-1000;
+        const double bs = 2 * kFastF64RelErr * std::fabs(s[i]) + abs_err;
+        const double bc = 2 * kFastF64RelErr * std::fabs(c[i]) + abs_err;
+        if (!SameRounding(s[i] - bs, s[i] + bs, fast_f64_) || !SameRounding(c[i] - bc, c[i] + bc, fast_f64_))
+          SinCosF64(pos, f, &s[i], &c[i]);  // rare (~1 in 10^7 for float32)
+      }
     } else if (dtype == DType::kFloat64) {
       for (std::size_t i = 0; i < pairs; ++i)
         SinCosF64(pos, plan_.frequencies[i], &s[i], &c[i]);
