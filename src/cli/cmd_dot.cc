@@ -99,7 +99,7 @@ std::string SpecName(const SchemeSpec& s) {
   if (s.base != 10000.0) name += fmt::format(" base={}", s.base);
   if (s.start != 0) name += fmt::format(" start={}", s.start);
   if (s.dtype != DType::kFloat32) name += fmt::format(" {}", Traits(s.dtype).name);
-  for (const std::string* v : {&s.layout, &s.denominator, &s.odd_rule})
+  for (const std::string* v : {&s.layout, &s.denominator, &s.odd_rule, &s.tensor})
     if (!v->empty()) name += " " + *v;
   return name;
 }
@@ -385,6 +385,14 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
                   "sinusoidal:d-model=64,max-len=128,base=100")
       ->type_name("INPUT...");
   AddSpecFlags(*cmd, o.spec, false);
+  // --tensor (a scheme flag, above) also names the tensor read from
+  // multi-tensor files; --dataset is its spelling in inspect and verify.
+  if (CLI::Option* t = cmd->get_option_no_throw("--tensor"))
+    t->description("Tensor of multi-tensor input files (rope.safetensors: cos|sin|inv_freq) and of the generated "
+                   "series (rope: cos|sin|inv_freq; alibi: slopes|bias; xpos: cos|sin|scale|inv_freq)");
+  cmd->add_option("--dataset", o.dataset,
+                  "Tensor/dataset of multi-tensor input files (HDF5, safetensors, JSON); same as --tensor")
+      ->type_name("NAME");
   cmd->add_flag("--cosine", o.cosine, "Cosine similarity instead of the dot product");
   cmd->add_option("--from", o.from, "Single-anchor curve: row P against every row")->type_name("P");
   cmd->add_option("--max-offset", o.max_offset, "Largest offset k (default: rows - 1)")->type_name("K");
@@ -416,6 +424,7 @@ Examples:
   pe dot pe.h5 theirs.npy --plot compare.svg -o curves.csv
   pe dot sinusoidal:d-model=64,max-len=512,base=100 sinusoidal:d-model=64,max-len=512 --plot bases.png
   pe dot pe.npy --from 0 --cosine --json
+  pe dot rope.safetensors --tensor cos --plot rope-cos.png
   pe dot --d-model 128 --max-len 256 --matrix sim.png
 )");
   return cmd;
@@ -451,6 +460,14 @@ int RunDot(const DotOptions& o, Console& console) {
   }
   for (const auto& m : o.matrix) plot::ImageFormatFromPath(m, "--matrix");
 
+  // The tensor of multi-tensor files: --tensor or --dataset (one name).
+  std::string tensor = o.spec.extra.tensor;
+  if (!o.dataset.empty()) {
+    if (!tensor.empty() && tensor != o.dataset)
+      ThrowUsage(fmt::format("--dataset '{}'", o.dataset), fmt::format("conflicts with --tensor '{}' (give one)", tensor));
+    tensor = o.dataset;
+  }
+
   // The inputs, in order: positional ones, then the generate flags.
   std::vector<Series> all;
   for (const std::string& in : o.inputs) {
@@ -463,8 +480,13 @@ int RunDot(const DotOptions& o, Console& console) {
       s.table = MakeGenerator(spec);
       s.name = SpecName(spec);
     } else {
-      s.table = OpenTable(in);
+      // A file with several tensors and none named is an input error that
+      // lists them (OpenTable); one-tensor formats ignore the name.
+      OpenOptions oo;
+      oo.dataset = tensor;
+      s.table = OpenTable(in, oo);
       s.name = BaseName(in);
+      if (!tensor.empty() && s.table->info().name == tensor) s.name += "[" + tensor + "]";
     }
     all.push_back(std::move(s));
   }

@@ -16,6 +16,7 @@ namespace pe::cli {
 struct DotOptions {
   std::vector<std::string> inputs;  ///< files, or inline specs "sinusoidal:d-model=64,max-len=128"
   SpecFlags spec;                   ///< one more series when --d-model/--max-len are given
+  std::string dataset;              ///< --dataset: tensor of multi-tensor files (same as --tensor, spec.extra.tensor)
   bool cosine = false;
   std::int64_t from = -1;           ///< --from P: single-anchor curve
   std::int64_t max_offset = -1;
