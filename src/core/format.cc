@@ -100,6 +100,17 @@ std::unique_ptr<TableWriter> MakeStreamWriter(Format format, ByteSink& sink) {
 // (core/pump.h: --threads, progress).
 void Pump(RowSource& source, TableWriter& writer) { PumpRows(source, writer); }
 
+// HDF5 seeks and rewrites its file: a device or a pipe as -o cannot take it.
+void CheckSeekableTarget(const std::string& path, Format format) {
+  struct stat st;
+  if (Traits(format).needs_seekable_file && ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+      !S_ISDIR(st.st_mode)) {
+    ThrowUsage(fmt::format("cannot write '{}'", path),
+               fmt::format("{} needs a regular file (it seeks); a device or a pipe cannot hold it",
+                           Traits(format).name == "hdf5" ? "HDF5" : std::string(Traits(format).name)));
+  }
+}
+
 }  // namespace
 
 void WriteTable(RowSource& source, Format format, const std::string& path) {
@@ -119,6 +130,7 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
     sink.Flush();
     return;
   }
+  CheckSeekableTarget(path, format);
   CheckFreeSpace(path, MinOutputBytes(source.info(), format));
   AtomicFile file(path);
   if (format == Format::kHdf5) {
@@ -162,6 +174,7 @@ void WriteTables(TableSet& set, Format format, const std::string& path) {
     sink.Flush();
     return;
   }
+  CheckSeekableTarget(path, format);
   AtomicFile file(path);
   if (format == Format::kHdf5) {
     file.ReleaseFile();

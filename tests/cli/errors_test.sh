@@ -45,7 +45,7 @@ expect_error "/dev/full npy" "No space left on device" -- generate --d-model 64 
 expect_error "/dev/full json" "No space left on device" -- generate --d-model 64 --max-len 64 --format json -o /dev/full
 expect_error "/dev/full safetensors" "No space left on device" -- \
   generate --d-model 64 --max-len 64 --format safetensors -o /dev/full
-expect_error "/dev/full hdf5" "cannot write '/dev/full'" -- generate --d-model 64 --max-len 64 --format hdf5 -o /dev/full
+expect_error "/dev/full hdf5" "cannot write '/dev/full': HDF5 needs a regular file" -- generate --d-model 64 --max-len 64 --format hdf5 -o /dev/full
 "$PE" generate --d-model 64 --max-len 64 -o - >/dev/full 2>err.txt
 rc=$?
 if [ "$rc" -ne 2 ] || [ "$(cat err.txt)" != "pe: error: cannot write standard output: No space left on device" ]; then

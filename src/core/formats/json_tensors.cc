@@ -137,7 +137,7 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
       if (depth > 40) ThrowInput(what, "nesting deeper than 40 levels (not a table)");
       return true;
     });
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     std::string msg = e.what();
     const auto p = msg.find("] ");
     ThrowInput(what, "invalid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));

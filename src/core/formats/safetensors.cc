@@ -102,7 +102,7 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
       if (depth > 16) ThrowInput(what, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
       return true;
     });
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     std::string msg = e.what();
     const auto p = msg.find("] ");
     ThrowInput(what, "invalid safetensors header JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
