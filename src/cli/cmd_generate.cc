@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -13,8 +15,21 @@
 namespace pe::cli {
 
 void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
-  auto* d = cmd.add_option("--d-model,--head-dim", f.d_model, "Columns (model width d; RoPE/xPos: head dimension)")->type_name("N");
-  auto* l = cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N");
+  // CLI11 saturates integers that overflow (99999999999999999999 becomes
+  // 2^63-1); refuse them with the number the user typed.
+  const CLI::Validator in_int64(
+      [](std::string& text) -> std::string {
+        std::int64_t v;
+        const char* b = text.data() + (!text.empty() && text[0] == '+');
+        const auto [p, ec] = std::from_chars(b, text.data() + text.size(), v);
+        (void)p;
+        return ec == std::errc::result_out_of_range ? "'" + text + "' is beyond the 64-bit integer range" : "";
+      },
+      "", "int64");
+  auto* d = cmd.add_option("--d-model,--head-dim", f.d_model, "Columns (model width d; RoPE/xPos: head dimension)")
+                ->type_name("N")
+                ->check(in_int64);
+  auto* l = cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N")->check(in_int64);
   // Which of --d-model/--max-len a scheme needs is checked with the scheme
   // (t5-bucket has no --d-model, sincos-2d takes --grid instead of --max-len).
   (void)d;
@@ -22,7 +37,7 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
   (void)required;
   cmd.add_option("--scheme", f.scheme, "Encoding scheme (see 'pe schemes')")->type_name("NAME")->capture_default_str();
   cmd.add_option("--base", f.base, "Frequency base b in ω_i = b^(-2i/d)")->type_name("B")->capture_default_str();
-  cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str();
+  cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str()->check(in_int64);
   cmd.add_option("--dtype", f.dtype, "Element type: " + DTypeNames())->type_name("TYPE")->capture_default_str();
   AddSchemeParamFlags(cmd, f);
 }

@@ -80,6 +80,9 @@ for ext in csv npy h5 safetensors; do
 done
 
 # ---- sizes ----------------------------------------------------------------
+expect_error "d_model beyond int64" "'99999999999999999999999' is beyond the 64-bit integer range" -- \
+  generate --d-model 99999999999999999999999 --max-len 4 -o x.csv
+expect_error "max_len beyond int64" "beyond the 64-bit integer range" -- generate --d-model 4 --max-len -99999999999999999999999 -o x.csv
 expect_error "int64 overflow of the size" "exceed" -- generate --d-model 4294967296 --max-len 4294967296 -o x.npy
 expect_error "above the 1 PiB ceiling" "1 PiB" -- generate --d-model 1048576 --max-len 1073741824 -o x.npy
 expect_error "no disk for it" "free|exceed" -- generate --d-model 65536 --max-len 1000000000 -o x.npy
