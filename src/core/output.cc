@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <vector>
@@ -96,7 +97,20 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
     if (!file_) ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(errno));
     return;
   }
-  const std::string dir = DirName(target);
+  // A symbolic link stays a link: the new file replaces what it points to,
+  // as the shell's '>' would (renaming onto the link would replace it).
+  rename_to_ = target;
+  struct stat lst;
+  if (::lstat(target.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char* real = ::realpath(target.c_str(), nullptr)) {
+      rename_to_ = real;
+      std::free(real);
+    }
+  }
+  // An existing file keeps its permissions.
+  const bool existed = ::stat(rename_to_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  const mode_t old_mode = existed ? (st.st_mode & 07777) : 0;
+  const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) {
     ThrowIo(fmt::format("cannot write {}", Quoted(target)),
             fmt::format("folder {} does not exist", Quoted(dir)));
@@ -105,10 +119,10 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
     ThrowIo(fmt::format("cannot write {}", Quoted(target)),
             fmt::format("{} is not a folder", Quoted(dir)));
   }
-  std::string tmpl = (dir == "." && target.find('/') == std::string::npos
+  std::string tmpl = (dir == "." && rename_to_.find('/') == std::string::npos
                           ? std::string()
                           : dir + "/") +
-                     "." + BaseName(target) + ".pe-tmp-XXXXXX";
+                     "." + BaseName(rename_to_) + ".pe-tmp-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   // Block signals between creating and registering the file, so that an
@@ -125,10 +139,11 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
   if (fd < 0)
     ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(saved));
-  // mkstemp makes 0600 files; give the usual 0666 & ~umask instead.
+  // mkstemp makes 0600 files; give the replaced file's mode, else the usual
+  // 0666 & ~umask.
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  ::fchmod(fd, existed ? old_mode : (0666 & ~mask));
   file_ = ::fdopen(fd, "wb");
 }
 
@@ -159,7 +174,7 @@ void AtomicFile::Commit() {
       ::close(fd);
     }
   }
-  if (!direct_ && ::rename(temp_path_.c_str(), target_.c_str()) != 0)
+  if (!direct_ && ::rename(temp_path_.c_str(), rename_to_.c_str()) != 0)
     ThrowIo(what, std::strerror(errno));
   committed_ = true;
 }

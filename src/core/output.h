@@ -68,6 +68,7 @@ class AtomicFile {
 
  private:
   std::string target_;
+  std::string rename_to_;  ///< target_, or what it links to when a symlink
   std::string temp_path_;
   std::FILE* file_ = nullptr;
   int slot_ = -1;  ///< interrupt-cleanup registration

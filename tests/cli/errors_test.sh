@@ -79,6 +79,16 @@ for ext in csv npy h5 safetensors; do
   [ "$ext" = csv ] || rm -f "keep.$ext"
 done
 
+# A symbolic link as the target stays a link; the file it names is replaced
+# and keeps its permissions.
+mkdir links && echo old >links/real.csv && chmod 640 links/real.csv && ln -s real.csv links/link.csv
+if ! "$PE" generate --d-model 2 --max-len 2 -o links/link.csv 2>err.txt; then bad "symlink target: $(cat err.txt)"
+elif [ ! -L links/link.csv ]; then bad "symlink target: the link was replaced by a file"
+elif [ "$(head -1 links/real.csv)" != "position,dim_0,dim_1" ]; then bad "symlink target: real.csv not written"
+elif [ "$(stat -c %a links/real.csv)" != 640 ]; then bad "symlink target: mode $(stat -c %a links/real.csv), want 640"
+else ok; fi
+rm -rf links
+
 # ---- sizes ----------------------------------------------------------------
 expect_error "d_model beyond int64" "'99999999999999999999999' is beyond the 64-bit integer range" -- \
   generate --d-model 99999999999999999999999 --max-len 4 -o x.csv
