@@ -29,7 +29,7 @@ Examples:
   pe verify table.npy --d-model 512 --junit report.xml
   pe generate --help
 
-Documentation: docs/cli.md, docs/formats.md, docs/numerics.md)";
+Documentation: docs/cli.md, docs/formats.md, docs/numerics.md, docs/errors.md)";
 
 }  // namespace
 
