@@ -18,6 +18,8 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 // numpy refuses headers larger than this by default (max_header_size).
 constexpr std::size_t kMaxHeaderLen = 10000;
+// A Fortran-order array is read whole (see NpySource::ReadRows).
+constexpr std::uint64_t kMaxFortranBytes = std::uint64_t{256} << 20;
 
 
 }  // namespace
@@ -160,15 +162,20 @@ class NpySource : public RowSource {
       PreadAll(out, static_cast<std::size_t>(count) * rb,
                offset_ + static_cast<std::uint64_t>(first) * rb);
     } else {
-      // Column-major: each column holds `rows` consecutive elements.
-      std::vector<std::byte> col(static_cast<std::size_t>(count) * es);
-      for (std::int64_t c = 0; c < info_.cols; ++c) {
-        PreadAll(col.data(), col.size(),
-                 offset_ + (static_cast<std::uint64_t>(c) * info_.rows + first) * es);
-        for (std::int64_t r = 0; r < count; ++r)
-          std::memcpy(out + static_cast<std::size_t>(r) * rb + c * es,
-                      col.data() + static_cast<std::size_t>(r) * es, es);
+      // Column-major: each column holds `rows` consecutive elements, so any
+      // block of rows touches every column. Reading per column per block
+      // costs one pread per element when rows are wide; instead the whole
+      // array (at most kMaxFortranBytes, checked at open) is read once.
+      if (cache_.empty()) {
+        cache_.resize(static_cast<std::size_t>(info_.rows) * rb);
+        PreadAll(cache_.data(), cache_.size(), offset_);
       }
+      const auto rows = static_cast<std::size_t>(info_.rows);
+      for (std::int64_t c = 0; c < info_.cols; ++c)
+        for (std::int64_t r = 0; r < count; ++r)
+          std::memcpy(out + static_cast<std::size_t>(r) * rb + static_cast<std::size_t>(c) * es,
+                      cache_.data() + (static_cast<std::size_t>(c) * rows + static_cast<std::size_t>(first + r)) * es,
+                      es);
     }
     if (big_endian_) {
       const std::size_t n = static_cast<std::size_t>(count * info_.cols);
@@ -195,6 +202,7 @@ class NpySource : public RowSource {
   bool big_endian_;
   bool fortran_;
   std::string path_;
+  std::vector<std::byte> cache_;  ///< a Fortran-order array, as in the file
 };
 
 }  // namespace
@@ -304,7 +312,8 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
     info.shape = shape;
   }
   info.dtype = dtype;
-  if (shape.size() == 1 && fortran) fortran = false;  // same bytes either way
+  // One row or one column: the same bytes in either order.
+  if (fortran && (shape.size() == 1 || info.rows == 1 || info.cols == 1)) fortran = false;
   std::uint64_t need;
   try {
     need = CheckedTableBytes(info.rows, info.cols, dtype);
@@ -315,6 +324,11 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
   if (file_size - data_offset < need) {
     p.Fail(fmt::format("truncated: shape ({}, {}) needs {} bytes of data, the file has {}",
                        info.rows, info.cols, need, file_size - data_offset));
+  }
+  if (fortran && need > kMaxFortranBytes) {
+    p.Fail(fmt::format("Fortran-order arrays above {} MiB are not read (this one has {} bytes); save it in C order "
+                       "(numpy.ascontiguousarray)",
+                       kMaxFortranBytes >> 20, need));
   }
   closer.armed = false;
   return std::make_unique<NpySource>(fd, std::move(info), data_offset, big, fortran, path);
