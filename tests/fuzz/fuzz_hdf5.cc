@@ -8,7 +8,7 @@
 #include "fuzz_reader.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ::setenv("PE_HDF5_PROBE_SECONDS", "5", 1);
+  ::setenv("PE_HDF5_PROBE_SECONDS", "2", 1);
   return 0;
 }
 
