@@ -76,6 +76,8 @@ std::string DescribeParseError(const CLI::ParseError& error, const CLI::App& app
   if (msg.find(" required ") != std::string::npos && msg.find(" missing") != std::string::npos) {
     return fmt::format("{}: needs a value", msg.substr(0, msg.find(':')));
   }
+  // Validators that already speak pe's form ("--d-model: ..."): as they are.
+  if (StartsWith(msg, "-") && msg.find(": ") != std::string::npos) return msg;
   // Fall back on CLI11's words, in pe's form.
   return fmt::format("command line: {}", msg);
 }

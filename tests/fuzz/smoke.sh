@@ -15,7 +15,7 @@ for src in "$here"/fuzz_*.cc; do
   log=$build/fuzz-out/smoke-$fmt.log
   mkdir -p "$build/fuzz-out"
   if "$here/run.sh" "$fmt" "$secs" "$build" >"$log" 2>&1; then
-    echo "fuzz smoke $fmt: ok, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') runs in ${secs}s"
+    echo "fuzz smoke $fmt: ok, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$') runs in ${secs}s"
   else
     echo "fuzz smoke $fmt: FAILED (log: $log)"
     grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -5
