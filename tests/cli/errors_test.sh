@@ -5,19 +5,14 @@
 # removes the temporary file. (generate_test.sh covers the flag checks.)
 # Usage: errors_test.sh PE_BIN SCRATCH_DIR
 set -u
-PE=$1
-DIR=$2
-rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib.sh" "$@"
 
 # leftovers: files in the folder other than the expected ones and our logs.
 leftovers() { ls -A | grep -v -x -e out.txt -e err.txt -e keep.csv -e adir -e afile -e fifo -e t.csv || true; }
 
-# expect_error "what" REGEX -- args...: exit 2, one stderr line matching
-# "pe: error: .+: .+" and REGEX, nothing on stdout, nothing left behind.
+# expect_error, stricter than lib.sh's for hostile targets: a 60 s timeout
+# (a hang is a failure), exactly one stderr line (no hint), and leftovers
+# judged against the fixtures this script creates.
 expect_error() {
   local what=$1 regex=$2
   shift 3
@@ -139,5 +134,4 @@ for ext in csv h5; do
 done
 
 if [ "$(cat keep.csv)" != "old contents" ]; then bad "keep.csv was changed"; fi
-echo "errors_test: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish errors_test

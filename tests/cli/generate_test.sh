@@ -2,35 +2,7 @@
 # `pe generate` as a user sees it: stdout, stderr, exit codes, files left.
 # Usage: generate_test.sh PE_BIN SCRATCH_DIR
 set -u
-PE=$1
-DIR=$2
-rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
-fails=0
-passes=0
-
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect_error "description" REGEX -- args...: exit 2, exactly one stderr line
-# "pe: error: ..." matching REGEX (a "pe: hint:" line may follow), no stdout,
-# and no file left in the folder.
-expect_error() {
-  local what=$1 regex=$2
-  shift 3
-  local before after first rc
-  before=$(ls -A | grep -v -x -e out.txt -e err.txt)
-  "$PE" "$@" >out.txt 2>err.txt
-  rc=$?
-  after=$(ls -A | grep -v -x -e out.txt -e err.txt)
-  first=$(head -n 1 err.txt)
-  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, want 2"; return; fi
-  if ! [[ "$first" =~ ^pe:\ error:\ .+:\ .+ ]]; then bad "$what: stderr '$first' is not 'pe: error: what: why'"; return; fi
-  if ! grep -Eq -- "$regex" err.txt; then bad "$what: stderr '$first' does not match /$regex/"; return; fi
-  if [ "$(grep -vc '^pe: hint:' err.txt)" -ne 1 ]; then bad "$what: more than one error line: $(cat err.txt)"; return; fi
-  if [ -s out.txt ]; then bad "$what: wrote to stdout"; return; fi
-  if [ "$before" != "$after" ]; then bad "$what: left files behind: $after"; return; fi
-  ok
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 # --- help and version -------------------------------------------------------
 "$PE" --help >help.txt 2>&1 && grep -q "Examples:" help.txt && grep -q "pe generate --d-model 512" help.txt && ok || bad "pe --help lacks examples"
@@ -90,5 +62,4 @@ expect_error "failure keeps the target" "--d-model" -- generate --d-model 0 --ma
 rm -f keep.csv out.txt err.txt
 [ -z "$(ls -A)" ] && ok || bad "files left in the scratch folder: $(ls -A)"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -4,31 +4,7 @@
 # stdout, no file left behind).
 # Usage: schemes_test.sh PE_BIN SCRATCH_DIR
 set -u
-PE=$1
-DIR=$2
-rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-expect_error() {  # "description" REGEX -- args...
-  local what=$1 regex=$2
-  shift 3
-  local before after first rc
-  before=$(ls -A | grep -v -x -e out.txt -e err.txt)
-  "$PE" "$@" >out.txt 2>err.txt
-  rc=$?
-  after=$(ls -A | grep -v -x -e out.txt -e err.txt)
-  first=$(head -n 1 err.txt)
-  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, want 2 ($first)"; return; fi
-  if ! [[ "$first" =~ ^pe:\ error:\ .+:\ .+ ]]; then bad "$what: stderr '$first' is not 'pe: error: what: why'"; return; fi
-  if ! grep -Eq -- "$regex" err.txt; then bad "$what: stderr '$first' does not match /$regex/"; return; fi
-  if [ "$(grep -vc '^pe: hint:' err.txt)" -ne 1 ]; then bad "$what: more than one error line: $(cat err.txt)"; return; fi
-  if [ -s out.txt ]; then bad "$what: wrote to stdout"; return; fi
-  if [ "$before" != "$after" ]; then bad "$what: left files behind: $after"; return; fi
-  ok
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 # --- pe schemes ---------------------------------------------------------------
 "$PE" schemes >list.txt 2>err.txt && [ ! -s err.txt ] && ok || bad "pe schemes failed"
@@ -74,5 +50,4 @@ printf 'garbage' > bad.safetensors
 expect_error "truncated safetensors" "bad.safetensors" -- generate --scheme learned --init-from bad.safetensors -o l.npy
 rm -f bad.safetensors
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

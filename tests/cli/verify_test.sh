@@ -4,32 +4,7 @@
 # left behind; verdicts exit 0/1; --junit is written atomically.
 # Usage: verify_test.sh PE_BIN SCRATCH_DIR
 set -u
-PE=$1
-DIR=$2
-rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect_error "description" REGEX -- args...
-expect_error() {
-  local what=$1 regex=$2
-  shift 3
-  local before after first rc
-  before=$(ls -A | grep -v -x -e out.txt -e err.txt)
-  "$PE" "$@" >out.txt 2>err.txt
-  rc=$?
-  after=$(ls -A | grep -v -x -e out.txt -e err.txt)
-  first=$(head -n 1 err.txt)
-  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, want 2 ($(cat err.txt))"; return; fi
-  if ! [[ "$first" =~ ^pe:\ error:\ .+:\ .+ ]]; then bad "$what: stderr '$first' is not 'pe: error: what: why'"; return; fi
-  if ! grep -Eq -- "$regex" err.txt; then bad "$what: stderr '$first' does not match /$regex/"; return; fi
-  if [ "$(grep -vc '^pe: hint:' err.txt)" -ne 1 ]; then bad "$what: more than one error line: $(cat err.txt)"; return; fi
-  if [ -s out.txt ]; then bad "$what: wrote to stdout"; return; fi
-  if [ "$before" != "$after" ]; then bad "$what: left files behind: $after"; return; fi
-  ok
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 "$PE" generate --d-model 16 --max-len 64 -o t.h5 || bad "generate t.h5"
 "$PE" generate --d-model 16 --max-len 64 -o t.npy || bad "generate t.npy"
@@ -77,5 +52,4 @@ expect_error "verify: bad base" "--base" -- verify t.npy --d-model 16 --base -3
 "$PE" inspect t.npy --rows -2: --cols 0:4 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] && grep -q "rows 62:64, columns 0:4" out.txt && [ "$(grep -c '^ *6[23] ' out.txt)" -eq 2 ] && ok || bad "inspect slice: $(cat out.txt)"
 
-echo "verify_test: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish verify_test
