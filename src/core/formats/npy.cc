@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/formats/raw_rows_writer.h"
 
 namespace pe {
 namespace {
@@ -49,25 +50,7 @@ std::string NpyHeader(const TableInfo& info) {
   return out + dict;
 }
 
-std::unique_ptr<TableWriter> MakeNpyWriter(ByteSink& sink) {
-  class Writer : public TableWriter {
-   public:
-    explicit Writer(ByteSink& s) : sink_(s) {}
-    void Begin(const TableInfo& info) override {
-      row_bytes_ = info.row_bytes();
-      sink_.Write(NpyHeader(info));
-    }
-    void WriteRows(std::int64_t, std::int64_t count, const std::byte* rows) override {
-      sink_.Write(rows, static_cast<std::size_t>(count) * row_bytes_);
-    }
-    void End() override {}
-
-   private:
-    ByteSink& sink_;
-    std::size_t row_bytes_ = 0;
-  };
-  return std::make_unique<Writer>(sink);
-}
+std::unique_ptr<TableWriter> MakeNpyWriter(ByteSink& sink) { return MakeRawRowsWriter(sink, NpyHeader); }
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/formats/raw_rows_writer.h"
 #include "core/pump.h"
 #include "core/formats/text_numbers.h"
 
@@ -265,31 +266,19 @@ class InfoOnly : public RowSource {
   TableInfo info_;
 };
 
-class SafetensorsTableWriter : public TableWriter {
- public:
-  explicit SafetensorsTableWriter(ByteSink& sink) : sink_(sink) {}
-  void Begin(const TableInfo& info) override {
-    TableSet set;
-    set.meta = info.meta;
-    if (!set.meta.Find("dtype")) set.meta.Set("dtype", std::string(Traits(info.dtype).name));
-    set.tensors.push_back(std::make_unique<InfoOnly>(info));
-    row_bytes_ = info.row_bytes();
-    sink_.Write(SafetensorsHeader(set));
-  }
-  void WriteRows(std::int64_t, std::int64_t count, const std::byte* rows) override {
-    sink_.Write(rows, static_cast<std::size_t>(count) * row_bytes_);
-  }
-  void End() override {}
-
- private:
-  ByteSink& sink_;
-  std::size_t row_bytes_ = 0;
-};
+// The one-table header: the table's metadata (with its dtype) and itself.
+std::string OneTableHeader(const TableInfo& info) {
+  TableSet set;
+  set.meta = info.meta;
+  if (!set.meta.Find("dtype")) set.meta.Set("dtype", std::string(Traits(info.dtype).name));
+  set.tensors.push_back(std::make_unique<InfoOnly>(info));
+  return SafetensorsHeader(set);
+}
 
 }  // namespace
 
 std::unique_ptr<TableWriter> MakeSafetensorsTableWriter(ByteSink& sink) {
-  return std::make_unique<SafetensorsTableWriter>(sink);
+  return MakeRawRowsWriter(sink, OneTableHeader);
 }
 
 std::vector<TableInfo> ListSafetensors(const std::string& path) {
