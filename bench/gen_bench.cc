@@ -75,20 +75,23 @@ void BM_GenerateCold(benchmark::State& state) {
   SetBytes(state, rows, cols);
 }
 
-// The share of entries that took the quad slow path (one thread, so that
-// the thread-local counter sees them all).
+// The share of entries that were re-evaluated one by one (the interval test
+// of the recurrence failed) and of those that took the quad slow path (one
+// thread, so that the thread-local counters see them all).
 void BM_SlowPathShare(benchmark::State& state) {
   const std::int64_t rows = state.range(0), cols = state.range(1);
   auto gen = pe::MakeGenerator(Spec(rows, cols));
   std::vector<std::byte> buf(static_cast<std::size_t>(rows * cols * 4));
-  std::uint64_t slow = 0, entries = 0;
+  std::uint64_t slow = 0, recheck = 0, entries = 0;
   for (auto _ : state) {
-    const std::uint64_t before = pe::SlowPathCount();
+    const std::uint64_t before = pe::SlowPathCount(), before_recheck = pe::RecheckCount();
     gen->ReadRows(0, rows, buf.data());
     slow += pe::SlowPathCount() - before;
+    recheck += pe::RecheckCount() - before_recheck;
     entries += static_cast<std::uint64_t>(rows * cols);
   }
   state.counters["slow"] = static_cast<double>(slow) / static_cast<double>(entries);
+  state.counters["recheck"] = static_cast<double>(recheck) / static_cast<double>(entries);
 }
 
 }  // namespace

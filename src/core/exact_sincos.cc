@@ -121,6 +121,33 @@ Frequency PowerFrequency(double base, std::int64_t num, std::int64_t den) {
   return FrequencyFromQuad(expq(-e * last_log));
 }
 
+std::vector<Frequency> PowerFrequencies(double base, std::int64_t count,
+                                        std::int64_t step, std::int64_t den) {
+  // ω_i = base^(-i·step/den) = A_{i / g} · R_{i % g} with A_m = ω_{m·g} and
+  // R_j = ω_j, each from expq (within 1 ulp of quad, plus x·2^-113 for the
+  // rounding of the argument x = -(i·step/den)·ln base, |x| < 2^10 for any
+  // usable table). The product adds half an ulp, so ω_i is within about
+  // 2^-112·(2 + 2·|x|) < 2^-107 relative of the exact value.
+  std::vector<Frequency> out;
+  if (count <= 0) return out;
+  out.reserve(static_cast<std::size_t>(count));
+  const __float128 log_base = logq(static_cast<__float128>(base));
+  const __float128 den_q = static_cast<__float128>(den);
+  const auto omega = [&](std::int64_t i) {
+    return expq(-(static_cast<__float128>(i * step) / den_q) * log_base);
+  };
+  std::int64_t g = 1;
+  while (g * g < count) ++g;
+  std::vector<__float128> r(static_cast<std::size_t>(std::min(g, count)));
+  for (std::size_t j = 0; j < r.size(); ++j) r[j] = omega(static_cast<std::int64_t>(j));
+  for (std::int64_t m = 0; m * g < count; ++m) {
+    const __float128 a = omega(m * g);
+    for (std::int64_t j = 0; j < g && m * g + j < count; ++j)
+      out.push_back(FrequencyFromQuad(j == 0 ? a : a * r[static_cast<std::size_t>(j)]));
+  }
+  return out;
+}
+
 Frequency ExpFrequency(double scale, double ratio, std::int64_t num,
                        std::int64_t den) {
   const __float128 inc =
@@ -174,8 +201,10 @@ std::uint64_t SlowPathCount() { return slow_path_count; }
 
 namespace {
 
-// Frequencies per tile: the tile's state (s, c, anchor bounds, rounded rows)
-// stays in L1 while the rows of a block stream through it.
+thread_local std::uint64_t recheck_count = 0;
+
+// Frequencies per tile: the anchors of a tile (s, c, bounds) stay in L1 while
+// its rows are produced strip by strip.
 constexpr std::size_t kTile = 256;
 
 // Growth of the Euclidean error of (s, c) per recurrence step, and the slack
@@ -183,99 +212,274 @@ constexpr std::size_t kTile = 256;
 constexpr double kStepErr = 0x1p-49;
 constexpr double kRoundSlack = 0x1p-52;
 
-// One row of a tile: round and store every entry of (s, c) and report
-// whether any entry's interval straddles a float32 rounding boundary
-// (RowFixup then finds and redoes those). kStep is the column stride of sin
-// (and of cos); 0 means a runtime stride.
-template <std::size_t kStep>
-inline bool RowStore(const double* __restrict s, const double* __restrict c, const double* __restrict e0,
-                     double grow, std::size_t n, std::size_t n_cos, float* so, float* co, std::size_t step) {
-  const std::size_t st = kStep ? kStep : step;
-  int bad = 0;
-  for (std::size_t i = 0; i < n_cos; ++i) {
-    const double b = e0[i] + grow;
-    const double si = s[i], ci = c[i];
-    bad |= (static_cast<float>(si - b) != static_cast<float>(si + b)) |
-           (static_cast<float>(ci - b) != static_cast<float>(ci + b));
-    so[i * st] = static_cast<float>(si);
-    co[i * st] = static_cast<float>(ci);
-  }
-  for (std::size_t i = n_cos; i < n; ++i) {
-    const double b = e0[i] + grow;
-    bad |= static_cast<float>(s[i] - b) != static_cast<float>(s[i] + b);
-    so[i * st] = static_cast<float>(s[i]);
-  }
-  return bad != 0;
+// W frequencies side by side in one register (GCC vector extensions): W = 8
+// for AVX-512 (zmm), 4 for AVX2 (ymm), 2 for SSE2 (xmm); the same values on
+// each, since every accepted value is the correctly rounded one.
+// (-Wpsabi: these types never cross a call boundary; every function taking
+// or returning them is always_inline into RunTileImpl's target wrappers.)
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <int W>
+struct Lanes {
+  typedef double D __attribute__((vector_size(8 * W)));  // W doubles
+  typedef float F __attribute__((vector_size(4 * W)));   // W floats
+  typedef float F2 __attribute__((vector_size(8 * W)));  // 2W floats
+  typedef int I __attribute__((vector_size(4 * W)));     // W lane masks
+};
+
+// Everything below that RunTile calls in its loops is always_inline: a
+// function it did not inline would be compiled for baseline x86-64, not for
+// RunTile's AVX-512 / AVX2 clone.
+#define PE_VECTOR_INLINE inline __attribute__((always_inline))
+
+template <int W>
+PE_VECTOR_INLINE typename Lanes<W>::D Load(const double* p) {
+  typename Lanes<W>::D v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <int W>
+PE_VECTOR_INLINE typename Lanes<W>::D Splat(double x) { return typename Lanes<W>::D{} + x; }
+
+// (a0, b0, a1, b1, ...): sin and cos side by side, the paper's layout.
+template <int W>
+PE_VECTOR_INLINE typename Lanes<W>::F2 Interleave(typename Lanes<W>::F a, typename Lanes<W>::F b) {
+  if constexpr (W == 8)
+    return __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+  else if constexpr (W == 4)
+    return __builtin_shufflevector(a, b, 0, 4, 1, 5, 2, 6, 3, 7);
+  else
+    return __builtin_shufflevector(a, b, 0, 2, 1, 3);
 }
 
-// Angle addition to the next position. Either operand order or an fma
-// contraction of the inner product stays within kStepErr.
-inline void RowStep(double* __restrict s, double* __restrict c, const double* __restrict cos_w,
-                    const double* __restrict sin_w, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const double si = s[i], ci = c[i];
-    s[i] = std::fma(si, cos_w[i], ci * sin_w[i]);
-    c[i] = std::fma(ci, cos_w[i], -(si * sin_w[i]));
+// How a strip's row is stored: sin and cos interleaved in one run of 16
+// floats (the paper's layout), in two runs of 8 (the concatenated layouts),
+// or entry by entry (any stride, partial strips, sins without cos).
+enum class StripStore { kInterleaved, kSplit, kGeneric };
+
+// Re-evaluates the entries of one row of a strip whose interval straddles a
+// float32 rounding boundary: SinCosF32 (the checked evaluation, then quad).
+// Out of line: about one strip row in 10^3 gets here. The lanes come as bit
+// masks: a vector argument would be passed differently by the AVX-512
+// caller and this baseline callee.
+__attribute__((noinline)) void FixRow(const Frequency* freq, std::int64_t pos,
+                                      unsigned bad_s, unsigned bad_c,
+                                      std::size_t lanes, float* so, float* co,
+                                      std::size_t step) {
+  for (std::size_t i = 0; i < lanes; ++i) {
+    const bool fix_s = (bad_s >> i) & 1u, fix_c = (bad_c >> i) & 1u;
+    if (!fix_s && !fix_c) continue;
+    ++recheck_count;
+    float fs, fc;
+    SinCosF32(pos, freq[i], &fs, &fc);
+    if (fix_s) so[i * step] = fs;
+    if (fix_c) co[i * step] = fc;
   }
 }
 
-// One tile of frequencies [0, n) over rows [first, first + count): anchor,
-// then a RowPass per row, every kAnchorRows rows a new anchor. Compiled for
+template <int W>
+PE_VECTOR_INLINE unsigned LaneBits(typename Lanes<W>::I v) {
+  unsigned bits = 0;
+  for (int i = 0; i < W; ++i) bits |= (v[i] != 0 ? 1u : 0u) << i;
+  return bits;
+}
+
+// Rows [k0, k0 + rows) after an anchor for kStrips strips of up to 8
+// frequencies each (side by side: two strips give two independent
+// recurrences, which hides the latency of each), whose (s, c) at row k0 are
+// in s_io, c_io and whose anchor bounds are e0: round with the certified
+// interval test, store, step by angle addition. kCheck = false is the fast
+// pass: it only ORs the test results; when one failed it returns true and
+// leaves s_io, c_io as they were, and the caller re-runs the rows with
+// kCheck = true, which fixes each failed row (the recurrence is
+// deterministic, so both passes see the same values). Otherwise (s, c) at
+// row k0 + rows go back to s_io, c_io. `lanes` and `n_cos` count the
+// frequencies (and cos columns) of the whole group.
+template <int W, int kStrips, StripStore kStore, bool kCheck>
+PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io,
+                               const double* e0, const double* cw_p, const double* sw_p,
+                               std::size_t lanes, std::size_t n_cos, std::int64_t k0,
+                               std::int64_t pos0, std::int64_t rows, float* sin_out,
+                               float* cos_out, std::size_t ld, std::size_t step) {
+  using V = typename Lanes<W>::D;
+  using VF = typename Lanes<W>::F;
+  using VI = typename Lanes<W>::I;
+  constexpr std::size_t kLanes = W;
+  V s[kStrips], c[kStrips], e[kStrips], cw[kStrips], sw[kStrips];
+  VI lane_s[kStrips] = {}, lane_c[kStrips] = {};  // -1 where the lane carries a sin / a cos
+  VI any[kStrips];
+  for (int j = 0; j < kStrips; ++j) {
+    const std::size_t o = static_cast<std::size_t>(j) * kLanes;
+    s[j] = Load<W>(s_io + o);
+    c[j] = Load<W>(c_io + o);
+    e[j] = Load<W>(e0 + o);
+    cw[j] = Load<W>(cw_p + o);
+    sw[j] = Load<W>(sw_p + o);
+    for (std::size_t i = 0; i < kLanes; ++i) {
+      lane_s[j][i] = o + i < lanes ? -1 : 0;
+      lane_c[j][i] = o + i < n_cos ? -1 : 0;
+    }
+    any[j] = VI{};
+  }
+  const V dk = Splat<W>(kStepErr);
+  V k = Splat<W>(static_cast<double>(k0));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* so = sin_out + static_cast<std::size_t>(r) * ld;
+    float* co = cos_out + static_cast<std::size_t>(r) * ld;
+    const V grow = k * dk;  // exact: k·2^-49
+#pragma GCC unroll 2
+    for (int j = 0; j < kStrips; ++j) {
+      const V b = e[j] + grow;  // B_k = E0 + k·2^-49 (+ slack, in e)
+      const VF hs = __builtin_convertvector(s[j] + b, VF);
+      const VF hc = __builtin_convertvector(c[j] + b, VF);
+      const VI bad_s = (__builtin_convertvector(s[j] - b, VF) != hs) & lane_s[j];
+      const VI bad_c = (__builtin_convertvector(c[j] - b, VF) != hc) & lane_c[j];
+      // When y - B and y + B round alike, that float (hs, hc) is the
+      // correctly rounded value.
+      const std::size_t o = static_cast<std::size_t>(j) * kLanes * step;
+      if constexpr (kStore == StripStore::kInterleaved) {
+        const auto both = Interleave<W>(hs, hc);
+        std::memcpy(so + o, &both, sizeof both);
+      } else if constexpr (kStore == StripStore::kSplit) {
+        std::memcpy(so + o, &hs, sizeof hs);
+        std::memcpy(co + o, &hc, sizeof hc);
+      } else {
+        const std::size_t base = static_cast<std::size_t>(j) * kLanes;
+        for (std::size_t i = 0; i < kLanes && base + i < lanes; ++i) so[o + i * step] = hs[i];
+        for (std::size_t i = 0; i < kLanes && base + i < n_cos; ++i) co[o + i * step] = hc[i];
+      }
+      if constexpr (kCheck) {
+        const unsigned bs = LaneBits<W>(bad_s), bc = LaneBits<W>(bad_c);
+        if (bs | bc)
+          FixRow(freq + j * kLanes, pos0 + r, bs, bc, kLanes, so + o, co + o, step);
+      } else {
+        any[j] |= bad_s | bad_c;
+      }
+      const V ns = s[j] * cw[j] + c[j] * sw[j];  // angle addition (fma-contracted
+      c[j] = c[j] * cw[j] - s[j] * sw[j];          // or not: both within kStepErr)
+      s[j] = ns;
+    }
+    k += 1.0;
+  }
+  if (!kCheck) {
+    unsigned hit = 0;
+    for (int j = 0; j < kStrips; ++j) hit |= LaneBits<W>(any[j]);
+    if (hit) return true;
+  }
+  for (int j = 0; j < kStrips; ++j) {
+    std::memcpy(s_io + j * kLanes, &s[j], sizeof s[j]);
+    std::memcpy(c_io + j * kLanes, &c[j], sizeof c[j]);
+  }
+  return false;
+}
+
+// Rows per pass over a tile's strips: a strip keeps (s, c) in registers for
+// this many rows, and the rows' output (at most kPassRows · 2 KiB for
+// d_model 512) stays in L1 until every strip has filled it.
+constexpr std::int64_t kPassRows = 16;
+
+// One tile of frequencies [0, n) over rows [first, first + count): every
+// kAnchorRows rows, anchor each frequency with the checked evaluation, then
+// produce the rows kPassRows at a time, strip by strip. Compiled for
 // AVX-512, AVX2+FMA and baseline x86-64, picked at load time; all three give
 // the same values (every accepted value is the correctly rounded one).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void RunTile(const Frequency* freq, const double* cos_w, const double* sin_w,
-             std::size_t n, std::size_t n_cos, std::int64_t first,
-             std::int64_t count, float* sin_out, float* cos_out,
-             std::size_t ld, std::size_t step) {
-  alignas(64) double s[kTile], c[kTile], e0[kTile];
+template <int W, int kStrips>
+PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* cos_w, const double* sin_w,
+                                  std::size_t n, std::size_t n_cos, std::int64_t first,
+                                  std::int64_t count, float* sin_out, float* cos_out,
+                                  std::size_t ld, std::size_t step) {
+  constexpr std::size_t kLanes = W;
+  // Padded to whole strips; padding lanes rotate (1, 0) by 0 and are never
+  // stored or checked.
+  alignas(64) double s[kTile], c[kTile], e0[kTile], cw[kTile], sw[kTile];
+  const std::size_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (std::size_t i = 0; i < padded; ++i) {
+    cw[i] = i < n ? cos_w[i] : 1.0;
+    sw[i] = i < n ? sin_w[i] : 0.0;
+  }
+  const bool interleaved = step == 2 && cos_out == sin_out + 1;
   for (std::int64_t r0 = 0; r0 < count; r0 += SinCosBatch::kAnchorRows) {
-    const std::int64_t rows = std::min(SinCosBatch::kAnchorRows, count - r0);
+    const std::int64_t anchored = std::min(SinCosBatch::kAnchorRows, count - r0);
     // Anchors: the checked double evaluation; component error below
     // |y|·2^-50 + err with |y| <= 1, so Euclidean error below 1.5·(2^-50 + err).
-    for (std::size_t i = 0; i < n; ++i) {
-      double err;
-      FastSinCos(first + r0, freq[i], &s[i], &c[i], &err);
+    for (std::size_t i = 0; i < padded; ++i) {
+      double err = 0;
+      if (i < n) {
+        FastSinCos(first + r0, freq[i], &s[i], &c[i], &err);
+      } else {
+        s[i] = 0;
+        c[i] = 1;
+      }
       e0[i] = 1.5 * (0x1p-50 + err) + kRoundSlack;
     }
-    for (std::int64_t k = 0; k < rows; ++k) {
-      const std::int64_t pos = first + r0 + k;
-      const double grow = static_cast<double>(k) * kStepErr;
-      float* so = sin_out + static_cast<std::size_t>(r0 + k) * ld;
-      float* co = cos_out + static_cast<std::size_t>(r0 + k) * ld;
-      bool bad;
-      if (step == 2 && co == so + 1)
-        bad = RowStore<2>(s, c, e0, grow, n, n_cos, so, so + 1, 2);
-      else if (step == 1)
-        bad = RowStore<1>(s, c, e0, grow, n, n_cos, so, co, 1);
-      else
-        bad = RowStore<0>(s, c, e0, grow, n, n_cos, so, co, step);
-      if (bad) {
-        // Rare: redo the entries that failed the test exactly (position 0
-        // is exact as is).
-        for (std::size_t i = 0; i < n; ++i) {
-          const double b = e0[i] + grow;
-          const bool bad_s = static_cast<float>(s[i] - b) != static_cast<float>(s[i] + b);
-          const bool bad_c = i < n_cos && static_cast<float>(c[i] - b) != static_cast<float>(c[i] + b);
-          if (!bad_s && !bad_c) continue;
-          if (pos == 0) {
-            so[i * step] = 0.0f;
-            if (i < n_cos) co[i * step] = 1.0f;
-            continue;
-          }
-          ++slow_path_count;
-          __float128 qs, qc;
-          SinCosQuad(pos, freq[i], &qs, &qc);
-          if (bad_s) so[i * step] = static_cast<float>(qs);
-          if (bad_c) co[i * step] = static_cast<float>(qc);
+    for (std::int64_t k0 = 0; k0 < anchored; k0 += kPassRows) {
+      const std::int64_t rows = std::min(kPassRows, anchored - k0);
+      const std::int64_t pos0 = first + r0 + k0;
+      const std::size_t row0 = static_cast<std::size_t>(r0 + k0);
+      // kStrips strips at a time while that many full strips remain.
+      for (std::size_t i0 = 0; i0 < n;) {
+        const bool full = i0 + kStrips * kLanes <= n_cos;
+        const std::size_t width = full ? kStrips * kLanes : kLanes;
+        const std::size_t lanes = std::min(width, n - i0);
+        const std::size_t nc = n_cos > i0 ? std::min(lanes, n_cos - i0) : 0;
+        float* so = sin_out + row0 * ld + i0 * step;
+        float* co = cos_out + row0 * ld + i0 * step;
+#define PE_STRIP(kind, check, strips)                                                                \
+  RunStrip<W, strips, kind, check>(freq + i0, s + i0, c + i0, e0 + i0, cw + i0, sw + i0, lanes, nc, k0, \
+                                pos0, rows, so, co, ld, step)
+#define PE_STRIPS(kind, strips) \
+  if (PE_STRIP(kind, false, strips)) PE_STRIP(kind, true, strips)
+        if (full && interleaved) {
+          PE_STRIPS(StripStore::kInterleaved, kStrips);
+        } else if (full && step == 1) {
+          PE_STRIPS(StripStore::kSplit, kStrips);
+        } else if (full) {
+          PE_STRIPS(StripStore::kGeneric, kStrips);
+        } else if (lanes == kLanes && nc == kLanes && interleaved) {
+          PE_STRIPS(StripStore::kInterleaved, 1);
+        } else {
+          PE_STRIPS(StripStore::kGeneric, 1);
         }
+#undef PE_STRIPS
+#undef PE_STRIP
+        i0 += width;
       }
-      RowStep(s, c, cos_w, sin_w, n);
     }
   }
 }
 
+// RunTileImpl compiled for AVX-512 (one zmm strip: the 512-bit ports are
+// saturated already), AVX2+FMA and baseline x86-64 (two strips side by side
+// to hide the recurrence's latency); picked once, at first use.
+using RunTileFn = void (*)(const Frequency*, const double*, const double*, std::size_t, std::size_t,
+                           std::int64_t, std::int64_t, float*, float*, std::size_t, std::size_t);
+
+#define PE_RUN_TILE_ARGS                                                                          \
+  const Frequency *freq, const double *cos_w, const double *sin_w, std::size_t n, std::size_t n_cos, \
+      std::int64_t first, std::int64_t count, float *sin_out, float *cos_out, std::size_t ld,       \
+      std::size_t step
+__attribute__((target("arch=x86-64-v4"))) void RunTileAvx512(PE_RUN_TILE_ARGS) {
+  RunTileImpl<8, 1>(freq, cos_w, sin_w, n, n_cos, first, count, sin_out, cos_out, ld, step);
+}
+__attribute__((target("arch=x86-64-v3"))) void RunTileAvx2(PE_RUN_TILE_ARGS) {
+  RunTileImpl<4, 2>(freq, cos_w, sin_w, n, n_cos, first, count, sin_out, cos_out, ld, step);
+}
+void RunTileBaseline(PE_RUN_TILE_ARGS) {
+  RunTileImpl<2, 2>(freq, cos_w, sin_w, n, n_cos, first, count, sin_out, cos_out, ld, step);
+}
+#undef PE_RUN_TILE_ARGS
+
+RunTileFn PickRunTile() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return RunTileAvx512;
+  if (__builtin_cpu_supports("x86-64-v3")) return RunTileAvx2;
+  return RunTileBaseline;
+}
+
+const RunTileFn RunTile = PickRunTile();
+
 }  // namespace
+
+std::uint64_t RecheckCount() { return recheck_count; }
 
 SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
     : freq_(std::move(frequencies)) {

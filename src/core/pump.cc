@@ -1,5 +1,7 @@
 #include "core/pump.h"
 
+#include "core/parallel_for.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -203,23 +205,12 @@ void ReadRowsParallel(RowSource& source, std::int64_t first, std::int64_t count,
     if (count > 0) source.ReadRows(first, count, out);
     return;
   }
-  // Contiguous shares, one per thread; the calling thread takes the last.
-  std::vector<std::thread> pool;
-  Joiner joiner{pool};
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(t));
-  const auto run = [&](std::int64_t k) {
+  // Contiguous shares, one per thread, on the long-lived workers of
+  // ParallelFor (a small table is done in less time than creating threads).
+  ParallelFor(static_cast<int>(t), [&](int k) {
     const std::int64_t a = first + count * k / t, b = first + count * (k + 1) / t;
-    try {
-      source.ReadRows(a, b - a, out + static_cast<std::size_t>(a - first) * rb);
-    } catch (...) {
-      errors[static_cast<std::size_t>(k)] = std::current_exception();
-    }
-  };
-  for (std::int64_t k = 0; k + 1 < t; ++k) pool.emplace_back(run, k);
-  run(t - 1);
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+    source.ReadRows(a, b - a, out + static_cast<std::size_t>(a - first) * rb);
+  });
 }
 
 }  // namespace pe

@@ -117,13 +117,35 @@ TEST(SinusoidFast, LargeTableOnTwoThreadsSampled) {
   EXPECT_EQ(bad, 0);
 }
 
+TEST(SinusoidFast, PowerFrequenciesAreWithin2ToMinus107OfTheOracle) {
+  // The batched frequencies (products of two exponentials) against MPFR.
+  struct Case { double base; std::int64_t count, step, den; };
+  for (const Case k : {Case{10000.0, 2048, 2, 4096}, Case{10000.0, 256, 2, 512}, Case{500000.0, 64, 2, 128},
+                       Case{0.5, 100, 1, 99}, Case{10000.0, 1, 2, 2}, Case{1e9, 777, 1, 776}}) {
+    const auto f = PowerFrequencies(k.base, k.count, k.step, k.den);
+    ASSERT_EQ(f.size(), static_cast<std::size_t>(k.count));
+    double worst = 0;
+    for (std::int64_t i = 0; i < k.count; ++i) {
+      const __float128 q = f[static_cast<std::size_t>(i)].q;
+      const double a = static_cast<double>(q);
+      const double b = static_cast<double>(q - a);
+      const double c = static_cast<double>(q - a - b);
+      worst = std::max(worst, oracle::FrequencyRelError(k.base, i * k.step, k.den, a, b, c));
+    }
+    EXPECT_LT(worst, 0x1p-107) << "base " << k.base << " den " << k.den;
+  }
+}
+
 TEST(SinusoidFast, SlowPathIsRare) {
-  // The interval test rejects about 1 entry in 10^5; far more would mean a
-  // broken bound (too loose) even though the values stay right.
-  const std::uint64_t before = SlowPathCount();
+  // The interval test of the recurrence rejects about 1.5 entries in 10^4
+  // (they are re-evaluated one by one), and the checked evaluation sends
+  // about 1 in 10^7 on to quad; far more would mean a broken bound (too
+  // loose) even though the values stay right.
+  const std::uint64_t before = SlowPathCount(), before_recheck = RecheckCount();
   const auto t = Table(PaperPlan(512, 10000.0), 1'000'000, 2048);
-  const std::uint64_t slow = SlowPathCount() - before;
-  EXPECT_LT(slow, 2048u * 512u / 2000u) << slow << " slow-path entries";
+  const std::uint64_t slow = SlowPathCount() - before, recheck = RecheckCount() - before_recheck;
+  EXPECT_LT(recheck, 2048u * 512u / 2000u) << recheck << " re-evaluated entries";
+  EXPECT_LT(slow, 10u) << slow << " slow-path entries";
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <mpfr.h>
 
+#include <cmath>
+
 namespace pe::oracle {
 namespace {
 
@@ -46,6 +48,23 @@ long double SinusoidLong(std::int64_t pos, double base, std::int64_t num, std::i
   const long double d = mpfr_get_ld(v, MPFR_RNDN);
   mpfr_clear(v);
   return d;
+}
+
+double FrequencyRelError(double base, std::int64_t num, std::int64_t den, double a, double b, double c) {
+  mpfr_t e, w, v;
+  mpfr_inits2(256, e, w, v, (mpfr_ptr)nullptr);
+  mpfr_set_si(e, static_cast<long>(-num), MPFR_RNDN);
+  mpfr_div_si(e, e, static_cast<long>(den), MPFR_RNDN);
+  mpfr_set_d(w, base, MPFR_RNDN);
+  mpfr_pow(w, w, e, MPFR_RNDN);  // ω
+  mpfr_set_d(v, a, MPFR_RNDN);   // a + b + c is exact at 256 bits
+  mpfr_add_d(v, v, b, MPFR_RNDN);
+  mpfr_add_d(v, v, c, MPFR_RNDN);
+  mpfr_sub(v, v, w, MPFR_RNDN);
+  mpfr_div(v, v, w, MPFR_RNDN);
+  const double err = std::fabs(mpfr_get_d(v, MPFR_RNDN));
+  mpfr_clears(e, w, v, (mpfr_ptr)nullptr);
+  return err;
 }
 
 }  // namespace pe::oracle

@@ -16,4 +16,8 @@ double SinusoidF64(std::int64_t pos, double base, std::int64_t num, std::int64_t
 /// The same as a 256-bit value converted to long double (for error sizes).
 long double SinusoidLong(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine);
 
+/// |v - ω| / ω for ω = base^(-num/den) and v = a + b + c (three doubles, so
+/// that a quad value fits without rounding), computed at 256 bits.
+double FrequencyRelError(double base, std::int64_t num, std::int64_t den, double a, double b, double c);
+
 }  // namespace pe::oracle

@@ -48,7 +48,7 @@ class Grid2dSource : public RowSource {
  public:
   Grid2dSource(TableInfo info, std::int64_t width, double base, bool timm) : info_(std::move(info)), w_(width), timm_(timm) {
     const std::int64_t q = info_.cols / 4;
-    for (std::int64_t k = 0; k < q; ++k) freqs_.push_back(PowerFrequency(base, k, q));
+    freqs_ = PowerFrequencies(base, q, 1, q);
   }
   const TableInfo& info() const override { return info_; }
   bool concurrent_reads() const override { return true; }  // no mutable state

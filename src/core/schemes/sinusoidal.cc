@@ -90,12 +90,9 @@ SinusoidPlan BuildSinusoidPlan(std::int64_t d_model, double base, SinusoidLayout
   // Pairs that carry a sin: all ceil(d/2) with an unpaired sin, else floor(d/2).
   const bool odd_sin = d_model % 2 == 1 && odd_rule == SinusoidOddRule::kUnpairedSin;
   const std::int64_t sins = half + (odd_sin ? 1 : 0);
-  for (std::int64_t i = 0; i < sins; ++i) {
-    if (denominator == SinusoidDenominator::kD)
-      plan.frequencies.push_back(PowerFrequency(base, 2 * i, d_model));
-    else
-      plan.frequencies.push_back(PowerFrequency(base, i, std::max<std::int64_t>(half - 1, 1)));
-  }
+  plan.frequencies = denominator == SinusoidDenominator::kD
+                         ? PowerFrequencies(base, sins, 2, d_model)
+                         : PowerFrequencies(base, sins, 1, std::max<std::int64_t>(half - 1, 1));
   const auto pair = [](std::int64_t i) { return static_cast<std::int32_t>(i); };
   if (layout == SinusoidLayout::kInterleaved) {
     for (std::int64_t j = 0; j < 2 * half; ++j)
