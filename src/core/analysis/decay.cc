@@ -1,6 +1,5 @@
 #include "core/analysis/decay.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <limits>
 #include <thread>
 
+#include "core/analysis/blas.h"
 #include "core/analysis/fft.h"
 #include "core/error.h"
 #include "core/schemes/sinusoidal.h"
@@ -129,7 +129,7 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
   const std::size_t n_k = static_cast<std::size_t>(k_max + 1);
   const int workers =
       static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
-  openblas_set_num_threads(1);
+  const BlasRoutines& blas = Blas();  // single-threaded (core/analysis/blas.h)
   std::vector<Folds> folds(workers, Folds(n_k));
   auto work = [&](int w) {
     std::vector<T> block(static_cast<std::size_t>(kBlockRows * kBlockCols));
@@ -141,10 +141,10 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
         const int m = static_cast<int>(i1 - i0), n = static_cast<int>(c1 - c0);
         const int k = static_cast<int>(cols);
         if constexpr (std::is_same_v<T, double>) {
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0,
+          blas.dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0,
                       x + i0 * cols, k, x + c0 * cols, k, 0.0, block.data(), n);
         } else {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
+          blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
                       x + i0 * cols, k, x + c0 * cols, k, 0.0f, block.data(), n);
         }
         FoldRows(block.data(), n, 0, m, i0, c0, c1, k_max, mean.data(), folds[w]);
@@ -394,7 +394,7 @@ SimilarityMatrix ComputeSimilarityMatrix(RowSource& source, bool cosine,
   }
   if (cosine) NormalizeRows(x.data(), n, cols);
   m.values.assign(static_cast<std::size_t>(n * n), 0.0);
-  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, static_cast<int>(n),
+  Blas().dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, static_cast<int>(n),
               static_cast<int>(cols), 1.0, x.data(), static_cast<int>(cols), 0.0,
               m.values.data(), static_cast<int>(n));
   for (std::int64_t i = 0; i < n; ++i)
