@@ -66,6 +66,9 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
       ->type_name("N")->check(CLI::Range(1, 1024));
   cmd->add_option("--compress", o.compress, "HDF5 only: gzip level 1-9 (default: none, fastest)")
       ->type_name("LEVEL")->check(CLI::Range(1, 9));
+  cmd->add_flag("--fsync", o.fsync,
+                "Flush the file to the disk before renaming it into place (durable across a power loss; "
+                "slower on a slow disk)");
   cmd->footer(R"(Every float32 value is the exact value of the formula rounded to the nearest
 float32; float64 values are within 1 ulp. Column j uses frequency index
 floor(j/2), so an odd --d-model ends with an unpaired sin column.
@@ -105,6 +108,7 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   WriteSettings& ws = GlobalWriteSettings();
   ws.threads = o.threads;
   ws.hdf5_gzip_level = o.compress;
+  SetSyncOutputs(o.fsync);
   ProgressBar bar(console.stderr_is_tty() && !console.quiet(),
                   IsStdStream(o.output) ? std::string("generating") : "writing " + o.output);
   ws.progress = [&bar](std::int64_t done, std::int64_t total) { bar.Update(done, total); };

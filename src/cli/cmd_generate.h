@@ -39,6 +39,7 @@ struct GenerateOptions {
   std::string format;
   int threads = 0;   ///< --threads; 0 = all cores
   int compress = 0;  ///< --compress: HDF5 gzip level, 0 = none
+  bool fsync = false;  ///< --fsync: make the file durable before it appears
 };
 
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);

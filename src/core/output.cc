@@ -158,16 +158,24 @@ void AtomicFile::ReleaseFile() {
   file_ = nullptr;
 }
 
+namespace {
+std::atomic<bool> sync_outputs{false};
+}  // namespace
+
+void SetSyncOutputs(bool sync) { sync_outputs = sync; }
+bool SyncOutputs() { return sync_outputs; }
+
 void AtomicFile::Commit() {
   const std::string what = fmt::format("cannot write {}", Quoted(target_));
+  const bool sync = SyncOutputs();
   if (file_) {
     if (std::fflush(file_) != 0) ThrowIo(what, std::strerror(errno));
-    if (::fsync(::fileno(file_)) != 0 && errno != EINVAL)
+    if (sync && ::fsync(::fileno(file_)) != 0 && errno != EINVAL)
       ThrowIo(what, std::strerror(errno));
     const int rc = std::fclose(file_);
     file_ = nullptr;
     if (rc != 0) ThrowIo(what, std::strerror(errno));
-  } else {
+  } else if (sync) {
     const int fd = ::open(temp_path_.c_str(), O_RDONLY);
     if (fd >= 0) {
       ::fsync(fd);

@@ -47,6 +47,14 @@ class StringSink : public ByteSink {
 /// A file written under a temporary name in the target's folder and renamed
 /// into place by Commit(). A target that exists and is not a regular file
 /// (/dev/null, a FIFO) is written directly instead.
+/// Whether AtomicFile::Commit fsyncs before the rename (default: no, as
+/// with cp, gzip or numpy: the rename already makes the file appear whole
+/// or not at all to every reader; fsync adds durability across a power
+/// loss or kernel crash, at the cost of waiting for the disk). Process-wide;
+/// the CLI sets it from `pe generate --fsync`.
+void SetSyncOutputs(bool sync);
+bool SyncOutputs();
+
 class AtomicFile {
  public:
   /// Creates the temporary file. Throws pe::Error (kIo) when the target's
@@ -63,7 +71,8 @@ class AtomicFile {
   /// Closes the stdio handle so that a library (HDF5) can write temp_path()
   /// itself; Commit() then only syncs and renames.
   void ReleaseFile();
-  /// Flushes, fsyncs, and renames the temporary file onto the target.
+  /// Flushes (and fsyncs when SyncOutputs()), then renames the temporary
+  /// file onto the target.
   void Commit();
 
  private:
