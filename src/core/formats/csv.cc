@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/formats/shortest_float.h"
 #include "core/formats/text_numbers.h"
 
 namespace pe {
@@ -56,7 +57,7 @@ class CsvWriter : public TableWriter {
         // float32 fast path: the same shortest round-trip digits as
         // AppendNumber, formatted straight into the output.
         const std::size_t at = out.size();
-        out.resize(at + 24 + cols * 16);
+        out.resize(at + 24 + cols * (kShortestFloatMax + 1));
         char* p = out.data() + at;
         p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
         for (std::size_t j = 0; j < cols; ++j) {
@@ -68,7 +69,7 @@ class CsvWriter : public TableWriter {
             AppendNumber(probe, row, info_.dtype, j, "CSV output");  // throws the usual error
           }
           *p++ = ',';
-          p = fmt::format_to(p, FMT_COMPILE("{}"), f);
+          p = WriteShortestFloat(p, f);
         }
         *p++ = '\n';
         out.resize(static_cast<std::size_t>(p - out.data()));

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/formats/shortest_float.h"
 
 namespace pe {
 
@@ -18,7 +19,8 @@ void AppendNumber(std::string& out, const std::byte* data, DType dtype,
     std::memcpy(&f, data + 4 * index, 4);
     if (!std::isfinite(f))
       ThrowInput(where, fmt::format("value {} cannot be written as a number", f));
-    fmt::format_to(std::back_inserter(out), "{}", f);  // float's shortest digits
+    char buf[kShortestFloatMax];
+    out.append(buf, WriteShortestFloat(buf, f));  // float's shortest digits
     return;
   }
   v = LoadAsDouble(data, dtype, index);
