@@ -29,10 +29,12 @@ int EffectiveThreads(const WriteSettings& settings) {
 
 namespace {
 
-// Rows per pumped block: about kPumpBlockBytes, at least one row.
-std::int64_t PumpBlockRows(const TableInfo& info) {
+// Rows per pumped block: about kPumpBlockBytes (kPumpTextBlockBytes when
+// the workers also encode text), at least one row.
+std::int64_t PumpBlockRows(const TableInfo& info, bool encodes) {
   const std::size_t rb = std::max<std::size_t>(info.row_bytes(), 1);
-  const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(kPumpBlockBytes / rb, 1));
+  const std::size_t bytes = encodes ? kPumpTextBlockBytes : kPumpBlockBytes;
+  const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(bytes / rb, 1));
   return std::max<std::int64_t>(1, std::min(rows, info.rows));
 }
 
@@ -179,7 +181,7 @@ unsigned long long MinOutputBytes(const TableInfo& info, Format format, const Wr
 void PumpRows(RowSource& source, TableWriter& writer, const WriteSettings& settings) {
   const TableInfo& info = source.info();
   writer.Begin(info);
-  const std::int64_t block = PumpBlockRows(info);
+  const std::int64_t block = PumpBlockRows(info, writer.encodes_rows());
   const std::int64_t blocks = info.rows > 0 ? (info.rows + block - 1) / block : 0;
   const int threads = static_cast<int>(std::min<std::int64_t>(EffectiveThreads(settings), blocks));
   if (threads >= 2 && source.concurrent_reads()) {
