@@ -55,6 +55,12 @@ if [ "$(id -u)" -ne 0 ]; then  # root can write anywhere; the check is for users
   expect_error "unwritable folder" "Permission denied" -- generate --d-model 4 --max-len 4 -o ro/a.csv
   chmod 755 ro && rmdir ro
 fi
+# --fsync changes durability, not bytes; with or without it no temporary
+# file stays behind.
+"$PE" generate --d-model 8 --max-len 300 -o plain.npy && "$PE" generate --d-model 8 --max-len 300 --fsync -o synced.npy \
+  && cmp -s plain.npy synced.npy && ok || bad "--fsync changed the output or failed"
+ls -A | grep -q pe-tmp && bad "temporary file left: $(ls -A)" || ok
+rm -f plain.npy synced.npy
 # A failed write leaves the old target untouched.
 echo "precious" > keep.csv
 expect_error "failure keeps the target" "--d-model" -- generate --d-model 0 --max-len 4 -o keep.csv
