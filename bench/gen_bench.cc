@@ -18,7 +18,11 @@
 #include <memory>
 #include <vector>
 
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
 #include "core/exact_sincos.h"
+#include "core/formats/shortest_float.h"
 #include "core/pump.h"
 #include "core/scheme.h"
 
@@ -94,8 +98,47 @@ void BM_SlowPathShare(benchmark::State& state) {
   state.counters["recheck"] = static_cast<double>(recheck) / static_cast<double>(entries);
 }
 
+// Float text: fmt::format_to("{}") against pe's WriteShortestFloat (the same
+// characters) over the values of the 4096 x 512 table.
+std::vector<float> TableValues() {
+  auto gen = pe::MakeGenerator(Spec(4096, 512));
+  std::vector<float> v(4096 * 512);
+  gen->ReadRows(0, 4096, reinterpret_cast<std::byte*>(v.data()));
+  return v;
+}
+
+void BM_FormatFloatFmt(benchmark::State& state) {
+  const auto v = TableValues();
+  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1));
+  for (auto _ : state) {
+    char* p = buf.data();
+    for (float f : v) {
+      p = fmt::format_to(p, FMT_COMPILE("{}"), f);
+      *p++ = ',';
+    }
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * v.size()));
+}
+
+void BM_FormatFloatPe(benchmark::State& state) {
+  const auto v = TableValues();
+  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1));
+  for (auto _ : state) {
+    char* p = buf.data();
+    for (float f : v) {
+      p = pe::WriteShortestFloat(p, f);
+      *p++ = ',';
+    }
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * v.size()));
+}
+
 }  // namespace
 
+BENCHMARK(BM_FormatFloatFmt)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FormatFloatPe)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Memset)->Args({4096, 512})->Args({131072, 4096})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GenerateWarm)
     ->Args({4096, 512, 1})->Args({4096, 512, 2})->Args({131072, 4096, 2})

@@ -1,6 +1,7 @@
 #include "core/exact_sincos.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -226,9 +227,9 @@ struct Lanes {
   typedef int I __attribute__((vector_size(4 * W)));     // W lane masks
 };
 
-// Everything below that RunTile calls in its loops is always_inline: a
+// Everything below that RunTileImpl calls in its loops is always_inline: a
 // function it did not inline would be compiled for baseline x86-64, not for
-// RunTile's AVX-512 / AVX2 clone.
+// the AVX-512 / AVX2 wrapper it runs in.
 #define PE_VECTOR_INLINE inline __attribute__((always_inline))
 
 template <int W>
@@ -251,8 +252,8 @@ PE_VECTOR_INLINE typename Lanes<W>::F2 Interleave(typename Lanes<W>::F a, typena
     return __builtin_shufflevector(a, b, 0, 2, 1, 3);
 }
 
-// How a strip's row is stored: sin and cos interleaved in one run of 16
-// floats (the paper's layout), in two runs of 8 (the concatenated layouts),
+// How a strip's row is stored: sin and cos interleaved in one run of 2W
+// floats (the paper's layout), in two runs of W (the concatenated layouts),
 // or entry by entry (any stride, partial strips, sins without cos).
 enum class StripStore { kInterleaved, kSplit, kGeneric };
 
@@ -468,18 +469,29 @@ void RunTileBaseline(PE_RUN_TILE_ARGS) {
 }
 #undef PE_RUN_TILE_ARGS
 
-RunTileFn PickRunTile() {
+int BestTableIsa() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return RunTileAvx512;
-  if (__builtin_cpu_supports("x86-64-v3")) return RunTileAvx2;
-  return RunTileBaseline;
+  if (__builtin_cpu_supports("x86-64-v4")) return 4;
+  if (__builtin_cpu_supports("x86-64-v3")) return 3;
+  return 1;
 }
 
-const RunTileFn RunTile = PickRunTile();
+RunTileFn TileFnFor(int isa) {
+  return isa >= 4 ? RunTileAvx512 : isa == 3 ? RunTileAvx2 : RunTileBaseline;
+}
+
+std::atomic<RunTileFn> run_tile{TileFnFor(BestTableIsa())};
 
 }  // namespace
 
 std::uint64_t RecheckCount() { return recheck_count; }
+
+int UseTableIsa(int level) {
+  const int isa = std::min(level, BestTableIsa());
+  const int used = isa >= 4 ? 4 : isa == 3 ? 3 : 1;
+  run_tile.store(TileFnFor(used));
+  return used;
+}
 
 SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
     : freq_(std::move(frequencies)) {
@@ -497,8 +509,8 @@ void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
   for (std::size_t i0 = 0; i0 < freq_.size(); i0 += kTile) {
     const std::size_t n = std::min(kTile, freq_.size() - i0);
     const std::size_t nc = n_cos > i0 ? std::min(n, n_cos - i0) : 0;
-    RunTile(freq_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc,
-            first, count, sin_out + i0 * step, cos_out + i0 * step, ld, step);
+    run_tile.load(std::memory_order_relaxed)(freq_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc,
+                                             first, count, sin_out + i0 * step, cos_out + i0 * step, ld, step);
   }
 }
 

@@ -92,6 +92,11 @@ std::uint64_t SlowPathCount();
 /// recurrence failed; a few of those then take the slow path too.
 std::uint64_t RecheckCount();
 
+/// For tests: makes SinCosBatch use the code for x86-64 level `level` (4:
+/// AVX-512, 3: AVX2+FMA, 1: baseline SSE2), or the best this CPU has when
+/// that is lower; returns the level now in use. The default is the best.
+int UseTableIsa(int level);
+
 /// The fast path for whole tables: sin and cos of many frequencies over
 /// consecutive positions, every float32 correctly rounded (the same values
 /// as SinCosF32, much faster).

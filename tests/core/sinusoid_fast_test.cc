@@ -117,6 +117,29 @@ TEST(SinusoidFast, LargeTableOnTwoThreadsSampled) {
   EXPECT_EQ(bad, 0);
 }
 
+TEST(SinusoidFast, EveryInstructionSetGivesTheOracleValues) {
+  // The AVX-512, AVX2 and SSE2 builds of the strip kernel (whichever this
+  // CPU runs), interleaved and concatenated layouts, partial strips.
+  for (int level : {4, 3, 1}) {
+    const int used = UseTableIsa(level);
+    if (used != level) continue;
+    EXPECT_EQ(CheckPaper(64, 0, 300), 0) << "x86-64 level " << level;
+    EXPECT_EQ(CheckPaper(37, 1'000'000, 200), 0) << "x86-64 level " << level;
+    const auto t = Table(BuildSinusoidPlan(24, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kD,
+                                           SinusoidOddRule::kUnpairedSin),
+                         5000, 150);
+    int bad = 0;
+    for (std::int64_t r = 0; r < 150; ++r)
+      for (std::int64_t j = 0; j < 24; ++j) {
+        const bool cosine = j >= 12;
+        const float want = oracle::SinusoidF32(5000 + r, 10000.0, 2 * (j % 12), 24, cosine);
+        bad += !SameFloat(t[static_cast<std::size_t>(r * 24 + j)], want);
+      }
+    EXPECT_EQ(bad, 0) << "concatenated, x86-64 level " << level;
+  }
+  UseTableIsa(4);
+}
+
 TEST(SinusoidFast, PowerFrequenciesAreWithin2ToMinus107OfTheOracle) {
   // The batched frequencies (products of two exponentials) against MPFR.
   struct Case { double base; std::int64_t count, step, den; };
