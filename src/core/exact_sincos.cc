@@ -241,6 +241,17 @@ PE_VECTOR_INLINE typename Lanes<W>::D Load(const double* p) {
 template <int W>
 PE_VECTOR_INLINE typename Lanes<W>::D Splat(double x) { return typename Lanes<W>::D{} + x; }
 
+// (0, 1, ..., W - 1): lane numbers.
+template <int W>
+PE_VECTOR_INLINE typename Lanes<W>::I Iota() {
+  if constexpr (W == 8)
+    return typename Lanes<W>::I{0, 1, 2, 3, 4, 5, 6, 7};
+  else if constexpr (W == 4)
+    return typename Lanes<W>::I{0, 1, 2, 3};
+  else
+    return typename Lanes<W>::I{0, 1};
+}
+
 // (a0, b0, a1, b1, ...): sin and cos side by side, the paper's layout.
 template <int W>
 PE_VECTOR_INLINE typename Lanes<W>::F2 Interleave(typename Lanes<W>::F a, typename Lanes<W>::F b) {
@@ -315,10 +326,9 @@ PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io
     e[j] = Load<W>(e0 + o);
     cw[j] = Load<W>(cw_p + o);
     sw[j] = Load<W>(sw_p + o);
-    for (std::size_t i = 0; i < kLanes; ++i) {
-      lane_s[j][i] = o + i < lanes ? -1 : 0;
-      lane_c[j][i] = o + i < n_cos ? -1 : 0;
-    }
+    const VI lane = Iota<W>() + static_cast<int>(o);
+    lane_s[j] = lane < static_cast<int>(lanes);
+    lane_c[j] = lane < static_cast<int>(n_cos);
     any[j] = VI{};
   }
   const V dk = Splat<W>(kStepErr);
