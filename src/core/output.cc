@@ -74,6 +74,17 @@ void FileSink::Write(const void* data, std::size_t size) {
     if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
     ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
   }
+  written_ += size;
+  if (written_ - started_ >= kWritebackStep) {
+    // Start the disk writes of what is written so far, without waiting for
+    // them: the page cache then never holds much unwritten data, so the
+    // final rename (which ext4 makes flush a replaced file's data) or a
+    // later fsync finds little left to do. Not a file (a pipe, a
+    // terminal): EINVAL/ESPIPE, ignored.
+    ::sync_file_range(::fileno(file_), static_cast<off_t>(started_), static_cast<off_t>(written_ - started_ - kBuffered),
+                      SYNC_FILE_RANGE_WRITE);
+    started_ = written_ - kBuffered;
+  }
 }
 
 void FileSink::Flush() {

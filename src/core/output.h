@@ -31,8 +31,11 @@ class FileSink : public ByteSink {
   void Flush();
 
  private:
+  static constexpr std::size_t kWritebackStep = std::size_t{2} << 20;
+  static constexpr std::size_t kBuffered = std::size_t{1} << 20;  ///< may sit in stdio's buffer
   std::FILE* file_;
   std::string name_;
+  std::size_t written_ = 0, started_ = 0;  ///< bytes passed to Write; start of the unsynced range
 };
 
 /// A ByteSink into a string (tests).
@@ -44,9 +47,6 @@ class StringSink : public ByteSink {
   std::string out;
 };
 
-/// A file written under a temporary name in the target's folder and renamed
-/// into place by Commit(). A target that exists and is not a regular file
-/// (/dev/null, a FIFO) is written directly instead.
 /// Whether AtomicFile::Commit fsyncs before the rename (default: no, as
 /// with cp, gzip or numpy: the rename already makes the file appear whole
 /// or not at all to every reader; fsync adds durability across a power
@@ -55,6 +55,9 @@ class StringSink : public ByteSink {
 void SetSyncOutputs(bool sync);
 bool SyncOutputs();
 
+/// A file written under a temporary name in the target's folder and renamed
+/// into place by Commit(). A target that exists and is not a regular file
+/// (/dev/null, a FIFO) is written directly instead.
 class AtomicFile {
  public:
   /// Creates the temporary file. Throws pe::Error (kIo) when the target's

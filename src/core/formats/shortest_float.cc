@@ -23,16 +23,19 @@ inline int CountDigits(std::uint32_t n) {
   return t + (n >= kPow10[t] ? 1 : 0);
 }
 
-// Writes the `size` digits of n ending at end (exclusive).
+// Writes the `size` digits of n (< 10^9) ending at end (exclusive): all
+// nine digits, leading zeros included, are formed at once from independent
+// divisions (no chain), then the last `size` are copied.
 inline void WriteDigitsBackward(char* end, std::uint32_t n, int size) {
-  while (size >= 2) {
-    const std::uint32_t r = n % 100;
-    n /= 100;
-    end -= 2;
-    std::memcpy(end, kDigitPairs + 2 * r, 2);
-    size -= 2;
-  }
-  if (size == 1) *--end = static_cast<char>('0' + n);
+  char nine[10];
+  const std::uint32_t top = n / 100000000, rest = n % 100000000;
+  const std::uint32_t hi = rest / 10000, lo = rest % 10000;
+  nine[0] = static_cast<char>('0' + top);
+  std::memcpy(nine + 1, kDigitPairs + 2 * (hi / 100), 2);
+  std::memcpy(nine + 3, kDigitPairs + 2 * (hi % 100), 2);
+  std::memcpy(nine + 5, kDigitPairs + 2 * (lo / 100), 2);
+  std::memcpy(nine + 7, kDigitPairs + 2 * (lo % 100), 2);
+  std::memcpy(end - size, nine + 9 - size, static_cast<std::size_t>(size));
 }
 
 }  // namespace
