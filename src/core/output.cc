@@ -80,10 +80,12 @@ void FileSink::Write(const void* data, std::size_t size) {
     // them: the page cache then never holds much unwritten data, so the
     // final rename (which ext4 makes flush a replaced file's data) or a
     // later fsync finds little left to do. Not a file (a pipe, a
-    // terminal): EINVAL/ESPIPE, ignored.
-    ::sync_file_range(::fileno(file_), static_cast<off_t>(started_), static_cast<off_t>(written_ - started_ - kBuffered),
-                      SYNC_FILE_RANGE_WRITE);
-    started_ = written_ - kBuffered;
+    // terminal): the flush still applies, sync_file_range fails (ESPIPE,
+    // EINVAL) and that is ignored.
+    if (std::fflush(file_) == 0)
+      ::sync_file_range(::fileno(file_), static_cast<off_t>(started_), static_cast<off_t>(written_ - started_),
+                        SYNC_FILE_RANGE_WRITE);
+    started_ = written_;
   }
 }
 

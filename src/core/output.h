@@ -31,11 +31,12 @@ class FileSink : public ByteSink {
   void Flush();
 
  private:
-  static constexpr std::size_t kWritebackStep = std::size_t{2} << 20;
-  static constexpr std::size_t kBuffered = std::size_t{1} << 20;  ///< may sit in stdio's buffer
+  /// Bytes between starts of writeback (Write): little is left for the end,
+  /// and one syscall per 4 MiB costs nothing (1, 4 and 8 MiB measured alike).
+  static constexpr std::size_t kWritebackStep = std::size_t{4} << 20;
   std::FILE* file_;
   std::string name_;
-  std::size_t written_ = 0, started_ = 0;  ///< bytes passed to Write; start of the unsynced range
+  std::size_t written_ = 0, started_ = 0;  ///< bytes written; start of the range not yet sent to disk
 };
 
 /// A ByteSink into a string (tests).
