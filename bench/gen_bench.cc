@@ -109,7 +109,7 @@ std::vector<float> TableValues() {
 
 void BM_FormatFloatFmt(benchmark::State& state) {
   const auto v = TableValues();
-  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1));
+  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1) + pe::kShortestFloatRoom);
   for (auto _ : state) {
     char* p = buf.data();
     for (float f : v) {
@@ -123,7 +123,7 @@ void BM_FormatFloatFmt(benchmark::State& state) {
 
 void BM_FormatFloatPe(benchmark::State& state) {
   const auto v = TableValues();
-  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1));
+  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1) + pe::kShortestFloatRoom);
   for (auto _ : state) {
     char* p = buf.data();
     for (float f : v) {

@@ -28,7 +28,7 @@ float FromBits(std::uint32_t b) {
 // Number of mismatches over bit patterns [lo, hi], reporting the first few.
 std::uint64_t Compare(std::uint64_t lo, std::uint64_t hi, std::uint64_t stride = 1) {
   std::uint64_t bad = 0;
-  char buf[64];
+  char buf[kShortestFloatRoom];
   for (std::uint64_t b = lo; b <= hi; b += stride) {
     const float f = FromBits(static_cast<std::uint32_t>(b));
     char* end = WriteShortestFloat(buf, f);
@@ -44,7 +44,7 @@ std::uint64_t Compare(std::uint64_t lo, std::uint64_t hi, std::uint64_t stride =
 }
 
 TEST(ShortestFloat, SpecialValues) {
-  char buf[32];
+  char buf[kShortestFloatRoom];
   const auto w = [&](float f) { return std::string(buf, WriteShortestFloat(buf, f)); };
   EXPECT_EQ(w(0.0f), "0");
   EXPECT_EQ(w(-0.0f), "-0");
@@ -77,7 +77,7 @@ TEST(ShortestFloat, BinadeEdgesAndRandomPatternsMatchFmt) {
     if (base >= 64) bad += Compare(base - 64, base - 1);
   }
   std::mt19937 rng(12345);
-  char buf[64];
+  char buf[kShortestFloatRoom];
   for (int i = 0; i < (1 << 24); ++i) {
     const float f = FromBits(rng());
     const std::string got(buf, WriteShortestFloat(buf, f));

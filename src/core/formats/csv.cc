@@ -57,7 +57,9 @@ class CsvWriter : public TableWriter {
         // float32 fast path: the same shortest round-trip digits as
         // AppendNumber, formatted straight into the output.
         const std::size_t at = out.size();
-        out.resize(at + 24 + cols * (kShortestFloatMax + 1));
+        // Room: the position, then per value a comma and the text, and the
+        // scratch bytes WriteShortestFloat may leave after the last one.
+        out.resize(at + 24 + cols * (kShortestFloatMax + 1) + kShortestFloatRoom);
         char* p = out.data() + at;
         p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
         for (std::size_t j = 0; j < cols; ++j) {

@@ -23,19 +23,27 @@ inline int CountDigits(std::uint32_t n) {
   return t + (n >= kPow10[t] ? 1 : 0);
 }
 
-// Writes the `size` digits of n (< 10^9) ending at end (exclusive): all
-// nine digits, leading zeros included, are formed at once from independent
-// divisions (no chain), then the last `size` are copied.
-inline void WriteDigitsBackward(char* end, std::uint32_t n, int size) {
-  char nine[10];
+inline std::uint64_t Pair(std::uint32_t n) {  // two ASCII digits of n < 100
+  std::uint16_t v;
+  std::memcpy(&v, kDigitPairs + 2 * n, 2);
+  return v;
+}
+
+// Writes the `size` (1-9) digits of n < 10^size at p and returns p + size,
+// without a branch on the data (branches on the digit count or the sign
+// were mispredicted about every other value): the nine digits, leading
+// zeros included, are formed in a 16-byte register from independent
+// divisions, shifted so that the last `size` come first, and stored at
+// once. Bytes after the returned end, up to p + 16, are scratch
+// (kShortestFloatRoom).
+inline char* PutDigits(char* p, std::uint32_t n, int size) {
   const std::uint32_t top = n / 100000000, rest = n % 100000000;
   const std::uint32_t hi = rest / 10000, lo = rest % 10000;
-  nine[0] = static_cast<char>('0' + top);
-  std::memcpy(nine + 1, kDigitPairs + 2 * (hi / 100), 2);
-  std::memcpy(nine + 3, kDigitPairs + 2 * (hi % 100), 2);
-  std::memcpy(nine + 5, kDigitPairs + 2 * (lo / 100), 2);
-  std::memcpy(nine + 7, kDigitPairs + 2 * (lo % 100), 2);
-  std::memcpy(end - size, nine + 9 - size, static_cast<std::size_t>(size));
+  const std::uint64_t eight = Pair(hi / 100) | Pair(hi % 100) << 16 | Pair(lo / 100) << 32 | Pair(lo % 100) << 48;
+  unsigned __int128 nine = static_cast<unsigned __int128>(eight) << 8 | ('0' + top);
+  nine >>= 8 * (9 - size);  // little-endian: the first digit is the lowest byte
+  std::memcpy(p, &nine, 16);
+  return p + size;
 }
 
 }  // namespace
@@ -43,7 +51,8 @@ inline void WriteDigitsBackward(char* end, std::uint32_t n, int size) {
 char* WriteShortestFloat(char* out, float f) {
   std::uint32_t bits;
   std::memcpy(&bits, &f, 4);
-  if (bits >> 31) *out++ = '-';
+  *out = '-';
+  out += bits >> 31;  // keep the '-' only when negative
   bits &= 0x7fffffffu;
   if (bits >= 0x7f800000u) {  // fmt's non-finite spellings
     const char* s = bits > 0x7f800000u ? "nan" : "inf";
@@ -60,17 +69,21 @@ char* WriteShortestFloat(char* out, float f) {
   const std::uint32_t sig = dec.significand;
   const int size = CountDigits(sig);
   const int output_exp = dec.exponent + size - 1;  // value = d.ddd × 10^output_exp
+  if (output_exp < 0 && output_exp >= -4) {
+    // 1234e-6 -> 0.001234: most values of an encoding table.
+    const int zeros = -output_exp - 1;
+    std::memcpy(out, "0.0000", 6);  // "0." and up to four zeros, then the digits
+    return PutDigits(out + 2 + zeros, sig, size);
+  }
   if (output_exp < -4 || output_exp >= 16) {
-    // d[.ddd]e±XX
+    // d[.ddd]e±XX: the digits at p+1.., then the first moves before the point.
     char* p = out;
     if (size == 1) {
       *p++ = static_cast<char>('0' + sig);
     } else {
-      // Digits at p+1 .. p+size, then the first moves before the point.
-      WriteDigitsBackward(p + 1 + size, sig, size);
-      p[0] = p[1];
-      p[1] = '.';
-      p += size + 1;
+      p = PutDigits(p + 1, sig, size);
+      out[0] = out[1];
+      out[1] = '.';
     }
     *p++ = 'e';
     int e = output_exp;
@@ -89,25 +102,17 @@ char* WriteShortestFloat(char* out, float f) {
   }
   if (dec.exponent >= 0) {
     // 1234e2 -> 123400
-    WriteDigitsBackward(out + size, sig, size);
-    std::memset(out + size, '0', static_cast<std::size_t>(dec.exponent));
-    return out + size + dec.exponent;
+    char* p = PutDigits(out, sig, size);
+    std::memset(p, '0', static_cast<std::size_t>(dec.exponent));
+    return p + dec.exponent;
   }
-  const int int_digits = size + dec.exponent;  // digits before the point
-  if (int_digits > 0) {
-    // 1234e-2 -> 12.34
-    WriteDigitsBackward(out + size + 1, sig, size);
-    std::memmove(out, out + 1, static_cast<std::size_t>(int_digits));
-    out[int_digits] = '.';
-    return out + size + 1;
-  }
-  // 1234e-6 -> 0.001234
-  const int zeros = -int_digits;
-  out[0] = '0';
-  out[1] = '.';
-  std::memset(out + 2, '0', static_cast<std::size_t>(zeros));
-  WriteDigitsBackward(out + 2 + zeros + size, sig, size);
-  return out + 2 + zeros + size;
+  // 1234e-2 -> 12.34: the digits at out+1.., then the integer part moves one
+  // place left (0 <= output_exp < 16, so 1 <= int_digits < size).
+  const int int_digits = output_exp + 1;
+  char* end = PutDigits(out + 1, sig, size);
+  std::memmove(out, out + 1, static_cast<std::size_t>(int_digits));
+  out[int_digits] = '.';
+  return end;
 }
 
 }  // namespace pe

@@ -10,7 +10,9 @@
 //    "-0.0001", "123456790000000"), else exponent notation with at least two
 //    exponent digits ("1e-05", "-2.5e+20");
 //  - "0" and "-0" for zeros, "nan", "inf", "-inf" for the rest.
-// At most kShortestFloatMax characters (a sign and 16 integer digits).
+// At most kShortestFloatMax characters (a sign and 16 integer digits);
+// it may also write scratch bytes after the returned end, within
+// kShortestFloatRoom bytes of out.
 // Faster than fmt's own formatting of a float (which spends much of its time
 // in padding, locale and grouping code that tables never need): about
 // half the time per value (bench/gen_bench: BM_FormatFloatFmt against
@@ -25,6 +27,11 @@ namespace pe {
 
 inline constexpr std::size_t kShortestFloatMax = 17;  // "-1000000260000000"
 
+/// Bytes WriteShortestFloat may write at `out`: the text, then scratch (it
+/// stores digits 16 bytes at a time).
+inline constexpr std::size_t kShortestFloatRoom = kShortestFloatMax + 16;
+
+/// REQUIRES: kShortestFloatRoom writable bytes at out.
 char* WriteShortestFloat(char* out, float f);
 
 }  // namespace pe

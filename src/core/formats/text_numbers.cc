@@ -19,7 +19,7 @@ void AppendNumber(std::string& out, const std::byte* data, DType dtype,
     std::memcpy(&f, data + 4 * index, 4);
     if (!std::isfinite(f))
       ThrowInput(where, fmt::format("value {} cannot be written as a number", f));
-    char buf[kShortestFloatMax];
+    char buf[kShortestFloatRoom];
     out.append(buf, WriteShortestFloat(buf, f));  // float's shortest digits
     return;
   }
