@@ -27,7 +27,7 @@ inline constexpr std::size_t kPumpBlockBytes = std::size_t{4} << 20;
 /// The same for writers that encode on the workers (CSV, JSON): a block's
 /// text is about three times its binary size, and smaller blocks let the
 /// writing of one overlap the formatting of the next from the start.
-inline constexpr std::size_t kPumpTextBlockBytes = std::size_t{256} << 10;
+inline constexpr std::size_t kPumpTextBlockBytes = std::size_t{128} << 10;
 
 struct WriteSettings {
   /// Producer threads; 0 = all cores.
