@@ -75,11 +75,13 @@ void FileSink::Write(const void* data, std::size_t size) {
     ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
   }
   written_ += size;
-  if (written_ - started_ >= kWritebackStep) {
+  if (written_ - started_ >= kWritebackStep && (written_ >= kWritebackFrom || SyncOutputs())) {
     // Start the disk writes of what is written so far, without waiting for
-    // them: the page cache then never holds much unwritten data, so the
-    // final rename (which ext4 makes flush a replaced file's data) or a
-    // later fsync finds little left to do. Not a file (a pipe, a
+    // them: a large output then never piles up unwritten data in the page
+    // cache (which the kernel would write in a burst, and a final fsync or
+    // ext4's flush on rename would wait for). Small outputs are left to the
+    // kernel: starting their writeback here costs CPU (ext4 allocates the
+    // blocks in this thread) and gains nothing. Not a file (a pipe, a
     // terminal): the flush still applies, sync_file_range fails (ESPIPE,
     // EINVAL) and that is ignored.
     if (std::fflush(file_) == 0)
