@@ -496,7 +496,13 @@ RunTileFn TileFnFor(int isa) {
   return isa >= 4 ? RunTileAvx512 : isa == 3 ? RunTileAvx2 : RunTileBaseline;
 }
 
-std::atomic<RunTileFn> run_tile{TileFnFor(BestTableIsa())};
+// The kernel in use: the best for this CPU unless a test chose another.
+// (Inside a function, so that it is initialised on first use, whatever the
+// order of static initialisation.)
+std::atomic<RunTileFn>& RunTile() {
+  static std::atomic<RunTileFn> fn{TileFnFor(BestTableIsa())};
+  return fn;
+}
 
 }  // namespace
 
@@ -505,7 +511,7 @@ std::uint64_t RecheckCount() { return recheck_count; }
 int UseTableIsa(int level) {
   const int isa = std::min(level, BestTableIsa());
   const int used = isa >= 4 ? 4 : isa == 3 ? 3 : 1;
-  run_tile.store(TileFnFor(used));
+  RunTile().store(TileFnFor(used));
   return used;
 }
 
@@ -525,8 +531,9 @@ void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
   for (std::size_t i0 = 0; i0 < freq_.size(); i0 += kTile) {
     const std::size_t n = std::min(kTile, freq_.size() - i0);
     const std::size_t nc = n_cos > i0 ? std::min(n, n_cos - i0) : 0;
-    run_tile.load(std::memory_order_relaxed)(freq_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc,
-                                             first, count, sin_out + i0 * step, cos_out + i0 * step, ld, step);
+    const RunTileFn run = RunTile().load(std::memory_order_relaxed);
+    run(freq_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc, first, count, sin_out + i0 * step,
+        cos_out + i0 * step, ld, step);
   }
 }
 
