@@ -189,6 +189,20 @@ TEST(Properties, DuplicateRowsAreNotUnique) {
   EXPECT_EQ(checks[1].details["rows"][1], 31);
 }
 
+TEST(Properties, ANanEntryFailsBoundsAndNormByName) {
+  auto v = OracleTable(40, 8, 0, 10000, false, false, false);
+  v[3 * 8 + 2] = std::nan("");
+  auto t = Table(40, 8, v, DType::kFloat32);
+  PropertyOptions o = Props({"bounds", "norm"}, DType::kFloat32);
+  o.pairing = FindPairing(OracleTable(40, 8, 0, 10000, false, false, false), 40, 8, {});
+  const auto checks = RunPropertyChecks(*t, o);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_FALSE(checks[0].passed);
+  EXPECT_NE(checks[0].summary.find("worst nan at row 3, column 2"), std::string::npos) << checks[0].summary;
+  EXPECT_FALSE(checks[1].passed);
+  EXPECT_NE(checks[1].summary.find("first: row 3"), std::string::npos) << checks[1].summary;
+}
+
 TEST(Verify, MetadataFlagsAndConflicts) {
   TableInfo info;
   info.rows = 10;

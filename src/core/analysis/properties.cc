@@ -57,7 +57,7 @@ Check Bounds(RowSource& t, const PropertyOptions& o) {
   const TableInfo& info = t.info();
   std::vector<std::byte> scratch;
   std::vector<double> v;
-  double worst = 0;
+  double worst = 0, worst_value = 0;  // NaN ranks above every magnitude
   std::int64_t wr = 0, wc = 0, over = 0;
   const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
   for (std::int64_t f = 0; f < info.rows; f += block) {
@@ -66,8 +66,9 @@ Check Bounds(RowSource& t, const PropertyOptions& o) {
     for (std::size_t i = 0; i < v.size(); ++i) {
       const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
       if (a > 1) ++over;
-      if (a > worst) {
+      if (a > worst || (std::isnan(v[i]) && !std::isnan(worst_value))) {
         worst = a;
+        worst_value = v[i];
         wr = f + static_cast<std::int64_t>(i) / info.cols;
         wc = static_cast<std::int64_t>(i) % info.cols;
       }
@@ -77,8 +78,10 @@ Check Bounds(RowSource& t, const PropertyOptions& o) {
   c.limit = 1;
   c.limit_why = "sin and cos lie in [-1, 1], and rounding to nearest cannot leave it";
   c.passed = over == 0;
+  // The worst entry as found ("nan", "-inf", "1.5"), not its magnitude.
   c.summary = c.passed ? fmt::format("max |v| = {} (row {}, column {})", worst, wr, wc)
-                       : fmt::format("{} entries exceed 1 in magnitude; worst {} at row {}, column {}", over, worst, wr, wc);
+                       : fmt::format("{} entries exceed 1 in magnitude or are NaN; worst {} at row {}, column {}", over,
+                                     worst_value, wr, wc);
   c.details = {{"max_abs", worst}, {"row", wr}, {"col", wc}, {"count_over", over}};
   return c;
 }
@@ -94,7 +97,7 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
   // column (odd d) has no constant contribution, and is reported instead.
   const std::vector<std::int64_t> cols = MeasuredColumns(o.pairing, info.cols);
   double nmin = HUGE_VAL, nmax = -1;
-  std::int64_t rmin = 0, rmax = 0, skipped = 0;
+  std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
   std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
   const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
   for (std::int64_t f = 0; f < info.rows; f += block) {
@@ -108,6 +111,10 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
       double s = 0;
       for (std::int64_t j : cols) s += v[static_cast<std::size_t>(r * info.cols + j)] * v[static_cast<std::size_t>(r * info.cols + j)];
       const double nr = std::sqrt(s);
+      if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
+        if (nonfinite++ == 0) first_nonfinite = f + r;
+        continue;
+      }
       if (nr < nmin) nmin = nr, rmin = f + r;
       if (nr > nmax) nmax = nr, rmax = f + r;
     }
@@ -140,6 +147,15 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
     if (nmin == HUGE_VAL) nmin = 0;
     c.passed = c.measured <= c.limit;
     c.summary = fmt::format("row norms in [{}, {}] (relative spread {})", nmin, nmax, G(c.measured));
+  }
+  if (nonfinite > 0) {
+    c.passed = false;
+    c.measured = HUGE_VAL;
+    c.summary = fmt::format("{} rows have NaN or infinite entries, so no finite norm (first: row {}); the other rows' "
+                            "norms lie in [{}, {}]",
+                            nonfinite, first_nonfinite, nmin, nmax);
+    c.details["nonfinite_rows"] = nonfinite;
+    c.details["first_nonfinite_row"] = first_nonfinite;
   }
   return c;
 }
