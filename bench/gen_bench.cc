@@ -107,13 +107,16 @@ std::vector<float> TableValues() {
   return v;
 }
 
-void BM_FormatFloatFmt(benchmark::State& state) {
+// Formats every value of the table with `write` (char* write(char*, float)),
+// comma-separated, into one buffer.
+template <typename Write>
+void FormatTable(benchmark::State& state, Write write) {
   const auto v = TableValues();
   std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1) + pe::kShortestFloatRoom);
   for (auto _ : state) {
     char* p = buf.data();
     for (float f : v) {
-      p = fmt::format_to(p, FMT_COMPILE("{}"), f);
+      p = write(p, f);
       *p++ = ',';
     }
     benchmark::DoNotOptimize(p);
@@ -121,19 +124,11 @@ void BM_FormatFloatFmt(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * v.size()));
 }
 
-void BM_FormatFloatPe(benchmark::State& state) {
-  const auto v = TableValues();
-  std::vector<char> buf(v.size() * (pe::kShortestFloatMax + 1) + pe::kShortestFloatRoom);
-  for (auto _ : state) {
-    char* p = buf.data();
-    for (float f : v) {
-      p = pe::WriteShortestFloat(p, f);
-      *p++ = ',';
-    }
-    benchmark::DoNotOptimize(p);
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * v.size()));
+void BM_FormatFloatFmt(benchmark::State& state) {
+  FormatTable(state, [](char* p, float f) { return fmt::format_to(p, FMT_COMPILE("{}"), f); });
 }
+
+void BM_FormatFloatPe(benchmark::State& state) { FormatTable(state, pe::WriteShortestFloat); }
 
 }  // namespace
 

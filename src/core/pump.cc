@@ -38,15 +38,6 @@ std::int64_t PumpBlockRows(const TableInfo& info, bool encodes) {
   return std::max<std::int64_t>(1, std::min(rows, info.rows));
 }
 
-// Joins threads on every exit path.
-struct Joiner {
-  std::vector<std::thread>& threads;
-  ~Joiner() {
-    for (auto& t : threads)
-      if (t.joinable()) t.join();
-  }
-};
-
 // Blocks b = 0, 1, ... are produced by the workers into slot b % slots and
 // consumed in order by the calling thread. A slot holding block b is reused
 // for block b + slots once block b has been written.

@@ -7,7 +7,7 @@
 #                                       (a "pe: hint:" may follow), print
 #                                       nothing on stdout, leave no file
 #   finish [NAME]                       print "N passed, M failed", set status
-PE=$1
+PE=$(realpath "$1")  # absolute: the tests cd into SCRATCH_DIR
 DIR=$2
 rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
 fails=0

@@ -6,13 +6,7 @@
 # stderr is not a terminal or with --quiet.
 # Usage: perf_test.sh PE_BIN SCRATCH_DIR
 set -u
-PE=$(realpath "$1")
-DIR=$2
-rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib.sh" "$@"
 
 # --- threads: byte-identical output for 1, 2 and 3 threads, every format ----
 for ext in npy csv h5 json; do
@@ -66,5 +60,4 @@ if command -v script >/dev/null; then
 fi
 rm -f big.npy big2.npy t?.* plain.h5 small.h5
 
-echo "perf: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish perf

@@ -82,16 +82,21 @@ TEST(SinCosF64Fast, OtherBases) {
   EXPECT_EQ(w.bad, 0);
 }
 
+// The paper's float64 table, d columns, rows from position `start`.
+SinusoidSource Float64PaperSource(std::int64_t d, std::int64_t rows, std::int64_t start) {
+  TableInfo info;
+  info.rows = rows;
+  info.cols = d;
+  info.dtype = DType::kFloat64;
+  return SinusoidSource(info, PaperPlan(d, 10000.0), start);
+}
+
 // The table as `pe verify` generates its reference for a float32 file: a
 // float64 SinusoidSource with SetFastFloat64(kFloat32), read on two threads,
 // rows crossing 10^7: within the bound, and rounding to the oracle's float32.
 TEST(SinCosF64Fast, SinusoidSourceReference) {
   const std::int64_t d = 512, rows = 40, start = 9'999'980;
-  TableInfo info;
-  info.rows = rows;
-  info.cols = d;
-  info.dtype = DType::kFloat64;
-  SinusoidSource src(info, PaperPlan(d, 10000.0), start);
+  SinusoidSource src = Float64PaperSource(d, rows, start);
   src.SetFastFloat64(DType::kFloat32);
   std::vector<double> t(static_cast<std::size_t>(rows * d));
   ReadRowsParallel(src, 0, rows, reinterpret_cast<std::byte*>(t.data()), 2);
@@ -115,11 +120,7 @@ TEST(SinCosF64Fast, SinusoidSourceReference) {
 // double in every case tested.
 TEST(SinCosF64Fast, DefaultFloat64StaysCorrectlyRounded) {
   const std::int64_t d = 64, rows = 8, start = 9'999'990;
-  TableInfo info;
-  info.rows = rows;
-  info.cols = d;
-  info.dtype = DType::kFloat64;
-  SinusoidSource src(info, PaperPlan(d, 10000.0), start);
+  SinusoidSource src = Float64PaperSource(d, rows, start);
   std::vector<double> t(static_cast<std::size_t>(rows * d));
   src.ReadRows(0, rows, reinterpret_cast<std::byte*>(t.data()));
   for (std::int64_t r = 0; r < rows; ++r)
