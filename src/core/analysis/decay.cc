@@ -9,6 +9,7 @@
 
 #include "core/analysis/blas.h"
 #include "core/analysis/fft.h"
+#include "core/parallel_for.h"
 #include "core/error.h"
 #include "core/schemes/sinusoidal.h"
 
@@ -151,10 +152,7 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
       }
     }
   };
-  std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
-  work(0);
-  for (auto& t : threads) t.join();
+  ParallelFor(workers, work);
   out.min = folds[0].min;
   out.max = folds[0].max;
   std::vector<double> sum = folds[0].s;
@@ -248,9 +246,7 @@ std::vector<double> SinusoidClosedForm(const TableInfo& info, std::int64_t max_o
   if (n * static_cast<std::int64_t>(freqs->size()) < (1 << 16)) {
     fill(0, n);
   } else {
-    std::thread other(fill, n / 2, n);
-    fill(0, n / 2);
-    other.join();
+    ParallelFor(2, [&](int half) { half == 0 ? fill(0, n / 2) : fill(n / 2, n); });
   }
   return out;
 }

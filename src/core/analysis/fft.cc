@@ -8,6 +8,8 @@
 #include <memory>
 #include <thread>
 
+#include "core/parallel_for.h"
+
 namespace pe {
 namespace {
 
@@ -85,10 +87,7 @@ std::vector<double> SumAutocorrelation(const double* x, std::int64_t rows,
       }
     }
   };
-  std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
-  work(0);
-  for (auto& t : threads) t.join();
+  ParallelFor(workers, work);
   std::vector<double>& power = powers[0];
   for (int w = 1; w < workers; ++w)
     for (std::int64_t f = 0; f < nc; ++f) power[f] += powers[w][f];
