@@ -52,6 +52,13 @@ wait $reader
 [ -p fifo ] && [ "$(cat fifo.count)" -gt 1000 ] && ok || bad "FIFO replaced or empty ($(cat fifo.count))"
 [ -z "$(ls -A | grep pe-tmp)" ] && ok || bad "temporary file left: $(ls -A)"
 
+# --- writeback of large outputs (past 64 MiB, or all with --fsync) changes no
+# byte: the same table through a pipe, where it does not apply.
+"$PE" generate --d-model 1024 --max-len 20000 -o wb.npy && "$PE" generate --d-model 1024 --max-len 20000 --fsync -o wbs.npy \
+  && "$PE" generate --d-model 1024 --max-len 20000 --format npy | cat > wbp.npy \
+  && cmp -s wb.npy wbp.npy && cmp -s wbs.npy wbp.npy && ok || bad "a written-back 78 MiB NPY differs from the piped one"
+rm -f wb.npy wbs.npy wbp.npy
+
 # --- progress bar: never when stderr is not a terminal, never with --quiet ---
 "$PE" generate --d-model 1024 --max-len 200000 -o big.npy 2>err.txt && [ ! -s err.txt ] && ok || bad "stderr not empty: $(head -c 200 err.txt)"
 if command -v script >/dev/null; then
