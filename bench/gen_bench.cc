@@ -7,15 +7,15 @@
 //   BM_Memset            memset of a warm buffer of ROWS·COLS·4 bytes
 //   BM_GenerateWarm      pe's generator into the same kind of warm buffer
 //   BM_GenerateCold      the whole job as a library user meets it: build the
-//                        scheme (frequencies in quad), allocate a fresh
-//                        buffer, generate; like the PyTorch recipe, which
-//                        allocates and builds its table each time
+//                        scheme (frequencies in quad), then ReadWholeTable
+//                        (a fresh TableMemory, filled); like the PyTorch
+//                        recipe, which allocates and builds its table each
+//                        time
 // The values are exact (correctly rounded float32) in every case; the
 // counter "slow" is the share of entries that took the quad slow path.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include <fmt/compile.h>
@@ -25,6 +25,7 @@
 #include "core/formats/shortest_float.h"
 #include "core/pump.h"
 #include "core/scheme.h"
+#include "core/table_memory.h"
 
 namespace {
 
@@ -71,9 +72,8 @@ void BM_GenerateCold(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(2));
   for (auto _ : state) {
     auto gen = pe::MakeGenerator(Spec(rows, cols));
-    std::unique_ptr<std::byte[]> buf(new std::byte[static_cast<std::size_t>(rows * cols * 4)]);
-    pe::ReadRowsParallel(*gen, 0, rows, buf.get(), threads);
-    benchmark::DoNotOptimize(buf.get());
+    pe::TableMemory table = pe::ReadWholeTable(*gen, threads);
+    benchmark::DoNotOptimize(table.data());
     benchmark::ClobberMemory();
   }
   SetBytes(state, rows, cols);
