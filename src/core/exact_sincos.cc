@@ -295,35 +295,38 @@ PE_VECTOR_INLINE unsigned LaneBits(typename Lanes<W>::I v) {
   return bits;
 }
 
-// Rows [k0, k0 + rows) after an anchor for kStrips strips of up to 8
-// frequencies each (side by side: two strips give two independent
-// recurrences, which hides the latency of each), whose (s, c) at row k0 are
-// in s_io, c_io and whose anchor bounds are e0: round with the certified
-// interval test, store, step by angle addition. kCheck = false is the fast
-// pass: it only ORs the test results; when one failed it returns true and
-// leaves s_io, c_io as they were, and the caller re-runs the rows with
-// kCheck = true, which fixes each failed row (the recurrence is
-// deterministic, so both passes see the same values). Otherwise (s, c) at
-// row k0 + rows go back to s_io, c_io. `lanes` and `n_cos` count the
-// frequencies (and cos columns) of the whole group.
+// Rows [0, rows) of a pass for kStrips strips of up to 8 frequencies each
+// (side by side: two strips give two independent recurrences, which hides
+// the latency of each), whose (s, c) at the pass's first row are in s_io,
+// c_io: round with the certified interval test, store, step by angle
+// addition. bound[r] is the error bound of row r for every frequency of the
+// tile (the largest anchor bound plus the recurrence's growth), so the test
+// reads one broadcast per row. kCheck = false is the fast pass: it only ORs
+// the test results; when one failed it returns true and leaves s_io, c_io
+// as they were, and the caller re-runs the rows with kCheck = true, which
+// fixes each failed row (the recurrence is deterministic, so both passes
+// see the same values). Otherwise (s, c) after the last row go back to
+// s_io, c_io. `lanes` and `n_cos` count the frequencies (and cos columns)
+// of the whole group; only the generic store has lanes that carry no sin or
+// no cos (partial strips), and only it masks them out of the test.
 template <int W, int kStrips, StripStore kStore, bool kCheck>
 PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io,
-                               const double* e0, const double* cw_p, const double* sw_p,
-                               std::size_t lanes, std::size_t n_cos, std::int64_t k0,
-                               std::int64_t pos0, std::int64_t rows, float* sin_out,
-                               float* cos_out, std::size_t ld, std::size_t step) {
+                               const double* bound, const double* cw_p, const double* sw_p,
+                               std::size_t lanes, std::size_t n_cos, std::int64_t pos0,
+                               std::int64_t rows, float* sin_out, float* cos_out, std::size_t ld,
+                               std::size_t step) {
   using V = typename Lanes<W>::D;
   using VF = typename Lanes<W>::F;
   using VI = typename Lanes<W>::I;
   constexpr std::size_t kLanes = W;
-  V s[kStrips], c[kStrips], e[kStrips], cw[kStrips], sw[kStrips];
+  constexpr bool kPartial = kStore == StripStore::kGeneric;
+  V s[kStrips], c[kStrips], cw[kStrips], sw[kStrips];
   VI lane_s[kStrips] = {}, lane_c[kStrips] = {};  // -1 where the lane carries a sin / a cos
   VI any[kStrips];
   for (int j = 0; j < kStrips; ++j) {
     const std::size_t o = static_cast<std::size_t>(j) * kLanes;
     s[j] = Load<W>(s_io + o);
     c[j] = Load<W>(c_io + o);
-    e[j] = Load<W>(e0 + o);
     cw[j] = Load<W>(cw_p + o);
     sw[j] = Load<W>(sw_p + o);
     const VI lane = Iota<W>() + static_cast<int>(o);
@@ -331,19 +334,20 @@ PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io
     lane_c[j] = lane < static_cast<int>(n_cos);
     any[j] = VI{};
   }
-  const V dk = Splat<W>(kStepErr);
-  V k = Splat<W>(static_cast<double>(k0));
   for (std::int64_t r = 0; r < rows; ++r) {
     float* so = sin_out + static_cast<std::size_t>(r) * ld;
     float* co = cos_out + static_cast<std::size_t>(r) * ld;
-    const V grow = k * dk;  // exact: k·2^-49
+    const V b = Splat<W>(bound[r]);
 #pragma GCC unroll 2
     for (int j = 0; j < kStrips; ++j) {
-      const V b = e[j] + grow;  // B_k = E0 + k·2^-49 (+ slack, in e)
       const VF hs = __builtin_convertvector(s[j] + b, VF);
       const VF hc = __builtin_convertvector(c[j] + b, VF);
-      const VI bad_s = (__builtin_convertvector(s[j] - b, VF) != hs) & lane_s[j];
-      const VI bad_c = (__builtin_convertvector(c[j] - b, VF) != hc) & lane_c[j];
+      VI bad_s = __builtin_convertvector(s[j] - b, VF) != hs;
+      VI bad_c = __builtin_convertvector(c[j] - b, VF) != hc;
+      if constexpr (kPartial) {
+        bad_s &= lane_s[j];
+        bad_c &= lane_c[j];
+      }
       // When y - B and y + B round alike, that float (hs, hc) is the
       // correctly rounded value.
       const std::size_t o = static_cast<std::size_t>(j) * kLanes * step;
@@ -369,7 +373,6 @@ PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io
       c[j] = c[j] * cw[j] - s[j] * sw[j];          // or not: both within kStepErr)
       s[j] = ns;
     }
-    k += 1.0;
   }
   if (!kCheck) {
     unsigned hit = 0;
@@ -401,7 +404,7 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* cos_w, co
   constexpr std::size_t kLanes = W;
   // Padded to whole strips; padding lanes rotate (1, 0) by 0 and are never
   // stored or checked.
-  alignas(64) double s[kTile], c[kTile], e0[kTile], cw[kTile], sw[kTile];
+  alignas(64) double s[kTile], c[kTile], cw[kTile], sw[kTile], bound[kPassRows];
   const std::size_t padded = (n + kLanes - 1) / kLanes * kLanes;
   for (std::size_t i = 0; i < padded; ++i) {
     cw[i] = i < n ? cos_w[i] : 1.0;
@@ -411,7 +414,9 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* cos_w, co
   for (std::int64_t r0 = 0; r0 < count; r0 += SinCosBatch::kAnchorRows) {
     const std::int64_t anchored = std::min(SinCosBatch::kAnchorRows, count - r0);
     // Anchors: the checked double evaluation; component error below
-    // |y|·2^-50 + err with |y| <= 1, so Euclidean error below 1.5·(2^-50 + err).
+    // |y|·2^-50 + err with |y| <= 1, so Euclidean error below 1.5·(2^-50 +
+    // err). One bound serves the tile: the largest err of its frequencies.
+    double max_err = 0;
     for (std::size_t i = 0; i < padded; ++i) {
       double err = 0;
       if (i < n) {
@@ -420,11 +425,14 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* cos_w, co
         s[i] = 0;
         c[i] = 1;
       }
-      e0[i] = 1.5 * (0x1p-50 + err) + kRoundSlack;
+      max_err = std::max(max_err, err);
     }
+    const double e0 = 1.5 * (0x1p-50 + max_err) + kRoundSlack;
     for (std::int64_t k0 = 0; k0 < anchored; k0 += kPassRows) {
       const std::int64_t rows = std::min(kPassRows, anchored - k0);
       const std::int64_t pos0 = first + r0 + k0;
+      // B_k = E0 + k·2^-49 for the pass's rows k = k0 .. k0 + rows - 1.
+      for (std::int64_t r = 0; r < rows; ++r) bound[r] = e0 + static_cast<double>(k0 + r) * kStepErr;
       const std::size_t row0 = static_cast<std::size_t>(r0 + k0);
       // kStrips strips at a time while that many full strips remain.
       for (std::size_t i0 = 0; i0 < n;) {
@@ -435,8 +443,8 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* cos_w, co
         float* so = sin_out + row0 * ld + i0 * step;
         float* co = cos_out + row0 * ld + i0 * step;
 #define PE_STRIP(kind, check, strips)                                                                \
-  RunStrip<W, strips, kind, check>(freq + i0, s + i0, c + i0, e0 + i0, cw + i0, sw + i0, lanes, nc, k0, \
-                                pos0, rows, so, co, ld, step)
+  RunStrip<W, strips, kind, check>(freq + i0, s + i0, c + i0, bound, cw + i0, sw + i0, lanes, nc, pos0, \
+                                   rows, so, co, ld, step)
 #define PE_STRIPS(kind, strips) \
   if (PE_STRIP(kind, false, strips)) PE_STRIP(kind, true, strips)
         if (full && interleaved) {

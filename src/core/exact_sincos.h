@@ -106,7 +106,8 @@ int UseTableIsa(int level);
 /// angle-addition recurrence s' = s·cos ω + c·sin ω, c' = c·cos ω - s·sin ω
 /// runs in double, vectorised across frequencies. Its error grows by at most
 /// 2^-49 per row (docs/numerics.md, "The table fast path"), so row k after an
-/// anchor carries the bound B_k = E_anchor + k·2^-49 + 2^-52, fed into the
+/// anchor carries the bound B_k = E_anchor + k·2^-49 + 2^-52 (E_anchor: the
+/// largest anchor bound of the frequencies computed together), fed into the
 /// same interval test as SinCosF32: if [y - B_k, y + B_k] rounds to one
 /// float32 that float is the correctly rounded value, else (about 1 entry in
 /// 10^5) the entry is recomputed in quad precision.
