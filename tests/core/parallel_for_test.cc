@@ -53,5 +53,18 @@ TEST(ParallelFor, AnExceptionReachesTheCallerAfterAllTasks) {
   EXPECT_EQ(again, 3);
 }
 
+// Back-to-back calls of changing width, so that idle workers (not needed by
+// a narrow call) are still waking while the next, wider call starts: every
+// index of every call must still run exactly once.
+TEST(ParallelFor, RapidCallsOfChangingWidthRunEachIndexOnce) {
+  const int widths[] = {5, 2, 4, 1, 3, 2};
+  for (int it = 0; it < 3000; ++it) {
+    const int n = widths[it % 6];
+    std::vector<std::atomic<int>> runs(static_cast<std::size_t>(n));
+    ParallelFor(n, [&](int k) { ++runs[static_cast<std::size_t>(k)]; });
+    for (int k = 0; k < n; ++k) ASSERT_EQ(runs[static_cast<std::size_t>(k)], 1) << "call " << it << " k=" << k;
+  }
+}
+
 }  // namespace
 }  // namespace pe
