@@ -532,7 +532,7 @@ int RunDot(const DotOptions& o, Console& console) {
   const bool data_to_stdout = IsStdStream(o.output) && (!stdout_tty || explicit_format);
   if (!IsStdStream(o.output)) {
     AtomicFile file(o.output);
-    FileSink sink(file.file(), fmt::format("'{}'", o.output));
+    FileSink sink(file.file(), fmt::format("'{}'", o.output), file.replaces());
     if (format == "json") WriteJson(sink, all, o);
     else WriteCsv(sink, all, o.from >= 0);
     sink.Flush();

@@ -138,7 +138,7 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
     auto writer = MakeHdf5Writer(file.temp_path(), path);
     Pump(source, *writer);
   } else {
-    FileSink sink(file.file(), "'" + path + "'");
+    FileSink sink(file.file(), "'" + path + "'", file.replaces());
     auto writer = MakeStreamWriter(format, sink);
     Pump(source, *writer);
     sink.Flush();
@@ -185,7 +185,7 @@ void WriteTables(TableSet& set, Format format, const std::string& path) {
       first = false;
     }
   } else {
-    FileSink sink(file.file(), "'" + path + "'");
+    FileSink sink(file.file(), "'" + path + "'", file.replaces());
     if (format == Format::kJson) WriteJsonTensors(set, sink);
     else WriteSafetensors(set, sink);
     sink.Flush();

@@ -62,8 +62,8 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
-FileSink::FileSink(std::FILE* file, std::string name)
-    : file_(file), name_(std::move(name)) {
+FileSink::FileSink(std::FILE* file, std::string name, bool replacing)
+    : file_(file), name_(std::move(name)), replacing_(replacing) {
   std::setvbuf(file_, nullptr, _IOFBF, std::size_t{1} << 20);
 }
 
@@ -75,13 +75,14 @@ void FileSink::Write(const void* data, std::size_t size) {
     ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
   }
   written_ += size;
-  if (written_ - started_ >= kWritebackStep && (written_ >= kWritebackFrom || SyncOutputs())) {
+  if (written_ - started_ >= kWritebackStep && (written_ >= kWritebackFrom || replacing_ || SyncOutputs())) {
     // Start the disk writes of what is written so far, without waiting for
     // them: a large output then never piles up unwritten data in the page
     // cache (which the kernel would write in a burst, and a final fsync or
     // ext4's flush on rename would wait for). Small outputs are left to the
     // kernel: starting their writeback here costs CPU (ext4 allocates the
-    // blocks in this thread) and gains nothing. Not a file (a pipe, a
+    // blocks in this thread) and gains nothing, unless they replace a file
+    // (kWritebackFrom). Not a file (a pipe, a
     // terminal): the flush still applies, sync_file_range fails (ESPIPE,
     // EINVAL) and that is ignored.
     if (std::fflush(file_) == 0)
@@ -125,6 +126,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   // An existing file keeps its permissions.
   const bool existed = ::stat(rename_to_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const mode_t old_mode = existed ? (st.st_mode & 07777) : 0;
+  replaces_ = existed;
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) {
     ThrowIo(fmt::format("cannot write {}", Quoted(target)),

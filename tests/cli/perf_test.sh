@@ -58,6 +58,13 @@ wait $reader
   && "$PE" generate --d-model 1024 --max-len 20000 --format npy | cat > wbp.npy \
   && cmp -s wb.npy wbp.npy && cmp -s wbs.npy wbp.npy && ok || bad "a written-back 78 MiB NPY differs from the piped one"
 rm -f wb.npy wbs.npy wbp.npy
+# Replacing a file starts writeback from the first bytes: a 10 MB CSV written
+# over an older, different one equals the piped table and keeps its mode.
+"$PE" generate --d-model 4 --max-len 10 -o wr.csv && chmod 640 wr.csv \
+  && "$PE" generate --d-model 256 --max-len 4000 -o wr.csv \
+  && "$PE" generate --d-model 256 --max-len 4000 --format csv | cat > wrp.csv \
+  && cmp -s wr.csv wrp.csv && [ "$(stat -c %a wr.csv)" = 640 ] && ok || bad "a replacing CSV differs from the piped one, or lost its mode"
+rm -f wr.csv wrp.csv
 
 # --- progress bar: never when stderr is not a terminal, never with --quiet ---
 "$PE" generate --d-model 1024 --max-len 200000 -o big.npy 2>err.txt && [ ! -s err.txt ] && ok || bad "stderr not empty: $(head -c 200 err.txt)"
