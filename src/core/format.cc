@@ -135,7 +135,7 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
   AtomicFile file(path);
   if (format == Format::kHdf5) {
     file.ReleaseFile();
-    auto writer = MakeHdf5Writer(file.temp_path(), path);
+    auto writer = MakeHdf5Writer(file.temp_path(), path, file.replaces());
     Pump(source, *writer);
   } else {
     FileSink sink(file.file(), "'" + path + "'", file.replaces());
@@ -180,7 +180,8 @@ void WriteTables(TableSet& set, Format format, const std::string& path) {
     file.ReleaseFile();
     bool first = true;
     for (auto& t : set.tensors) {
-      auto writer = first ? MakeHdf5Writer(file.temp_path(), path) : MakeHdf5AppendWriter(file.temp_path(), path);
+      auto writer = first ? MakeHdf5Writer(file.temp_path(), path, file.replaces())
+                          : MakeHdf5AppendWriter(file.temp_path(), path, file.replaces());
       Pump(*t, *writer);
       first = false;
     }

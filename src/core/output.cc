@@ -62,8 +62,20 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
+bool WritebackPolicy::Wrote(std::size_t bytes) {
+  written_ += bytes;
+  if (written_ - pending_ < kStep) return false;
+  if (written_ < kFrom && !replacing_ && !SyncOutputs()) return false;
+  pending_ = written_;
+  return true;
+}
+
+void StartWriteback(int fd, std::size_t offset, std::size_t len) {
+  ::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+}
+
 FileSink::FileSink(std::FILE* file, std::string name, bool replacing)
-    : file_(file), name_(std::move(name)), replacing_(replacing) {
+    : file_(file), name_(std::move(name)), writeback_(replacing) {
   std::setvbuf(file_, nullptr, _IOFBF, std::size_t{1} << 20);
 }
 
@@ -74,22 +86,9 @@ void FileSink::Write(const void* data, std::size_t size) {
     if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
     ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
   }
-  written_ += size;
-  if (written_ - started_ >= kWritebackStep && (written_ >= kWritebackFrom || replacing_ || SyncOutputs())) {
-    // Start the disk writes of what is written so far, without waiting for
-    // them: a large output then never piles up unwritten data in the page
-    // cache (which the kernel would write in a burst, and a final fsync or
-    // ext4's flush on rename would wait for). Small outputs are left to the
-    // kernel: starting their writeback here costs CPU (ext4 allocates the
-    // blocks in this thread) and gains nothing, unless they replace a file
-    // (kWritebackFrom). Not a file (a pipe, a
-    // terminal): the flush still applies, sync_file_range fails (ESPIPE,
-    // EINVAL) and that is ignored.
-    if (std::fflush(file_) == 0)
-      ::sync_file_range(::fileno(file_), static_cast<off_t>(started_), static_cast<off_t>(written_ - started_),
-                        SYNC_FILE_RANGE_WRITE);
-    started_ = written_;
-  }
+  const std::size_t from = writeback_.pending();
+  if (writeback_.Wrote(size) && std::fflush(file_) == 0)
+    StartWriteback(::fileno(file_), from, writeback_.written() - from);
 }
 
 void FileSink::Flush() {

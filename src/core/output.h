@@ -21,10 +21,48 @@ class ByteSink {
   void Write(const std::string& s) { Write(s.data(), s.size()); }
 };
 
+/// When an output being written starts its disk writes (FileSink, the
+/// HDF5 writer): every kStep bytes once it is kFrom bytes large, and from
+/// the start when it replaces a file or with --fsync (SyncOutputs()).
+/// Starting them as it goes means a large output never piles up unwritten
+/// data in the page cache (which the kernel would write in a burst, and a
+/// final fsync would wait for). Small new outputs are left to the kernel:
+/// starting their writeback costs CPU (ext4 allocates the blocks in the
+/// writing thread) and gains nothing; a new 22 MB CSV of 4096 x 512 took
+/// 32 ms without, 37 ms with. But ext4 writes out a file renamed over an
+/// existing one inside rename() (its auto_da_alloc guard against empty
+/// files after a crash): 9 ms of that CSV's 48 when it replaced the
+/// previous one, which writeback started while the workers format mostly
+/// hides (39 ms).
+class WritebackPolicy {
+ public:
+  /// Bytes between starts of writeback: little is left for the end, and one
+  /// syscall per 4 MiB costs nothing (1, 4 and 8 MiB measured alike).
+  static constexpr std::size_t kStep = std::size_t{4} << 20;
+  /// Outputs that replace no file and are not synced start here.
+  static constexpr std::size_t kFrom = std::size_t{64} << 20;
+
+  explicit WritebackPolicy(bool replacing) : replacing_(replacing) {}
+  /// Counts `bytes` more written; true when writeback of [pending(),
+  /// written()) should start now, and from then on pending() == written().
+  bool Wrote(std::size_t bytes);
+  std::size_t written() const { return written_; }
+  std::size_t pending() const { return pending_; }
+
+ private:
+  bool replacing_;
+  std::size_t written_ = 0, pending_ = 0;  ///< bytes written; start of those not yet sent
+};
+
+/// Starts, without waiting, the disk writes of `len` bytes of `fd` from
+/// `offset` (len 0: to the end of the file). Not a file (a pipe, a
+/// terminal): nothing happens (sync_file_range fails and that is ignored).
+void StartWriteback(int fd, std::size_t offset, std::size_t len);
+
 /// A ByteSink over a stdio FILE (buffered in 1 MiB). `name` appears in
 /// error messages ("'out.csv'" or "standard output"). `replacing`: the file
-/// will be renamed over an existing one (AtomicFile::replaces()), which
-/// starts its writeback from the first bytes (see kWritebackFrom).
+/// will be renamed over an existing one (AtomicFile::replaces()); see
+/// WritebackPolicy.
 class FileSink : public ByteSink {
  public:
   FileSink(std::FILE* file, std::string name, bool replacing = false);
@@ -33,20 +71,9 @@ class FileSink : public ByteSink {
   void Flush();
 
  private:
-  /// Bytes between starts of writeback (Write): little is left for the end,
-  /// and one syscall per 4 MiB costs nothing (1, 4 and 8 MiB measured alike).
-  static constexpr std::size_t kWritebackStep = std::size_t{4} << 20;
-  /// Outputs start their writeback once this large, and at once with
-  /// --fsync or when replacing a file. A new 22 MB CSV of 4096 x 512 took
-  /// 32 ms without, 37 ms with. But ext4 writes out a file renamed over an
-  /// existing one inside rename() (its auto_da_alloc guard against empty
-  /// files after a crash): 9 ms of that CSV's 48, which writeback started
-  /// while the workers format mostly hides (43 ms).
-  static constexpr std::size_t kWritebackFrom = std::size_t{64} << 20;
   std::FILE* file_;
   std::string name_;
-  bool replacing_;
-  std::size_t written_ = 0, started_ = 0;  ///< bytes written; start of the range not yet sent to disk
+  WritebackPolicy writeback_;
 };
 
 /// A ByteSink into a string (tests).

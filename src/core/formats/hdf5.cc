@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/output.h"
 #include "core/pump.h"
 
 #if defined(__has_feature)
@@ -100,8 +101,8 @@ Handle FileType(DType dtype) {
 
 class Hdf5Writer : public TableWriter {
  public:
-  Hdf5Writer(std::string path, std::string display, bool append = false)
-      : path_(std::move(path)), display_(std::move(display)), append_(append) {}
+  Hdf5Writer(std::string path, std::string display, bool replacing, bool append = false)
+      : path_(std::move(path)), display_(std::move(display)), append_(append), writeback_(replacing) {}
 
   void Begin(const TableInfo& info) override {
     SilenceHdf5();
@@ -111,6 +112,10 @@ class Hdf5Writer : public TableWriter {
                            : H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    H5Fclose);
     Check(file_.ok(), "cannot create the file");
+    // The file descriptor of HDF5's default (sec2) driver, for writeback.
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) >= 0 && handle != nullptr)
+      fd_ = *static_cast<int*>(handle);
     const hsize_t dims[2] = {static_cast<hsize_t>(info.rows), static_cast<hsize_t>(info.cols)};
     // The logical shape (a vector, a 3-D bias) when it is not [rows, cols].
     for (std::int64_t d : LogicalShape(info)) shape_.push_back(static_cast<hsize_t>(d));
@@ -152,6 +157,15 @@ class Hdf5Writer : public TableWriter {
   }
 
   void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {
+    WriteDataRows(first, count, rows);
+    // The chunks went straight to the file (no chunk cache uncompressed):
+    // start their disk writes as FileSink does. HDF5 appends chunks in
+    // order, so the whole file's unsent pages are the new ones.
+    if (writeback_.Wrote(static_cast<std::size_t>(count) * info_.row_bytes()) && fd_ >= 0)
+      StartWriteback(fd_, 0, 0);
+  }
+
+  void WriteDataRows(std::int64_t first, std::int64_t count, const std::byte* rows) {
     if (shape_.size() != 2) return WriteShapedRows(first, count, rows);
     Handle fspace(H5Dget_space(dset_.get()), H5Sclose);
     const hsize_t start[2] = {static_cast<hsize_t>(first), 0};
@@ -233,6 +247,8 @@ class Hdf5Writer : public TableWriter {
 
   std::string path_, display_;
   bool append_ = false;
+  WritebackPolicy writeback_;
+  int fd_ = -1;  ///< the file's descriptor in HDF5's driver; -1 unknown
   std::vector<hsize_t> shape_;
   TableInfo info_;
   Handle file_, dset_, type_;
@@ -421,12 +437,14 @@ herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
 
 }  // namespace
 
-std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path, const std::string& display_name) {
-  return std::make_unique<Hdf5Writer>(path, display_name);
+std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path, const std::string& display_name,
+                                            bool replacing) {
+  return std::make_unique<Hdf5Writer>(path, display_name, replacing);
 }
 
-std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path, const std::string& display_name) {
-  return std::make_unique<Hdf5Writer>(path, display_name, true);
+std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path, const std::string& display_name,
+                                                  bool replacing) {
+  return std::make_unique<Hdf5Writer>(path, display_name, replacing, true);
 }
 
 namespace {
