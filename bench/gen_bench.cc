@@ -6,6 +6,10 @@
 // Cases (ROWS x COLS, threads):
 //   BM_Memset            memset of a warm buffer of ROWS·COLS·4 bytes
 //   BM_GenerateWarm      pe's generator into the same kind of warm buffer
+//   BM_KernelRows        one thread, ROWS rows of the 512-wide table per
+//                        call, on x86-64 level ISA (4: AVX-512, 3: AVX2,
+//                        1: SSE2): the table kernel alone, output in L2
+//                        (512 rows) or beyond (4096)
 //   BM_GenerateCold      the whole job as a library user meets it: build the
 //                        scheme (frequencies in quad), then ReadWholeTable
 //                        (a fresh TableMemory, filled); like the PyTorch
@@ -79,6 +83,22 @@ void BM_GenerateCold(benchmark::State& state) {
   SetBytes(state, rows, cols);
 }
 
+// Rows [first, first + ROWS) of the 4096 x 512 table, cycling through it.
+void BM_KernelRows(benchmark::State& state) {
+  const std::int64_t rows = state.range(0);
+  pe::UseTableIsa(static_cast<int>(state.range(1)));
+  auto gen = pe::MakeGenerator(Spec(4096, 512));
+  std::vector<float> buf(static_cast<std::size_t>(rows * 512));
+  std::int64_t first = 0;
+  for (auto _ : state) {
+    gen->ReadRows(first, rows, reinterpret_cast<std::byte*>(buf.data()));
+    first = (first + rows) % 4096;
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * rows * 256);
+  pe::UseTableIsa(4);
+}
+
 // The share of entries that were re-evaluated one by one (the interval test
 // of the recurrence failed) and of those that took the quad slow path (one
 // thread, so that the thread-local counters see them all).
@@ -141,6 +161,7 @@ BENCHMARK(BM_GenerateWarm)
 BENCHMARK(BM_GenerateCold)
     ->Args({4096, 512, 2})->Args({131072, 4096, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_KernelRows)->Args({512, 4})->Args({512, 3})->Args({512, 1})->Args({4096, 4})->Args({4096, 3});
 BENCHMARK(BM_SlowPathShare)->Args({4096, 512})->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK_MAIN();

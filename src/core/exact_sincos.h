@@ -102,7 +102,7 @@ int UseTableIsa(int level);
 /// as SinCosF32, much faster).
 ///
 /// How: every kAnchorRows rows each frequency is anchored with the checked
-/// evaluation of SinCosF32 (error <= 2^-50 + |θ|·2^-98); between anchors the
+/// evaluation (F64Fast: error <= 2^-50 + |θ|·2^-98); between anchors the
 /// angle-addition recurrence s' = s·cos ω + c·sin ω, c' = c·cos ω - s·sin ω
 /// runs in double, vectorised across frequencies. Its error grows by at most
 /// 2^-49 per row (docs/numerics.md, "The table fast path"), so row k after an
@@ -130,9 +130,17 @@ class SinCosBatch {
            float* cos_out, std::size_t ld, std::size_t step,
            std::size_t n_cos) const;
 
+  /// sin_out[i], cos_out[i] = sin(pos·ω_i), cos(pos·ω_i) for every i, within
+  /// the bound of SinCosF64Fast: the anchors of F32, computed several
+  /// frequencies at a time (vectorised; fdlibm's kernel polynomials in
+  /// place of glibc's sincos, docs/numerics.md).
+  /// REQUIRES: |pos| <= kMaxExactPosition; size() doubles at each output.
+  void F64Fast(std::int64_t pos, double* sin_out, double* cos_out) const;
+
  private:
   std::vector<Frequency> freq_;
   std::vector<double> cos_w_, sin_w_;  ///< cos ω, sin ω within 2^-50 relative
+  std::vector<double> w_hi_, w_lo_;    ///< ω's double-double parts, side by side
 };
 
 }  // namespace pe

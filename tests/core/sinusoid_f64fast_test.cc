@@ -1,4 +1,4 @@
-// The fast float64 sin/cos (SinCosF64Fast, and SinusoidSource with
+// The fast float64 sin/cos (SinCosF64Fast, SinCosBatch::F64Fast, and SinusoidSource with
 // SetFastFloat64: the reference `pe verify` uses for float32/float16/bfloat16
 // files) against the MPFR oracle: every value must lie within the documented
 // bound  2^-50·|y| + |pos·ω|·2^-98 + 2^-1000  of the exact value
@@ -80,6 +80,51 @@ TEST(SinCosF64Fast, OtherBases) {
   for (double base : {0.5, 2.0, 500000.0})
     for (std::int64_t p : {0LL, 1LL, 7LL, 4095LL, 9'999'999LL, 1LL << 40}) CheckPosition(p, 64, base, &w);
   EXPECT_EQ(w.bad, 0);
+}
+
+// SinCosBatch::F64Fast (the table's anchors, vectorised with fdlibm's
+// kernels) under the same bound, for every instruction set this CPU has:
+// d/2 frequencies at once, an odd count so that the last group is partial.
+void CheckBatchPosition(std::int64_t p, std::int64_t d, double base, Worst* w) {
+  std::vector<Frequency> freqs;
+  for (std::int64_t i = 0; i < d / 2; ++i) freqs.push_back(PowerFrequency(base, 2 * i, d));
+  const SinCosBatch batch(freqs);
+  std::vector<double> s(freqs.size()), c(freqs.size());
+  batch.F64Fast(p, s.data(), c.data());
+  for (std::size_t i = 0; i < freqs.size(); ++i) {
+    const double theta = static_cast<double>(p) * freqs[i].hi;
+    for (int k = 0; k < 2; ++k) {
+      const double y = k == 0 ? s[i] : c[i];
+      const long double exact = oracle::SinusoidLong(p, base, 2 * static_cast<std::int64_t>(i), d, k == 1);
+      const long double err = std::fabs(static_cast<long double>(y) - exact);
+      if (exact != 0) w->rel = std::max(w->rel, err / std::fabs(exact));
+      if (err > Bound(y, theta, exact) && ++w->bad <= 5)
+        ADD_FAILURE() << "p=" << p << " i=" << i << (k ? " cos" : " sin") << " y=" << y
+                      << " exact=" << static_cast<double>(exact) << " err=" << static_cast<double>(err);
+    }
+  }
+}
+
+TEST(SinCosF64Fast, BatchedAnchorsOnEveryIsa) {
+  for (int level : {4, 3, 1}) {
+    if (UseTableIsa(level) != level) continue;
+    Worst w;
+    for (std::int64_t p = -3; p <= 300; ++p) CheckBatchPosition(p, 66, 10000.0, &w);
+    std::mt19937_64 rng(level);
+    std::uniform_int_distribution<std::int64_t> near(0, 10'000'000), far(-(1LL << 40), 1LL << 40);
+    for (int n = 0; n < 40; ++n) CheckBatchPosition(near(rng), 512, 10000.0, &w);
+    for (int n = 0; n < 20; ++n) CheckBatchPosition(far(rng), 130, 10000.0, &w);
+    for (std::int64_t p : {123'456'789LL, 1LL << 40, -(1LL << 40), (1LL << 40) - 1})
+      CheckBatchPosition(p, 512, 10000.0, &w);
+    for (double base : {0.5, 2.0, 500000.0})
+      for (std::int64_t p : {1LL, 7LL, 4095LL, 9'999'999LL}) CheckBatchPosition(p, 62, base, &w);
+    EXPECT_EQ(w.bad, 0) << "level " << level;
+    // fdlibm's kernels are within 1 ulp: well inside the 2^-50 relative bound.
+    EXPECT_LT(w.rel, 0x1p-51L) << "level " << level;
+    std::printf("level %d: max relative error of the batched anchors 2^%.2f\n", level,
+                static_cast<double>(std::log2(w.rel)));
+  }
+  UseTableIsa(4);
 }
 
 // The paper's float64 table, d columns, rows from position `start`.

@@ -74,14 +74,14 @@ class SinusoidSource : public RowSource {
   /// ReadRows may run on several threads at once (it keeps no state).
   bool concurrent_reads() const override { return true; }
   /// float64 tables only: with `narrow` = float32, float16 or bfloat16,
-  /// entries come from SinCosF64Fast (within 2^-50 relative + |θ|·2^-98 of
-  /// the exact value, not within 1 ulp) rather than the quad path, about 30x
-  /// faster; an entry whose error interval holds a rounding boundary of
+  /// entries come from SinCosBatch::F64Fast (SinCosF64Fast's bound: within
+  /// 2^-50 relative + |θ|·2^-98 of the exact value, not within 1 ulp) rather
+  /// than the quad path, over 100x faster; an entry whose error interval holds a rounding boundary of
   /// `narrow` is taken from the quad path instead, so every entry rounds to
   /// `narrow` as the exact value does. `pe verify` uses it for the reference
   /// of float32/float16/bfloat16 files. kFloat64 (the default) turns it off.
   /// Call before any ReadRows.
-  void SetFastFloat64(DType narrow) { fast_f64_ = narrow; }
+  void SetFastFloat64(DType narrow);
 
 
  private:
