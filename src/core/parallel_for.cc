@@ -34,6 +34,11 @@ bool SpinFor(Pred done) {
   }
 }
 
+// True on a thread while it runs a ParallelFor task: a nested ParallelFor
+// then runs its tasks itself, one after another (the pool is busy with the
+// outer call; waiting for it would deadlock).
+thread_local bool in_task = false;
+
 // Workers wait for a new generation of work; task k of a generation goes to
 // worker k. The pool lives until exit (detached workers parked on a
 // condition variable hold no resources worth freeing).
@@ -56,11 +61,13 @@ class Pool {
       generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
+    in_task = true;
     try {
       fn(n - 1);
     } catch (...) {
       errors_[static_cast<std::size_t>(n - 1)] = std::current_exception();
     }
+    in_task = false;
     const auto finished = [this] { return pending_.load(std::memory_order_acquire) == 0; };
     if (!SpinFor(finished)) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -73,6 +80,7 @@ class Pool {
 
  private:
   void Work(int id) {
+    in_task = true;  // a worker only ever runs tasks
     std::uint64_t seen = 0;
     for (;;) {
       const auto woken = [&] { return generation_.load(std::memory_order_acquire) != seen; };
@@ -118,8 +126,8 @@ class Pool {
 }  // namespace
 
 void ParallelFor(int n, const std::function<void(int)>& fn) {
-  if (n <= 1) {
-    if (n == 1) fn(0);
+  if (n <= 1 || in_task) {
+    for (int k = 0; k < n; ++k) fn(k);
     return;
   }
   static Pool* pool = new Pool;  // never destroyed: detached workers use it

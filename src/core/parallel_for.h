@@ -7,7 +7,8 @@
 // pay for creating threads each time. It returns when every call has
 // returned; the first exception thrown by a call is rethrown on the calling
 // thread after all have finished. Calls from several threads at once are
-// serialised. Not for nesting: fn must not call ParallelFor.
+// serialised. A call from inside a task (nesting) runs its tasks on the
+// calling thread, in order.
 #pragma once
 
 #include <functional>

@@ -53,6 +53,28 @@ TEST(ParallelFor, AnExceptionReachesTheCallerAfterAllTasks) {
   EXPECT_EQ(again, 3);
 }
 
+// A ParallelFor inside a task runs its tasks on that thread, in order,
+// instead of waiting for the busy pool.
+TEST(ParallelFor, NestedCallsRunOnTheCallingThread) {
+  std::mutex mu;
+  std::vector<std::pair<int, int>> order;
+  ParallelFor(2, [&](int outer) {
+    const auto self = std::this_thread::get_id();
+    ParallelFor(3, [&](int inner) {
+      EXPECT_EQ(std::this_thread::get_id(), self);
+      std::lock_guard<std::mutex> lock(mu);
+      order.emplace_back(outer, inner);
+    });
+  });
+  ASSERT_EQ(order.size(), 6u);
+  for (int outer : {0, 1}) {
+    std::vector<int> inners;
+    for (const auto& [o, i] : order)
+      if (o == outer) inners.push_back(i);
+    EXPECT_EQ(inners, (std::vector<int>{0, 1, 2})) << "outer " << outer;
+  }
+}
+
 // Back-to-back calls of changing width, so that idle workers (not needed by
 // a narrow call) are still waking while the next, wider call starts: every
 // index of every call must still run exactly once.
