@@ -10,6 +10,7 @@
 //                        call, on x86-64 level ISA (4: AVX-512, 3: AVX2,
 //                        1: SSE2): the table kernel alone, output in L2
 //                        (512 rows) or beyond (4096)
+//   BM_Plan              building the 4096 x 512 scheme alone
 //   BM_GenerateCold      the whole job as a library user meets it: build the
 //                        scheme (frequencies in quad), then ReadWholeTable
 //                        (a fresh TableMemory, filled); like the PyTorch
@@ -81,6 +82,15 @@ void BM_GenerateCold(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   SetBytes(state, rows, cols);
+}
+
+// Building the scheme alone: the plan's 256 frequencies in quad precision,
+// their double-double parts and sin/cos ω (part of BM_GenerateCold).
+void BM_Plan(benchmark::State& state) {
+  for (auto _ : state) {
+    auto gen = pe::MakeGenerator(Spec(4096, 512));
+    benchmark::DoNotOptimize(gen.get());
+  }
 }
 
 // Rows [first, first + ROWS) of the 4096 x 512 table, cycling through it.
@@ -161,6 +171,7 @@ BENCHMARK(BM_GenerateWarm)
 BENCHMARK(BM_GenerateCold)
     ->Args({4096, 512, 2})->Args({131072, 4096, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Plan)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_KernelRows)->Args({512, 4})->Args({512, 3})->Args({512, 1})->Args({4096, 4})->Args({4096, 3});
 BENCHMARK(BM_SlowPathShare)->Args({4096, 512})->Unit(benchmark::kMillisecond)->Iterations(3);
 

@@ -1,5 +1,7 @@
 #include "core/exact_sincos.h"
 
+#include "core/parallel_for.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -104,8 +106,40 @@ inline float RoundChecked(double y, double abs_err, bool* ok) {
 Frequency FrequencyFromQuad(__float128 omega) {
   Frequency f;
   f.q = omega;
-  f.hi = static_cast<double>(omega);
-  f.lo = static_cast<double>(omega - static_cast<__float128>(f.hi));
+  // hi = omega rounded to double, lo = omega - hi rounded to double, from
+  // omega's bits: the same values as the quad arithmetic (software
+  // emulated, a third of a table plan's time), for normal omega with
+  // 2^-900 < |omega| < 2^900; anything else takes the quad arithmetic.
+  unsigned __int128 bits;
+  std::memcpy(&bits, &omega, sizeof bits);
+  const int biased = static_cast<int>((bits >> 112) & 0x7fff);
+  const int e = biased - 16383;  // omega = ±1.m · 2^e
+  if (e <= -900 || e >= 900) {
+    f.hi = static_cast<double>(omega);
+    f.lo = static_cast<double>(omega - static_cast<__float128>(f.hi));
+    return f;
+  }
+  const bool negative = (bits >> 127) != 0;
+  const unsigned __int128 m = (bits & ((static_cast<unsigned __int128>(1) << 112) - 1)) |
+                              (static_cast<unsigned __int128>(1) << 112);  // 113 bits
+  // The top 53 bits rounded to nearest, ties to even.
+  std::uint64_t top = static_cast<std::uint64_t>(m >> 60);
+  const std::uint64_t rest = static_cast<std::uint64_t>(m) & ((std::uint64_t{1} << 60) - 1);
+  const std::uint64_t half = std::uint64_t{1} << 59;
+  if (rest > half || (rest == half && (top & 1) != 0)) ++top;  // top may become 2^53: still exact
+  // omega - hi = (m - top·2^60)·2^(e-112) exactly; |m - top·2^60| <= 2^59.
+  const auto d = static_cast<std::int64_t>(static_cast<__int128>(m) - (static_cast<__int128>(top) << 60));
+  // 2^k as a double, for the normal range here (-1022 <= k <= 1023).
+  const auto pow2 = [](int k) {
+    const std::uint64_t b = static_cast<std::uint64_t>(k + 1023) << 52;
+    double v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+  };
+  const double hi = static_cast<double>(top) * pow2(e - 52);  // exact: top <= 2^53
+  const double lo = static_cast<double>(d) * pow2(e - 112);   // one rounding, in the conversion
+  f.hi = negative ? -hi : hi;
+  f.lo = negative ? -lo : lo;
   return f;
 }
 
@@ -139,13 +173,26 @@ std::vector<Frequency> PowerFrequencies(double base, std::int64_t count,
   };
   std::int64_t g = 1;
   while (g * g < count) ++g;
-  std::vector<__float128> r(static_cast<std::size_t>(std::min(g, count)));
-  for (std::size_t j = 0; j < r.size(); ++j) r[j] = omega(static_cast<std::int64_t>(j));
-  for (std::int64_t m = 0; m * g < count; ++m) {
-    const __float128 a = omega(m * g);
-    for (std::int64_t j = 0; j < g && m * g + j < count; ++j)
-      out.push_back(FrequencyFromQuad(j == 0 ? a : a * r[static_cast<std::size_t>(j)]));
-  }
+  const std::int64_t groups = (count + g - 1) / g;
+  // The r_j, then the a_m, then the products: each step's items are
+  // independent, and a whole table's (256 for d_model 512) take about as
+  // long as generating a tenth of it, so they run on two threads when
+  // there are enough of them.
+  const int threads = count >= 128 ? 2 : 1;
+  const std::size_t n_r = static_cast<std::size_t>(std::min(g, count));
+  std::vector<__float128> ra(n_r + static_cast<std::size_t>(groups));  // r_0.., then a_0..
+  ParallelFor(threads, [&](int t) {
+    for (std::size_t k = static_cast<std::size_t>(t); k < ra.size(); k += static_cast<std::size_t>(threads))
+      ra[k] = k < n_r ? omega(static_cast<std::int64_t>(k)) : omega(static_cast<std::int64_t>(k - n_r) * g);
+  });
+  out.resize(static_cast<std::size_t>(count));
+  ParallelFor(threads, [&](int t) {
+    for (std::int64_t i = t; i < count; i += threads) {
+      const __float128 a = ra[n_r + static_cast<std::size_t>(i / g)];
+      const std::int64_t j = i % g;
+      out[static_cast<std::size_t>(i)] = FrequencyFromQuad(j == 0 ? a : a * ra[static_cast<std::size_t>(j)]);
+    }
+  });
   return out;
 }
 
@@ -719,11 +766,10 @@ SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
   w_hi_.resize(freq_.size());
   w_lo_.resize(freq_.size());
   for (std::size_t i = 0; i < freq_.size(); ++i) {
-    double err;
-    FastSinCos(1, freq_[i], &sin_w_[i], &cos_w_[i], &err);
     w_hi_[i] = freq_[i].hi;
     w_lo_[i] = freq_[i].lo;
   }
+  F64Fast(1, sin_w_.data(), cos_w_.data());  // sin ω, cos ω
 }
 
 void SinCosBatch::F64Fast(std::int64_t pos, double* sin_out, double* cos_out) const {

@@ -159,6 +159,49 @@ TEST(SinusoidFast, PowerFrequenciesAreWithin2ToMinus107OfTheOracle) {
   }
 }
 
+// FrequencyFromQuad splits ω into hi + lo from its bits: hi must be ω
+// rounded to double and lo the rest rounded to double, as the quad
+// arithmetic (libgcc's software binary128) gives them; ties, both signs,
+// the edges of the bit path's range and values outside it.
+TEST(SinusoidFast, FrequencyFromQuadSplitsLikeQuadArithmetic) {
+  std::mt19937_64 rng(113);
+  std::vector<__float128> values;
+  for (int n = 0; n < 200000; ++n) {
+    unsigned __int128 bits = (static_cast<unsigned __int128>(rng()) << 64) | rng();
+    const int e = static_cast<int>(rng() % 1990) - 995;  // beyond the bit path's |e| < 900 too
+    bits &= (static_cast<unsigned __int128>(1) << 112) - 1;
+    if (n % 7 == 0) {  // a tie: the 60 bits below the double's 53 are exactly half
+      bits &= ~((static_cast<unsigned __int128>(1) << 60) - 1);
+      bits |= static_cast<unsigned __int128>(1) << 59;
+    }
+    bits |= static_cast<unsigned __int128>(e + 16383) << 112;
+    if (n % 2) bits |= static_cast<unsigned __int128>(1) << 127;
+    __float128 q;
+    std::memcpy(&q, &bits, sizeof q);
+    values.push_back(q);
+  }
+  for (__float128 q : {static_cast<__float128>(1), static_cast<__float128>(0.1), -static_cast<__float128>(3.5),
+                       static_cast<__float128>(1e-300), static_cast<__float128>(0)})
+    values.push_back(q);
+  int bad = 0;
+  for (__float128 q : values) {
+    const Frequency f = FrequencyFromQuad(q);
+    const double hi = static_cast<double>(q);
+    const double lo = static_cast<double>(q - static_cast<__float128>(hi));
+    if ((f.hi != hi || f.lo != lo) && ++bad <= 5)
+      ADD_FAILURE() << "hi " << f.hi << " vs " << hi << ", lo " << f.lo << " vs " << lo;
+  }
+  EXPECT_EQ(bad, 0);
+  // And the double-double the fast paths use is within 2^-105 of the exact ω.
+  const auto freqs = PowerFrequencies(10000.0, 256, 2, 512);
+  double worst = 0;
+  for (std::int64_t i = 0; i < 256; ++i) {
+    const Frequency& f = freqs[static_cast<std::size_t>(i)];
+    worst = std::max(worst, oracle::FrequencyRelError(10000.0, 2 * i, 512, f.hi, f.lo, 0));
+  }
+  EXPECT_LT(worst, 0x1p-105);
+}
+
 TEST(SinusoidFast, SlowPathIsRare) {
   // The interval test of the recurrence rejects about 1.5 entries in 10^4
   // (they are re-evaluated one by one), and the checked evaluation sends
