@@ -348,12 +348,15 @@ constexpr double kC1 = 0x1.555555555554cp-5, kC2 = -0x1.6c16c16c15177p-10, kC3 =
                  kC4 = -0x1.27e4f809c52adp-22, kC5 = 0x1.1ee9ebdb4b1c4p-29, kC6 = -0x1.8fae9be8838d4p-37;
 
 // x as computed, rounded: the error-free transformations below need a
-// product's rounded value, and with fp contraction on, the compiler may
-// fuse a product into each addition that uses it instead (an fma per use),
-// which breaks their algebra. An empty asm makes the value opaque.
+// product's rounded value, and with fp contraction on (GCC's default), the
+// compiler may fuse a product into each addition that uses it instead (an
+// fma per use), which breaks their algebra. An empty asm that may change x
+// in memory makes the value opaque (a memory operand, because clang checks
+// a register constraint's vector size before it knows the target: a few
+// stores and loads per anchor, nothing beside its arithmetic).
 template <typename V>
 PE_VECTOR_INLINE V Rounded(V x) {
-  asm("" : "+v"(x));
+  asm("" : "+m"(x));
   return x;
 }
 
@@ -490,15 +493,16 @@ PE_VECTOR_INLINE unsigned LaneBits(typename Lanes<W>::I v) {
 // addition. bound[r] is the error bound of row r for every frequency of the
 // tile (the largest anchor bound plus the recurrence's growth), so the test
 // reads one broadcast per row. kCheck = false is the fast pass: it only ORs
-// the test results; when one failed it returns true and leaves s_io, c_io
-// as they were, and the caller re-runs the rows with kCheck = true, which
-// fixes each failed row (the recurrence is deterministic, so both passes
-// see the same values). Otherwise (s, c) after the last row go back to
-// s_io, c_io. `lanes` and `n_cos` count the frequencies (and cos columns)
+// the test results, and returns the strips where one failed (bit j for
+// strip j), leaving their s_io, c_io as they were; the caller re-runs the
+// rows of each such strip alone with kCheck = true, which fixes each failed
+// row (the recurrence is deterministic, so both passes see the same
+// values). The other strips' (s, c) after the last row go back to s_io,
+// c_io. `lanes` and `n_cos` count the frequencies (and cos columns)
 // of the whole group; only the generic store has lanes that carry no sin or
 // no cos (partial strips), and only it masks them out of the test.
 template <int W, int kStrips, StripStore kStore, bool kCheck>
-PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io,
+PE_VECTOR_INLINE unsigned RunStrip(const Frequency* freq, double* s_io, double* c_io,
                                const double* bound, const double* cw_p, const double* sw_p,
                                std::size_t lanes, std::size_t n_cos, std::int64_t pos0,
                                std::int64_t rows, float* sin_out, float* cos_out, std::size_t ld,
@@ -572,16 +576,16 @@ PE_VECTOR_INLINE bool RunStrip(const Frequency* freq, double* s_io, double* c_io
       s[j] = ns;
     }
   }
-  if (!kCheck) {
-    unsigned hit = 0;
-    for (int j = 0; j < kStrips; ++j) hit |= LaneBits<W>(any[j]);
-    if (hit) return true;
-  }
+  unsigned failed = 0;
   for (int j = 0; j < kStrips; ++j) {
+    if (!kCheck && LaneBits<W>(any[j]) != 0) {
+      failed |= 1u << j;
+      continue;
+    }
     std::memcpy(s_io + j * kLanes, &s[j], sizeof s[j]);
     std::memcpy(c_io + j * kLanes, &c[j], sizeof c[j]);
   }
-  return false;
+  return failed;
 }
 
 // Rows per pass over a tile's strips: a strip keeps (s, c) in registers for
@@ -640,11 +644,20 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* freq_hi, 
         const std::size_t nc = n_cos > i0 ? std::min(lanes, n_cos - i0) : 0;
         float* so = sin_out + row0 * ld + i0 * step;
         float* co = cos_out + row0 * ld + i0 * step;
-#define PE_STRIP(kind, check, strips)                                                                \
-  RunStrip<W, strips, kind, check>(freq + i0, s + i0, c + i0, bound, cw + i0, sw + i0, lanes, nc, pos0, \
-                                   rows, so, co, ld, step)
-#define PE_STRIPS(kind, strips) \
-  if (PE_STRIP(kind, false, strips)) PE_STRIP(kind, true, strips)
+        // The fast pass over the group; then each strip where the test
+        // failed anywhere again alone, with per-row checks.
+#define PE_STRIPS(kind, strips)                                                                          \
+  if (const unsigned failed = RunStrip<W, strips, kind, false>(freq + i0, s + i0, c + i0, bound, cw + i0,  \
+                                                               sw + i0, lanes, nc, pos0, rows, so, co, ld, \
+                                                               step))                                      \
+    for (std::size_t j = 0; j < static_cast<std::size_t>(strips); ++j)                                    \
+      if ((failed >> j) & 1u) {                                                                           \
+        const std::size_t at = i0 + j * kLanes;                                                           \
+        RunStrip<W, 1, kind, true>(freq + at, s + at, c + at, bound, cw + at, sw + at,                    \
+                                   std::min(kLanes, lanes - j * kLanes),                                  \
+                                   nc > j * kLanes ? std::min(kLanes, nc - j * kLanes) : 0, pos0, rows,   \
+                                   so + j * kLanes * step, co + j * kLanes * step, ld, step);             \
+      }
         if (full && interleaved) {
           PE_STRIPS(StripStore::kInterleaved, kStrips);
         } else if (full && step == 1) {
@@ -657,7 +670,6 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* freq_hi, 
           PE_STRIPS(StripStore::kGeneric, 1);
         }
 #undef PE_STRIPS
-#undef PE_STRIP
         i0 += width;
       }
     }
