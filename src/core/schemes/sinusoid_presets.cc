@@ -81,6 +81,11 @@ SinusoidPlan SinusoidalPlanForSpec(const SchemeSpec& spec, std::string* layout_n
   return BuildSinusoidPlan(spec.d_model, spec.base, layout, den, odd);
 }
 
+void ValidateSinusoidalFlags(const SchemeSpec& spec) {
+  ParseLayout(spec.layout);
+  ParseOddRule(spec.odd_rule, ParseDenominator(spec.denominator));
+}
+
 void AddSinusoidalFamilyMetadata(const SchemeSpec& spec, Metadata* meta) {
   // The paper's defaults leave the metadata as it always was.
   if (spec.denominator.empty() && spec.odd_rule.empty()) return;

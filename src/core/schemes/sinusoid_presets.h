@@ -30,6 +30,11 @@ namespace pe {
 /// Throws pe::Error (usage) for an unknown spelling.
 SinusoidPlan SinusoidalPlanForSpec(const SchemeSpec& spec, std::string* layout_name);
 
+/// Throws pe::Error (usage) for --layout, --denominator or --odd-rule values
+/// SinusoidalPlanForSpec refuses, without building the plan (its quad
+/// frequencies are a table's whole set-up time).
+void ValidateSinusoidalFlags(const SchemeSpec& spec);
+
 /// Adds the family parameters (denominator, odd_rule) to `meta`.
 void AddSinusoidalFamilyMetadata(const SchemeSpec& spec, Metadata* meta);
 

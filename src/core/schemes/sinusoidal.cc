@@ -241,7 +241,7 @@ SchemeInfo SinusoidalSchemeInfo() {
       {"--odd-rule", "odd d: unpaired-sin | zero-column", "by denominator"},
   };
   // --layout/--denominator/--odd-rule: sinusoid_presets.cc.
-  info.validate = [](const SchemeSpec& spec) { SinusoidalPlanForSpec(spec, nullptr); };
+  info.validate = [](const SchemeSpec& spec) { ValidateSinusoidalFlags(spec); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     TableInfo t;
     t.rows = spec.max_len;
