@@ -83,10 +83,7 @@ inline void FastSinCos(std::int64_t pos, const Frequency& w, double* s,
   QuadrantMap(q, s1, c1, s, c);
   // Angle error bound: |θ|·2^-98 (ω to 2^-105, reduction to 2^-104 of |θ|,
   // with margin), plus a tiny absolute term for reduced args near zero.
-  const double theta = std::fabs(static_cast<double>(pos) * w.hi);
-  // (The absolute floor is 2^-1000, a normal number: a subnormal constant
-  // here cost a microcode assist per call, a quarter of the table time.)
-  *abs_err = theta * 0x1p-98 + 0x1p-1000;
+  *abs_err = FastF64AbsErr(static_cast<double>(pos) * w.hi);
 }
 
 inline float RoundChecked(double y, double abs_err, bool* ok) {
@@ -165,7 +162,6 @@ std::vector<Frequency> PowerFrequencies(double base, std::int64_t count,
   // 2^-112·(2 + 2·|x|) < 2^-107 relative of the exact value.
   std::vector<Frequency> out;
   if (count <= 0) return out;
-  out.reserve(static_cast<std::size_t>(count));
   const __float128 log_base = logq(static_cast<__float128>(base));
   const __float128 den_q = static_cast<__float128>(den);
   const auto omega = [&](std::int64_t i) {
@@ -337,7 +333,7 @@ PE_VECTOR_INLINE typename Lanes<W>::F2 Interleave(typename Lanes<W>::F a, typena
 //    below), whose approximation error on |x| <= π/4 is below 2^-58 and
 //    whose evaluation keeps the result within 1 ulp, the same bound as
 //    glibc's sincos that FastSinCos uses, with the same 4x margin in the
-//    anchor bound (docs/numerics.md). tests/core/sinusoid_fast_test.cc
+//    anchor bound (docs/numerics.md). tests/core/sinusoid_f64fast_test.cc
 //    checks these anchors against MPFR directly.
 
 // fdlibm's sin kernel: sin(x + y) ≈ x + x^3·(S1 + x^2·S2 + ... + x^10·S6).
@@ -449,9 +445,9 @@ PE_VECTOR_INLINE void AnchorLanes(std::int64_t pos, const double* w_hi, const do
   co ^= ((q + 1) & 2) << 62;  // cos negated for q = 1, 2
   std::memcpy(s_out, &so, sizeof so);
   std::memcpy(c_out, &co, sizeof co);
-  // Error bound: |θ|·2^-98 + 2^-1000 (FastSinCos's), the lanes' largest.
-  V theta = p * hi;
-  for (int i = 0; i < W; ++i) *err = std::max(*err, std::fabs(theta[i]) * 0x1p-98 + 0x1p-1000);
+  // Error bound: FastSinCos's, the lanes' largest.
+  const V theta = p * hi;
+  for (int i = 0; i < W; ++i) *err = std::max(*err, FastF64AbsErr(theta[i]));
 }
 
 // How a strip's row is stored: sin and cos interleaved in one run of 2W
@@ -487,20 +483,20 @@ PE_VECTOR_INLINE unsigned LaneBits(typename Lanes<W>::I v) {
 }
 
 // Rows [0, rows) of a pass for kStrips strips of up to 8 frequencies each
-// (side by side: two strips give two independent recurrences, which hides
-// the latency of each), whose (s, c) at the pass's first row are in s_io,
-// c_io: round with the certified interval test, store, step by angle
-// addition. bound[r] is the error bound of row r for every frequency of the
-// tile (the largest anchor bound plus the recurrence's growth), so the test
-// reads one broadcast per row. kCheck = false is the fast pass: it only ORs
-// the test results, and returns the strips where one failed (bit j for
-// strip j), leaving their s_io, c_io as they were; the caller re-runs the
-// rows of each such strip alone with kCheck = true, which fixes each failed
-// row (the recurrence is deterministic, so both passes see the same
-// values). The other strips' (s, c) after the last row go back to s_io,
-// c_io. `lanes` and `n_cos` count the frequencies (and cos columns)
-// of the whole group; only the generic store has lanes that carry no sin or
-// no cos (partial strips), and only it masks them out of the test.
+// (side by side: two strips give two independent recurrences, which hides the
+// latency of each), whose (s, c) at the pass's first row are in s_io, c_io:
+// round with the certified interval test, store, step by angle addition.
+// bound[r·kMaxLanes ...] is the error bound of row r for every frequency of
+// the tile (the largest anchor bound plus the recurrence's growth), a whole
+// vector of it, so the test reads one load per row. kCheck = false is the
+// fast pass: it only ORs the test results, and returns the strips where one
+// failed (bit j for strip j), leaving their s_io, c_io as they were; the
+// caller re-runs the rows of each such strip alone with kCheck = true, which
+// fixes each failed row (the recurrence is deterministic, so both passes see
+// the same values). The other strips' (s, c) after the last row go back to
+// s_io, c_io. `lanes` and `n_cos` count the frequencies (and cos columns) of
+// the whole group; only the generic store has lanes that carry no sin or no
+// cos (partial strips), and only it masks them out of the test.
 template <int W, int kStrips, StripStore kStore, bool kCheck>
 PE_VECTOR_INLINE unsigned RunStrip(const Frequency* freq, double* s_io, double* c_io,
                                const double* bound, const double* cw_p, const double* sw_p,
@@ -545,8 +541,8 @@ PE_VECTOR_INLINE unsigned RunStrip(const Frequency* freq, double* s_io, double* 
         bad_s = ls != hs;
         bad_c = lc != hc;
       } else {
-        bad_s = reinterpret_cast<const VI&>(ls) ^ reinterpret_cast<const VI&>(hs);
-        bad_c = reinterpret_cast<const VI&>(lc) ^ reinterpret_cast<const VI&>(hc);
+        bad_s = __builtin_bit_cast(VI, ls) ^ __builtin_bit_cast(VI, hs);
+        bad_c = __builtin_bit_cast(VI, lc) ^ __builtin_bit_cast(VI, hc);
       }
       if constexpr (kPartial) {
         bad_s &= lane_s[j];
@@ -739,24 +735,25 @@ int BestTableIsa() {
   return v4 ? 4 : v3 ? 3 : 1;
 }
 
-RunTileFn TileFnFor(int isa) {
-  return isa >= 4 ? RunTileAvx512 : isa == 3 ? RunTileAvx2 : RunTileBaseline;
-}
+// The table kernels of one instruction set: they are chosen together.
+struct TableKernels {
+  RunTileFn tile;
+  AnchorsFn anchors;
+};
+constexpr TableKernels kAvx512Kernels{RunTileAvx512, AnchorsAvx512};
+constexpr TableKernels kAvx2Kernels{RunTileAvx2, AnchorsAvx2};
+constexpr TableKernels kBaselineKernels{RunTileBaseline, AnchorsBaseline};
 
-AnchorsFn AnchorsFnFor(int isa) {
-  return isa >= 4 ? AnchorsAvx512 : isa == 3 ? AnchorsAvx2 : AnchorsBaseline;
+const TableKernels* KernelsFor(int isa) {
+  return isa >= 4 ? &kAvx512Kernels : isa == 3 ? &kAvx2Kernels : &kBaselineKernels;
 }
 
 // The kernels in use: the best for this CPU unless a test chose another.
-// (Inside functions, so that they are initialised on first use, whatever
-// the order of static initialisation.)
-std::atomic<RunTileFn>& RunTile() {
-  static std::atomic<RunTileFn> fn{TileFnFor(BestTableIsa())};
-  return fn;
-}
-std::atomic<AnchorsFn>& Anchors() {
-  static std::atomic<AnchorsFn> fn{AnchorsFnFor(BestTableIsa())};
-  return fn;
+// (Inside a function, so that it is initialised on first use, whatever the
+// order of static initialisation.)
+std::atomic<const TableKernels*>& Kernels() {
+  static std::atomic<const TableKernels*> kernels{KernelsFor(BestTableIsa())};
+  return kernels;
 }
 
 }  // namespace
@@ -766,8 +763,7 @@ std::uint64_t RecheckCount() { return recheck_count; }
 int UseTableIsa(int level) {
   const int isa = std::min(level, BestTableIsa());
   const int used = isa >= 4 ? 4 : isa == 3 ? 3 : 1;
-  RunTile().store(TileFnFor(used));
-  Anchors().store(AnchorsFnFor(used));
+  Kernels().store(KernelsFor(used));
   return used;
 }
 
@@ -785,7 +781,7 @@ SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
 }
 
 void SinCosBatch::F64Fast(std::int64_t pos, double* sin_out, double* cos_out) const {
-  Anchors().load(std::memory_order_relaxed)(pos, w_hi_.data(), w_lo_.data(), freq_.size(), sin_out, cos_out);
+  Kernels().load(std::memory_order_relaxed)->anchors(pos, w_hi_.data(), w_lo_.data(), freq_.size(), sin_out, cos_out);
 }
 
 void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
@@ -794,7 +790,7 @@ void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
   for (std::size_t i0 = 0; i0 < freq_.size(); i0 += kTile) {
     const std::size_t n = std::min(kTile, freq_.size() - i0);
     const std::size_t nc = n_cos > i0 ? std::min(n, n_cos - i0) : 0;
-    const RunTileFn run = RunTile().load(std::memory_order_relaxed);
+    const RunTileFn run = Kernels().load(std::memory_order_relaxed)->tile;
     run(freq_.data() + i0, w_hi_.data() + i0, w_lo_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc,
         first, count, sin_out + i0 * step, cos_out + i0 * step, ld, step);
   }

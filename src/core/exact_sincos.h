@@ -17,6 +17,7 @@
 // docs/numerics.md for the bounds.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -68,6 +69,12 @@ void SinCosF64(std::int64_t pos, const Frequency& omega, double* sin_out,
 /// Error bound of SinCosF64Fast, relative part: glibc's sincos (<= 1 ulp)
 /// with a 4x margin plus the first-order correction (docs/numerics.md).
 inline constexpr double kFastF64RelErr = 0x1p-50;
+
+/// Error bound of SinCosF64Fast, absolute part, for the angle θ = pos·ω:
+/// |θ|·2^-98 (ω to 2^-105, the reduction to 2^-104 of |θ|, with margin)
+/// plus 2^-1000 for reduced angles near zero (a normal number: a subnormal
+/// constant here cost a microcode assist per call).
+inline double FastF64AbsErr(double theta) { return std::fabs(theta) * 0x1p-98 + 0x1p-1000; }
 
 /// sin(pos·ω) and cos(pos·ω) in double, NOT correctly rounded: each result y
 /// is within  kFastF64RelErr·|y| + |pos·ω|·2^-98 + 2^-1000  of the exact

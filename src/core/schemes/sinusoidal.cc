@@ -172,7 +172,7 @@ void SinusoidSource::ReadRows(std::int64_t first, std::int64_t count,
       for (std::size_t i = 0; i < pairs; ++i) {
         const Frequency& f = plan_.frequencies[i];
         // The bound of SinCosF64Fast, doubled for the rounding of y ± B.
-        const double abs_err = std::fabs(static_cast<double>(pos) * f.hi) * 0x1p-98 + 0x1p-1000;
+        const double abs_err = FastF64AbsErr(static_cast<double>(pos) * f.hi);
         const double bs = 2 * kFastF64RelErr * std::fabs(s[i]) + abs_err;
         const double bc = 2 * kFastF64RelErr * std::fabs(c[i]) + abs_err;
         if (!SameRounding(s[i] - bs, s[i] + bs, fast_f64_) || !SameRounding(c[i] - bc, c[i] + bc, fast_f64_))
