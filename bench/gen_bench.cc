@@ -16,17 +16,24 @@
 //                        (a fresh TableMemory, filled); like the PyTorch
 //                        recipe, which allocates and builds its table each
 //                        time
+//   BM_CsvFile           the 4096 x 512 table as CSV into the file named by
+//                        PE_BENCH_CSV (skipped when unset), as `pe generate
+//                        -o x.csv` writes it, but in process: the like of
+//                        timing numpy.savetxt inside Python (bench/run)
 // The values are exact (correctly rounded float32) in every case; the
 // counter "slow" is the share of entries that took the quad slow path.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "core/exact_sincos.h"
+#include "core/format.h"
 #include "core/formats/shortest_float.h"
 #include "core/pump.h"
 #include "core/scheme.h"
@@ -163,6 +170,21 @@ void BM_FormatFloatFmt(benchmark::State& state) {
 
 void BM_FormatFloatPe(benchmark::State& state) { FormatTable(state, pe::WriteShortestFloat); }
 
+// The CSV writer in process: scheme, rows, text, the file written and
+// renamed into place (replacing the previous iteration's, as a rerun of
+// pe generate would).
+void BM_CsvFile(benchmark::State& state) {
+  const char* path = std::getenv("PE_BENCH_CSV");
+  if (path == nullptr) {
+    state.SkipWithError("set PE_BENCH_CSV to the CSV file to write");
+    return;
+  }
+  for (auto _ : state) {
+    auto gen = pe::MakeGenerator(Spec(4096, 512));
+    pe::WriteTable(*gen, pe::Format::kCsv, path);
+  }
+}
+
 }  // namespace
 
 BENCHMARK(BM_FormatFloatFmt)->Unit(benchmark::kMillisecond);
@@ -176,6 +198,7 @@ BENCHMARK(BM_GenerateCold)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Plan)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_KernelRows)->Args({512, 4})->Args({512, 3})->Args({512, 1})->Args({4096, 4})->Args({4096, 3});
+BENCHMARK(BM_CsvFile)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SlowPathShare)->Args({4096, 512})->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK_MAIN();
