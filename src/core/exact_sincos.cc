@@ -293,48 +293,20 @@ __attribute__((noinline)) void FixRow(const Frequency* freq, std::int64_t pos,
 // compiled entirely for its set; all give the same values (every accepted
 // value is the correctly rounded one).
 namespace avx512 {
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("arch=x86-64-v4"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v4")
-#endif
 #define PE_KERNEL_LANES 8
 #include "core/table_kernel-inl.h"
-#undef PE_KERNEL_LANES
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 }  // namespace avx512
-
 namespace avx2 {
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("arch=x86-64-v3"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v3")
-#endif
 #define PE_KERNEL_LANES 4
 #include "core/table_kernel-inl.h"
-#undef PE_KERNEL_LANES
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 }  // namespace avx2
-
 namespace baseline {
 #define PE_KERNEL_LANES 2
 #include "core/table_kernel-inl.h"
-#undef PE_KERNEL_LANES
 }  // namespace baseline
 
 using RunTileFn = decltype(&baseline::RunTile);
 using AnchorsFn = decltype(&baseline::Anchors);
-
 
 // The x86-64 level by its features (clang 14, which builds the fuzz
 // targets, knows no level names in __builtin_cpu_supports, nor "f16c" or

@@ -3,18 +3,39 @@
 // table fast path").
 //
 // Contract: exact_sincos.cc includes this file once per instruction set,
-// each time inside its own namespace, under a target pragma, with
-// PE_KERNEL_LANES set to the doubles of that set's vector (8 for AVX-512, 4
-// for AVX2, 2 for SSE2). Each inclusion defines that namespace's
+// each time inside its own namespace, with PE_KERNEL_LANES set to the
+// doubles of that set's vector: 8 for AVX-512 (x86-64-v4), 4 for AVX2
+// (x86-64-v3), 2 for SSE2 (baseline). Each inclusion defines that
+// namespace's
 //   RunTile(...)  rows [first, first + count) of a tile of frequencies;
 //   Anchors(...)  (sin, cos) of every frequency at one position;
-// compiled entirely for that instruction set (Highway's "-inl.h" pattern):
-// the templates here may then use the set's intrinsics directly, which a
-// template compiled for baseline x86-64 and inlined into a target wrapper
-// cannot. It uses, from the including file, Frequency, FastF64AbsErr, the
-// constants kPio2*, k2OverPi, kTile, kMaxLanes, kStepErr, kRoundSlack,
-// FixRow, float_midpoint.h, <immintrin.h> and PE_VECTOR_INLINE. No include
-// guard, on purpose.
+// compiled entirely for that instruction set, under a target pragma that
+// this file pushes and pops (Highway's "-inl.h" pattern): its templates may
+// then use the set's intrinsics, which a template compiled for baseline
+// x86-64 and inlined into a target wrapper cannot. It uses, from the
+// including file, Frequency, FastF64AbsErr, the constants kPio2*, k2OverPi,
+// kTile, kMaxLanes, kStepErr, kRoundSlack, FixRow, float_midpoint.h,
+// <immintrin.h> and PE_VECTOR_INLINE; it undefines PE_KERNEL_LANES at its
+// end. No include guard, on purpose.
+
+#if PE_KERNEL_LANES == 8
+#define PE_KERNEL_TARGET "arch=x86-64-v4"
+#elif PE_KERNEL_LANES == 4
+#define PE_KERNEL_TARGET "arch=x86-64-v3"
+#elif PE_KERNEL_LANES != 2
+#error "PE_KERNEL_LANES must be 8, 4 or 2"
+#endif
+// _Pragma with the target's string expanded first (# alone would not).
+#define PE_KERNEL_PRAGMA_TEXT(x) _Pragma(#x)
+#define PE_KERNEL_PRAGMA(x) PE_KERNEL_PRAGMA_TEXT(x)
+#ifdef PE_KERNEL_TARGET
+#if defined(__clang__)
+PE_KERNEL_PRAGMA(clang attribute push(__attribute__((target(PE_KERNEL_TARGET))), apply_to = function))
+#else
+PE_KERNEL_PRAGMA(GCC push_options)
+PE_KERNEL_PRAGMA(GCC target(PE_KERNEL_TARGET))
+#endif
+#endif
 
 // W frequencies side by side in one register (GCC vector extensions): W = 8
 // for AVX-512 (zmm), 4 for AVX2 (ymm), 2 for SSE2 (xmm); the same values on
@@ -499,3 +520,15 @@ void RunTile(PE_RUN_TILE_ARGS) {
 void Anchors(std::int64_t pos, const double* w_hi, const double* w_lo, std::size_t n, double* s, double* c) {
   AnchorsImpl<PE_KERNEL_LANES>(pos, w_hi, w_lo, n, s, c);
 }
+
+#ifdef PE_KERNEL_TARGET
+#if defined(__clang__)
+PE_KERNEL_PRAGMA(clang attribute pop)
+#else
+PE_KERNEL_PRAGMA(GCC pop_options)
+#endif
+#undef PE_KERNEL_TARGET
+#endif
+#undef PE_KERNEL_PRAGMA
+#undef PE_KERNEL_PRAGMA_TEXT
+#undef PE_KERNEL_LANES
