@@ -58,7 +58,7 @@ class CsvWriter : public TableWriter {
         // AppendNumber, formatted straight into the output.
         const std::size_t at = out.size();
         // Room: the position, then per value a comma and the text, and the
-        // scratch bytes WriteShortestFloat may leave after the last one.
+        // scratch bytes WriteShortestFloats may leave after the last one.
         out.resize(at + 24 + cols * (kShortestFloatMax + 1) + kShortestFloatRoom);
         char* p = out.data() + at;
         p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
@@ -70,9 +70,8 @@ class CsvWriter : public TableWriter {
             std::string probe;
             AppendNumber(probe, row, info_.dtype, j, "CSV output");  // throws the usual error
           }
-          *p++ = ',';
-          p = WriteShortestFloat(p, f);
         }
+        p = WriteShortestFloats(p, row, cols, ',');
         *p++ = '\n';
         out.resize(static_cast<std::size_t>(p - out.data()));
         continue;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/formats/schubfach_x8.h"
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -46,29 +49,11 @@ inline char* PutDigits(char* p, std::uint32_t n, int size) {
   return p + size;
 }
 
-}  // namespace
-
-char* WriteShortestFloat(char* out, float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  *out = '-';
-  out += bits >> 31;  // keep the '-' only when negative
-  bits &= 0x7fffffffu;
-  if (bits >= 0x7f800000u) {  // fmt's non-finite spellings
-    const char* s = bits > 0x7f800000u ? "nan" : "inf";
-    std::memcpy(out, s, 3);
-    return out + 3;
-  }
-  if (bits == 0) {
-    *out++ = '0';
-    return out;
-  }
-  float a;
-  std::memcpy(&a, &bits, 4);
-  const auto dec = fmt::detail::dragonbox::to_decimal(a);
-  const std::uint32_t sig = dec.significand;
+// The text of sig·10^exponent (sig > 0, no trailing zeros), as fmt
+// writes a float: the part of WriteShortestFloat after the digits.
+inline char* WriteDecimal(char* out, std::uint32_t sig, int exponent) {
   const int size = CountDigits(sig);
-  const int output_exp = dec.exponent + size - 1;  // value = d.ddd × 10^output_exp
+  const int output_exp = exponent + size - 1;  // value = d.ddd × 10^output_exp
   if (output_exp < 0 && output_exp >= -4) {
     // 1234e-6 -> 0.001234: most values of an encoding table.
     const int zeros = -output_exp - 1;
@@ -100,11 +85,11 @@ char* WriteShortestFloat(char* out, float f) {
     std::memcpy(p, kDigitPairs + 2 * e, 2);
     return p + 2;
   }
-  if (dec.exponent >= 0) {
+  if (exponent >= 0) {
     // 1234e2 -> 123400
     char* p = PutDigits(out, sig, size);
-    std::memset(p, '0', static_cast<std::size_t>(dec.exponent));
-    return p + dec.exponent;
+    std::memset(p, '0', static_cast<std::size_t>(exponent));
+    return p + exponent;
   }
   // 1234e-2 -> 12.34: the digits at out+1.., then the integer part moves one
   // place left (0 <= output_exp < 16, so 1 <= int_digits < size).
@@ -113,6 +98,74 @@ char* WriteShortestFloat(char* out, float f) {
   std::memmove(out, out + 1, static_cast<std::size_t>(int_digits));
   out[int_digits] = '.';
   return end;
+}
+
+}  // namespace
+
+char* WriteShortestFloat(char* out, float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  *out = '-';
+  out += bits >> 31;  // keep the '-' only when negative
+  bits &= 0x7fffffffu;
+  if (bits >= 0x7f800000u) {  // fmt's non-finite spellings
+    const char* s = bits > 0x7f800000u ? "nan" : "inf";
+    std::memcpy(out, s, 3);
+    return out + 3;
+  }
+  if (bits == 0) {
+    *out++ = '0';
+    return out;
+  }
+  float a;
+  std::memcpy(&a, &bits, 4);
+  const auto dec = fmt::detail::dragonbox::to_decimal(a);
+  return WriteDecimal(out, dec.significand, dec.exponent);
+}
+
+char* WriteShortestFloats(char* out, const void* values, std::size_t n, char sep) {
+  const auto* bytes = static_cast<const unsigned char*>(values);
+  std::size_t i = 0;
+  if (ShortestDecimalsAvailable()) {
+    // The digits of up to a run of values at once, then their text.
+    DecimalRun run;
+    while (n - i >= 8) {
+      const std::size_t count = std::min(DecimalRun::kSize, (n - i) / 8 * 8);
+      ShortestDecimals(bytes + 4 * i, count, &run);
+      for (std::size_t j = 0; j < count; ++j) {
+        *out++ = sep;
+        const unsigned char* at = bytes + 4 * (i + j);
+        if ((run.special[j / 8] >> (j % 8)) & 1u) {
+          float f;
+          std::memcpy(&f, at, 4);
+          out = WriteShortestFloat(out, f);
+          continue;
+        }
+        out[0] = '-';
+        out += at[3] >> 7;  // the sign bit (little-endian)
+        const int point = run.exp[j] + run.size[j] - 1;  // |v| = d.ddd × 10^point
+        if (point < 0 && point >= -4) {
+          // 0.001234, the text of most values of an encoding table: "0."
+          // and up to four zeros, then the digits, already text.
+          std::memcpy(out, "0.0000", 6);
+          char* digits = out + 1 - point;
+          digits[0] = static_cast<char>(run.lead[j]);
+          std::memcpy(digits + 1, &run.digits[j], 8);
+          out = digits + run.size[j];
+        } else {
+          out = WriteDecimal(out, run.sig[j], run.exp[j]);
+        }
+      }
+      i += count;
+    }
+  }
+  for (; i < n; ++i) {
+    float f;
+    std::memcpy(&f, bytes + 4 * i, 4);
+    *out++ = sep;
+    out = WriteShortestFloat(out, f);
+  }
+  return out;
 }
 
 }  // namespace pe
