@@ -18,8 +18,6 @@
 // conversions.
 #pragma once
 
-#include <cstdint>
-
 namespace pe {
 
 /// Bits of the XOR of two patterns that may differ without a tie between.

@@ -306,10 +306,7 @@ PE_VECTOR_INLINE unsigned RunStrip(const Frequency* freq, double* s_io, double* 
   constexpr std::size_t kLanes = W;
   constexpr bool kPartial = kStore == StripStore::kGeneric;
   V s[kStrips], c[kStrips], cw[kStrips], sw[kStrips];
-  // -1 where the lane carries a sin / a cos: 32-bit lanes for the checked
-  // pass's float comparisons, 64-bit ones for the fast pass's bit patterns.
-  VI lane_s[kStrips] = {}, lane_c[kStrips] = {};
-  VL lane_s64[kStrips] = {}, lane_c64[kStrips] = {};
+  VI lane_s[kStrips] = {}, lane_c[kStrips] = {};  // -1 where the lane carries a sin / a cos
   VL any[kStrips];
   for (int j = 0; j < kStrips; ++j) {
     const std::size_t o = static_cast<std::size_t>(j) * kLanes;
@@ -320,8 +317,6 @@ PE_VECTOR_INLINE unsigned RunStrip(const Frequency* freq, double* s_io, double* 
     const VI lane = Iota<W>() + static_cast<int>(o);
     lane_s[j] = lane < static_cast<int>(lanes);
     lane_c[j] = lane < static_cast<int>(n_cos);
-    lane_s64[j] = __builtin_convertvector(lane_s[j], VL);
-    lane_c64[j] = __builtin_convertvector(lane_c[j], VL);
     any[j] = VL{};
   }
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -346,8 +341,9 @@ PE_VECTOR_INLINE unsigned RunStrip(const Frequency* freq, double* s_io, double* 
       } else if constexpr (kPartial) {
         // Only whether any lane fails (float_midpoint.h): the XORs of the
         // patterns of y - B and y + B, ORed up; the rounded y is stored.
-        any[j] |= MidpointBits<W>(s[j] - b, s[j] + b) & lane_s64[j];
-        any[j] |= MidpointBits<W>(c[j] - b, c[j] + b) & lane_c64[j];
+        // (The lane masks widened to the 64-bit lanes of the patterns.)
+        any[j] |= MidpointBits<W>(s[j] - b, s[j] + b) & __builtin_convertvector(lane_s[j], VL);
+        any[j] |= MidpointBits<W>(c[j] - b, c[j] + b) & __builtin_convertvector(lane_c[j], VL);
         hs = __builtin_convertvector(s[j], VF);
         hc = __builtin_convertvector(c[j], VF);
       } else {
@@ -504,18 +500,15 @@ PE_VECTOR_INLINE void AnchorsImpl(std::int64_t pos, const double* w_hi, const do
 }
 
 
-#define PE_RUN_TILE_ARGS                                                                              \
-  const Frequency *freq, const double *freq_hi, const double *freq_lo, const double *cos_w,           \
-      const double *sin_w, std::size_t n, std::size_t n_cos, std::int64_t first, std::int64_t count, \
-      float *sin_out, float *cos_out, std::size_t ld, std::size_t step
 // Two strips side by side on every instruction set, to hide the latency of
 // each recurrence (one AVX-512 strip took 17% longer; four spilled
 // registers: 20% longer).
-void RunTile(PE_RUN_TILE_ARGS) {
+void RunTile(const Frequency* freq, const double* freq_hi, const double* freq_lo, const double* cos_w,
+             const double* sin_w, std::size_t n, std::size_t n_cos, std::int64_t first, std::int64_t count,
+             float* sin_out, float* cos_out, std::size_t ld, std::size_t step) {
   RunTileImpl<PE_KERNEL_LANES, 2>(freq, freq_hi, freq_lo, cos_w, sin_w, n, n_cos, first, count, sin_out,
                                   cos_out, ld, step);
 }
-#undef PE_RUN_TILE_ARGS
 
 void Anchors(std::int64_t pos, const double* w_hi, const double* w_lo, std::size_t n, double* s, double* c) {
   AnchorsImpl<PE_KERNEL_LANES>(pos, w_hi, w_lo, n, s, c);

@@ -49,17 +49,21 @@ inline char* PutDigits(char* p, std::uint32_t n, int size) {
   return p + size;
 }
 
+// Fixed notation below 1, the text of most values of an encoding table
+// (0.001234 = 1.234 × 10^point, -5 < point < 0): writes "0." and the
+// zeros (scratch bytes after them) and returns where the digits go.
+inline bool BelowOne(int point) { return point < 0 && point >= -4; }
+inline char* PutZeroPoint(char* out, int point) {
+  std::memcpy(out, "0.0000", 6);  // "0." and up to four zeros
+  return out + 1 - point;
+}
+
 // The text of sig·10^exponent (sig > 0, no trailing zeros), as fmt
 // writes a float: the part of WriteShortestFloat after the digits.
 inline char* WriteDecimal(char* out, std::uint32_t sig, int exponent) {
   const int size = CountDigits(sig);
   const int output_exp = exponent + size - 1;  // value = d.ddd × 10^output_exp
-  if (output_exp < 0 && output_exp >= -4) {
-    // 1234e-6 -> 0.001234: most values of an encoding table.
-    const int zeros = -output_exp - 1;
-    std::memcpy(out, "0.0000", 6);  // "0." and up to four zeros, then the digits
-    return PutDigits(out + 2 + zeros, sig, size);
-  }
+  if (BelowOne(output_exp)) return PutDigits(PutZeroPoint(out, output_exp), sig, size);  // 1234e-6 -> 0.001234
   if (output_exp < -4 || output_exp >= 16) {
     // d[.ddd]e±XX: the digits at p+1.., then the first moves before the point.
     char* p = out;
@@ -144,11 +148,8 @@ char* WriteShortestFloats(char* out, const void* values, std::size_t n, char sep
         out[0] = '-';
         out += at[3] >> 7;  // the sign bit (little-endian)
         const int point = run.exp[j] + run.size[j] - 1;  // |v| = d.ddd × 10^point
-        if (point < 0 && point >= -4) {
-          // 0.001234, the text of most values of an encoding table: "0."
-          // and up to four zeros, then the digits, already text.
-          std::memcpy(out, "0.0000", 6);
-          char* digits = out + 1 - point;
+        if (BelowOne(point)) {  // the digits already text
+          char* digits = PutZeroPoint(out, point);
           digits[0] = static_cast<char>(run.lead[j]);
           std::memcpy(digits + 1, &run.digits[j], 8);
           out = digits + run.size[j];
