@@ -564,6 +564,19 @@ constexpr std::uint64_t kMaxChunkCacheBytes = std::uint64_t{256} << 20;
 // attribute whose value takes more than 1 MiB is skipped.
 constexpr hsize_t kMaxAttributes = 4096;
 constexpr std::uint64_t kMaxAttributeBytes = std::uint64_t{1} << 20;
+// All the string values of one dataset together: what the probe child
+// hands to the parent stays small.
+constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{16} << 20;
+
+struct AttrSink {
+  Metadata* meta;
+  std::uint64_t bytes = 0;  ///< string bytes kept so far
+  void SetString(const char* name, std::string value) {
+    if (bytes + value.size() > kMaxMetadataBytes) return;
+    bytes += value.size();
+    meta->Set(name, std::move(value));
+  }
+};
 
 // Refuses datasets whose layout would make reading cost more than the file;
 // returns the bytes of one band of chunks (0: not chunked).
@@ -605,7 +618,8 @@ std::uint64_t CheckLayout(hid_t dcpl, hid_t dset, const std::string& what, const
 // attributes and sends them to the parent, which never reads them itself
 // (ProbeInChild).
 herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
-  auto* meta = static_cast<Metadata*>(data);
+  auto* sink = static_cast<AttrSink*>(data);
+  Metadata* meta = sink->meta;
   Handle attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
   if (!attr.ok()) return 0;
   Handle space(H5Aget_space(attr.get()), H5Sclose);
@@ -631,7 +645,7 @@ herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
         H5Tset_cset(mt.get(), H5Tget_cset(type.get()));
         if (H5Aread(attr.get(), mt.get(), &s) >= 0 && s) {
           const std::size_t n = ::strnlen(s, kMaxAttributeBytes + 1);
-          if (n <= kMaxAttributeBytes) meta->Set(name, std::string(s, n));
+          if (n <= kMaxAttributeBytes) sink->SetString(name, std::string(s, n));
           H5free_memory(s);
         }
       } else {
@@ -640,7 +654,7 @@ herr_t CollectAttr(hid_t loc, const char* name, const H5A_info_t*, void* data) {
           std::string s(n, '\0');
           if (H5Aread(attr.get(), type.get(), s.data()) >= 0) {
             s.resize(std::min(s.find('\0'), s.size()));
-            meta->Set(name, s);
+            sink->SetString(name, std::move(s));
           }
         }
       }
@@ -1019,7 +1033,8 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
   if (meta != nullptr) {
     info.meta = *meta;
   } else {
-    H5Aiterate2(dset.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttr, &info.meta);
+    AttrSink sink{&info.meta};
+    H5Aiterate2(dset.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttr, &sink);
   }
   return std::make_unique<Hdf5Source>(path, std::move(file), std::move(dset), std::move(mem_type), std::move(info),
                                       rank);
