@@ -386,9 +386,10 @@ class Hdf5Source : public RowSource {
 
 // The links at the file's root: the names of the datasets (not groups)
 // reached by hard links, and whether a link of another kind is named "pe"
-// (then that one is chosen, and refused with its kind). Only hard links are looked at: an external link would open another
-// file, a soft one could lead anywhere in this one. Stops at 10,000
-// datasets so that a hostile file cannot make the list huge.
+// (then that one is chosen, and refused with its kind). Only hard links
+// are looked at: an external link would open another file, a soft one
+// could lead anywhere in this one. Stops at 10,000 datasets so that a
+// hostile file cannot make the list huge.
 struct RootLinks {
   std::vector<std::string> datasets;
   bool has_pe = false;
