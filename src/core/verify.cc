@@ -426,6 +426,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // Padding rows: those the reference itself zeroes (fairseq's padding_idx
     // row); without a reference, the file's all-zero rows.
     po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats.zero_rows;
+    po.reference = ref && shape_ok ? ref : nullptr;  // "unique" excuses rows the dtype itself makes equal
     if (ref && shape_ok && ref_head.pairing.found) {
       po.pairing = ref_head.pairing;
       po.omega_known = true;
