@@ -95,8 +95,10 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
         check.parse(rev);
         args.insert(args.end(), one.begin(), one.end());
         origin["--" + ln] = fmt::format("'{}': metadata {}={}", o.file, key, v);  // errors name the file, not a flag
-      } catch (const CLI::ParseError& e) {
-        notes->push_back(fmt::format("the file's metadata {} = {} is not a valid --{} and was ignored", key, v, ln));
+      } catch (const CLI::ParseError&) {
+        // Present but invalid: an input error naming the file and key, never
+        // silently left out (the default would then be verified instead).
+        ThrowInput(fmt::format("'{}': metadata {}={}", o.file, key, v), fmt::format("not a valid value of --{}", ln));
       }
     }
   }

@@ -121,12 +121,6 @@ namespace {
 // The checks every scheme shares, then the scheme's own.
 const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   const SchemeInfo& info = FindScheme(spec.scheme);
-  if (spec.d_model > kMaxWidth) {
-    const bool head = spec.scheme == "rope" || spec.scheme == "xpos";
-    ThrowUsage(ParamName(spec, head ? "--head-dim" : "--d-model"),
-               fmt::format("{} columns is above pe's maximum width of {} (2^20; see docs/numerics.md, \"Memory\")",
-                           spec.d_model, kMaxWidth));
-  }
   if (info.needs_d_model && spec.d_model <= 0)
     ThrowUsage("--d-model", fmt::format("must be at least 1, got {} (scheme '{}' needs the number of columns)",
                                         spec.d_model, spec.scheme));
@@ -136,6 +130,13 @@ const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   if (spec.d_model < 0) ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
   if (spec.max_len < 0) ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
   if (info.needs_d_model && info.needs_max_len) CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);
+  // After the size ceiling (a table too big to exist is reported as such).
+  if (spec.d_model > kMaxWidth) {
+    const bool head = spec.scheme == "rope" || spec.scheme == "xpos";
+    ThrowUsage(ParamName(spec, head ? "--head-dim" : "--d-model"),
+               fmt::format("{} columns is above pe's maximum width of {} (2^20; see docs/numerics.md, \"Memory\")",
+                           spec.d_model, kMaxWidth));
+  }
   if (spec.start < -kMaxExactPosition || spec.start > kMaxExactPosition ||
       spec.max_len > kMaxExactPosition - spec.start + 1) {
     ThrowUsage("--start/--max-len",

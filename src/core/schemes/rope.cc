@@ -199,6 +199,10 @@ SchemeSpec WithHfConfig(const SchemeSpec& in) {
 RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const SchemeSpec spec = WithHfConfig(spec_in);
   if (spec.d_model <= 0) ThrowUsage("--head-dim", "required by scheme 'rope' (or give --hf-config)");
+  if (spec.d_model > kMaxWidth)  // also a head dimension from --hf-config
+    ThrowUsage("--head-dim", fmt::format("{} columns is above pe's maximum width of {} (2^20; see docs/numerics.md, "
+                                         "\"Memory\")",
+                                         spec.d_model, kMaxWidth));
   RopeFrequencies out;
   const std::int64_t dim = RotaryDim(spec);
   if (dim < 2 || dim % 2 != 0 || dim > spec.d_model)
