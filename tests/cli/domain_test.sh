@@ -86,7 +86,13 @@ expect_error "metadata start" "^pe: error: 'start.h5': metadata start=-1e\+18: p
 cp m.h5 base.h5 && setattr base.h5 base 1e-40
 expect_error "metadata base" "^pe: error: 'base.h5': metadata base=1e-40: with positions up to 15 makes $dom" -- verify base.h5
 expect_error "flag base in verify" "^pe: error: --base: 1e-40 with positions" -- verify m.h5 --base 1e-40
-rm -f start.h5 base.h5
+# Scheme parameters from metadata too (tensor2tensor multiplies by min_timescale).
+"$PE" generate --scheme tensor2tensor --d-model 8 --max-len 16 -o t2.h5 && setattr t2.h5 min_timescale 1e18
+expect_error "metadata min_timescale" "^pe: error: 't2.h5': metadata min_timescale=1e\+18: with positions up to 15 makes $dom" -- verify t2.h5
+"$PE" generate --scheme learned --d-model 8 --max-len 16 -o l.h5
+$PY -c "import h5py; f=h5py.File('l.h5','r+'); f['pe'].attrs['sigma']='abc'; f.close()"
+expect_error "metadata sigma" "^pe: error: 'l.h5': metadata sigma=abc: not a valid value of --sigma" -- verify l.h5
+rm -f start.h5 base.h5 t2.h5 l.h5
 # A declared width of 10^8: the shape fails at once, with little memory.
 cp m.h5 wide.h5 && setattr wide.h5 d_model 100000000
 /usr/bin/time -v "$PE" verify wide.h5 >v.txt 2>time.txt
