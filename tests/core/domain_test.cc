@@ -45,7 +45,7 @@ std::vector<double> Rows(const SchemeSpec& spec) {
 // value correctly rounded; float64: within 1 ulp + |θ|·2^-104 (ω's 113
 // bits; docs/numerics.md).
 template <typename ColFn>
-int CheckAgainstOracle(const SchemeSpec& spec, double max_omega, ColFn col) {
+int CheckAgainstOracle(const SchemeSpec& spec, double max_omega, ColFn col, double scale = 1) {
   const std::vector<double> t = Rows(spec);
   int bad = 0;
   for (std::int64_t r = 0; r < spec.max_len; ++r)
@@ -58,12 +58,12 @@ int CheckAgainstOracle(const SchemeSpec& spec, double max_omega, ColFn col) {
       bool ok;
       double want;
       if (spec.dtype == DType::kFloat64) {
-        want = oracle::SinusoidF64(pos, spec.base, num, den, cosine);
+        want = scale * oracle::SinusoidF64(pos, spec.base, num, den, cosine);  // scale: a power of two
         const double ulp = std::nextafter(std::fabs(want), HUGE_VAL) - std::fabs(want);
-        ok = std::fabs(got - want) <= ulp + std::fabs(static_cast<double>(pos)) * max_omega * 0x1p-104;
+        ok = std::fabs(got - want) <= ulp + scale * std::fabs(static_cast<double>(pos)) * max_omega * 0x1p-104;
       } else {
         const Fmt f = FormatOf(spec.dtype);
-        want = oracle::SinusoidRounded(pos, spec.base, num, den, cosine, f.precision, f.min_quantum_exp);
+        want = scale * oracle::SinusoidRounded(pos, spec.base, num, den, cosine, f.precision, f.min_quantum_exp);
         ok = got == want;
       }
       if (!ok && ++bad <= 5)
@@ -131,6 +131,34 @@ TEST(Domain, RopeUpToTheLargestAcceptedAngleInEveryDtype) {
                                      *d = 4;
                                      *c = cosine;
                                    }),
+                0)
+          << tensor;
+    }
+}
+
+TEST(Domain, ScaledRopeUpToTheLargestAcceptedAngleInEveryDtype) {
+  // --attention-factor 2: the scaled rotary path (its own double evaluation
+  // with a certified bound, then quad); 2·v rounds as v does.
+  for (const char* tensor : {"cos", "sin"})
+    for (DType dt : kAll) {
+      SchemeSpec s;
+      s.scheme = "rope";
+      s.d_model = 4;
+      s.base = 0x1p-20;
+      s.start = kP40 - 299;
+      s.max_len = 300;
+      s.dtype = dt;
+      s.tensor = tensor;
+      s.attention_factor = 2;
+      const bool cosine = std::string(tensor) == "cos";
+      EXPECT_EQ(CheckAgainstOracle(
+                    s, 0x1p10,
+                    [cosine](std::int64_t j, std::int64_t* n, std::int64_t* d, bool* c) {
+                      *n = 2 * (j % 2);
+                      *d = 4;
+                      *c = cosine;
+                    },
+                    2.0),
                 0)
           << tensor;
     }
