@@ -422,10 +422,13 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     const std::int64_t n = std::min(block, info.rows - f);
     const std::int64_t lo = std::max<std::int64_t>(0, f - window);
     ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
-    if (ref) {
+    bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
+    const auto load_ref = [&] {
+      if (ref_loaded) return;
       ReadRowsAsDouble(*ref, lo, f + n - lo, &ref_scratch, &rv);
       for (double& x : rv) x = round_to(x);
-    }
+      ref_loaded = true;
+    };
     for (std::int64_t q = f; q < f + n; ++q) {
       const double* rq = v.data() + (q - lo) * d;
       bool finite = true;
@@ -441,6 +444,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
         if (!(s < best)) continue;  // also a NaN s: row p is not finite
         if (ref && std::sqrt(s) <= limit) {
           // The exact rows rounded to the dtype: equal (or as close) too?
+          load_ref();
           const double* eq = rv.data() + (q - lo) * d;
           const double* ep = rv.data() + (p - lo) * d;
           double se = 0;
