@@ -220,7 +220,8 @@ int RunInspect(const InspectOptions& o, Console& console) {
   };
   fmt::print("  zero rows: {}; zero columns: {}\n", list(stats.zero_rows, stats.zero_row_count),
              list(stats.zero_cols, static_cast<std::int64_t>(stats.zero_cols.size())));
-  if (stats.nonfinite) fmt::print("  non-finite entries: {}\n", stats.nonfinite);
+  if (stats.nonfinite)
+    fmt::print("  non-finite entries: {} (NaN {}, +inf {}, -inf {})\n", stats.nonfinite, stats.nan, stats.pos_inf, stats.neg_inf);
   if (stats.grid != info.dtype) fmt::print("  every value is a {} number\n", Traits(stats.grid).name);
   if (id) {
     fmt::print("identification\n  {}\n", id->verdict);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 
 #include "core/analysis/properties.h"
@@ -55,6 +56,7 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
   const MetaValue* meta_scheme = info.meta.Find("scheme");
   const bool other_scheme = Given(o, "--scheme") && meta_scheme && MetaToString(*meta_scheme) != o.spec.scheme;
   bool skipped_meta = false;
+  std::map<std::string, std::string> origin;  // flag -> the metadata value behind it
   for (const CLI::Option* opt : probe.get_options()) {
     if (opt->get_lnames().empty()) continue;
     const std::string ln = opt->get_lnames()[0];
@@ -92,8 +94,11 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
         std::vector<std::string> rev(one.rbegin(), one.rend());
         check.parse(rev);
         args.insert(args.end(), one.begin(), one.end());
-      } catch (const CLI::ParseError& e) {
-        notes->push_back(fmt::format("the file's metadata {} = {} is not a valid --{} and was ignored", key, v, ln));
+        origin["--" + ln] = fmt::format("'{}': metadata {}={}", o.file, key, v);  // errors name the file, not a flag
+      } catch (const CLI::ParseError&) {
+        // Present but invalid: an input error naming the file and key, never
+        // silently left out (the default would then be verified instead).
+        ThrowInput(fmt::format("'{}': metadata {}={}", o.file, key, v), fmt::format("not a valid value of --{}", ln));
       }
     }
   }
@@ -101,6 +106,7 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
     notes->push_back(fmt::format("the file's {}-specific metadata is not applied to --scheme {}", MetaToString(*meta_scheme),
                                  o.spec.scheme));
   SpecOverrides ov;
+  ov.path = o.file;
   if (Given(o, "--scheme") || extra_given) ov.scheme = o.spec.scheme;
   if (Given(o, "--d-model")) ov.d_model = o.spec.d_model;
   if (Given(o, "--max-len")) ov.max_len = o.spec.max_len;
@@ -123,6 +129,8 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
   spec.base = common->base;
   spec.start = common->start;
   spec.dtype = common->dtype;
+  spec.origin = common->origin;
+  spec.origin.insert(origin.begin(), origin.end());
   return spec;
 }
 

@@ -104,6 +104,28 @@ inline float RoundChecked(double y, double abs_err, bool* ok) {
 
 }  // namespace
 
+AngleDomainError::AngleDomainError(std::int64_t max_pos, double max_angle)
+    : Error(ErrorKind::kUsage, "angles: beyond the domain pe guarantees (see docs/numerics.md)"),
+      max_pos_(max_pos),
+      max_angle_(max_angle) {}
+
+double MaxAngle(const std::vector<Frequency>& freqs, std::int64_t first, std::int64_t last) {
+  const double p = std::max({1.0, std::fabs(static_cast<double>(first)), std::fabs(static_cast<double>(last))});
+  double w = 0;
+  for (const Frequency& f : freqs) {
+    const double a = std::fabs(static_cast<double>(f.q));
+    if (!(a <= 0x1p1000)) return HUGE_VAL;  // inf or NaN
+    w = std::max(w, a);
+  }
+  return p * w;
+}
+
+void CheckAngleDomain(const std::vector<Frequency>& freqs, std::int64_t first, std::int64_t last) {
+  const double a = MaxAngle(freqs, first, last);
+  if (!(a <= kMaxExactAngle))
+    throw AngleDomainError(std::max(std::abs(first), std::abs(last)), a);
+}
+
 Frequency FrequencyFromQuad(__float128 omega) {
   Frequency f;
   f.q = omega;

@@ -22,11 +22,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/error.h"
+
 namespace pe {
 
 /// Positions beyond this magnitude are refused by every scheme: the error
 /// bounds of docs/numerics.md are proved up to here (2^40 ≈ 1.1e12).
 inline constexpr std::int64_t kMaxExactPosition = std::int64_t{1} << 40;
+
+/// The domain: every sinusoid table entry is guaranteed (docs/numerics.md,
+/// "Domain") for angles |pos·ω| <= 2^50 (≈ 1.13e15 rad); schemes refuse
+/// parameters that would go beyond (CheckAngleDomain). Beyond it the fast
+/// path's quadrant (k = round(θ·2/π) by the 1.5·2^52 trick, exact below
+/// 2^51) and the quad path's absolute error (|θ|·2^-106) are no longer
+/// covered by the proofs.
+inline constexpr double kMaxExactAngle = 0x1p50;
 
 /// An angular frequency ω known to about 2^-106 relative.
 struct Frequency {
@@ -55,6 +65,29 @@ Frequency ExpFrequency(double scale, double ratio, std::int64_t num,
 
 /// A frequency given as a quad value (for schemes that derive ω otherwise).
 Frequency FrequencyFromQuad(__float128 omega);
+
+/// Thrown (a usage error) by the sinusoid table sources when a table would
+/// reach angles beyond kMaxExactAngle; MakeGenerator/MakeTableSet rethrow it
+/// naming the parameter (scheme.cc).
+class AngleDomainError : public Error {
+ public:
+  AngleDomainError(std::int64_t max_pos, double max_angle);
+  std::int64_t max_pos() const { return max_pos_; }
+  double max_angle() const { return max_angle_; }
+
+ private:
+  std::int64_t max_pos_;
+  double max_angle_;
+};
+
+/// The largest |pos·ω| over positions [first, last] (and pos = 1: the
+/// table fast path evaluates ω itself) and the frequencies; +inf for a
+/// non-finite ω.
+double MaxAngle(const std::vector<Frequency>& freqs, std::int64_t first, std::int64_t last);
+
+/// Throws AngleDomainError when MaxAngle(freqs, first, last) exceeds
+/// kMaxExactAngle (or is NaN).
+void CheckAngleDomain(const std::vector<Frequency>& freqs, std::int64_t first, std::int64_t last);
 
 /// sin(pos·ω) and cos(pos·ω), each correctly rounded to float32.
 /// REQUIRES: |pos| <= kMaxExactPosition.

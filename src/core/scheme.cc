@@ -71,7 +71,52 @@ const SchemeInfo& FindScheme(std::string_view name) {
                           : fmt::format("unknown scheme; did you mean '{}'?", hint));
 }
 
+std::string ParamName(const SchemeSpec& spec, const std::string& flag) {
+  const auto it = spec.origin.find(flag);
+  return it == spec.origin.end() ? flag : it->second;
+}
+
+double MaxFinite(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16: return 65504.0;
+    case DType::kBFloat16: return 0x1.fep127;
+    case DType::kFloat32: return 0x1.fffffep127;
+    case DType::kFloat64: break;
+  }
+  return 0x1.fffffffffffffp1023;
+}
+
 namespace {
+
+// An error about a parameter that came from a file's metadata names the
+// file and key, not a flag: "--sigma: why" becomes "'t.h5': metadata
+// sigma=1e+308: why" (an input error).
+[[noreturn]] void RethrowNamed(const SchemeSpec& spec, const Error& e) {
+  const std::string msg = e.what();
+  const std::size_t colon = msg.find(": ");
+  if (colon != std::string::npos && e.kind() == ErrorKind::kUsage) {
+    const std::string what = msg.substr(0, colon);
+    const std::string flag = what.substr(0, what.find(' '));
+    if (const auto it = spec.origin.find(flag); it != spec.origin.end())
+      throw Error(ErrorKind::kInput, it->second + msg.substr(colon));
+  }
+  throw e;
+}
+
+// A table whose angles leave the proved domain (AngleDomainError from the
+// sinusoid sources): named by the parameter that sets the frequencies.
+[[noreturn]] void RethrowDomain(const SchemeSpec& spec, const AngleDomainError& e) {
+  const bool t2t = spec.scheme == "tensor2tensor";
+  const std::string flag = t2t ? "--min-timescale" : "--base";
+  const double value = t2t ? spec.min_timescale : spec.base;
+  const std::string why = fmt::format(
+      "with positions up to {} makes angles up to {:.3g} rad; pe guarantees values for angles up to 2^50 "
+      "(about 1.13e+15 rad; see docs/numerics.md, \"Domain\")",
+      e.max_pos(), e.max_angle());
+  if (const auto it = spec.origin.find(flag); it != spec.origin.end())
+    throw Error(ErrorKind::kInput, fmt::format("{}: {}", it->second, why));
+  throw Error(ErrorKind::kUsage, fmt::format("{}: {:.3g} {}", flag, value, why));
+}
 
 // The checks every scheme shares, then the scheme's own.
 const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
@@ -85,6 +130,13 @@ const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   if (spec.d_model < 0) ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
   if (spec.max_len < 0) ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
   if (info.needs_d_model && info.needs_max_len) CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);
+  // After the size ceiling (a table too big to exist is reported as such).
+  if (spec.d_model > kMaxWidth) {
+    const bool head = spec.scheme == "rope" || spec.scheme == "xpos";
+    ThrowUsage(ParamName(spec, head ? "--head-dim" : "--d-model"),
+               fmt::format("{} columns is above pe's maximum width of {} (2^20; see docs/numerics.md, \"Memory\")",
+                           spec.d_model, kMaxWidth));
+  }
   if (spec.start < -kMaxExactPosition || spec.start > kMaxExactPosition ||
       spec.max_len > kMaxExactPosition - spec.start + 1) {
     ThrowUsage("--start/--max-len",
@@ -108,20 +160,32 @@ const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
 }  // namespace
 
 std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec) {
-  const SchemeInfo& info = ValidateSpec(spec);
-  if (info.make_set) {
-    TableSet set = info.make_set(spec);
-    return set.Take(spec.tensor.empty() ? info.tensors.front() : std::string_view(spec.tensor));
+  try {
+    const SchemeInfo& info = ValidateSpec(spec);
+    if (info.make_set) {
+      TableSet set = info.make_set(spec);
+      return set.Take(spec.tensor.empty() ? info.tensors.front() : std::string_view(spec.tensor));
+    }
+    return info.make(spec);
+  } catch (const AngleDomainError& e) {
+    RethrowDomain(spec, e);
+  } catch (const Error& e) {
+    RethrowNamed(spec, e);
   }
-  return info.make(spec);
 }
 
 TableSet MakeTableSet(const SchemeSpec& spec) {
-  const SchemeInfo& info = ValidateSpec(spec);
-  if (!info.make_set) return SingleTableSet(info.make(spec));
-  TableSet set = info.make_set(spec);
-  if (!spec.tensor.empty()) set.Select(spec.tensor);
-  return set;
+  try {
+    const SchemeInfo& info = ValidateSpec(spec);
+    if (!info.make_set) return SingleTableSet(info.make(spec));
+    TableSet set = info.make_set(spec);
+    if (!spec.tensor.empty()) set.Select(spec.tensor);
+    return set;
+  } catch (const AngleDomainError& e) {
+    RethrowDomain(spec, e);
+  } catch (const Error& e) {
+    RethrowNamed(spec, e);
+  }
 }
 
 }  // namespace pe

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -70,7 +71,26 @@ struct SchemeSpec {
   bool bidirectional = false;      ///< --bidirectional
   std::int64_t num_buckets = 32;   ///< --num-buckets
   std::int64_t max_distance = 128; ///< --max-distance
+
+  /// Where parameters came from when not from a flag: flag ("--base") ->
+  /// how to name it in an error ("'t.h5': metadata base=1e-40"). `pe verify`
+  /// fills it for values taken from a file's metadata, so that an error
+  /// does not call them flags.
+  std::map<std::string, std::string> origin;
 };
+
+/// The widest table pe makes: 2^20 = 1,048,576 columns (d_model, head
+/// dimension), larger than any published model. Per-column plans
+/// (frequencies, column maps) and row buffers are sized by the width, so
+/// this bounds them (docs/numerics.md, "Memory").
+inline constexpr std::int64_t kMaxWidth = std::int64_t{1} << 20;
+
+/// How an error names the parameter behind `flag` in `spec`: the flag
+/// itself, or its origin (spec.origin) with its value.
+std::string ParamName(const SchemeSpec& spec, const std::string& flag);
+
+/// The largest finite value of `dtype` (65504 for float16).
+double MaxFinite(DType dtype);
 
 /// One parameter a scheme takes, for `pe schemes` and help.
 struct SchemeParam {

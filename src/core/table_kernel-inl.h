@@ -166,7 +166,8 @@ PE_VECTOR_INLINE void AnchorLanes(std::int64_t pos, const double* w_hi, const do
     tl = (th - (sum - bb)) + (tl - bb);
     th = sum;
   }
-  // k = nearest integer to θ·2/π, by the 1.5·2^52 trick (|θ·2/π| < 2^41);
+  // k = nearest integer to θ·2/π, by the 1.5·2^52 trick (|θ·2/π| < 2^51:
+  // |θ| <= kMaxExactAngle = 2^50, checked when a table is planned);
   // its low bits are k mod 4, the quadrant.
   constexpr double kMagic = 0x1.8p52;
   V km = th * k2OverPi + kMagic;
@@ -197,6 +198,25 @@ PE_VECTOR_INLINE void AnchorLanes(std::int64_t pos, const double* w_hi, const do
     y = (sh - (sum - bb)) + (b - bb);
     x = sum;
   }
+  // k can be one off the nearest integer: θ·2/π rounds with an error of up
+  // to |θ|·2^-52.4 (0.06 at |θ| = 2^50), so |x| can exceed π/4 by a few
+  // tenths, where fdlibm's polynomials are not accurate. One step of π/2
+  // brings x back: x ∓ hi is exact (Sterbenz: π/4 < |x| < π), the mid and lo
+  // parts go to the tail y (an error near 2^-107).
+  VL adj;  // +1 where x > π/4, -1 where x < -π/4, else 0
+  {
+    constexpr double kPio4 = 0x1.921fb54442d18p-1;
+    const VL up = x > kPio4, down = x < -kPio4;  // -1 where true
+    adj = down - up;
+    const VL hi_bits = __builtin_bit_cast(VL, Splat<W>(kPio2Hi)), mid_bits = __builtin_bit_cast(VL, Splat<W>(kPio2Mid)),
+             lo_bits = __builtin_bit_cast(VL, Splat<W>(kPio2Lo)), sign = __builtin_bit_cast(VL, Splat<W>(-0.0)) & down;
+    // ±(hi, mid, lo) where adjusted, 0 elsewhere.
+    const V dh = __builtin_bit_cast(V, (hi_bits & (up | down)) ^ sign);
+    const V dm = __builtin_bit_cast(V, (mid_bits & (up | down)) ^ sign);
+    const V dl = __builtin_bit_cast(V, (lo_bits & (up | down)) ^ sign);
+    x = x - dh;
+    y = (y - dm) - dl;
+  }
   // fdlibm's kernels for sin(x + y) and cos(x + y).
   const V z = x * x, w = z * z;
   const V sr = kS2 + z * (kS3 + z * kS4) + z * w * (kS5 + z * kS6);
@@ -206,7 +226,7 @@ PE_VECTOR_INLINE void AnchorLanes(std::int64_t pos, const double* w_hi, const do
   const V hz = 0.5 * z, one_hz = 1.0 - hz;
   const V cos_r = one_hz + (((1.0 - one_hz) - hz) + (z * cr - x * y));
   // Quadrant q: (sin, cos)(θ) = (s, c), (c, -s), (-s, -c), (-c, s).
-  const VL q = bits & 3;
+  const VL q = (bits + adj) & 3;
   const VL swap = (q & 1) != 0;  // -1 where q is odd
   VL sv, cv;
   std::memcpy(&sv, &sin_r, sizeof sv);
@@ -417,6 +437,12 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* freq_hi, 
     w_hi[i] = i < n ? freq_hi[i] : 0.0;  // ω = 0: (sin, cos) = (0, 1)
     w_lo[i] = i < n ? freq_lo[i] : 0.0;
   }
+  // Growth of the error per row: kStepErr when cos ω, sin ω are within
+  // 2^-50 relative; their absolute term |ω|·2^-98 (large ω: bases below 1,
+  // docs/numerics.md "Domain") adds at most twice that to the Euclidean norm.
+  double w_max = 0;
+  for (std::size_t i = 0; i < n; ++i) w_max = std::max(w_max, std::fabs(freq_hi[i]));
+  const double step_err = kStepErr + 2 * FastF64AbsErr(w_max);
   const bool interleaved = step == 2 && cos_out == sin_out + 1;
   for (std::int64_t r0 = 0; r0 < count; r0 += SinCosBatch::kAnchorRows) {
     const std::int64_t anchored = std::min(SinCosBatch::kAnchorRows, count - r0);
@@ -435,7 +461,7 @@ PE_VECTOR_INLINE void RunTileImpl(const Frequency* freq, const double* freq_hi, 
       // a broadcast of a loaded scalar lane by lane).
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::size_t l = 0; l < kMaxLanes; ++l)
-          bound[r * kMaxLanes + l] = e0 + static_cast<double>(k0 + r) * kStepErr;
+          bound[r * kMaxLanes + l] = e0 + static_cast<double>(k0 + r) * step_err;
       const std::size_t row0 = static_cast<std::size_t>(r0 + k0);
       // kStrips strips at a time while that many full strips remain.
       for (std::size_t i0 = 0; i0 < n;) {

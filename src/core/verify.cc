@@ -10,6 +10,7 @@
 #include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
 #include "core/error.h"
+#include "core/exact_sincos.h"
 #include "core/pump.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/table_set.h"
@@ -159,8 +160,26 @@ std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const Spec
   IntField ints[] = {{"d_model", "--d-model", flags.d_model, &spec.d_model, file.cols},
                      {"max_len", "--max-len", flags.max_len, &spec.max_len, file.rows},
                      {"start", "--start", flags.start, &spec.start, 0}};
+  const std::string file_name = flags.path.empty() ? std::string("the file's") : fmt::format("'{}':", flags.path);
+  const auto meta_name = [&](const char* key) {
+    const MetaValue* v = m.Find(key);
+    return fmt::format("{} metadata {}={}", file_name, key, v ? MetaToString(*v) : "");
+  };
   for (auto& f : ints) {
     const auto meta = MetaInt(m, f.key);
+    // Present but not an integer, or out of range: an input error, never
+    // silently the default (docs/verify.md).
+    if (!f.given && m.Find(f.key)) {
+      const bool is_start = std::string_view(f.key) == "start";
+      const auto num = MetaNumber(m, f.key);
+      if (!num) ThrowInput(meta_name(f.key), "not a number");
+      if (is_start && !(std::fabs(*num) <= static_cast<double>(kMaxExactPosition)))
+        ThrowInput(meta_name(f.key), fmt::format("positions must stay within ±2^40 ({})", kMaxExactPosition));
+      if (!meta) ThrowInput(meta_name(f.key), "not an integer");
+      if (!is_start && *meta < 1)
+        ThrowInput(meta_name(f.key), "must be at least 1");
+      spec.origin[f.flag] = meta_name(f.key);
+    }
     *f.out = meta.value_or(f.fallback);
     if (f.given) {
       if (meta) note_override(f.flag, f.key, std::to_string(*f.given), std::to_string(*meta));
@@ -169,6 +188,11 @@ std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const Spec
   }
   // base
   const auto meta_base = MetaNumber(m, "base");
+  if (!flags.base && m.Find("base")) {
+    if (!meta_base || !std::isfinite(*meta_base) || !(*meta_base > 0))
+      ThrowInput(meta_name("base"), "not a finite number above 0");
+    spec.origin["--base"] = meta_name("base");
+  }
   spec.base = meta_base.value_or(10000.0);
   if (flags.base) {
     if (meta_base) note_override("--base", "base", fmt::format("{}", *flags.base), fmt::format("{}", *meta_base));
@@ -238,12 +262,24 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   // The scheme's own default property checks (grids, buckets, slopes: rows
   // that are not a 1-D position sequence); nullopt = the generic rule below.
   std::optional<std::vector<std::string>> scheme_checks;
+  std::optional<std::pair<std::int64_t, std::int64_t>> declared_shape;  // rows, cols
   if (o.spec) {
     SchemeSpec spec = *o.spec;
     rep.reference_kind = "scheme";
     rep.reference["spec"] = SpecToJson(spec);
     start = spec.start;
     spec.dtype = DType::kFloat64;  // compare with the exact value, not a rounded one
+    // The declared shape first (cheap): a file whose metadata says
+    // d_model=100000000 must not cost a 100,000,000-column plan before its
+    // 8 columns are found wrong. The schemes whose table is [max_len, d_model].
+    static const std::set<std::string> kPlainShape = {"sinusoidal", "tensor2tensor", "fairseq",
+                                                      "marian",     "sin-only",      "learned"};
+    if (kPlainShape.count(spec.scheme) && spec.init_from.empty() && (spec.max_len != info.rows || spec.d_model != info.cols))
+      declared_shape = {spec.max_len, spec.d_model};
+  }
+  if (o.spec && !declared_shape) {
+    SchemeSpec spec = *o.spec;
+    spec.dtype = DType::kFloat64;
     // Multi-tensor schemes (RoPE cos/sin/inv_freq, ALiBi slopes/bias): the
     // tensor named by the spec (metadata "tensor" or --tensor), else the one
     // named like the file's dataset, else the scheme's first.
@@ -279,10 +315,16 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
 
   HeadAnalysis ref_head;
   bool shape_ok = true;
-  if (ref) {
+  if (ref || declared_shape) {
     Check shape;
     shape.name = "shape";
-    const TableInfo& ri = ref->info();
+    TableInfo ri;
+    if (ref) {
+      ri = ref->info();
+    } else {
+      ri.rows = declared_shape->first;
+      ri.cols = declared_shape->second;
+    }
     shape_ok = ri.rows == info.rows && ri.cols == info.cols;
     shape.passed = shape_ok;
     shape.measured = shape_ok ? 0 : 1;
@@ -291,7 +333,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     shape.summary = fmt::format("file [{}, {}], reference [{}, {}]", info.rows, info.cols, ri.rows, ri.cols);
     shape.details = {{"file", {info.rows, info.cols}}, {"reference", {ri.rows, ri.cols}}};
     rep.checks.push_back(shape);
-    if (shape_ok) ref_head = AnalyseHead(*ref);
+    if (shape_ok && ref) ref_head = AnalyseHead(*ref);
   }
 
   // Entry-by-entry comparison with the reference.
@@ -384,6 +426,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // Padding rows: those the reference itself zeroes (fairseq's padding_idx
     // row); without a reference, the file's all-zero rows.
     po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats.zero_rows;
+    po.reference = ref && shape_ok ? ref : nullptr;  // "unique" excuses rows the dtype itself makes equal
     if (ref && shape_ok && ref_head.pairing.found) {
       po.pairing = ref_head.pairing;
       po.omega_known = true;

@@ -32,6 +32,9 @@ struct SpecOverrides {
   std::optional<double> base;
   std::optional<std::string> dtype;
   bool any() const { return scheme || d_model || max_len || start || base || dtype; }
+  /// The file's name, for errors about its metadata ("'t.h5': metadata
+  /// start=-1e+18: ..."); empty: "the file's metadata".
+  std::string path;
 };
 
 /// The reference spec of a table: metadata first, flags over it. The shape
@@ -41,7 +44,11 @@ struct SpecOverrides {
 /// overrides a different metadata value, and every metadata value that
 /// disagrees with the file itself, is appended to `notes`.
 /// Returns nullopt when neither the metadata (no "scheme" key) nor the
-/// flags describe a scheme. Throws pe::Error (usage) for a bad value.
+/// flags describe a scheme. Throws pe::Error (usage) for a bad flag, and
+/// (input) for a metadata value that is present but not a valid value of
+/// its key (a non-integer or out-of-range d_model, max_len or start; a base
+/// that is not a finite number above 0): it is never silently replaced.
+/// The returned spec's `origin` names every value taken from the metadata.
 std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const SpecOverrides& flags,
                                                std::vector<std::string>* notes);
 

@@ -2,6 +2,7 @@
 
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace pe::oracle {
@@ -48,6 +49,25 @@ long double SinusoidLong(std::int64_t pos, double base, std::int64_t num, std::i
   const long double d = mpfr_get_ld(v, MPFR_RNDN);
   mpfr_clear(v);
   return d;
+}
+
+double SinusoidRounded(std::int64_t pos, double base, std::int64_t num, std::int64_t den, bool cosine, int precision,
+                       int min_quantum_exp) {
+  mpfr_t v;
+  mpfr_init2(v, 256);
+  Evaluate(v, pos, base, num, den, cosine);
+  double out = 0;
+  if (!mpfr_zero_p(v)) {
+    // v in [2^(e-1), 2^e): the spacing of `precision`-bit numbers there is
+    // 2^(e - precision), or the subnormal quantum below the normal range.
+    const long q = std::max<long>(mpfr_get_exp(v) - precision, min_quantum_exp);
+    mpfr_div_2si(v, v, q, MPFR_RNDN);  // exact
+    mpfr_rint(v, v, MPFR_RNDN);        // ties to even
+    mpfr_mul_2si(v, v, q, MPFR_RNDN);  // exact
+    out = mpfr_get_d(v, MPFR_RNDN);    // exact: at most 24 bits
+  }
+  mpfr_clear(v);
+  return out;
 }
 
 double FrequencyRelError(double base, std::int64_t num, std::int64_t den, double a, double b, double c) {

@@ -1,5 +1,7 @@
 #include "core/analysis/identify.h"
 
+#include "core/exact_sincos.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -421,7 +423,13 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   const std::vector<Recipe> recipe_list = {Recipe::kExact, Recipe::kF64Cast, Recipe::kF32Exp, Recipe::kF32ExpT2t,
                                            Recipe::kF32Pow};
   std::vector<std::unique_ptr<RowSource>> refs;
-  for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r));
+  try {
+    for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r));
+  } catch (const AngleDomainError& e) {  // a fitted base/start pe cannot evaluate exactly
+    return no_match(fmt::format("the best candidate ({}) reaches angles up to {:.3g} rad, beyond the 2^50 where pe's "
+                                "values are guaranteed (docs/numerics.md, \"Domain\")",
+                                best.Describe(), e.max_angle()));
+  }
   std::vector<std::int64_t> ident(recipe_list.size(), 0);
   std::vector<double> rmax(recipe_list.size(), 0);
   const std::vector<double> w = VariantFrequencies(best, cols);

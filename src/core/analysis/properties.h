@@ -41,6 +41,11 @@ struct PropertyOptions {
   std::vector<std::int64_t> skip_rows; ///< padding rows that are not PE(pos) (rotation, shift, norm)
   Tolerance tolerance;                 ///< per-entry tolerance the limits derive from
   std::int64_t max_entries = std::int64_t{1} << 22;  ///< sampling budget per check
+  /// The exact reference table (same shape), when there is one: "unique"
+  /// then excuses two rows that are equal (or closer than the noise limit)
+  /// in the file when the exact rows, rounded to tolerance.dtype, are too:
+  /// low precision, not a defect (bfloat16 at d = 2 and thousands of rows).
+  RowSource* reference = nullptr;
 };
 
 /// Runs options.checks on `table`. Throws pe::Error (usage) for an unknown

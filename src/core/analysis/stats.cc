@@ -44,13 +44,17 @@ TableStats ComputeStats(RowSource& source) {
     ReadRowsAsDouble(source, first, count, &scratch, &v);
     for (std::int64_t r = 0; r < count; ++r) {
       double norm2 = 0;
-      bool zero = true;
+      bool zero = true, row_finite = true;
       const double* row = v.data() + r * info.cols;
       for (std::int64_t j = 0; j < info.cols; ++j) {
         const double x = row[j];
         if (!std::isfinite(x)) {
           ++s.nonfinite;
+          if (std::isnan(x)) ++s.nan;
+          else if (x > 0) ++s.pos_inf;
+          else ++s.neg_inf;
           zero = false;
+          row_finite = false;
           col_zero[static_cast<std::size_t>(j)] = false;
           continue;
         }
@@ -68,11 +72,13 @@ TableStats ComputeStats(RowSource& source) {
         if (fits_bf16 && info.dtype != DType::kBFloat16) fits_bf16 = Representable(x, DType::kBFloat16);
       }
       const double norm = std::sqrt(norm2);
-      if (norm < s.row_norm_min) {
+      if (!row_finite) {
+        // A row with NaN/inf has no norm: left out of the range.
+      } else if (norm < s.row_norm_min) {
         s.row_norm_min = norm;
         s.row_norm_min_row = first + r;
       }
-      if (norm > s.row_norm_max) {
+      if (row_finite && norm > s.row_norm_max) {
         s.row_norm_max = norm;
         s.row_norm_max_row = first + r;
       }
@@ -84,10 +90,13 @@ TableStats ComputeStats(RowSource& source) {
   }
   for (std::int64_t j = 0; j < info.cols; ++j)
     if (col_zero[static_cast<std::size_t>(j)] && s.rows > 0) s.zero_cols.push_back(j);
-  if (finite == 0) s.min = s.max = 0;
-  s.mean = finite ? sum / static_cast<double>(finite) : 0;
-  s.max_abs = std::max(std::fabs(s.min), std::fabs(s.max));
-  if (s.row_norm_max < 0) s.row_norm_min = s.row_norm_max = 0;
+  // No finite entry (an empty table, or only NaN/inf): the figures are NaN,
+  // not an invented 0.
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  if (finite == 0) s.min = s.max = none;
+  s.mean = finite ? sum / static_cast<double>(finite) : none;
+  s.max_abs = finite ? std::max(std::fabs(s.min), std::fabs(s.max)) : none;
+  if (s.row_norm_max < 0) s.row_norm_min = s.row_norm_max = none;  // no row without NaN/inf
   // The narrowest grid: a dtype narrower than the file's that holds every value.
   s.grid = info.dtype;
   const int bits = Traits(info.dtype).mantissa_bits;
@@ -101,6 +110,9 @@ nlohmann::ordered_json TableStats::ToJson() const {
   nlohmann::ordered_json j;
   j["entries"] = entries;
   j["nonfinite"] = nonfinite;
+  j["nan"] = nan;
+  j["pos_inf"] = pos_inf;
+  j["neg_inf"] = neg_inf;
   j["min"] = JsonNumber(min);
   j["max"] = JsonNumber(max);
   j["mean"] = JsonNumber(mean);

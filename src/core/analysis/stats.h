@@ -20,6 +20,8 @@ struct TableStats {
   std::int64_t rows = 0, cols = 0;
   std::int64_t entries = 0;
   std::int64_t nonfinite = 0;          ///< NaN or ±inf entries (excluded from the figures below)
+  std::int64_t nan = 0, pos_inf = 0, neg_inf = 0;  ///< nonfinite, by kind
+  /// Of the finite entries; NaN when there is none (never an invented 0).
   double min = 0, max = 0, mean = 0, max_abs = 0;
   double row_norm_min = 0, row_norm_max = 0;
   std::int64_t row_norm_min_row = 0, row_norm_max_row = 0;

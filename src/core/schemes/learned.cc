@@ -97,6 +97,12 @@ SchemeInfo LearnedSchemeInfo() {
     if (spec.max_len <= 0) ThrowUsage("--max-len", "required by scheme 'learned' (or import one with --init-from)");
     if (spec.start < 0) ThrowUsage("--start", "must be 0 or more for 'learned'");
     if (!(spec.sigma >= 0) || !std::isfinite(spec.sigma)) ThrowUsage("--sigma", "must be a finite number >= 0");
+    // |z| <= sqrt(-2 ln 2^-53) < 8.58 for every Box–Muller sample here, so
+    // σ·8.58 below the dtype's largest finite value keeps every value finite.
+    if (spec.init_from.empty() && spec.sigma * 8.58 > MaxFinite(spec.dtype))
+      ThrowUsage("--sigma", fmt::format("{:.3g} can make values up to 8.58·σ (the largest normal sample), "
+                                        "beyond {}'s largest finite value {:.5g}",
+                                        spec.sigma, Traits(spec.dtype).name, MaxFinite(spec.dtype)));
     CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);
   };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {

@@ -199,6 +199,10 @@ SchemeSpec WithHfConfig(const SchemeSpec& in) {
 RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const SchemeSpec spec = WithHfConfig(spec_in);
   if (spec.d_model <= 0) ThrowUsage("--head-dim", "required by scheme 'rope' (or give --hf-config)");
+  if (spec.d_model > kMaxWidth)  // also a head dimension from --hf-config
+    ThrowUsage("--head-dim", fmt::format("{} columns is above pe's maximum width of {} (2^20; see docs/numerics.md, "
+                                         "\"Memory\")",
+                                         spec.d_model, kMaxWidth));
   RopeFrequencies out;
   const std::int64_t dim = RotaryDim(spec);
   if (dim < 2 || dim % 2 != 0 || dim > spec.d_model)
@@ -390,7 +394,9 @@ class ScaledRotarySource : public RowSource {
  public:
   ScaledRotarySource(TableInfo info, SinusoidPlan plan, std::int64_t start, Q scale)
       : info_(std::move(info)), plan_(std::move(plan)), start_(start), scale_(scale),
-        scale_d_(static_cast<double>(scale)) {}
+        scale_d_(static_cast<double>(scale)) {
+    CheckAngleDomain(plan_.frequencies, start_, start_ + std::max<std::int64_t>(info_.rows, 1) - 1);
+  }
   const TableInfo& info() const override { return info_; }
   bool concurrent_reads() const override { return true; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
@@ -409,7 +415,10 @@ class ScaledRotarySource : public RowSource {
           ::sincos(th, &sh, &ch);
           s[i] = sh + ch * tl;
           c[i] = ch - sh * tl;
-          abs_err[i] = scale_d_ * (tl * tl + 0x1p-60);
+          // tl²: the dropped second-order term; |θ|·2^-98: ω's precision
+          // and p·lo's rounding (as FastF64AbsErr), which matters for large
+          // angles (docs/numerics.md, "Domain").
+          abs_err[i] = scale_d_ * (tl * tl + 0x1p-60 + FastF64AbsErr(th));
         }
       }
       for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
@@ -447,6 +456,17 @@ class ScaledRotarySource : public RowSource {
   Q scale_;
   double scale_d_;
 };
+
+// inv_freq is written as a tensor of the table's dtype: refuse frequencies
+// that would be inf in it (a float16 inv_freq above 65504).
+void CheckInvFreqFinite(const SchemeSpec& spec, const std::vector<Q>& inv_freq) {
+  Q top = 0;
+  for (Q f : inv_freq) top = f > top ? f : top;
+  if (!(top <= static_cast<Q>(MaxFinite(spec.dtype))))
+    ThrowUsage("--base", fmt::format("{:.3g} makes inv_freq up to {:.3g}, beyond {}'s largest finite value {:.5g}",
+                                     spec.base, static_cast<double>(top), Traits(spec.dtype).name,
+                                     MaxFinite(spec.dtype)));
+}
 
 // The cos or sin table [rows, 2·freqs] for `layout`, times `scale`.
 std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv_freq, RopeLayout layout,
@@ -558,6 +578,7 @@ SchemeInfo RopeSchemeInfo() {
                                       true, f.attention_factor, spec.start));
     set.tensors.push_back(RotaryTable(Named(set.meta, "sin", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
                                       false, f.attention_factor, spec.start));
+    CheckInvFreqFinite(spec, f.inv_freq);
     set.tensors.push_back(VectorTable(Named(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));
     return set;
   };
@@ -606,11 +627,22 @@ SchemeInfo XposSchemeInfo() {
       zeta[k] = static_cast<Q>(20 * k + 4 * D) / static_cast<Q>(14 * D);
     const Q sb = spec.scale_base;
     const std::int64_t n0 = min_pos + off;
+    // The largest scale is ζ_0^(n0/scale_base) = (2/7)^(n0/scale_base) for
+    // n0 < 0: refuse what would overflow the dtype (never write inf).
+    if (n0 < 0) {
+      const double ln_max = -static_cast<double>(n0) / spec.scale_base * std::log(3.5);
+      if (!(ln_max < std::log(MaxFinite(spec.dtype))))
+        ThrowUsage("--scale-base", fmt::format("{:.3g} with positions from {} makes scale values up to e^{:.3g}, beyond "
+                                               "{}'s largest finite value {:.5g}",
+                                               spec.scale_base, n0, ln_max, Traits(spec.dtype).name,
+                                               MaxFinite(spec.dtype)));
+    }
     set.tensors.push_back(std::make_unique<QuadRowSource>(
         Named(set.meta, "scale", L, half, spec.dtype), [zeta, sb, n0](std::int64_t row, Q* v) {
           const Q e = static_cast<Q>(n0 + row) / sb;
           for (std::size_t k = 0; k < zeta.size(); ++k) v[k] = powq(zeta[k], e);
         }));
+    CheckInvFreqFinite(spec, inv);
     set.tensors.push_back(VectorTable(Named(set.meta, "inv_freq", 0, 1, spec.dtype), inv));
     return set;
   };

@@ -49,6 +49,8 @@ class Grid2dSource : public RowSource {
   Grid2dSource(TableInfo info, std::int64_t width, double base, bool timm) : info_(std::move(info)), w_(width), timm_(timm) {
     const std::int64_t q = info_.cols / 4;
     freqs_ = PowerFrequencies(base, q, 1, q);
+    // Grid coordinates run to max(H, W) - 1 (rows include a cls row at most).
+    CheckAngleDomain(freqs_, 0, std::max<std::int64_t>(w_, info_.rows / std::max<std::int64_t>(w_, 1)));
   }
   const TableInfo& info() const override { return info_; }
   bool concurrent_reads() const override { return true; }  // no mutable state

@@ -116,6 +116,8 @@ SinusoidPlan PaperPlan(std::int64_t d_model, double base) {
 SinusoidSource::SinusoidSource(TableInfo info, SinusoidPlan plan,
                                std::int64_t start)
     : info_(std::move(info)), plan_(std::move(plan)), start_(start) {
+  // Inside the proved domain, or refused before any work (docs/numerics.md).
+  CheckAngleDomain(plan_.frequencies, start_, start_ + std::max<std::int64_t>(info_.rows, 1) - 1);
   if (info_.dtype == DType::kFloat32)
     batch_ = std::make_shared<const SinCosBatch>(plan_.frequencies);
 }
