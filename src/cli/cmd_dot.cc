@@ -238,7 +238,7 @@ void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions&
     j["columns"] = std::move(cols);
     doc["series"].push_back(std::move(j));
   }
-  sink.Write(doc.dump(1) + "\n");
+  sink.Write(JsonText(doc, 1) + "\n");
 }
 
 std::pair<int, int> ParseSize(const std::string& text) {
