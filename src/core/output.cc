@@ -346,9 +346,16 @@ void CheckFreeSpace(const std::string& target, unsigned long long bytes) {
            : b >= (1ull << 20) ? fmt::format("{:.1f} MiB", b / double(1ull << 20))
                                : fmt::format("{} bytes", b);
   };
+  // Rounded alike ("8.0 MiB" and "8.0 MiB"), the two numbers would not
+  // show the shortfall: then both in bytes.
+  std::string need = human(bytes), have = human(avail);
+  if (need == have) {
+    need = fmt::format("{} bytes ({})", bytes, need);
+    have = fmt::format("{} bytes ({})", avail, have);
+  }
   ThrowIo(fmt::format("cannot write {}", Quoted(target)),
-          fmt::format("the table needs at least {} but the file system holding {} has {} free", human(bytes),
-                      Quoted(DirName(target)), human(avail)));
+          fmt::format("the table needs at least {} but the file system holding {} has {} free", need,
+                      Quoted(DirName(target)), have));
 }
 
 void InstallInterruptCleanup() {
