@@ -119,6 +119,15 @@ except ValueError as e:
 r = run(["verify", evil, "--d-model", "8"])
 check("verify text", r.returncode == 0 and not controls(r.stdout), f"{r.stdout[:300]!r}")
 
+r = run(["dot", evil, "--term"])
+check("dot --term chart and CSV", r.returncode == 0 and not controls(r.stdout + r.stderr),
+      f"{r.returncode} {r.stdout[-300:]!r} {r.stderr[-300:]!r}")
+r = run(["dot", evil, "--format", "json"])
+try:
+    json.loads(r.stdout)
+except ValueError as e:
+    check("dot --format json", False, f"does not parse: {e}")
+
 # A failing verify: the failure text and the diagnosis in JUnit.
 bad = b"d/" + EVIL + b"bad.npy"
 t = np.zeros((16, 8), np.float32)
