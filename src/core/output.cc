@@ -206,6 +206,19 @@ void RemoveStaleTemps(const std::string& dir, const std::string& base) {
   ::closedir(d);
 }
 
+// Throws unless the caller could open `file` (the existing regular file at
+// `target`, or the one it links to) for writing, as the shell's '>' must.
+void CheckMayReplace(const std::string& target, const std::string& file) {
+  const int probe = ::open(file.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (probe >= 0) {
+    ::close(probe);
+    return;
+  }
+  ThrowIo(fmt::format("cannot write {}", Quoted(target)),
+          file == target ? std::string(std::strerror(errno))
+                         : fmt::format("{} (the file {} it links to)", std::strerror(errno), Quoted(file)));
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& target) : target_(target) {
@@ -234,15 +247,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   const bool existed = ::stat(rename_to_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const mode_t old_mode = existed ? (st.st_mode & 07777) : 0;
   replaces_ = existed;
-  if (existed) {
-    const int probe = ::open(rename_to_.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-    if (probe < 0) {
-      ThrowIo(what, rename_to_ == target ? std::string(std::strerror(errno))
-                                         : fmt::format("{} (the file {} it links to)", std::strerror(errno),
-                                                       Quoted(rename_to_)));
-    }
-    ::close(probe);
-  }
+  if (existed) CheckMayReplace(target, rename_to_);
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) ThrowIo(what, fmt::format("folder {} does not exist", Quoted(dir)));
   if (!S_ISDIR(st.st_mode)) ThrowIo(what, fmt::format("{} is not a folder", Quoted(dir)));
@@ -330,14 +335,22 @@ void CheckFreeSpace(const std::string& target, unsigned long long bytes) {
   if (IsStdStream(target)) return;
   struct stat st;
   if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/null, a FIFO
+  // Through a symbolic link, the folder that will hold the file is the one
+  // of the file the link names (as AtomicFile resolves it).
+  const std::string real = ResolveLinks(target);
+  const std::string dir = DirName(real);
+  if (::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode)) CheckMayReplace(target, real);
   // A folder pe may not write (a read-only mount, EROFS even for root; no
   // permission) fails here with the system's reason, before any work.
   struct stat dir_st;
-  if (::stat(DirName(target).c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
-      ::access(DirName(target).c_str(), W_OK) != 0)
-    ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(errno));
+  if (::stat(dir.c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
+      ::access(dir.c_str(), W_OK) != 0) {
+    ThrowIo(fmt::format("cannot write {}", Quoted(target)),
+            real == target ? std::string(std::strerror(errno))
+                           : fmt::format("{} (folder {} of the file it links to)", std::strerror(errno), Quoted(dir)));
+  }
   struct statvfs fs;
-  if (::statvfs(DirName(target).c_str(), &fs) != 0) return;  // AtomicFile reports a bad folder
+  if (::statvfs(dir.c_str(), &fs) != 0) return;  // AtomicFile reports a bad folder
   if (fs.f_blocks == 0) return;  // /proc, /sys: no block accounting; the write itself will tell
   const unsigned long long avail = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
   if (bytes <= avail) return;
@@ -355,7 +368,7 @@ void CheckFreeSpace(const std::string& target, unsigned long long bytes) {
   }
   ThrowIo(fmt::format("cannot write {}", Quoted(target)),
           fmt::format("the table needs at least {} but the file system holding {} has {} free", need,
-                      Quoted(DirName(target)), have));
+                      Quoted(dir), have));
 }
 
 void InstallInterruptCleanup() {
