@@ -225,20 +225,22 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   const std::string what = fmt::format("cannot write {}", Quoted(target));
   struct stat st;
   if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ThrowIo(what, "Is a directory");
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device or FIFO (also through a link, or /dev/stdout's magic link to
+    // a pipe): renaming a temporary file onto it would replace /dev/null
+    // with a regular file. Written in place; the kernel's open() applies
+    // its own link rules.
+    direct_ = true;
+    temp_path_ = target;
+    file_ = std::fopen(target.c_str(), "wb");
+    if (!file_) ThrowIo(what, std::strerror(errno));
+    return;
+  }
   // A symbolic link stays a link: the new file replaces what it points to,
   // or is created there when the link dangles, as the shell's '>' would
   // (renaming onto the link would replace it) -- and only where '>' could.
   rename_to_ = ResolveLinks(target);
-  if (::stat(rename_to_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (S_ISDIR(st.st_mode)) ThrowIo(what, "Is a directory");
-    // A device or FIFO: renaming a temporary file onto it would replace
-    // /dev/null with a regular file. Write to it in place.
-    direct_ = true;
-    temp_path_ = target;
-    file_ = std::fopen(rename_to_.c_str(), "wb");
-    if (!file_) ThrowIo(what, std::strerror(errno));
-    return;
-  }
+  if (::stat(rename_to_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ThrowIo(what, "Is a directory");
   // An existing file keeps its permissions, and is replaced only when the
   // caller may write it: renaming over it needs only the folder's
   // permission, the shell's '>' needs the file's (a read-only file, a file
