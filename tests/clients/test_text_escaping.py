@@ -85,6 +85,13 @@ one_line_error("generate into a missing folder",
 one_line_error("inspect a missing file", run(["inspect", b"d/" + EVIL + b"missing.npy"]))
 one_line_error("verify a missing file", run(["verify", b"d/" + EVIL + b"missing.npy", "--d-model", "4"]))
 
+# Valid UTF-8 stays as it is; overlong forms, surrogates, stray continuation
+# bytes and truncated sequences are spelled byte by byte; a tab is spelled.
+r = run(["inspect", "d/caf\u00e9-\u65e5\u672c-".encode() + b"\xc0\xaf-\xed\xa0\x80-\x80-\xe6\x97\tx.npy"])
+one_line_error("UTF-8 validation", r)
+want = "'d/caf\u00e9-\u65e5\u672c-\\xc0\\xaf-\\xed\\xa0\\x80-\\x80-\\xe6\\x97\\tx.npy'".encode()
+check("UTF-8 validation", want in r.stderr, f"{want!r} not in {r.stderr!r}")
+
 # A real table under the evil name (sinusoid, with metadata).
 r = run(["generate", "--d-model", "8", "--max-len", "16", "-o", evil])
 check("generate to an evil name", r.returncode == 0 and os.path.exists(evil), f"{r.stderr!r}")
