@@ -114,32 +114,34 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
   T=$(mktemp -d /tmp/pe-sticky-XXXXXX)
   chmod 755 "$T"
   mkdir "$T/sticky" && chmod 1777 "$T/sticky"
-  mkdir "$T/private" && echo "root data" >"$T/private/root.csv" && chmod 644 "$T/private/root.csv"
+  # root's file lies in a folder the caller owns: a rename over it would
+  # succeed where the shell's '>' gets "Permission denied".
+  mkdir "$T/nob" && chown 65534:65534 "$T/nob"
+  echo "root data" >"$T/nob/root.csv" && chmod 644 "$T/nob/root.csv"
   # 1. a link owned by a third user (uid 12345) to root's file
-  ln -s "$T/private/root.csv" "$T/sticky/out.csv" && chown -h 12345 "$T/sticky/out.csv"
+  ln -s "$T/nob/root.csv" "$T/sticky/out.csv" && chown -h 12345 "$T/sticky/out.csv"
   as_nobody sh -c "echo x > '$T/sticky/shell.csv'" 2>/dev/null; rm -f "$T/sticky/shell.csv"
   as_nobody "$PE" generate --d-model 2 --max-len 2 -o "$T/sticky/out.csv" >out.txt 2>err.txt
   rc=$?
   if [ "$rc" -ne 2 ]; then bad "planted link: exit $rc, want 2 ($(cat err.txt))"
   elif ! grep -qE "^pe: error: cannot write '.*/sticky/out.csv': refusing to follow symlink '.*/sticky/out.csv' \(owned by uid 12345 in sticky folder '.*/sticky'\)$" err.txt; then
     bad "planted link: stderr $(cat err.txt)"
-  elif [ "$(cat "$T/private/root.csv")" != "root data" ]; then bad "planted link: root's file was replaced"
-  elif [ -n "$(ls -A "$T/private" "$T/sticky" | grep pe-tmp)" ]; then bad "planted link: temporary left"
+  elif [ "$(cat "$T/nob/root.csv")" != "root data" ]; then bad "planted link: root's file was replaced"
+  elif [ -n "$(ls -A "$T/nob" "$T/sticky" | grep pe-tmp)" ]; then bad "planted link: temporary left"
   else ok; fi
   # 2. the caller's own link to root's file: followed, but the file is not
   #    the caller's to write: refused as '>' would be.
   rm -f "$T/sticky/out.csv"
-  as_nobody ln -s "$T/private/root.csv" "$T/sticky/mine.csv"
+  as_nobody ln -s "$T/nob/root.csv" "$T/sticky/mine.csv"
   as_nobody sh -c "echo x > '$T/sticky/mine.csv'" 2>/dev/null && bad "setup: the shell could write root's file"
   as_nobody "$PE" generate --d-model 2 --max-len 2 -o "$T/sticky/mine.csv" >out.txt 2>err.txt
   rc=$?
   if [ "$rc" -ne 2 ]; then bad "own link to root's file: exit $rc, want 2"
-  elif ! grep -qE "^pe: error: cannot write '.*/sticky/mine.csv': Permission denied \(the file '.*/private/root.csv' it links to\)$" err.txt; then
+  elif ! grep -qE "^pe: error: cannot write '.*/sticky/mine.csv': Permission denied \(the file '.*/nob/root.csv' it links to\)$" err.txt; then
     bad "own link to root's file: stderr $(cat err.txt)"
-  elif [ "$(cat "$T/private/root.csv")" != "root data" ]; then bad "own link: root's file was replaced"
+  elif [ "$(cat "$T/nob/root.csv")" != "root data" ]; then bad "own link: root's file was replaced"
   else ok; fi
   # 3. the caller's read-only file in a folder the caller owns: refused.
-  mkdir "$T/nob" && chown 65534:65534 "$T/nob"
   as_nobody sh -c "echo keep > '$T/nob/ro.csv' && chmod 444 '$T/nob/ro.csv'"
   as_nobody "$PE" generate --d-model 2 --max-len 2 -o "$T/nob/ro.csv" >out.txt 2>err.txt
   rc=$?
@@ -169,9 +171,9 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
   else ok; fi
   # 6. verify --junit and dot -o go through the same writer.
   as_nobody "$PE" generate --d-model 4 --max-len 8 -o "$T/nob/t.npy" 2>/dev/null
-  ln -s "$T/private/root.csv" "$T/sticky/r.xml" && chown -h 12345 "$T/sticky/r.xml"
+  ln -s "$T/nob/root.csv" "$T/sticky/r.xml" && chown -h 12345 "$T/sticky/r.xml"
   as_nobody "$PE" verify "$T/nob/t.npy" --d-model 4 --junit "$T/sticky/r.xml" >out.txt 2>err.txt
-  grep -q "refusing to follow symlink" err.txt && [ "$(cat "$T/private/root.csv")" = "root data" ] && ok \
+  grep -q "refusing to follow symlink" err.txt && [ "$(cat "$T/nob/root.csv")" = "root data" ] && ok \
     || bad "verify --junit through a planted link: $(cat err.txt)"
   rm -rf "$T"
 else
