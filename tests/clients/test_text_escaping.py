@@ -161,6 +161,22 @@ try:
     r = run(["inspect", "meta.h5", "--json"])
     if r.returncode == 0:
         json.loads(r.stdout)
+    # Strings that are not UTF-8 (fixed-length byte strings): text escaped,
+    # JSON with U+FFFD (nlohmann threw type_error.316 before).
+    with h5py.File("bad.h5", "w") as f:
+        f.create_dataset("pe", data=np.zeros((4, 4), np.float32))
+        f["pe"].attrs["bad"] = np.bytes_(b"\xff\xfe\x1b[2J")
+        f["pe"].attrs["scheme"] = np.bytes_(b"sin\xffusoidal")
+    r = run(["inspect", "bad.h5"])
+    check("h5 non-UTF-8 text", r.returncode == 0 and not controls(r.stdout) and b"\\xff\\xfe\\x1b[2J" in r.stdout,
+          f"{r.returncode} {r.stdout[:300]!r} {r.stderr!r}")
+    r = run(["inspect", "bad.h5", "--json"])
+    try:
+        doc = json.loads(r.stdout)
+        check("h5 non-UTF-8 --json", doc["metadata"]["bad"] == "\ufffd\ufffd\x1b[2J", repr(doc["metadata"]))
+    except ValueError as e:
+        check("h5 non-UTF-8 --json", False, f"does not parse: {e}: {r.stdout[:100]!r} {r.stderr!r}")
+    one_line_error("h5 non-UTF-8 scheme in verify", run(["verify", "bad.h5"]))
     r = run(["inspect", "meta.h5", "--dataset", "nope\x1b[2J"])
     one_line_error("h5 --dataset with ESC", r)
 except ImportError:
