@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
       return pe::kExitError;
     }
     console.set_quiet(quiet);
+    if (generate_cmd->parsed())
+      memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";
     if (inspect_cmd->parsed()) memory_subject = "'" + inspect.file + "'";
     if (verify_cmd->parsed()) memory_subject = "'" + verify.file + "'";
     if (dot_cmd->parsed() && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";
