@@ -293,29 +293,37 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
       ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
     junit->Commit();
   }
-  if (junit_stdout) {
-    WriteStdout(JUnitXml(rep));
-  } else if (o.json) {
-    WriteStdout(JsonText(rep.ToJson(), 2) + "\n");
-  } else {
-    PrintLine(fmt::format("verify {} [{} x {}, {}] against {}", o.file, info.rows, info.cols, Traits(info.dtype).name,
-                          ReferenceLine(rep)));
-    for (const auto& n : rep.notes) PrintLine(fmt::format("note: {}", n));
-    PrintLine(fmt::format("tolerance: {}", rep.tolerance.why));
-    std::size_t width = 0;
-    for (const auto& c : rep.checks) width = std::max(width, c.name.size());
-    for (const auto& c : rep.checks) {
-      const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
-      PrintLine(fmt::format("{} {:<{}}  {}", status, c.name, width, c.summary));
+  const int verdict = rep.passed ? kExitOk : kExitCheckFailed;
+  // The verdict stands when the reader of the report goes away
+  // (`pe verify x | head -3` under pipefail must still fail a bad table).
+  try {
+    if (junit_stdout) {
+      WriteStdout(JUnitXml(rep));
+    } else if (o.json) {
+      WriteStdout(JsonText(rep.ToJson(), 2) + "\n");
+    } else {
+      PrintLine(fmt::format("verify {} [{} x {}, {}] against {}", o.file, info.rows, info.cols, Traits(info.dtype).name,
+                            ReferenceLine(rep)));
+      for (const auto& n : rep.notes) PrintLine(fmt::format("note: {}", n));
+      PrintLine(fmt::format("tolerance: {}", rep.tolerance.why));
+      std::size_t width = 0;
+      for (const auto& c : rep.checks) width = std::max(width, c.name.size());
+      for (const auto& c : rep.checks) {
+        const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
+        PrintLine(fmt::format("{} {:<{}}  {}", status, c.name, width, c.summary));
+      }
+      if (rep.diagnosed) PrintLine(fmt::format("diagnosis: {}", rep.diagnosis_text));
+      int failed = 0;
+      for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
+      PrintLine(fmt::format("result: {}", rep.passed ? fmt::format("PASS ({} checks)", rep.checks.size())
+                                             : fmt::format("FAIL ({} of {} checks failed)", failed, rep.checks.size())));
     }
-    if (rep.diagnosed) PrintLine(fmt::format("diagnosis: {}", rep.diagnosis_text));
-    int failed = 0;
-    for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-    PrintLine(fmt::format("result: {}", rep.passed ? fmt::format("PASS ({} checks)", rep.checks.size())
-                                           : fmt::format("FAIL ({} of {} checks failed)", failed, rep.checks.size())));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBrokenPipe) return verdict;
+    throw;
   }
   (void)console;
-  return rep.passed ? kExitOk : kExitCheckFailed;
+  return verdict;
 }
 
 }  // namespace pe::cli

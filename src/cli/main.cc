@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     // What stdio still buffers for stdout: a closed pipe ends quietly, a
     // full disk (> /dev/full) is an error, not a silent exit 0.
     if (std::fflush(stdout) != 0) {
-      if (errno == EPIPE) return pe::kExitOk;
+      if (errno == EPIPE) return rc;  // quiet; pe verify's verdict stands
       console.Error(fmt::format("cannot write standard output: {}", std::strerror(errno)));
       return pe::kExitError;
     }

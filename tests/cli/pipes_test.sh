@@ -37,6 +37,17 @@ for reader in "head -c1" true; do
   check_pipe "$reader" generate --help
 done
 
+# pe verify's verdict stands on a closed pipe: a failing table exits 1.
+"$PE" generate --d-model 64 --max-len 4096 --base 100 -o wrong.npy || bad "setup wrong.npy"
+for reader in "head -c1" true; do
+  for fmt in "" --json "--junit -"; do
+    "$PE" verify wrong.npy --d-model 64 $fmt 2>err.txt | $reader >/dev/null
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -ne 1 ] || [ -s err.txt ]; then bad "failing verify $fmt | $reader: exit $rc, want 1 ($(cat err.txt))"
+    else ok; fi
+  done
+done
+
 # A reader that closes at once, before pe writes anything: a larger report.
 check_pipe "sleep 0" inspect t.h5 --json --rows 0:4096
 
