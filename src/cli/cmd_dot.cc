@@ -149,7 +149,7 @@ void WriteCsv(ByteSink& sink, const std::vector<Series>& all, bool anchor_mode) 
     sink.Write("series,offset,row,value,closed_form,deviation\n");
     for (const Series& s : all) {
       const AnchorCurve& a = s.anchor;
-      const std::string name = CsvField(s.name);
+      const std::string name = CsvField(EscapeText(s.name));  // a label: no control bytes
       std::string buf;
       for (std::size_t i = 0; i < a.offset.size(); ++i) {
         buf += fmt::format("{},{},{},{},{},{}\n", name, a.offset[i], a.row[i], Num(a.value[i]),
@@ -163,7 +163,7 @@ void WriteCsv(ByteSink& sink, const std::vector<Series>& all, bool anchor_mode) 
   sink.Write("series,offset,pairs,mean,min,max,std,closed_form,mean_deviation,max_deviation\n");
   for (const Series& s : all) {
     const DecayCurve& c = s.curve;
-    const std::string name = CsvField(s.name);
+    const std::string name = CsvField(EscapeText(s.name));  // a label: no control bytes
     std::string buf;
     for (std::size_t k = 0; k < c.mean.size(); ++k) {
       buf += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", name, k, c.pairs[k], Num(c.mean[k]),
@@ -238,7 +238,7 @@ void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions&
     j["columns"] = std::move(cols);
     doc["series"].push_back(std::move(j));
   }
-  sink.Write(doc.dump(1) + "\n");
+  sink.Write(JsonText(doc, 1) + "\n");
 }
 
 std::pair<int, int> ParseSize(const std::string& text) {
@@ -353,7 +353,7 @@ std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool 
   spec.x_label = "offset k";
   for (const Series& s : all) {
     plot::TermSeries t;
-    t.name = s.name;
+    t.name = EscapeText(s.name);  // a file name: no control bytes on a terminal
     if (anchor) {
       for (auto k : s.anchor.offset) t.x.push_back(static_cast<double>(k));
       t.y = s.anchor.value;
@@ -366,7 +366,7 @@ std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool 
   std::string out = plot::RenderTermChart(spec);
   for (const Series& s : all) {
     const TableInfo& info = s.table->info();
-    out += fmt::format("  {}: {} × {} {}", s.name, info.rows, info.cols, Traits(info.dtype).name);
+    out += fmt::format("  {}: {} × {} {}", EscapeText(s.name), info.rows, info.cols, Traits(info.dtype).name);
     const auto& dev = anchor ? s.anchor.deviation
                              : (s.curve.max_deviation.empty() ? s.curve.mean_deviation : s.curve.max_deviation);
     if (!dev.empty())

@@ -193,24 +193,24 @@ int RunInspect(const InspectOptions& o, Console& console) {
       }
     }
     j[slice ? "slice" : "preview"] = {{"cols", {c0, c1}}, {"rows", rows}};
-    fmt::print("{}\n", j.dump(2));
+    WriteStdout(JsonText(j, 2) + "\n");
     return kExitOk;
   }
 
-  fmt::print("file      {}\n", o.file);
-  fmt::print("format    {}{}\n", format_name, format_name == "hdf5" ? fmt::format(" (dataset '{}')", info.name) : "");
-  fmt::print("shape     {} x {}  (positions x channels)\n", info.rows, info.cols);
-  fmt::print("dtype     {}\n", Traits(info.dtype).name);
+  PrintLine(fmt::format("file      {}", o.file));
+  PrintLine(fmt::format("format    {}{}", format_name, format_name == "hdf5" ? fmt::format(" (dataset '{}')", info.name) : ""));
+  PrintLine(fmt::format("shape     {} x {}  (positions x channels)", info.rows, info.cols));
+  PrintLine(fmt::format("dtype     {}", Traits(info.dtype).name));
   if (info.meta.empty()) {
-    fmt::print("metadata  (none)\n");
+    PrintLine("metadata  (none)");
   } else {
-    fmt::print("metadata\n");
-    for (const auto& [k, val] : info.meta.entries()) fmt::print("  {:<14} {}\n", k, MetaToString(val));
+    PrintLine("metadata");
+    for (const auto& [k, val] : info.meta.entries()) PrintLine(fmt::format("  {:<14} {}", k, MetaToString(val)));
   }
-  fmt::print("stats\n");
-  fmt::print("  min {}  max {}  mean {:.6g}\n", Num(stats.min, info.dtype), Num(stats.max, info.dtype), stats.mean);
-  fmt::print("  row norm  min {:.9g} (row {})  max {:.9g} (row {})\n", stats.row_norm_min, stats.row_norm_min_row,
-             stats.row_norm_max, stats.row_norm_max_row);
+  PrintLine("stats");
+  PrintLine(fmt::format("  min {}  max {}  mean {:.6g}", Num(stats.min, info.dtype), Num(stats.max, info.dtype), stats.mean));
+  PrintLine(fmt::format("  row norm  min {:.9g} (row {})  max {:.9g} (row {})", stats.row_norm_min, stats.row_norm_min_row,
+             stats.row_norm_max, stats.row_norm_max_row));
   auto list = [](const std::vector<std::int64_t>& xs, std::int64_t total) {
     if (xs.empty()) return std::string("none");
     std::string s;
@@ -218,35 +218,36 @@ int RunInspect(const InspectOptions& o, Console& console) {
     if (total > 10) s += fmt::format(", ... ({} in all)", total);
     return s;
   };
-  fmt::print("  zero rows: {}; zero columns: {}\n", list(stats.zero_rows, stats.zero_row_count),
-             list(stats.zero_cols, static_cast<std::int64_t>(stats.zero_cols.size())));
+  PrintLine(fmt::format("  zero rows: {}; zero columns: {}", list(stats.zero_rows, stats.zero_row_count),
+             list(stats.zero_cols, static_cast<std::int64_t>(stats.zero_cols.size()))));
   if (stats.nonfinite)
-    fmt::print("  non-finite entries: {} (NaN {}, +inf {}, -inf {})\n", stats.nonfinite, stats.nan, stats.pos_inf, stats.neg_inf);
-  if (stats.grid != info.dtype) fmt::print("  every value is a {} number\n", Traits(stats.grid).name);
+    PrintLine(fmt::format("  non-finite entries: {} (NaN {}, +inf {}, -inf {})", stats.nonfinite, stats.nan,
+                          stats.pos_inf, stats.neg_inf));
+  if (stats.grid != info.dtype) PrintLine(fmt::format("  every value is a {} number", Traits(stats.grid).name));
   if (id) {
-    fmt::print("identification\n  {}\n", id->verdict);
+    PrintLine("identification"); PrintLine(fmt::format("  {}", id->verdict));
     if (id->has_candidate) {
-      fmt::print("  compared {} of {} rows with pe's exact table: max |err| {:.3g}, max {:.3g} ulp({})\n", id->rows_compared,
-                 info.rows, id->max_abs_err, id->max_ulp_err, Traits(info.dtype).name);
+      PrintLine(fmt::format("  compared {} of {} rows with pe's exact table: max |err| {:.3g}, max {:.3g} ulp({})", id->rows_compared,
+                 info.rows, id->max_abs_err, id->max_ulp_err, Traits(info.dtype).name));
       for (const auto& r : id->recipes)
-        fmt::print("    recipe {:<12} {:6.2f}% of entries identical, max |diff| {:.3g}\n", RecipeOf(r.recipe).name,
-                   100 * r.identical, r.max_abs_err);
+        PrintLine(fmt::format("    recipe {:<12} {:6.2f}% of entries identical, max |diff| {:.3g}", RecipeOf(r.recipe).name,
+                   100 * r.identical, r.max_abs_err));
     }
   } else if (has_scheme && !o.no_identify) {
-    fmt::print("identification\n  skipped: the metadata names the scheme (use --identify to check it anyway)\n");
+    PrintLine("identification"); PrintLine(fmt::format("  skipped: the metadata names the scheme (use --identify to check it anyway)"));
   }
   if (!ranges.empty()) {
     std::vector<std::int64_t> cols;
     if (slice) for (std::int64_t c = c0; c < c1; ++c) cols.push_back(c);
     else cols = PreviewCols(c0, c1);
-    fmt::print("{}\n", slice ? fmt::format("rows {}:{}, columns {}:{}", r0, r1, c0, c1)
-                             : fmt::format("preview (columns {}:{})", c0, c1));
+    PrintLine(fmt::format("{}", slice ? fmt::format("rows {}:{}, columns {}:{}", r0, r1, c0, c1)
+                             : fmt::format("preview (columns {}:{})", c0, c1)));
     std::string header = fmt::format("  {:>8} {:>8}", "row", "pos");
     for (std::int64_t c : cols) header += c < 0 ? "  ..." : fmt::format(" {:>14}", fmt::format("c{}", c));
-    fmt::print("{}\n", header);
+    PrintLine(header);
     std::int64_t prev_end = -1;
     for (const auto& [f, l] : ranges) {
-      if (prev_end >= 0 && f > prev_end) fmt::print("  {:>8}\n", "...");
+      if (prev_end >= 0 && f > prev_end) PrintLine(fmt::format("  {:>8}", "..."));
       for (std::int64_t b = f; b < l; b += 1024) {
         const std::int64_t n = std::min<std::int64_t>(1024, l - b);
         ReadRowsAsDouble(*src, b, n, &scratch, &v);
@@ -254,7 +255,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
           std::string line = fmt::format("  {:>8} {:>8}", b + r, start + b + r);
           for (std::int64_t c : cols)
             line += c < 0 ? "  ..." : fmt::format(" {:>14}", Num(v[static_cast<std::size_t>(r * info.cols + c)], info.dtype));
-          fmt::print("{}\n", line);
+          PrintLine(line);
         }
       }
       prev_end = l;

@@ -61,7 +61,7 @@ int RunSchemes(const SchemesOptions& o, Console&) {
       all.push_back(j);
     }
     if (!o.name.empty() && all.empty()) FindScheme(o.name);  // throws with a hint
-    out = all.dump(2) + "\n";
+    out = JsonText(all, 2) + "\n";
   } else if (!o.name.empty()) {
     PrintOne(FindScheme(o.name), out);
   } else {

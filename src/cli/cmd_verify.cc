@@ -134,21 +134,15 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
   return spec;
 }
 
+// XML character data or attribute value for any bytes: the specials as
+// entities, invalid UTF-8 and XML-illegal control characters spelled as
+// text (XmlText), line breaks kept as character references.
 std::string XmlEscape(const std::string& s) {
   std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
+  std::size_t from = 0;
+  for (std::size_t nl; (nl = s.find('\n', from)) != std::string::npos; from = nl + 1)
+    out += XmlText(std::string_view(s).substr(from, nl - from)) + "&#10;";
+  return out + XmlText(std::string_view(s).substr(from));
 }
 
 std::string ReferenceLine(const VerifyReport& r) {
@@ -295,7 +289,9 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   }
   // The JUnit target is checked before the work (fail before the long part).
   std::unique_ptr<AtomicFile> junit;
-  if (!o.junit.empty()) junit = std::make_unique<AtomicFile>(o.junit);
+  const bool junit_stdout = IsStdStream(o.junit);
+  if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
+  if (!o.junit.empty() && !junit_stdout) junit = std::make_unique<AtomicFile>(o.junit);
 
   const VerifyReport rep = Verify(*table, o.file, vo);
 
@@ -305,26 +301,37 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
       ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
     junit->Commit();
   }
-  if (o.json) {
-    fmt::print("{}\n", rep.ToJson().dump(2));
-  } else {
-    fmt::print("verify {} [{} x {}, {}] against {}\n", o.file, info.rows, info.cols, Traits(info.dtype).name, ReferenceLine(rep));
-    for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
-    fmt::print("tolerance: {}\n", rep.tolerance.why);
-    std::size_t width = 0;
-    for (const auto& c : rep.checks) width = std::max(width, c.name.size());
-    for (const auto& c : rep.checks) {
-      const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
-      fmt::print("{} {:<{}}  {}\n", status, c.name, width, c.summary);
+  const int verdict = rep.passed ? kExitOk : kExitCheckFailed;
+  // The verdict stands when the reader of the report goes away
+  // (`pe verify x | head -3` under pipefail must still fail a bad table).
+  try {
+    if (junit_stdout) {
+      WriteStdout(JUnitXml(rep));
+    } else if (o.json) {
+      WriteStdout(JsonText(rep.ToJson(), 2) + "\n");
+    } else {
+      PrintLine(fmt::format("verify {} [{} x {}, {}] against {}", o.file, info.rows, info.cols, Traits(info.dtype).name,
+                            ReferenceLine(rep)));
+      for (const auto& n : rep.notes) PrintLine(fmt::format("note: {}", n));
+      PrintLine(fmt::format("tolerance: {}", rep.tolerance.why));
+      std::size_t width = 0;
+      for (const auto& c : rep.checks) width = std::max(width, c.name.size());
+      for (const auto& c : rep.checks) {
+        const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
+        PrintLine(fmt::format("{} {:<{}}  {}", status, c.name, width, c.summary));
+      }
+      if (rep.diagnosed) PrintLine(fmt::format("diagnosis: {}", rep.diagnosis_text));
+      int failed = 0;
+      for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
+      PrintLine(fmt::format("result: {}", rep.passed ? fmt::format("PASS ({} checks)", rep.checks.size())
+                                             : fmt::format("FAIL ({} of {} checks failed)", failed, rep.checks.size())));
     }
-    if (rep.diagnosed) fmt::print("diagnosis: {}\n", rep.diagnosis_text);
-    int failed = 0;
-    for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-    fmt::print("result: {}\n", rep.passed ? fmt::format("PASS ({} checks)", rep.checks.size())
-                                           : fmt::format("FAIL ({} of {} checks failed)", failed, rep.checks.size()));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBrokenPipe) return verdict;
+    throw;
   }
   (void)console;
-  return rep.passed ? kExitOk : kExitCheckFailed;
+  return verdict;
 }
 
 }  // namespace pe::cli

@@ -3,9 +3,37 @@
 // NO_COLOR, FORCE_COLOR/CLICOLOR_FORCE, TERM=dumb and isatty(2).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace pe::cli {
+
+/// Text from files (names, metadata, dataset names) made safe for a
+/// terminal and for one-line messages: control characters (bytes below
+/// 0x20, 0x7f), C1 controls (U+0080..U+009F) and bytes that are not valid
+/// UTF-8 are written as escapes (`\n`, `\t`, `\r`, `\xNN`,
+/// `\u0085`); valid UTF-8 is kept. Idempotent on its own output's
+/// printable part, and never produces a control byte or a line break.
+std::string EscapeText(std::string_view s);
+
+/// As EscapeText, and additionally the XML specials & < > " ' as entities:
+/// the result is well-formed XML 1.0 character data or attribute value.
+std::string XmlText(std::string_view s);
+
+/// A JSON document as text: invalid UTF-8 in strings is replaced by U+FFFD
+/// instead of throwing; control characters are escaped by JSON itself.
+template <class BasicJson>
+std::string JsonText(const BasicJson& j, int indent) {
+  return j.dump(indent, ' ', false, BasicJson::error_handler_t::replace);
+}
+
+/// Writes bytes to standard output. A closed pipe throws pe::Error
+/// (kBrokenPipe: main ends quietly with exit 0); other failures throw
+/// pe::Error (kIo, "cannot write standard output: <why>").
+void WriteStdout(std::string_view bytes);
+/// Writes `line` through EscapeText and a newline to standard output.
+void PrintLine(std::string_view line);
 
 enum class ColorMode { kAuto, kAlways, kNever };
 

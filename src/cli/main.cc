@@ -4,7 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <new>
+#include <system_error>
 
 #include "cli/cmd_dot.h"
 #include "cli/cmd_generate.h"
@@ -56,6 +60,8 @@ int main(int argc, char** argv) {
   pe::cli::SchemesOptions schemes;
   CLI::App* schemes_cmd = pe::cli::SetupSchemes(app, schemes);
 
+  std::string command = "";  // for the out-of-memory message
+  std::string memory_subject;
   try {
     try {
       app.parse(argc, argv);
@@ -77,18 +83,45 @@ int main(int argc, char** argv) {
       return pe::kExitError;
     }
     console.set_quiet(quiet);
-    if (generate_cmd->parsed()) return pe::cli::RunGenerate(generate, console);
-    if (dot_cmd->parsed()) return pe::cli::RunDot(dot, console);
-    if (inspect_cmd->parsed()) return pe::cli::RunInspect(inspect, console);
-    if (verify_cmd->parsed()) return pe::cli::RunVerify(verify, console);
-    if (schemes_cmd->parsed()) return pe::cli::RunSchemes(schemes, console);
-    return pe::kExitError;
+    if (generate_cmd->parsed())
+      memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";
+    if (inspect_cmd->parsed()) memory_subject = "'" + inspect.file + "'";
+    if (verify_cmd->parsed()) memory_subject = "'" + verify.file + "'";
+    if (dot_cmd->parsed() && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";
+    int rc = pe::kExitError;
+    if (generate_cmd->parsed()) command = "generate", rc = pe::cli::RunGenerate(generate, console);
+    else if (dot_cmd->parsed()) command = "dot", rc = pe::cli::RunDot(dot, console);
+    else if (inspect_cmd->parsed()) command = "inspect", rc = pe::cli::RunInspect(inspect, console);
+    else if (verify_cmd->parsed()) command = "verify", rc = pe::cli::RunVerify(verify, console);
+    else if (schemes_cmd->parsed()) command = "schemes", rc = pe::cli::RunSchemes(schemes, console);
+    // What stdio still buffers for stdout: a closed pipe ends quietly, a
+    // full disk (> /dev/full) is an error, not a silent exit 0.
+    if (std::fflush(stdout) != 0) {
+      if (errno == EPIPE) return rc;  // quiet; pe verify's verdict stands
+      console.Error(fmt::format("cannot write standard output: {}", std::strerror(errno)));
+      return pe::kExitError;
+    }
+    return rc;
   } catch (const pe::Error& e) {
     if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::kExitOk;
     console.Error(e.what());
     return pe::ExitCodeFor(e.kind());
   } catch (const std::bad_alloc&) {
-    console.Error("out of memory");
+    // The operation that ran out is usually a reader's or a table's buffer
+    // under a memory limit (ulimit -v, a container).
+    console.Error(fmt::format("out of memory: pe{}{} needed more memory than is available (or than the limit "
+                              "allows: ulimit -v, a container)",
+                              command.empty() ? "" : " " + command, memory_subject.empty() ? "" : " " + memory_subject));
+    return pe::kExitError;
+  } catch (const std::system_error& e) {
+    // fmt::print on stdout: a closed pipe ends quietly (exit 0), as the
+    // FileSink paths do; another failure names standard output.
+    if (e.code() == std::errc::broken_pipe) return pe::kExitOk;
+    if (std::string_view(e.what()).starts_with("cannot write to file")) {
+      console.Error(fmt::format("cannot write standard output: {}", e.code().message()));
+      return pe::kExitError;
+    }
+    console.Error(fmt::format("internal error: {}", e.what()));
     return pe::kExitError;
   } catch (const std::exception& e) {
     console.Error(fmt::format("internal error: {}", e.what()));

@@ -3,7 +3,7 @@
 //
 // Contract: a target path is either fully written and renamed into place, or
 // untouched; the temporary file is removed on every failure, on destruction
-// without Commit(), and on SIGINT/SIGTERM (see InstallInterruptCleanup).
+// without Commit(), and on every terminating signal (InstallInterruptCleanup).
 #pragma once
 
 #include <cstddef>
@@ -93,13 +93,19 @@ class StringSink : public ByteSink {
 void SetSyncOutputs(bool sync);
 bool SyncOutputs();
 
-/// A file written under a temporary name in the target's folder and renamed
-/// into place by Commit(). A target that exists and is not a regular file
-/// (/dev/null, a FIFO) is written directly instead.
+/// A file written under a temporary name ("<name>.pe-tmp-<pid>-XXXXXX") in
+/// the target's folder and renamed into place by Commit(). A target that
+/// exists and is not a regular file (/dev/null, a FIFO) is written directly
+/// instead. A symbolic link is followed as the kernel would for '>' (the
+/// protected_symlinks rule in sticky world-writable folders; a dangling
+/// link's file is created), and an existing file is replaced only when the
+/// caller could open it for writing. Stale temporary files of dead earlier
+/// runs for the same target are removed.
 class AtomicFile {
  public:
   /// Creates the temporary file. Throws pe::Error (kIo) when the target's
-  /// folder does not exist or is not writable, or the target is a folder.
+  /// folder does not exist or is not writable, the target is a folder, a
+  /// file the caller may not write, or a link pe refuses to follow.
   explicit AtomicFile(const std::string& target);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -137,8 +143,10 @@ class AtomicFile {
 /// be queried.
 void CheckFreeSpace(const std::string& target, unsigned long long bytes);
 
-/// Removes registered temporary files and exits with 130 (SIGINT) or 143
-/// (SIGTERM). Call once at program start.
+/// For every catchable signal whose default action ends the process (and
+/// that is not ignored or handled already): remove the registered temporary
+/// files, then die of the same signal (exit status 128+N). Ignores SIGPIPE
+/// (EPIPE is reported instead) and SIGXFSZ (EFBIG). Call once at program start.
 void InstallInterruptCleanup();
 
 /// True for "-", the name of standard output/input.

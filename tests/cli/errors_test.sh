@@ -117,6 +117,9 @@ for fmt in csv json npy safetensors; do
 done
 
 # ---- Ctrl-C in the middle of a long write ----------------------------------
+# (job control on: a script's background job otherwise starts with SIGINT
+# ignored, and pe keeps an ignored signal ignored, as nohup expects)
+set -m
 for ext in csv h5; do
   echo "old contents" >"big.$ext"
   "$PE" generate --d-model 1024 --max-len 3000000 -o "big.$ext" 2>err.txt &
@@ -132,6 +135,7 @@ for ext in csv h5; do
   else ok; fi
   rm -f "big.$ext"
 done
+set +m
 
 if [ "$(cat keep.csv)" != "old contents" ]; then bad "keep.csv was changed"; fi
 finish errors_test

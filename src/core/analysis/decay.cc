@@ -29,6 +29,40 @@ std::int64_t ResolveMaxOffset(std::int64_t rows, std::int64_t max_offset) {
   return max_offset;
 }
 
+// The min/max/std curve's cost: each of the pairs (p, p+k), k <= K, is a
+// dot product of `cols` multiply-adds in a GEMM block plus a fold of about
+// the cost of about 64 more (measured on the loaded 2-core VM: 2.9 ns per
+// pair at d = 1, 60 ns at d = 1024, i.e. ~0.056 ns per unit wall time).
+// Beyond kGramBudget units (about 40 s there, ~20 s on idle cores; the
+// full 32768 x 1024 curve of docs/dot.md, 5.8e11 units, fits) pe refuses
+// and names the K that fits, instead of running for minutes or hours.
+constexpr double kGramBudget = 7.5e11;
+
+double GramWork(std::int64_t rows, std::int64_t cols, std::int64_t k_max) {
+  const double L = static_cast<double>(rows), K = static_cast<double>(k_max);
+  return (static_cast<double>(cols) + 64) * ((K + 1) * L - K * (K + 1) / 2);
+}
+
+void CheckGramBudget(const DenseTable& table, std::int64_t k_max) {
+  const std::int64_t rows = table.info.rows, cols = table.info.cols;
+  if (GramWork(rows, cols, k_max) <= kGramBudget) return;
+  std::int64_t lo = 0, hi = k_max;  // largest K within the budget (K = 0 may not be)
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (GramWork(rows, cols, mid) <= kGramBudget) lo = mid;
+    else hi = mid - 1;
+  }
+  const double pairs = (static_cast<double>(k_max) + 1) * static_cast<double>(rows) -
+                       static_cast<double>(k_max) * (static_cast<double>(k_max) + 1) / 2;
+  const std::string fits = GramWork(rows, cols, lo) <= kGramBudget
+                               ? fmt::format("give --max-offset {} or less, or --mean-only", lo)
+                               : std::string("give --mean-only");
+  ThrowUsage(fmt::format("table of {} x {}", rows, cols),
+             fmt::format("min, max and std over offsets 0..{} compare {:.3g} pairs of rows (O(L·K·d): {:.2g} "
+                         "row-values, pe's budget is 7.5e+11, about 20 s); {} (the mean by FFT, any offset)",
+                         k_max, pairs, GramWork(rows, cols, k_max), fits));
+}
+
 void CheckFinite(const DenseTable& table) {
   const std::int64_t cols = table.info.cols;
   for (std::size_t i = 0; i < table.values.size(); ++i) {
@@ -256,6 +290,7 @@ DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
   if (rows < 1 || cols < 1)
     ThrowInput(fmt::format("table '{}'", table.info.name), "has no rows or no columns");
   const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
+  if (!options.mean_only) CheckGramBudget(table, k_max);
   CheckFinite(table);
   DecayCurve out;
   // Only the cosine needs a scaled copy; the dot product reads the table.

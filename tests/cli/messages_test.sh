@@ -1,0 +1,75 @@
+#!/bin/bash
+# Messages that must carry their numbers: free space (bytes when the
+# rounded figures are equal), out of memory (which command and file), and
+# pe dot's refusal of an O(L²·d) curve beyond its budget (fast, naming K).
+source "$(dirname "$0")/lib.sh" "$@"
+
+# ---- free space: 8.0 MiB against 8.0 MiB shows the bytes -------------------
+mkdir mnt
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=8m tmpfs mnt 2>/dev/null; then
+  # 4097 x 512 float32 = 8,390,656 bytes of data, the file system has 8 MiB
+  "$PE" generate --d-model 512 --max-len 4097 --dtype float32 -o mnt/x.npy 2>err.txt
+  rc=$?
+  if [ "$rc" -ne 2 ]; then bad "free space: exit $rc"
+  elif ! grep -qx "pe: error: cannot write 'mnt/x.npy': the table needs at least 8390656 bytes (8.0 MiB) but the file system holding 'mnt' has 8388608 bytes (8.0 MiB) free" err.txt; then
+    bad "free space: $(cat err.txt)"
+  else ok; fi
+  # Far apart: the rounded figures suffice.
+  "$PE" generate --d-model 512 --max-len 8192 --dtype float32 -o mnt/x.npy 2>err.txt
+  grep -qx "pe: error: cannot write 'mnt/x.npy': the table needs at least 16.0 MiB but the file system holding 'mnt' has 8.0 MiB free" err.txt \
+    && ok || bad "free space, far apart: $(cat err.txt)"
+  # The check passes, the write runs out (the header does not fit): clean.
+  "$PE" generate --d-model 512 --max-len 4096 --dtype float32 -o mnt/x.npy 2>err.txt
+  rc=$?
+  [ "$rc" -eq 2 ] && grep -qx "pe: error: cannot write 'mnt/x.npy': No space left on device" err.txt && ok \
+    || bad "ENOSPC: exit $rc $(cat err.txt)"
+  [ -z "$(ls -A mnt)" ] && ok || bad "ENOSPC left files: $(ls -A mnt)"
+  umount mnt
+else
+  echo "skipped: the free-space messages need root (a tmpfs of 8 MiB)"
+fi
+rmdir mnt
+
+# ---- out of memory: which command and which file ------------------------------
+"$PE" generate --d-model 64 --max-len 4096 -o t.npy
+(ulimit -v 100000; "$PE" dot t.npy --format csv >/dev/null 2>err.txt; echo $? >rc.txt)
+rc=$(cat rc.txt)
+if [ "$rc" -eq 0 ]; then
+  echo "skipped: pe dot ran within ulimit -v 100000"
+elif [ "$rc" -ne 2 ] || [ "$(wc -l <err.txt)" -ne 1 ]; then bad "out of memory: exit $rc, $(cat err.txt)"
+elif grep -q "out of memory" err.txt && ! grep -q "^pe: error: out of memory: pe dot 't.npy' needed more memory than is available" err.txt; then
+  bad "out of memory message does not name the command and file: $(cat err.txt)"
+else ok; fi
+
+# ---- pe dot: the O(L²·d) min/max/std curve has a budget --------------------
+"$PE" generate --d-model 1 --max-len 1048576 -o long.npy || bad "setup long.npy"
+# (under timeout: without the budget these run for many minutes)
+dot_refuses() {  # NAME REGEX ARGS...: exit 2 at once, one line matching REGEX
+  local name=$1 regex=$2 start ms rc
+  shift 2
+  start=$(date +%s%N)
+  timeout 60 "$PE" "$@" >out.txt 2>err.txt
+  rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  if [ "$rc" -ne 2 ]; then bad "$name: exit $rc after $ms ms, want 2 at once"
+  elif [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -Eq -- "$regex" err.txt; then bad "$name: $(cat err.txt)"
+  elif [ -s out.txt ]; then bad "$name: wrote to stdout"
+  elif [ "$ms" -ge 5000 ]; then bad "$name: refusal took $ms ms"
+  else ok; fi
+}
+dot_refuses "dot beyond the budget" \
+  "^pe: error: table of 1048576 x 1: min, max and std over offsets 0\.\.1048575 compare 5\.5e\+11 pairs of rows .*; give --max-offset [0-9]+ or less, or --mean-only" \
+  dot long.npy --format csv
+k=$(grep -o 'give --max-offset [0-9]*' err.txt | grep -o '[0-9]*$')
+[ -n "$k" ] && [ "$k" -gt 1000 ] && [ "$k" -lt 100000 ] && ok || bad "suggested K '$k'"
+dot_refuses "dot --max-offset beyond the budget" "give --max-offset $k or less" dot long.npy --max-offset 200000 --format csv
+# The mean by FFT and a small K run, and fast.
+start=$(date +%s%N)
+"$PE" dot long.npy --mean-only --format csv >mean.csv 2>err.txt || bad "--mean-only: $(cat err.txt)"
+[ "$(wc -l <mean.csv)" -eq 1048577 ] && ok || bad "--mean-only: $(wc -l <mean.csv) lines"
+"$PE" dot long.npy --max-offset 100 --format csv >k.csv 2>err.txt || bad "--max-offset 100: $(cat err.txt)"
+[ "$(wc -l <k.csv)" -eq 102 ] && ok || bad "--max-offset 100: $(wc -l <k.csv) lines"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$ms" -lt 20000 ] && ok || bad "mean-only and K=100 took $ms ms"
+
+finish messages
