@@ -67,64 +67,8 @@ namespace {
 // millions of '[' would otherwise cost memory per level.
 constexpr int kMaxJsonDepth = 64;
 
-// The numbers of "data", in chunks of 1 MiB (no reallocation that holds
-// the old and the new copy at once): in the table's dtype when it is known
-// before the data (pe's files give it in "meta" first), else as doubles,
-// rounded to the dtype when rows are read.
-class ValueStore {
- public:
-  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
-
-  /// Store values in `dtype` from now on; only before the first value.
-  void SetDType(DType dtype) {
-    if (size_ == 0) {
-      direct_ = true;
-      dtype_ = dtype;
-    }
-  }
-  void Push(double v) {
-    const std::size_t es = Traits(dtype_).size;
-    const std::size_t per_chunk = kChunkBytes / es;
-    const std::size_t at = size_ % per_chunk;
-    if (at == 0) chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(kChunkBytes));
-    if (direct_) StoreFromDouble(chunks_.back().get(), dtype_, at, v);
-    else std::memcpy(chunks_.back().get() + at * es, &v, es);
-    ++size_;
-  }
-  std::size_t size() const { return size_; }
-  /// Writes values [first, first + n) to `out` in `dtype`.
-  void Copy(std::size_t first, std::size_t n, DType dtype, std::byte* out) const {
-    const std::size_t es = Traits(dtype_).size;
-    const std::size_t per_chunk = kChunkBytes / es;
-    std::size_t done = 0;
-    while (done < n) {
-      const std::size_t i = first + done;
-      const std::size_t at = i % per_chunk;
-      const std::size_t run = std::min(n - done, per_chunk - at);
-      const std::byte* src = chunks_[i / per_chunk].get() + at * es;
-      if (direct_ && dtype == dtype_) {
-        std::memcpy(out + done * es, src, run * es);
-      } else {
-        for (std::size_t k = 0; k < run; ++k) {
-          const double v = direct_ ? LoadAsDouble(src, dtype_, k) : LoadAsDouble(src, DType::kFloat64, k);
-          StoreFromDouble(out, dtype, done + k, v);
-        }
-      }
-      done += run;
-    }
-  }
-  bool direct() const { return direct_; }
-  DType dtype() const { return dtype_; }
-
- private:
-  bool direct_ = false;
-  DType dtype_ = DType::kFloat64;
-  std::size_t size_ = 0;
-  std::vector<std::unique_ptr<std::byte[]>> chunks_;
-};
-
 // A streaming (SAX) reader of the table document: numbers of "data" go
-// straight into a ValueStore (the dtype's size per number when "meta" gives
+// straight into a JsonValues (the dtype's size per number when "meta" gives
 // the dtype first, else 8 bytes), so memory is about the table's bytes; no
 // DOM of 16-byte nodes is built. Every problem throws
 // pe::Error naming the offending element.
@@ -195,7 +139,7 @@ class TableSax {
   std::int64_t cols() const { return cols_; }
   bool all_f32() const { return all_f32_; }
   Metadata& meta() { return meta_; }
-  ValueStore& values() { return values_; }
+  JsonValues& values() { return values_; }
 
  private:
   enum class Ctx { kRoot, kData, kRow, kMeta, kShape, kSkip };
@@ -334,14 +278,14 @@ class TableSax {
   Metadata meta_;
   std::size_t meta_keys_ = 0;
   std::vector<std::unordered_set<std::string>> keys_;  ///< the keys seen, per open object
-  ValueStore values_;
+  JsonValues values_;
 };
 
-// The parsed table: values held as read (ValueStore), given out in the
+// The parsed table: values held as read (JsonValues), given out in the
 // table's dtype.
 class JsonSource : public RowSource {
  public:
-  JsonSource(TableInfo info, ValueStore values) : info_(std::move(info)), values_(std::move(values)) {}
+  JsonSource(TableInfo info, JsonValues values) : info_(std::move(info)), values_(std::move(values)) {}
   const TableInfo& info() const override { return info_; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     values_.Copy(static_cast<std::size_t>(first * info_.cols), static_cast<std::size_t>(count * info_.cols),
@@ -350,7 +294,7 @@ class JsonSource : public RowSource {
 
  private:
   TableInfo info_;
-  ValueStore values_;
+  JsonValues values_;
 };
 
 }  // namespace
@@ -366,7 +310,7 @@ std::unique_ptr<RowSource> OpenJson(const std::string& path) {
   struct stat st;
   if (::fstat(::fileno(f), &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
-  if (st.st_size > (std::int64_t{1} << 30))
+  if (st.st_size > kMaxJsonBytes)
     ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
   TableSax sax(what);
   nlohmann::json::sax_parse(f, &sax);
