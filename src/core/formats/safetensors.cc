@@ -124,7 +124,7 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
             ThrowInput(what, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
                                          "as by the reference implementation)", quoted));
           const std::string owner = top_key == "__metadata__" ? std::string("__metadata__")
-                                                              : fmt::format("tensor {}", nlohmann::json(top_key).dump());
+                                                              : fmt::format("tensor '{}'", top_key);
           ThrowInput(what, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
         }
         if (level == 2 && top_key == "__metadata__") {
