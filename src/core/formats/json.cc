@@ -313,7 +313,8 @@ std::unique_ptr<RowSource> OpenJson(const std::string& path) {
   if (st.st_size > kMaxJsonBytes)
     ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
   TableSax sax(what);
-  nlohmann::json::sax_parse(f, &sax);
+  JsonFileChars chars(f);
+  nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   sax.Finish();
   TableInfo info;

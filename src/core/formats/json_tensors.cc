@@ -448,7 +448,8 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
   if (st.st_size > kMaxJsonBytes)
     ThrowInput(what, "JSON tables above 1 GiB are not read (use safetensors or HDF5 for large tables)");
   TensorsSax sax(what, name);
-  nlohmann::json::sax_parse(f, &sax);
+  JsonFileChars chars(f);
+  nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   TableInfo info = sax.Finish();
   return std::make_unique<JsonTensorSource>(std::move(info), std::move(sax.values()));
