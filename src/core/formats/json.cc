@@ -92,13 +92,16 @@ class TableSax {
     // the last one silently; Python's json keeps the last one too, so a
     // document with them means different things to different readers).
     if (!keys_.empty() && !keys_.back().insert(k).second) {
-      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump();
+      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       if (stack_.back() == Ctx::kRoot) Fail(fmt::format("the key {} appears twice", quoted));
       if (stack_.back() == Ctx::kMeta) Fail(fmt::format("\"meta\" has the key {} twice", quoted));
       Fail(fmt::format("the key {} appears twice in one object", quoted));
     }
     if (stack_.back() == Ctx::kMeta && ++meta_keys_ > kMaxMetadataKeys)
       Fail(fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys));
+    // Any other object: its keys are held to find duplicates, so bound them.
+    if (keys_.back().size() > kMaxMetadataKeys)
+      Fail(fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys));
     key_ = k;
     return true;
   }

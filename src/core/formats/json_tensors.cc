@@ -149,7 +149,7 @@ class TensorsSax {
 
   bool key(Json::string_t& k) {
     if (!keys_.back().insert(k).second) {
-      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump();
+      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       switch (stack_.back()) {
         case Ctx::kRoot: Fail(fmt::format("the key {} appears twice", quoted));
         case Ctx::kMeta: Fail(fmt::format("\"meta\" has the key {} twice", quoted));
@@ -160,6 +160,9 @@ class TensorsSax {
     }
     if (stack_.back() == Ctx::kMeta && ++meta_keys_ > kMaxMetadataKeys)
       Fail(fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys));
+    // Any other object: its keys are held to find duplicates, so bound them.
+    if (keys_.back().size() > kMaxMetadataKeys)
+      Fail(fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys));
     key_ = k;
     return true;
   }

@@ -119,7 +119,7 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
         const std::size_t level = open_keys.size();
         if (level == 1) top_key = k;
         if (!open_keys.back().insert(k).second) {
-          const std::string quoted = nlohmann::json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump();
+          const std::string quoted = nlohmann::json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
           if (level == 1)
             ThrowInput(what, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
                                          "as by the reference implementation)", quoted));
