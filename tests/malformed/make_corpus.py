@@ -130,6 +130,7 @@ put("json_tensors_dup_meta.json", '{"meta": {"x": 1, "x": 2}, "tensors": {"a": {
 put("json_tensors_shape_huge.json", '{"tensors": {"a": {"shape": [2147483648], "data": [1]}}}')
 # "tensors" as a metadata word or key: still a one-table file (format by top-level keys).
 put("valid_meta_tensors.json", '{"meta": {"x": "tensors", "tensors": "y"}, "shape": [1, 2], "data": [[0.5, 1]]}')
+put("valid_json_numbers.json", '{"data": [[1e-400, 5e-324, -1e-400, 2.4703282292062328e-324, 123456789012345678901234567890]]}')
 put("valid_tensors_key_order.json", '{"tensors": {"a": {"data": [[1, 2], [3, 4.5]], "shape": [2, 2]}}}')
 put("json_tensors_two.json", '{"tensors": {"a": {"shape": [1], "data": [0]}, "b": {"shape": [1], "data": [1]}}}')
 
