@@ -10,19 +10,17 @@
 namespace pe {
 
 void Metadata::Set(const std::string& key, MetaValue value) {
-  for (auto& [k, v] : entries_) {
-    if (k == key) {
-      v = std::move(value);
-      return;
-    }
+  const auto [it, added] = index_.try_emplace(key, entries_.size());
+  if (!added) {
+    entries_[it->second].second = std::move(value);
+    return;
   }
   entries_.emplace_back(key, std::move(value));
 }
 
 const MetaValue* Metadata::Find(const std::string& key) const {
-  for (const auto& [k, v] : entries_)
-    if (k == key) return &v;
-  return nullptr;
+  const auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &entries_[it->second].second;
 }
 
 std::string MetaToString(const MetaValue& value) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -21,9 +22,12 @@ namespace pe {
 /// One metadata value: an integer, a real or a string.
 using MetaValue = std::variant<std::int64_t, double, std::string>;
 
-/// Ordered key/value metadata (the order is kept in every format).
+/// Ordered key/value metadata (the order is kept in every format). Set and
+/// Find cost O(1) on average (a hash index beside the ordered entries), so
+/// reading a file with many keys stays linear.
 class Metadata {
  public:
+  /// Replaces the value of `key` (keeping its place), else appends it.
   void Set(const std::string& key, MetaValue value);
   /// nullptr when the key is absent.
   const MetaValue* Find(const std::string& key) const;
@@ -31,10 +35,17 @@ class Metadata {
     return entries_;
   }
   bool empty() const { return entries_.empty(); }
+  std::size_t size() const { return entries_.size(); }
 
  private:
   std::vector<std::pair<std::string, MetaValue>> entries_;
+  std::unordered_map<std::string, std::size_t> index_;  ///< key -> position in entries_
 };
+
+/// The most metadata keys a reader takes from one file (safetensors
+/// `__metadata__`, JSON `meta`): pe's own files hold about 20; a file with
+/// more is refused rather than read slowly.
+inline constexpr std::size_t kMaxMetadataKeys = 65536;
 
 /// A metadata value as text ("10000", "0.5", "sinusoidal"); reals use the
 /// shortest round-trip form.

@@ -83,7 +83,14 @@ raw = open(os.path.join(HERE, "valid_padded.safetensors"), "rb").read()
 n = int.from_bytes(raw[:8], "little")
 compare("valid_padded.safetensors", np.frombuffer(raw[8 + n:], dtype="<f4").reshape(3, 4).astype(np.float64))
 
+compare("valid_meta_tensors.json", np.array([[0.5, 1]]))
+compare("valid_tensors_key_order.json", np.array([[1, 2], [3, 4.5]]))
+with open(os.path.join(HERE, "valid_json_numbers.json")) as f:
+    compare("valid_json_numbers.json", np.array(json.load(f)["data"], dtype=np.float64))
+with open(os.path.join(HERE, "valid_python_numbers.csv"), newline="") as f:
+    compare("valid_python_numbers.csv", np.array([[float(x) for x in row] for row in list(csv.reader(f))[1:]]))
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
-print(f"test_malformed: {len(listed)} malformed files refused with their message, 4 edge cases read right")
+print(f"test_malformed: {len(listed)} malformed files refused with their message, 8 edge cases read right")

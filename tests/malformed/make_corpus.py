@@ -87,6 +87,11 @@ put("csv_header_no_values.csv", "position\n0\n")
 put("csv_empty_cell.csv", "dim_0,dim_1\n0,\n")
 put("csv_binary.csv", bytes(range(1, 256)) * 4)
 put("valid_bom_crlf.csv", "\ufeffposition,dim_0,dim_1\r\n0,0,1\r\n1,0.5,-0.25\r\n")
+# Python's float() refuses these (pe must too); it reads valid_python_numbers.csv.
+put("csv_plus_minus.csv", "dim_0\n+-1\n")
+put("csv_hex.csv", "dim_0\n0x1p3\n")
+put("csv_double_underscore.csv", "dim_0\n1__0\n")
+put("valid_python_numbers.csv", "a,b\n1e-400,5e-324\n1_0, .5\n5.,-2.5E-3\n")
 
 # ---- JSON ------------------------------------------------------------------
 put("json_empty.json", b"")
@@ -115,6 +120,18 @@ put("json_trailing.json", '{"data": [[0, 1]]} {"data": []}')
 put("json_binary.json", bytes(range(1, 256)) * 4)
 put("json_tensors_depth_bomb.json", '{"tensors": {"a": {"shape": [1], "data": ' + "[" * 100000 + "]" * 100000 + "}}}")
 put("json_tensors_ragged.json", '{"tensors": {"a": {"shape": [2, 2], "data": [[0, 1], [0.5]]}}}')
+put("json_dup_meta.json", '{"meta": {"a": 1}, "meta": {"b": 2}, "data": [[0]]}')
+put("json_dup_meta_key.json", '{"meta": {"scheme": "a", "scheme": "b"}, "data": [[0]]}')
+put("json_dup_nested.json", '{"extra": {"k": 1, "k": 2}, "data": [[0]]}')
+put("json_tensors_dup_tensor.json", '{"tensors": {"a": {"shape": [1], "data": [0]}, "a": {"shape": [1], "data": [1]}}}')
+put("json_tensors_dup_field.json", '{"tensors": {"a": {"shape": [1], "shape": [1], "data": [0]}}}')
+put("json_tensors_dup_meta.json", '{"meta": {"x": 1, "x": 2}, "tensors": {"a": {"shape": [1], "data": [0]}}}')
+# 56 bytes declaring 2^31 values: checked against the data, never reserved.
+put("json_tensors_shape_huge.json", '{"tensors": {"a": {"shape": [2147483648], "data": [1]}}}')
+# "tensors" as a metadata word or key: still a one-table file (format by top-level keys).
+put("valid_meta_tensors.json", '{"meta": {"x": "tensors", "tensors": "y"}, "shape": [1, 2], "data": [[0.5, 1]]}')
+put("valid_json_numbers.json", '{"data": [[1e-400, 5e-324, -1e-400, 2.4703282292062328e-324, 123456789012345678901234567890]]}')
+put("valid_tensors_key_order.json", '{"tensors": {"a": {"data": [[1, 2], [3, 4.5]], "shape": [2, 2]}}}')
 put("json_tensors_two.json", '{"tensors": {"a": {"shape": [1], "data": [0]}, "b": {"shape": [1], "data": [1]}}}')
 
 # ---- HDF5 ------------------------------------------------------------------
@@ -182,4 +199,12 @@ put("st_zero_rows.safetensors", st({"pe": {"dtype": "F32", "shape": [0, 4], "dat
 put("st_no_tensor.safetensors", st({"__metadata__": {"scheme": "sinusoidal"}}, data=b""))
 put("st_two_tensors.safetensors", st({"a": {"dtype": "F32", "shape": [1, 4], "data_offsets": [0, 16]},
                                       "b": {"dtype": "F32", "shape": [2, 4], "data_offsets": [16, 48]}}))
+# Duplicate keys: the reference implementation refuses them (serde), pe too.
+T = '"pe":{"dtype":"F32","shape":[3,4],"data_offsets":[0,48]}'
+put("st_dup_metadata.safetensors", st('{"__metadata__":{"a":"1"},"__metadata__":{"b":"2"},' + T + '}'))
+put("st_dup_meta_key.safetensors", st('{"__metadata__":{"a":"1","a":"2"},' + T + '}'))
+put("st_dup_tensor.safetensors", st('{' + T + ',' + T + '}'))
+put("st_dup_dtype.safetensors", st('{"pe":{"dtype":"F32","dtype":"F16","shape":[3,4],"data_offsets":[0,48]}}'))
+put("st_dup_shape.safetensors", st('{"pe":{"dtype":"F32","shape":[3,4],"shape":[4,3],"data_offsets":[0,48]}}'))
+put("st_dup_offsets.safetensors", st('{"pe":{"dtype":"F32","shape":[3,4],"data_offsets":[0,48],"data_offsets":[0,48]}}'))
 put("valid_padded.safetensors", st('{"pe":{"dtype":"F32","shape":[3,4],"data_offsets":[0,48]}}    '))

@@ -108,36 +108,109 @@ void SplitCells(std::string_view line, std::vector<std::string_view>* cells) {
   }
 }
 
+// Reads a file line by line over fread chunks, byte-exact (fgets would stop
+// at a NUL byte and miscount the offsets), never holding more than one line.
+class LineReader {
+ public:
+  LineReader(std::FILE* f, std::string path) : f_(f), path_(std::move(path)), buf_(std::size_t{1} << 16) {}
+
+  /// Continues at byte `offset` of the file.
+  void Seek(std::int64_t offset) {
+    if (std::fseek(f_, offset, SEEK_SET) != 0)
+      ThrowIo(fmt::format("cannot read '{}'", path_), std::strerror(errno));
+    pos_ = len_ = 0;
+    offset_ = offset;
+  }
+  /// The next line with its '\n' (the last one may lack it) in `out`;
+  /// false at the end of the file. `start` gets the line's byte offset.
+  bool Next(std::string* out, std::int64_t* start, std::int64_t line_no) {
+    out->clear();
+    *start = offset_;
+    while (true) {
+      if (pos_ == len_) {
+        len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
+        pos_ = 0;
+        if (len_ == 0) {
+          if (std::ferror(f_)) ThrowIo(fmt::format("cannot read '{}'", path_), std::strerror(errno));
+          return !out->empty();
+        }
+      }
+      const char* begin = buf_.data() + pos_;
+      const void* nl = std::memchr(begin, '\n', len_ - pos_);
+      const std::size_t n = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - begin) + 1 : len_ - pos_;
+      out->append(begin, n);
+      pos_ += n;
+      offset_ += static_cast<std::int64_t>(n);
+      if (out->size() > kMaxLineBytes)
+        ThrowInput(fmt::format("'{}'", path_),
+                   fmt::format("line {} is longer than {} MiB (not a table?)", line_no, kMaxLineBytes >> 20));
+      if (nl) return true;
+    }
+  }
+  /// The byte offset of the next line.
+  std::int64_t offset() const { return offset_; }
+
+ private:
+  std::FILE* f_;
+  std::string path_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, len_ = 0;
+  std::int64_t offset_ = 0;
+};
+
+// The line's content: without its line end, the byte-order mark of the
+// file's first line, or "" for a blank line.
+std::string_view Content(const std::string& line, std::int64_t start) {
+  std::string_view view(line);
+  if (start == 0 && view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
+  while (!view.empty() && (view.back() == '\n' || view.back() == '\r')) view.remove_suffix(1);
+  return view;
+}
+
+// Where some data rows start: the first, then about one per `stride` bytes
+// of file. At most kMaxMarks are kept (every other one is dropped and the
+// stride doubled when full), so the index of any file costs at most 1 MiB;
+// a block of rows is read from the mark before it (or straight on from the
+// previous block, as rows are usually read in order).
+struct CsvMark {
+  std::int64_t row;
+  std::int64_t offset;
+};
+constexpr std::size_t kMaxMarks = std::size_t{1} << 16;
+
 class CsvSource : public RowSource {
  public:
-  CsvSource(std::string path, std::FILE* f, TableInfo info, std::vector<std::int64_t> offsets, bool has_pos)
-      : path_(std::move(path)), f_(f), info_(std::move(info)), offsets_(std::move(offsets)), has_pos_(has_pos) {}
+  CsvSource(std::string path, std::FILE* f, TableInfo info, std::vector<CsvMark> marks, bool has_pos)
+      : path_(std::move(path)), f_(f), reader_(f, path_), info_(std::move(info)), marks_(std::move(marks)),
+        has_pos_(has_pos) {}
   ~CsvSource() override { std::fclose(f_); }
   const TableInfo& info() const override { return info_; }
 
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
-    const std::int64_t begin = offsets_[static_cast<std::size_t>(first)];
-    const std::int64_t end = offsets_[static_cast<std::size_t>(first + count)];
-    std::string text(static_cast<std::size_t>(end - begin), '\0');
-    if (std::fseek(f_, begin, SEEK_SET) != 0 || std::fread(text.data(), 1, text.size(), f_) != text.size())
-      ThrowIo(fmt::format("cannot read '{}'", path_), "read failed or file changed");
+    std::int64_t row = next_row_;
+    if (first != next_row_ || row < 0) {
+      auto it = std::upper_bound(marks_.begin(), marks_.end(), first,
+                                 [](std::int64_t r, const CsvMark& m) { return r < m.row; });
+      --it;  // marks_[0].row == 0 <= first
+      reader_.Seek(it->offset);
+      row = it->row;
+    }
+    next_row_ = -1;  // unknown until this block is read whole
     std::vector<std::string_view> cells;
-    std::size_t pos = 0;
-    for (std::int64_t r = 0; r < count; ++r) {
-      std::string_view line;
-      do {  // blank lines were skipped when indexing; skip them again
-        std::size_t nl = text.find('\n', pos);
-        line = std::string_view(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (begin == 0 && r == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-      } while (line.empty() && pos < text.size());
-      SplitCells(line, &cells);
-      const std::size_t skip = has_pos_ ? 1 : 0;
+    std::int64_t start = 0;
+    const std::size_t skip = has_pos_ ? 1 : 0;
+    while (row < first + count) {
+      if (!reader_.Next(&line_, &start, 0))
+        ThrowInput(fmt::format("'{}'", path_), "the file changed while being read");
+      const std::string_view view = Content(line_, start);
+      if (view.empty()) continue;  // blank lines were skipped when indexing; skip them again
+      if (row++ < first) continue;
+      SplitCells(view, &cells);
       // Every row was checked when indexed; a mismatch now means the file
       // changed under us.
       if (cells.size() != skip + static_cast<std::size_t>(info_.cols))
         ThrowInput(fmt::format("'{}'", path_), "the file changed while being read");
+      const std::int64_t r = row - 1 - first;
       for (std::int64_t j = 0; j < info_.cols; ++j) {
         double v = 0;
         if (!ParseNumber(cells[skip + static_cast<std::size_t>(j)], &v))
@@ -145,14 +218,18 @@ class CsvSource : public RowSource {
         StoreFromDouble(out, info_.dtype, static_cast<std::size_t>(r * info_.cols + j), v);
       }
     }
+    next_row_ = row;
   }
 
  private:
   std::string path_;
   std::FILE* f_;
+  LineReader reader_;
   TableInfo info_;
-  std::vector<std::int64_t> offsets_;  // byte offset of each data row, plus the end
+  std::vector<CsvMark> marks_;
   bool has_pos_;
+  std::int64_t next_row_ = -1;  ///< the row the reader stands at (-1: unknown)
+  std::string line_;
 };
 
 }  // namespace
@@ -169,45 +246,19 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
     ~Closer() { if (armed) std::fclose(f); }
   } closer{f};
 
-  std::vector<std::int64_t> offsets;
+  std::vector<CsvMark> marks;
+  std::int64_t stride = std::int64_t{1} << 16;  // bytes of file between marks
+  std::int64_t rows = 0;
   std::vector<std::string_view> cells;
   std::string line;
-  std::int64_t offset = 0, line_no = 0;
+  std::int64_t line_start = 0, line_no = 0;
   std::int64_t cols = -1;
   bool has_pos = false, all_f32 = true, header_seen = false;
   std::int64_t first_pos = 0, prev_pos = 0;
-  std::vector<char> buf(1 << 16);
-  std::size_t buf_pos = 0, buf_len = 0;
-  // Line by line over fread chunks, byte-exact (fgets would stop at a NUL
-  // byte and miscount the offsets), never holding more than one line.
-  auto next_line = [&](std::string* out) -> bool {
-    out->clear();
-    while (true) {
-      if (buf_pos == buf_len) {
-        buf_len = std::fread(buf.data(), 1, buf.size(), f);
-        buf_pos = 0;
-        if (buf_len == 0) {
-          if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
-          return !out->empty();
-        }
-      }
-      const char* start = buf.data() + buf_pos;
-      const void* nl = std::memchr(start, '\n', buf_len - buf_pos);
-      const std::size_t n = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) + 1 : buf_len - buf_pos;
-      out->append(start, n);
-      buf_pos += n;
-      if (out->size() > kMaxLineBytes)
-        ThrowInput(what, fmt::format("line {} is longer than {} MiB (not a table?)", line_no + 1, kMaxLineBytes >> 20));
-      if (nl) return true;
-    }
-  };
-  while (next_line(&line)) {
+  LineReader reader(f, path);
+  while (reader.Next(&line, &line_start, line_no + 1)) {
     ++line_no;
-    const std::int64_t line_start = offset;
-    offset += static_cast<std::int64_t>(line.size());
-    std::string_view view(line);
-    if (line_no == 1 && view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
-    while (!view.empty() && (view.back() == '\n' || view.back() == '\r')) view.remove_suffix(1);
+    const std::string_view view = Content(line, line_start);
     if (view.empty()) continue;  // blank lines (a trailing one, typically)
     if (view.find('\0') != std::string_view::npos)
       ThrowInput(what, fmt::format("line {}: contains a NUL byte (not a text file?)", line_no));
@@ -221,7 +272,7 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
     if (n_cells > kMaxColumns)
       ThrowInput(what, fmt::format("line {}: {} cells; pe reads at most {} columns", line_no, n_cells, kMaxColumns));
     SplitCells(view, &cells);
-    if (!header_seen && offsets.empty()) {
+    if (!header_seen && rows == 0) {
       header_seen = true;
       double probe;
       if (!ParseNumber(cells[0], &probe)) {  // a header row
@@ -242,7 +293,7 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
       if (!ParseNumber(cells[0], &p) || p != std::floor(p) || std::fabs(p) > 9e15)
         ThrowInput(what, fmt::format("line {}: position '{}' is not an integer", line_no, cells[0]));
       const auto ip = static_cast<std::int64_t>(p);
-      if (offsets.empty()) first_pos = ip;
+      if (rows == 0) first_pos = ip;
       else if (ip != prev_pos + 1)
         ThrowInput(what, fmt::format("line {}: position {} does not follow {}", line_no, ip, prev_pos));
       prev_pos = ip;
@@ -258,17 +309,24 @@ std::unique_ptr<RowSource> OpenCsv(const std::string& path) {
                                      line_no, j + 1, std::string(cells[j].substr(0, 40))));
       if (all_f32 && !FitsFloat32(v)) all_f32 = false;
     }
-    offsets.push_back(line_start);
+    if (marks.empty() || line_start - marks.back().offset >= stride) {
+      if (marks.size() == kMaxMarks) {  // full: keep every other mark, twice as far apart
+        for (std::size_t k = 0; k < kMaxMarks / 2; ++k) marks[k] = marks[2 * k];
+        marks.resize(kMaxMarks / 2);
+        stride *= 2;
+      }
+      if (marks.empty() || line_start - marks.back().offset >= stride) marks.push_back({rows, line_start});
+    }
+    ++rows;
   }
-  if (offsets.empty()) ThrowInput(what, "no data rows (empty file or header only)");
-  offsets.push_back(offset);
+  if (rows == 0) ThrowInput(what, "no data rows (empty file or header only)");
   TableInfo info;
-  info.rows = static_cast<std::int64_t>(offsets.size()) - 1;
+  info.rows = rows;
   info.cols = cols;
   info.dtype = all_f32 ? DType::kFloat32 : DType::kFloat64;
   if (has_pos) info.meta.Set("start", first_pos);
   closer.armed = false;
-  return std::make_unique<CsvSource>(path, f, std::move(info), std::move(offsets), has_pos);
+  return std::make_unique<CsvSource>(path, f, std::move(info), std::move(marks), has_pos);
 }
 
 }  // namespace pe

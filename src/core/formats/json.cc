@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "core/formats/text_numbers.h"
@@ -66,9 +68,9 @@ namespace {
 constexpr int kMaxJsonDepth = 64;
 
 // A streaming (SAX) reader of the table document: numbers of "data" go
-// straight into one vector of doubles (8 bytes per number, and every number
-// costs at least 2 bytes of file), so memory stays within a small multiple
-// of the file size; no DOM of 16-byte nodes is built. Every problem throws
+// straight into a JsonValues (the dtype's size per number when "meta" gives
+// the dtype first, else 8 bytes), so memory is about the table's bytes; no
+// DOM of 16-byte nodes is built. Every problem throws
 // pe::Error naming the offending element.
 class TableSax {
  public:
@@ -86,15 +88,32 @@ class TableSax {
   bool string(Json::string_t& v) { return Scalar(Kind::kString, 0, &v); }
   bool binary(Json::binary_t&) { return Scalar(Kind::kBool, 0, nullptr); }
   bool key(Json::string_t& k) {
-    key_ = k;
-    if (!stack_.empty() && stack_.back() == Ctx::kRoot) {
-      if ((k == "data" && seen_data_) || (k == "shape" && seen_shape_) || (k == "meta" && seen_meta_))
-        Fail(fmt::format("the key \"{}\" appears twice", k));
+    // Duplicate keys are refused in every object (nlohmann's DOM would keep
+    // the last one silently; Python's json keeps the last one too, so a
+    // document with them means different things to different readers).
+    if (!keys_.empty() && !keys_.back().insert(k).second) {
+      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (stack_.back() == Ctx::kRoot) Fail(fmt::format("the key {} appears twice", quoted));
+      if (stack_.back() == Ctx::kMeta) Fail(fmt::format("\"meta\" has the key {} twice", quoted));
+      Fail(fmt::format("the key {} appears twice in one object", quoted));
     }
+    if (stack_.back() == Ctx::kMeta && ++meta_keys_ > kMaxMetadataKeys)
+      Fail(fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys));
+    // Any other object: its keys are held to find duplicates, so bound them.
+    if (keys_.back().size() > kMaxMetadataKeys)
+      Fail(fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys));
+    key_ = k;
     return true;
   }
-  bool start_object(std::size_t) { return Open(false); }
-  bool end_object() { return Close(); }
+  bool start_object(std::size_t) {
+    Open(false);
+    keys_.emplace_back();
+    return true;
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return Close();
+  }
   bool start_array(std::size_t) { return Open(true); }
   bool end_array() { return Close(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
@@ -123,7 +142,7 @@ class TableSax {
   std::int64_t cols() const { return cols_; }
   bool all_f32() const { return all_f32_; }
   Metadata& meta() { return meta_; }
-  std::vector<double>& values() { return values_; }
+  JsonValues& values() { return values_; }
 
  private:
   enum class Ctx { kRoot, kData, kRow, kMeta, kShape, kSkip };
@@ -147,6 +166,11 @@ class TableSax {
         if (key_ == "data") {
           if (!array) Fail("\"data\" must be an array of rows");
           seen_data_ = true;
+          // A "dtype" in "meta" before "data" (as pe writes) is the table's
+          // dtype: numbers are stored in it straight away.
+          if (const MetaValue* d = meta_.Find("dtype"))
+            if (const auto* name = std::get_if<std::string>(d))
+              if (auto dt = DTypeFromName(*name)) values_.SetDType(*dt);
           stack_.push_back(Ctx::kData);
         } else if (key_ == "meta") {
           if (array) Fail("\"meta\" must be an object");
@@ -241,8 +265,8 @@ class TableSax {
     }
     if (rows_ > 1 && col_ >= cols_)
       Fail(fmt::format("data[{}] has more than {} values (ragged rows)", rows_ - 1, cols_));
-    if (all_f32_ && !FitsFloat32(v)) all_f32_ = false;
-    values_.push_back(v);
+    if (all_f32_ && !values_.direct() && !FitsFloat32(v)) all_f32_ = false;
+    values_.Push(v);
     ++col_;
     return true;
   }
@@ -255,23 +279,25 @@ class TableSax {
   std::int64_t rows_ = 0, cols_ = 0, col_ = 0;
   bool all_f32_ = true;
   Metadata meta_;
-  std::vector<double> values_;
+  std::size_t meta_keys_ = 0;
+  std::vector<std::unordered_set<std::string>> keys_;  ///< the keys seen, per open object
+  JsonValues values_;
 };
 
-// The parsed table: values held as doubles, rounded to the dtype per block.
+// The parsed table: values held as read (JsonValues), given out in the
+// table's dtype.
 class JsonSource : public RowSource {
  public:
-  JsonSource(TableInfo info, std::vector<double> values) : info_(std::move(info)), values_(std::move(values)) {}
+  JsonSource(TableInfo info, JsonValues values) : info_(std::move(info)), values_(std::move(values)) {}
   const TableInfo& info() const override { return info_; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
-    const auto base = static_cast<std::size_t>(first * info_.cols);
-    const auto n = static_cast<std::size_t>(count * info_.cols);
-    for (std::size_t i = 0; i < n; ++i) StoreFromDouble(out, info_.dtype, i, values_[base + i]);
+    values_.Copy(static_cast<std::size_t>(first * info_.cols), static_cast<std::size_t>(count * info_.cols),
+                 info_.dtype, out);
   }
 
  private:
   TableInfo info_;
-  std::vector<double> values_;
+  JsonValues values_;
 };
 
 }  // namespace
@@ -287,10 +313,11 @@ std::unique_ptr<RowSource> OpenJson(const std::string& path) {
   struct stat st;
   if (::fstat(::fileno(f), &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
-  if (st.st_size > (std::int64_t{1} << 30))
+  if (st.st_size > kMaxJsonBytes)
     ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
   TableSax sax(what);
-  nlohmann::json::sax_parse(f, &sax);
+  JsonFileChars chars(f);
+  nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   sax.Finish();
   TableInfo info;

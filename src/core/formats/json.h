@@ -7,11 +7,17 @@
 // Reading accepts the same shape from other tools; "meta" is optional, a
 // "dtype" in it sets the table's dtype, else it is float32 when every value
 // is exactly a float32. JSON cannot be read by rows, so a JSON table is held
-// in memory while read (files up to 1 GiB).
+// in memory while read (files up to 1 GiB), in its dtype when "meta" gives
+// it before "data", else as doubles (JsonValues).
 #pragma once
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/format.h"
 #include "core/output.h"
@@ -20,5 +26,104 @@ namespace pe {
 
 std::unique_ptr<TableWriter> MakeJsonWriter(ByteSink& sink);
 std::unique_ptr<RowSource> OpenJson(const std::string& path);
+
+/// The numbers of a JSON table's "data" (both JSON readers), in chunks of 1 MiB (no reallocation that holds
+/// the old and the new copy at once): in the table's dtype when it is known
+/// before the data (pe's files give it in "meta" first), else as doubles,
+/// rounded to the dtype when rows are read.
+class JsonValues {
+ public:
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+
+  /// Store values in `dtype` from now on; only before the first value.
+  void SetDType(DType dtype) {
+    if (size_ == 0) {
+      direct_ = true;
+      dtype_ = dtype;
+    }
+  }
+  void Push(double v) {
+    const std::size_t es = Traits(dtype_).size;
+    const std::size_t per_chunk = kChunkBytes / es;
+    const std::size_t at = size_ % per_chunk;
+    if (at == 0) chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(kChunkBytes));
+    if (direct_) StoreFromDouble(chunks_.back().get(), dtype_, at, v);
+    else std::memcpy(chunks_.back().get() + at * es, &v, es);
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  /// Writes values [first, first + n) to `out` in `dtype`.
+  void Copy(std::size_t first, std::size_t n, DType dtype, std::byte* out) const {
+    const std::size_t es = Traits(dtype_).size;
+    const std::size_t per_chunk = kChunkBytes / es;
+    std::size_t done = 0;
+    while (done < n) {
+      const std::size_t i = first + done;
+      const std::size_t at = i % per_chunk;
+      const std::size_t run = std::min(n - done, per_chunk - at);
+      const std::byte* src = chunks_[i / per_chunk].get() + at * es;
+      if (direct_ && dtype == dtype_) {
+        std::memcpy(out + done * es, src, run * es);
+      } else {
+        for (std::size_t k = 0; k < run; ++k) {
+          const double v = direct_ ? LoadAsDouble(src, dtype_, k) : LoadAsDouble(src, DType::kFloat64, k);
+          StoreFromDouble(out, dtype, done + k, v);
+        }
+      }
+      done += run;
+    }
+  }
+  bool direct() const { return direct_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  bool direct_ = false;
+  DType dtype_ = DType::kFloat64;
+  std::size_t size_ = 0;
+  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+};
+
+/// Characters of a FILE for nlohmann's sax_parse(first, last, ...), read in
+/// 64 KiB chunks: its own FILE* adapter calls fgetc once per character,
+/// which costs about half of the parse.
+class JsonFileChars {
+ public:
+  explicit JsonFileChars(std::FILE* f) : f_(f), buf_(std::size_t{1} << 16) {}
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+    Iterator() = default;
+    explicit Iterator(JsonFileChars* chars) : chars_(chars && chars->Fill() ? chars : nullptr) {}
+    reference operator*() const { return chars_->buf_[chars_->pos_]; }
+    Iterator& operator++() {
+      if (++chars_->pos_ == chars_->len_ && !chars_->Fill()) chars_ = nullptr;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return chars_ == other.chars_; }
+    bool operator!=(const Iterator& other) const { return chars_ != other.chars_; }
+
+   private:
+    JsonFileChars* chars_ = nullptr;  ///< nullptr at the end
+  };
+  Iterator begin() { return Iterator(this); }
+  Iterator end() { return Iterator(); }
+
+ private:
+  bool Fill() {
+    len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
+    pos_ = 0;
+    return len_ > 0;
+  }
+  std::FILE* f_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, len_ = 0;
+};
+
+/// JSON tables above this size are not read (both JSON readers).
+inline constexpr std::int64_t kMaxJsonBytes = std::int64_t{1} << 30;
 
 }  // namespace pe

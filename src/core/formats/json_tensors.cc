@@ -5,11 +5,13 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "core/error.h"
+#include "core/formats/json.h"
 #include "core/formats/text_numbers.h"
 
 namespace pe {
@@ -76,22 +78,6 @@ void WriteTensorData(RowSource& src, ByteSink& sink) {
   if (info.rows == 0) sink.Write(std::string("[]"));
 }
 
-// Appends every number of a nested array to `out`, checking that the
-// nesting matches `shape` from dimension `k` on.
-void Flatten(const nlohmann::json& a, const std::vector<std::int64_t>& shape, std::size_t k, std::vector<double>& out,
-             const std::string& what, const std::string& ctx) {
-  if (k == shape.size()) {
-    if (!a.is_number()) ThrowInput(what, ctx + ": a value is not a number");
-    const double v = a.get<double>();
-    if (!std::isfinite(v)) ThrowInput(what, ctx + ": a value is not finite");
-    out.push_back(v);
-    return;
-  }
-  if (!a.is_array() || static_cast<std::int64_t>(a.size()) != shape[k])
-    ThrowInput(what, fmt::format("{}: data does not match its shape at dimension {}", ctx, k));
-  for (const auto& x : a) Flatten(x, shape, k + 1, out, what, ctx);
-}
-
 }  // namespace
 
 void WriteJsonTensors(TableSet& set, ByteSink& sink) {
@@ -109,96 +95,367 @@ void WriteJsonTensors(TableSet& set, ByteSink& sink) {
   sink.Write(std::string("\n}}\n"));
 }
 
+namespace {
+
+// Finds which of "tensors" and "data" comes first among the top-level keys,
+// parsing no further than that key (nested keys of the same names, or the
+// words in strings, do not count).
+class TopLevelKeys {
+ public:
+  using Json = nlohmann::json;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(Json::number_integer_t) { return true; }
+  bool number_unsigned(Json::number_unsigned_t) { return true; }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return true; }
+  bool string(Json::string_t&) { return true; }
+  bool binary(Json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return ++depth_ <= 64; }
+  bool end_object() { return --depth_ >= 0; }
+  bool start_array(std::size_t) { return depth_ > 0 && ++depth_ <= 64; }
+  bool end_array() { return --depth_ >= 0; }
+  bool key(Json::string_t& k) {
+    if (depth_ != 1) return true;
+    if (k == "tensors") tensors_ = true;
+    return k != "tensors" && k != "data";  // decided: stop here
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  bool tensors() const { return tensors_; }
+
+ private:
+  int depth_ = 0;
+  bool tensors_ = false;
+};
+
+constexpr int kMaxTensorsDepth = 40;
+
+// A streaming (SAX) reader of a multi-tensor document: only the chosen
+// tensor's numbers are kept (in its dtype when "dtype" comes before "data",
+// as pe writes it), and the nesting of "data" is checked against "shape"
+// from what was read, whatever the order of the keys; nothing is sized by
+// a declared shape.
+class TensorsSax {
+ public:
+  using Json = nlohmann::json;
+  TensorsSax(std::string what, std::string want) : what_(std::move(what)), want_(std::move(want)) {}
+
+  bool null() { return Scalar(nullptr); }
+  bool boolean(bool) { return Scalar(nullptr); }
+  bool binary(Json::binary_t&) { return Scalar(nullptr); }
+  bool string(Json::string_t& v) { return Scalar(&v); }
+  bool number_integer(Json::number_integer_t v) { return Number(static_cast<double>(v), v >= 0, static_cast<std::uint64_t>(v), true); }
+  bool number_unsigned(Json::number_unsigned_t v) { return Number(static_cast<double>(v), true, v, true); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return Number(v, false, 0, false); }
+
+  bool key(Json::string_t& k) {
+    if (!keys_.back().insert(k).second) {
+      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      switch (stack_.back()) {
+        case Ctx::kRoot: Fail(fmt::format("the key {} appears twice", quoted));
+        case Ctx::kMeta: Fail(fmt::format("\"meta\" has the key {} twice", quoted));
+        case Ctx::kTensors: Fail(fmt::format("\"tensors\" has the key {} twice", quoted));
+        case Ctx::kTensor: Fail(fmt::format("tensor '{}' has the key {} twice", tensor_, quoted));
+        default: Fail(fmt::format("the key {} appears twice in one object", quoted));
+      }
+    }
+    if (stack_.back() == Ctx::kMeta && ++meta_keys_ > kMaxMetadataKeys)
+      Fail(fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys));
+    // Any other object: its keys are held to find duplicates, so bound them.
+    if (keys_.back().size() > kMaxMetadataKeys)
+      Fail(fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys));
+    key_ = k;
+    return true;
+  }
+
+  bool start_object(std::size_t) {
+    Depth();
+    Ctx next = Ctx::kSkip;
+    switch (stack_.empty() ? Ctx::kNone : stack_.back()) {
+      case Ctx::kNone: next = Ctx::kRoot; break;
+      case Ctx::kRoot:
+        if (key_ == "meta") next = Ctx::kMeta;
+        if (key_ == "tensors") {
+          seen_tensors_ = true;
+          next = Ctx::kTensors;
+        }
+        break;
+      case Ctx::kTensors:
+        BeginTensor();
+        next = Ctx::kTensor;
+        break;
+      case Ctx::kData: DataMismatch(static_cast<std::int64_t>(counts_.size()));
+      default: break;
+    }
+    if (next == Ctx::kRoot && !stack_.empty()) next = Ctx::kSkip;
+    Count();
+    stack_.push_back(next);
+    keys_.emplace_back();
+    return true;
+  }
+  bool end_object() {
+    keys_.pop_back();
+    stack_.pop_back();
+    return true;
+  }
+
+  bool start_array(std::size_t) {
+    Depth();
+    Ctx next = Ctx::kSkip;
+    switch (stack_.empty() ? Ctx::kNone : stack_.back()) {
+      case Ctx::kNone: Fail("expected an object with a non-empty \"tensors\" object");
+      case Ctx::kRoot:
+        if (key_ == "tensors" || key_ == "meta") NotObject();
+        break;
+      case Ctx::kTensors:
+        BeginTensor();
+        if (active_) Fail(fmt::format("tensor '{}' lacks \"shape\" or \"data\"", tensor_));
+        break;
+      case Ctx::kTensor:
+        if (!active_) break;
+        if (key_ == "shape") {
+          have_shape_ = true;
+          next = Ctx::kShape;
+        } else if (key_ == "data") {
+          have_data_ = true;
+          next = Ctx::kData;
+        }
+        break;
+      case Ctx::kShape: shape_ok_ = false; break;
+      case Ctx::kData: {
+        const auto depth = static_cast<std::int64_t>(counts_.size());
+        if (leaf_ >= 0 && depth >= leaf_) DataMismatch(depth);
+        next = Ctx::kData;
+        break;
+      }
+      default: break;
+    }
+    Count();
+    stack_.push_back(next);
+    if (next == Ctx::kData) {
+      if (counts_.size() >= dims_.size()) dims_.push_back(-1);
+      counts_.push_back(0);
+    }
+    return true;
+  }
+  bool end_array() {
+    if (stack_.back() == Ctx::kData) {
+      const std::size_t d = counts_.size() - 1;
+      if (dims_[d] < 0) dims_[d] = counts_.back();
+      else if (dims_[d] != counts_.back()) DataMismatch(static_cast<std::int64_t>(d));
+      counts_.pop_back();
+    }
+    stack_.pop_back();
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    std::string msg = e.what();
+    const auto p = msg.find("] ");
+    if (p != std::string::npos) msg = msg.substr(p + 2);
+    if (msg.size() > 160) msg = msg.substr(0, 150) + "...";
+    Fail("invalid JSON: " + msg);
+  }
+
+  /// Checks what only the whole document tells and describes the tensor.
+  TableInfo Finish() {
+    if (!seen_tensors_ || tensors_ == 0) Fail("expected an object with a non-empty \"tensors\" object");
+    if (want_.empty() && tensors_ > 1)
+      Fail(fmt::format("holds several tensors ({}); name the one to read (--dataset; --tensor with --init-from)",
+                       names_));
+    if (!found_) Fail(fmt::format("no tensor '{}' (the file has: {})", want_, names_));
+    const std::string ctx = fmt::format("tensor '{}'", tensor_);
+    if (!have_shape_ || !have_data_) Fail(ctx + " lacks \"shape\" or \"data\"");
+    if (!shape_ok_) Fail(ctx + ": shape sizes must be non-negative integers");
+    if (shape_.empty() || shape_.size() > 8) Fail(ctx + ": shape must have 1 to 8 dimensions");
+    std::uint64_t count = 1;
+    for (std::int64_t d : shape_) {
+      count *= static_cast<std::uint64_t>(d);
+      if (count > (std::uint64_t{1} << 31)) Fail(ctx + ": shape is too large for a JSON table");
+    }
+    // The nesting read must be the shape: same depth, same sizes (below an
+    // empty dimension nothing can be seen).
+    const auto rank = leaf_ >= 0 ? static_cast<std::size_t>(leaf_) : dims_.size();
+    if (leaf_ >= 0 && dims_.size() > rank) DataMismatch(leaf_);
+    for (std::size_t k = 0; k < shape_.size(); ++k) {
+      if (k >= rank) {
+        bool empty_above = false;
+        for (std::size_t j = 0; j < k; ++j) empty_above = empty_above || shape_[j] == 0;
+        if (!empty_above) DataMismatch(static_cast<std::int64_t>(k));
+        break;
+      }
+      if (dims_[k] != shape_[k]) DataMismatch(static_cast<std::int64_t>(k));
+    }
+    if (rank > shape_.size()) DataMismatch(static_cast<std::int64_t>(shape_.size()));
+    if (values_.size() != count) DataMismatch(0);  // unreachable when the dimensions agree
+    TableInfo info;
+    info.name = tensor_;
+    if (shape_.size() == 1) {
+      info.rows = shape_[0];
+      info.cols = 1;
+    } else {
+      info.cols = shape_.back();
+      info.rows = info.cols == 0 ? 0 : static_cast<std::int64_t>(count) / info.cols;
+    }
+    if (shape_.size() != 2) info.shape = shape_;
+    info.dtype = values_.direct() ? values_.dtype() : all_f32_ ? DType::kFloat32 : DType::kFloat64;
+    if (auto dt = DTypeFromName(dtype_name_)) info.dtype = *dt;
+    info.meta = std::move(meta_);
+    if (info.meta.Find("scheme") && tensors_ > 1) info.meta.Set("tensor", tensor_);  // as --tensor names it
+    return info;
+  }
+  JsonValues& values() { return values_; }
+
+ private:
+  enum class Ctx { kNone, kRoot, kMeta, kTensors, kTensor, kShape, kData, kSkip };
+
+  [[noreturn]] void Fail(const std::string& why) { ThrowInput(what_, why); }
+  [[noreturn]] void DataMismatch(std::int64_t k) {
+    Fail(fmt::format("tensor '{}': data does not match its shape at dimension {}", tensor_, k));
+  }
+  [[noreturn]] void NotObject() { Fail("expected an object with a non-empty \"tensors\" object"); }
+
+  void Depth() {
+    if (static_cast<int>(stack_.size()) >= kMaxTensorsDepth)
+      Fail(fmt::format("nesting deeper than {} levels (not a table)", kMaxTensorsDepth));
+  }
+  // An element of a "data" array (a number or a nested array) counts.
+  void Count() {
+    if (!stack_.empty() && stack_.back() == Ctx::kData) ++counts_.back();
+  }
+  void BeginTensor() {
+    ++tensors_;
+    names_ += (names_.empty() ? "" : ", ") + key_;
+    if (found_ && want_.empty()) {  // a second tensor: an error at the end; drop the first one's numbers
+      active_ = false;
+      values_ = JsonValues();
+      return;
+    }
+    active_ = want_.empty() ? tensors_ == 1 : key_ == want_;
+    if (active_) {
+      found_ = true;
+      tensor_ = key_;
+    }
+  }
+
+  bool Scalar(const std::string* text) {
+    switch (stack_.empty() ? Ctx::kNone : stack_.back()) {
+      case Ctx::kNone: Fail("expected an object with a non-empty \"tensors\" object");
+      case Ctx::kRoot:
+        if (key_ == "tensors" || key_ == "meta") NotObject();
+        break;
+      case Ctx::kMeta:
+        if (text) meta_.Set(key_, *text);
+        break;
+      case Ctx::kTensors:
+        BeginTensor();
+        if (active_) Fail(fmt::format("tensor '{}' lacks \"shape\" or \"data\"", tensor_));
+        break;
+      case Ctx::kTensor:
+        if (active_ && key_ == "dtype" && text) {
+          dtype_name_ = *text;
+          if (auto dt = DTypeFromName(dtype_name_); dt && values_.size() == 0) values_.SetDType(*dt);
+        }
+        if (active_ && key_ == "shape") Fail(fmt::format("tensor '{}' lacks \"shape\" or \"data\"", tensor_));
+        if (active_ && key_ == "data") DataMismatch(0);
+        break;
+      case Ctx::kShape: shape_ok_ = false; break;
+      case Ctx::kData: Fail(fmt::format("tensor '{}': a value is not a number", tensor_));
+      case Ctx::kSkip: break;
+    }
+    return true;
+  }
+
+  bool Number(double v, bool is_unsigned, std::uint64_t as_unsigned, bool is_int) {
+    const Ctx ctx = stack_.empty() ? Ctx::kNone : stack_.back();
+    if (ctx == Ctx::kData) {
+      const auto depth = static_cast<std::int64_t>(counts_.size());
+      if (leaf_ < 0) leaf_ = depth;
+      else if (leaf_ != depth) DataMismatch(std::min(leaf_, depth));
+      ++counts_.back();
+      if (!values_.direct() && all_f32_ && !FitsFloat32(v)) all_f32_ = false;
+      values_.Push(v);
+      return true;
+    }
+    if (ctx == Ctx::kShape) {
+      if (!is_unsigned || !is_int || as_unsigned > (std::uint64_t{1} << 31)) shape_ok_ = false;
+      else if (shape_.size() < 9) shape_.push_back(static_cast<std::int64_t>(as_unsigned));
+      return true;
+    }
+    if (ctx == Ctx::kMeta) {
+      if (is_int && (!is_unsigned || as_unsigned <= static_cast<std::uint64_t>(INT64_MAX)))
+        meta_.Set(key_, static_cast<std::int64_t>(as_unsigned));
+      else
+        meta_.Set(key_, v);
+      return true;
+    }
+    return Scalar(nullptr);
+  }
+
+  std::string what_, want_;
+  std::vector<Ctx> stack_;
+  std::vector<std::unordered_set<std::string>> keys_;  ///< the keys seen, per open object
+  std::string key_;
+  Metadata meta_;
+  std::size_t meta_keys_ = 0;
+  bool seen_tensors_ = false;
+  std::int64_t tensors_ = 0;
+  std::string names_;
+  // The chosen tensor.
+  bool active_ = false, found_ = false, have_shape_ = false, have_data_ = false, shape_ok_ = true;
+  std::string tensor_, dtype_name_;
+  std::vector<std::int64_t> shape_;
+  std::vector<std::int64_t> dims_;    ///< size of each nesting level of "data" (-1: none seen)
+  std::vector<std::int64_t> counts_;  ///< elements so far of each open "data" array
+  std::int64_t leaf_ = -1;            ///< the nesting level of the numbers (-1: none yet)
+  bool all_f32_ = true;
+  JsonValues values_;
+};
+
+// The chosen tensor, held as read.
+class JsonTensorSource : public RowSource {
+ public:
+  JsonTensorSource(TableInfo info, JsonValues values) : info_(std::move(info)), values_(std::move(values)) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    values_.Copy(static_cast<std::size_t>(first * info_.cols), static_cast<std::size_t>(count * info_.cols),
+                 info_.dtype, out);
+  }
+
+ private:
+  TableInfo info_;
+  JsonValues values_;
+};
+
+}  // namespace
+
 bool LooksLikeJsonTensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::string head(65536, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  const auto t = head.find("\"tensors\"");
-  const auto d = head.find("\"data\"");
-  return t != std::string::npos && (d == std::string::npos || t < d);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  TopLevelKeys keys;
+  nlohmann::json::sax_parse(f, &keys);
+  std::fclose(f);
+  return keys.tensors();
 }
 
 std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::string& name) {
   const std::string what = fmt::format("'{}'", path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
-  // This reader builds a DOM (16 bytes per number, which may take 2 bytes of
-  // file): 256 MiB of file bounds it to a few GiB. The single-table reader
-  // (json.cc) streams instead and takes up to 1 GiB.
-  if (st.st_size > (std::int64_t{256} << 20))
-    ThrowInput(what, "multi-tensor JSON above 256 MiB is not read (use safetensors or HDF5 for large tables)");
-  std::ifstream in(path, std::ios::binary);
-  nlohmann::json doc;
-  try {
-    // Depth limit: a "depth bomb" of '[' would build millions of nodes.
-    doc = nlohmann::json::parse(in, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > 40) ThrowInput(what, "nesting deeper than 40 levels (not a table)");
-      return true;
-    });
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
-    std::string msg = e.what();
-    const auto p = msg.find("] ");
-    ThrowInput(what, "invalid JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
-  }
-  if (!doc.is_object() || !doc.contains("tensors") || !doc["tensors"].is_object() || doc["tensors"].empty())
-    ThrowInput(what, "expected an object with a non-empty \"tensors\" object");
-  const auto& tensors = doc["tensors"];
-  std::string names;
-  for (const auto& [k, v] : tensors.items()) names += (names.empty() ? "" : ", ") + k;
-  std::string key = name;
-  if (key.empty()) {
-    if (tensors.size() != 1)
-      ThrowInput(what, fmt::format("holds several tensors ({}); name the one to read (--dataset; --tensor with "
-                                   "--init-from)",
-                                   names));
-    key = tensors.begin().key();
-  }
-  if (!tensors.contains(key)) ThrowInput(what, fmt::format("no tensor '{}' (the file has: {})", key, names));
-  const auto& t = tensors[key];
-  const std::string ctx = fmt::format("tensor '{}'", key);
-  if (!t.is_object() || !t.contains("shape") || !t.contains("data") || !t["shape"].is_array())
-    ThrowInput(what, ctx + " lacks \"shape\" or \"data\"");
-  std::vector<std::int64_t> shape;
-  std::uint64_t count = 1;
-  for (const auto& s : t["shape"]) {
-    if (!s.is_number_unsigned() || s.get<std::uint64_t>() > (std::uint64_t{1} << 31))
-      ThrowInput(what, ctx + ": shape sizes must be non-negative integers");
-    shape.push_back(s.get<std::int64_t>());
-    count *= s.get<std::uint64_t>();
-    if (count > (std::uint64_t{1} << 31)) ThrowInput(what, ctx + ": shape is too large for a JSON table");
-  }
-  if (shape.empty() || shape.size() > 8) ThrowInput(what, ctx + ": shape must have 1 to 8 dimensions");
-  std::vector<double> values;
-  values.reserve(count);
-  Flatten(t["data"], shape, 0, values, what, ctx);
-  TableInfo info;
-  info.name = key;
-  if (shape.size() == 1) {
-    info.rows = shape[0];
-    info.cols = 1;
-  } else {
-    info.cols = shape.back();
-    info.rows = info.cols == 0 ? 0 : static_cast<std::int64_t>(count) / info.cols;
-  }
-  if (shape.size() != 2) info.shape = shape;
-  bool all_f32 = true;
-  for (double v : values) all_f32 = all_f32 && FitsFloat32(v);
-  info.dtype = all_f32 ? DType::kFloat32 : DType::kFloat64;
-  if (t.contains("dtype") && t["dtype"].is_string())
-    if (auto dt = DTypeFromName(t["dtype"].get<std::string>())) info.dtype = *dt;
-  if (doc.contains("meta") && doc["meta"].is_object()) {
-    for (const auto& [k, v] : doc["meta"].items()) {
-      if (v.is_number_integer()) info.meta.Set(k, v.get<std::int64_t>());
-      else if (v.is_number()) info.meta.Set(k, v.get<double>());
-      else if (v.is_string()) info.meta.Set(k, v.get<std::string>());
-    }
-  }
-  if (info.meta.Find("scheme") && tensors.size() > 1) info.meta.Set("tensor", key);  // as --tensor names it
-  std::vector<std::byte> bytes(values.size() * Traits(info.dtype).size);
-  for (std::size_t i = 0; i < values.size(); ++i) StoreFromDouble(bytes.data(), info.dtype, i, values[i]);
-  return std::make_unique<MemoryRowSource>(std::move(info), std::move(bytes));
+  if (::fstat(::fileno(f), &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  if (st.st_size > kMaxJsonBytes)
+    ThrowInput(what, "JSON tables above 1 GiB are not read (use safetensors or HDF5 for large tables)");
+  TensorsSax sax(what, name);
+  JsonFileChars chars(f);
+  nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
+  if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  TableInfo info = sax.Finish();
+  return std::make_unique<JsonTensorSource>(std::move(info), std::move(sax.values()));
 }
 
 }  // namespace pe

@@ -24,8 +24,9 @@ namespace pe {
 /// Writes every tensor of `set` to `sink` in the shape above.
 void WriteJsonTensors(TableSet& set, ByteSink& sink);
 
-/// True when the JSON file at `path` starts like a multi-tensor document
-/// (a "tensors" key before any "data" key within its first 64 KiB).
+/// True when the JSON file at `path` is a multi-tensor document: among the
+/// keys of its top-level object, "tensors" comes before any "data" (parsed
+/// as JSON up to that key; keys of nested objects and strings do not count).
 bool LooksLikeJsonTensors(const std::string& path);
 
 /// Opens tensor `name` of a multi-tensor JSON file (empty: the only tensor,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <unordered_set>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -94,13 +95,45 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   std::string text(static_cast<std::size_t>(n), '\0');
   PreadAll(fd, text.data(), text.size(), 8, what);
   if (text[0] != '{') ThrowInput(what, "not a safetensors file (the header is not a JSON object)");
-  nlohmann::ordered_json doc;  // keep the metadata in the file's order
+  // The parser callback sees every key: duplicates are refused (as the
+  // reference implementation does; nlohmann would keep the last silently),
+  // the order of the __metadata__ keys is recorded (the DOM's std::map
+  // sorts them; an ordered_json finds keys by a linear scan, quadratic for
+  // many keys), and at most kMaxMetadataKeys of them are taken.
+  std::vector<std::unordered_set<std::string>> open_keys;  // one set per open object
+  std::string top_key;                                     // the current top-level key
+  std::vector<std::string> meta_order;
+  nlohmann::json doc;
   try {
     // A header nests 3 levels ({"t": {"shape": [..]}}); refuse deeper
     // nesting before a "depth bomb" builds millions of nodes.
-    doc = nlohmann::ordered_json::parse(text, [&](int depth, nlohmann::ordered_json::parse_event_t,
-                                                  nlohmann::ordered_json&) {
+    doc = nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
       if (depth > 16) ThrowInput(what, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
+      using E = nlohmann::json::parse_event_t;
+      if (event == E::object_start) {
+        open_keys.emplace_back();
+      } else if (event == E::object_end) {
+        if (!open_keys.empty()) open_keys.pop_back();
+      } else if (event == E::key && !open_keys.empty()) {
+        std::string k = parsed.get<std::string>();
+        const std::size_t level = open_keys.size();
+        if (level == 1) top_key = k;
+        if (!open_keys.back().insert(k).second) {
+          const std::string quoted = nlohmann::json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+          if (level == 1)
+            ThrowInput(what, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
+                                         "as by the reference implementation)", quoted));
+          const std::string owner = top_key == "__metadata__" ? std::string("__metadata__")
+                                                              : fmt::format("tensor '{}'", top_key);
+          ThrowInput(what, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
+        }
+        if (level == 2 && top_key == "__metadata__") {
+          if (meta_order.size() == kMaxMetadataKeys)
+            ThrowInput(what, fmt::format("__metadata__ has more than {} keys (pe reads at most {})",
+                                         kMaxMetadataKeys, kMaxMetadataKeys));
+          meta_order.push_back(std::move(k));
+        }
+      }
       return true;
     });
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
@@ -115,9 +148,11 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   for (const auto& [key, v] : doc.items()) {
     if (key == "__metadata__") {
       if (!v.is_object()) ThrowInput(what, "__metadata__ must be an object of strings");
-      for (const auto& [mk, mv] : v.items()) {
-        if (!mv.is_string()) ThrowInput(what, fmt::format("__metadata__ value '{}' is not a string", mk));
-        meta->Set(mk, MetaFromString(mv.get<std::string>()));
+      for (const std::string& mk : meta_order) {  // the file's order
+        const auto it = v.find(mk);
+        if (it == v.end()) continue;
+        if (!it->is_string()) ThrowInput(what, fmt::format("__metadata__ value '{}' is not a string", mk));
+        meta->Set(mk, MetaFromString(it->get<std::string>()));
       }
       continue;
     }

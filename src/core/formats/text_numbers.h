@@ -20,8 +20,12 @@ namespace pe {
 void AppendNumber(std::string& out, const std::byte* data, DType dtype,
                   std::size_t index, const char* where);
 
-/// Parses a decimal number (locale-independent, as written by
-/// AppendNumber or any common tool); false when `text` is not one.
+/// Parses a number as Python's float() does (locale-independent): ASCII
+/// whitespace around it, an optional sign, a decimal with optional single
+/// '_' between digits ("1_000.5", ".5", "5.", "1e-3"), or inf, infinity,
+/// nan in any case; no hex, no "+-1". The value is correctly rounded
+/// (1e-400 reads as 0, as in Python). False when `text` is not such a
+/// number or overflows a double (1e999; Python reads inf, which pe refuses).
 bool ParseNumber(std::string_view text, double* value);
 
 /// Why `text` is not a number pe reads, for messages: "is out of the range

@@ -1,0 +1,140 @@
+// Text readers (issue 13): Metadata costs, Python's number grammar, the two
+// ways JSON numbers are stored, CSV rows read out of order.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/format.h"
+#include "core/formats/text_numbers.h"
+#include "core/table.h"
+
+namespace pe {
+namespace {
+
+std::string TempFile(const std::string& suffix, const std::string& text) {
+  char tmpl[] = "/tmp/pe_readers_XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  ::close(fd);
+  std::remove(tmpl);
+  const std::string path = std::string(tmpl) + suffix;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+std::vector<std::byte> AllRows(RowSource& src) {
+  const TableInfo& info = src.info();
+  std::vector<std::byte> out(static_cast<std::size_t>(info.rows) * info.row_bytes());
+  src.ReadRows(0, info.rows, out.data());
+  return out;
+}
+
+TEST(Metadata, SetReplacesInPlaceAndKeepsOrder) {
+  Metadata m;
+  m.Set("b", std::int64_t{1});
+  m.Set("a", std::string("x"));
+  m.Set("b", 2.5);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.entries()[0].first, "b");
+  EXPECT_EQ(std::get<double>(m.entries()[0].second), 2.5);
+  EXPECT_EQ(m.entries()[1].first, "a");
+  ASSERT_NE(m.Find("a"), nullptr);
+  EXPECT_EQ(m.Find("c"), nullptr);
+  Metadata copy = m;  // the index travels with the entries
+  copy.Set("a", std::int64_t{7});
+  EXPECT_EQ(std::get<std::int64_t>(*copy.Find("a")), 7);
+  EXPECT_EQ(std::get<std::string>(*m.Find("a")), "x");
+}
+
+TEST(Metadata, ManyKeysAreLinear) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Metadata m;
+  for (int i = 0; i < 200000; ++i) m.Set("key" + std::to_string(i), std::int64_t{i});
+  for (int i = 0; i < 200000; ++i) ASSERT_NE(m.Find("key" + std::to_string(i)), nullptr);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(secs, 2.0);  // a linear scan per Set took minutes
+  EXPECT_EQ(m.entries().back().first, "key199999");
+}
+
+TEST(ParseNumber, PythonFloatGrammar) {
+  double v = 1;
+  EXPECT_TRUE(ParseNumber("1e-400", &v));
+  EXPECT_EQ(v, 0.0);
+  EXPECT_TRUE(ParseNumber("-1e-400", &v));
+  EXPECT_TRUE(v == 0.0 && std::signbit(v));
+  EXPECT_TRUE(ParseNumber("2.4703282292062328e-324", &v));  // just above half the least subnormal
+  EXPECT_EQ(v, 4.9406564584124654e-324);
+  EXPECT_TRUE(ParseNumber("1_000.000_1", &v));
+  EXPECT_EQ(v, 1000.0001);
+  EXPECT_TRUE(ParseNumber(" \t.5\f ", &v));
+  EXPECT_EQ(v, 0.5);
+  EXPECT_TRUE(ParseNumber("5.", &v));
+  EXPECT_EQ(v, 5.0);
+  EXPECT_TRUE(ParseNumber("-InFiNiTy", &v));
+  EXPECT_TRUE(std::isinf(v) && v < 0);
+  for (const char* bad : {"+-1", "-+1", "0x1p3", "1__0", "_1", "1_", "1e", ".", "", " ", "nan(1)", "1,5", "1e5e5"})
+    EXPECT_FALSE(ParseNumber(bad, &v)) << bad;
+  EXPECT_EQ(NumberProblem("1e999"), "is out of the range of a double");
+  EXPECT_EQ(NumberProblem("+-1"), "is not a number");
+  EXPECT_EQ(NumberProblem("1e-999"), "");
+}
+
+// The same numbers with "dtype" before "data" (stored in the dtype as read)
+// and after it (stored as doubles, rounded when rows are read) give the same
+// bytes, for every dtype.
+TEST(JsonReader, DtypeBeforeAndAfterDataAgree) {
+  const std::string rows = "[[0.1, -2.5e-8, 65519.9], [3.4028235e38, 1e-40, -0]]";
+  for (const char* dtype : {"float16", "bfloat16", "float32", "float64"}) {
+    const std::string meta = std::string("{\"dtype\": \"") + dtype + "\"}";
+    const std::string first = TempFile(".json", "{\"meta\": " + meta + ", \"data\": " + rows + "}");
+    const std::string last = TempFile(".json", "{\"data\": " + rows + ", \"meta\": " + meta + "}");
+    auto a = OpenTable(first);
+    auto b = OpenTable(last);
+    EXPECT_EQ(Traits(a->info().dtype).name, std::string(dtype));
+    EXPECT_EQ(a->info().dtype, b->info().dtype);
+    EXPECT_EQ(AllRows(*a), AllRows(*b)) << dtype;
+    std::remove(first.c_str());
+    std::remove(last.c_str());
+  }
+}
+
+TEST(JsonReader, DuplicateKeysAreRefused) {
+  for (const char* doc : {R"({"data": [[1]], "meta": {"a": 1, "a": 1}})", R"({"x": {"y": 1, "y": 1}, "data": [[1]]})",
+                          R"({"tensors": {"a": {"shape": [1], "data": [1], "data": [1]}}})"}) {
+    const std::string path = TempFile(".json", doc);
+    EXPECT_THROW(OpenTable(path), Error) << doc;
+    std::remove(path.c_str());
+  }
+}
+
+// Rows read in any order, from many blocks apart, equal the rows read in one go.
+TEST(CsvReader, RowsInAnyOrder) {
+  std::string text = "position,a,b\n";
+  for (int p = 0; p < 40000; ++p) {
+    text += std::to_string(p) + "," + std::to_string(p * 0.25) + "," + std::to_string(-p) + "\r\n";
+    if (p % 1000 == 999) text += "\n";
+  }
+  const std::string path = TempFile(".csv", text);
+  auto src = OpenTable(path);
+  ASSERT_EQ(src->info().rows, 40000);
+  const std::vector<std::byte> all = AllRows(*src);
+  const std::size_t rb = src->info().row_bytes();
+  for (std::int64_t first : {39990, 0, 20000, 20005, 123, 39999, 5}) {
+    const std::int64_t n = std::min<std::int64_t>(7, 40000 - first);
+    std::vector<std::byte> part(static_cast<std::size_t>(n) * rb);
+    src->ReadRows(first, n, part.data());
+    EXPECT_EQ(0, std::memcmp(part.data(), all.data() + first * rb, part.size())) << first;
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace pe
