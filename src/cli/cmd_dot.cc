@@ -12,6 +12,7 @@
 #include "core/analysis/decay.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/metadata_json.h"
 #include "core/output.h"
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
@@ -175,13 +176,6 @@ void WriteCsv(ByteSink& sink, const std::vector<Series>& all, bool anchor_mode) 
   }
 }
 
-nlohmann::ordered_json MetaJson(const Metadata& meta) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : meta.entries())
-    std::visit([&](const auto& v) { j[key] = v; }, value);
-  return j;
-}
-
 void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions& o) {
   using Json = nlohmann::ordered_json;
   Json doc;
@@ -197,7 +191,7 @@ void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions&
     j["rows"] = info.rows;
     j["cols"] = info.cols;
     j["dtype"] = Traits(info.dtype).name;
-    j["meta"] = MetaJson(info.meta);
+    j["meta"] = MetadataToJson(info.meta);
     Json cols;
     if (o.from >= 0) {
       const AnchorCurve& a = s.anchor;

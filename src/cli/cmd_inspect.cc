@@ -12,6 +12,7 @@
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/metadata_json.h"
 #include "core/plot/heatmap.h"
 
 namespace pe::cli {
@@ -24,16 +25,6 @@ std::optional<Format> ForcedFormat(const std::string& name) {
   auto f = FormatFromName(name);
   if (!f) ThrowUsage(fmt::format("--format '{}'", name), fmt::format("unknown format (known: {})", FormatNames()));
   return f;
-}
-
-Json MetaJson(const Metadata& meta) {
-  Json j = Json::object();
-  for (const auto& [k, v] : meta.entries()) {
-    if (const auto* i = std::get_if<std::int64_t>(&v)) j[k] = *i;
-    else if (const auto* d = std::get_if<double>(&v)) j[k] = JsonNumber(*d);
-    else j[k] = std::get<std::string>(v);
-  }
-  return j;
 }
 
 // Column indices to show in a preview: all when few, else the first six and
@@ -177,7 +168,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
     j["dataset"] = info.name;
     j["shape"] = {info.rows, info.cols};
     j["dtype"] = std::string(Traits(info.dtype).name);
-    j["metadata"] = MetaJson(info.meta);
+    j["metadata"] = MetadataToJson(info.meta);
     j["stats"] = stats.ToJson();
     j["identification"] = id ? id->ToJson() : Json();
     Json rows = Json::array();

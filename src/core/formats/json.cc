@@ -12,19 +12,11 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/metadata_json.h"
 #include "core/formats/text_numbers.h"
 
 namespace pe {
 namespace {
-
-nlohmann::ordered_json MetaToJson(const Metadata& meta) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& entry : meta.entries()) {
-    const std::string& k = entry.first;
-    std::visit([&](const auto& x) { j[k] = x; }, entry.second);
-  }
-  return j;
-}
 
 class JsonWriter : public TableWriter {
  public:
@@ -33,7 +25,7 @@ class JsonWriter : public TableWriter {
     info_ = info;
     Metadata meta = info.meta;
     if (!meta.Find("dtype")) meta.Set("dtype", std::string(Traits(info.dtype).name));
-    sink_.Write(fmt::format("{{\"meta\": {}, \"shape\": [{}, {}], \"data\": [", MetaToJson(meta).dump(),
+    sink_.Write(fmt::format("{{\"meta\": {}, \"shape\": [{}, {}], \"data\": [", MetadataToJson(meta).dump(),
                             info.rows, info.cols));
   }
   void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {

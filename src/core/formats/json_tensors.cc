@@ -11,18 +11,12 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/metadata_json.h"
 #include "core/formats/json.h"
 #include "core/formats/text_numbers.h"
 
 namespace pe {
 namespace {
-
-nlohmann::ordered_json MetaJson(const Metadata& meta) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  // No structured binding here: clang 14 (the fuzz build) cannot capture one.
-  for (const auto& kv : meta.entries()) std::visit([&](const auto& x) { j[kv.first] = x; }, kv.second);
-  return j;
-}
 
 // Writes one tensor's "data", nesting rows by the logical shape.
 void WriteTensorData(RowSource& src, ByteSink& sink) {
@@ -81,7 +75,7 @@ void WriteTensorData(RowSource& src, ByteSink& sink) {
 }  // namespace
 
 void WriteJsonTensors(TableSet& set, ByteSink& sink) {
-  sink.Write(fmt::format("{{\"meta\": {}, \"tensors\": {{", MetaJson(set.meta).dump()));
+  sink.Write(fmt::format("{{\"meta\": {}, \"tensors\": {{", MetadataToJson(set.meta).dump()));
   bool first = true;
   for (auto& t : set.tensors) {
     const TableInfo& info = t->info();
