@@ -3,7 +3,8 @@
 # `pe inspect` on a (2, 2^24) float32 NPY (128 MiB, one row = 64 MiB) keeps
 # peak resident memory under 1.5x the table's bytes + 40 MB, as
 # /usr/bin/time reports it (it used to hold the previewed rows and a stats
-# block as doubles and list every zero column: ~4x the table). Its values
+# block as doubles and list every zero column: ~4x the table), and so does
+# `pe verify --check bounds,norm` (~2x the table before). Inspect's values
 # are checked against numpy on a random (3, 2^20) table: --json stats, the
 # --json preview and slice, and the text preview.
 # Usage: wide_test.sh PE_BIN SCRATCH_DIR
@@ -55,6 +56,13 @@ assert all(r["values"] == [0.0, 0.0] for r in rows)
 PY
   fi
 done
+# pe verify's property checks: bounds and norm hold one row block as doubles
+# (no raw copy beside it, no per-column index list).
+OUT=out.txt
+rss=$(peak verify zeros.npy --check bounds,norm)
+echo "verify --check bounds,norm: peak RSS ${rss} kB (limit ${LIMIT_KB} kB)"
+if [[ "$rss" =~ ^[0-9]+$ ]] && [ "$rss" -le "$LIMIT_KB" ]; then ok; else bad "verify --check bounds,norm: peak RSS $rss kB, limit $LIMIT_KB kB"; fi
+grep -q "^result: PASS (2 checks)" out.txt && ok || bad "verify --check bounds,norm: $(tail -n 1 out.txt)"
 rm -f zeros.npy out.txt
 
 # Values: a random (3, 2^20) float32 table with 1049 zero columns.
