@@ -49,6 +49,53 @@ std::string Num(double v, DType dtype = DType::kFloat64) {
   return fmt::format("{}", v);
 }
 
+// Reads rows [first, last) of `source` a bounded batch at a time (at most
+// ~16 MiB of raw rows, at least one row) and calls emit(row, bytes) with
+// each row's raw bytes: a preview of a very wide table costs one raw row, not
+// every previewed row as doubles.
+template <class Emit>
+void ForEachRawRow(RowSource& source, std::int64_t first, std::int64_t last, Emit&& emit) {
+  const TableInfo& info = source.info();
+  const std::size_t row_bytes = std::max<std::size_t>(1, info.row_bytes());
+  const std::int64_t batch =
+      std::clamp<std::int64_t>(static_cast<std::int64_t>((std::size_t{16} << 20) / row_bytes), 1, 1024);
+  std::vector<std::byte> raw;
+  for (std::int64_t b = first; b < last; b += batch) {
+    const std::int64_t n = std::min(batch, last - b);
+    raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    source.ReadRows(b, n, raw.data());
+    for (std::int64_t r = 0; r < n; ++r) emit(b + r, raw.data() + static_cast<std::size_t>(r) * info.row_bytes());
+  }
+}
+
+// The "values" array (columns [c0, c1)) of one raw row as JsonText(doc, 2)
+// prints it at `indent` spaces, converted and written kChunk values at a
+// time: a row of 2^26 values never becomes one JSON array in memory.
+void WriteJsonValues(const std::byte* row, DType dtype, std::int64_t c0, std::int64_t c1, int indent) {
+  constexpr std::int64_t kChunk = 4096;
+  const std::string sep = ",\n" + std::string(static_cast<std::size_t>(indent), ' ');
+  std::string out = "[\n" + std::string(static_cast<std::size_t>(indent), ' ');
+  for (std::int64_t c = c0; c < c1; c += kChunk) {
+    const std::int64_t n = std::min(kChunk, c1 - c);
+    Json chunk = Json::array();
+    for (std::int64_t k = 0; k < n; ++k)
+      chunk.push_back(JsonNumber(LoadAsDouble(row, dtype, static_cast<std::size_t>(c + k))));
+    // The compact form "[a,b,...]": numbers and "nan"/"inf" hold no comma.
+    const std::string text = JsonText(chunk, -1);
+    if (c > c0) out += sep;
+    for (std::size_t i = 1; i + 1 < text.size(); ++i) {
+      if (text[i] == ',') out += sep;
+      else out += text[i];
+    }
+    if (out.size() >= (std::size_t{1} << 20)) {
+      WriteStdout(out);
+      out.clear();
+    }
+  }
+  out += "\n" + std::string(static_cast<std::size_t>(indent - 2), ' ') + "]";
+  WriteStdout(out);
+}
+
 }  // namespace
 
 void ParseSlice(const std::string& text, std::int64_t size, const char* flag, std::int64_t* first,
@@ -157,9 +204,6 @@ int RunInspect(const InspectOptions& o, Console& console) {
     ranges.push_back({0, n});
     if (info.rows > n) ranges.push_back({std::max(n, info.rows - o.preview), info.rows});
   }
-  std::vector<std::byte> scratch;
-  std::vector<double> v;
-
   if (o.json) {
     Json j;
     j["schema"] = "pe.inspect/1";
@@ -171,20 +215,31 @@ int RunInspect(const InspectOptions& o, Console& console) {
     j["metadata"] = MetadataToJson(info.meta);
     j["stats"] = stats.ToJson();
     j["identification"] = id ? id->ToJson() : Json();
-    Json rows = Json::array();
+    // The rows are written as they are read (byte for byte what
+    // JsonText(j, 2) would print with them in the document): the document is
+    // printed with a placeholder for "rows", split there, and each row's
+    // values streamed from one raw row.
+    const char* key = slice ? "slice" : "preview";
+    const std::string placeholder = "\x01pe-rows\x01";
+    j[key] = {{"cols", {c0, c1}}, {"rows", placeholder}};
+    const std::string doc = JsonText(j, 2) + "\n";
+    const std::string quoted = Json(placeholder).dump();
+    const std::size_t at = doc.rfind(quoted);  // the last key: nothing after it but closing braces
+    if (at == std::string::npos) ThrowIo("inspect --json", "internal error: no rows placeholder");
+    WriteStdout(std::string_view(doc).substr(0, at));
+    bool any = false;
     for (const auto& [f, l] : ranges) {
-      for (std::int64_t b = f; b < l; b += 1024) {
-        const std::int64_t n = std::min<std::int64_t>(1024, l - b);
-        ReadRowsAsDouble(*src, b, n, &scratch, &v);
-        for (std::int64_t r = 0; r < n; ++r) {
-          Json vals = Json::array();
-          for (std::int64_t c = c0; c < c1; ++c) vals.push_back(JsonNumber(v[static_cast<std::size_t>(r * info.cols + c)]));
-          rows.push_back({{"row", b + r}, {"position", start + b + r}, {"values", vals}});
-        }
-      }
+      ForEachRawRow(*src, f, l, [&](std::int64_t r, const std::byte* row) {
+        // Depth: document 2, "preview" 4, "rows" 6, the row object 8, its values 10.
+        WriteStdout(fmt::format("{}\n      {{\n        \"row\": {},\n        \"position\": {},\n        \"values\": ",
+                                any ? "," : "[", r, start + r));
+        WriteJsonValues(row, info.dtype, c0, c1, 10);
+        WriteStdout("\n      }");
+        any = true;
+      });
     }
-    j[slice ? "slice" : "preview"] = {{"cols", {c0, c1}}, {"rows", rows}};
-    WriteStdout(JsonText(j, 2) + "\n");
+    WriteStdout(any ? "\n    ]" : "[]");
+    WriteStdout(std::string_view(doc).substr(at + quoted.size()));
     return kExitOk;
   }
 
@@ -210,7 +265,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
     return s;
   };
   PrintLine(fmt::format("  zero rows: {}; zero columns: {}", list(stats.zero_rows, stats.zero_row_count),
-             list(stats.zero_cols, static_cast<std::int64_t>(stats.zero_cols.size()))));
+             list(stats.zero_cols, stats.zero_col_count)));
   if (stats.nonfinite)
     PrintLine(fmt::format("  non-finite entries: {} (NaN {}, +inf {}, -inf {})", stats.nonfinite, stats.nan,
                           stats.pos_inf, stats.neg_inf));
@@ -239,16 +294,12 @@ int RunInspect(const InspectOptions& o, Console& console) {
     std::int64_t prev_end = -1;
     for (const auto& [f, l] : ranges) {
       if (prev_end >= 0 && f > prev_end) PrintLine(fmt::format("  {:>8}", "..."));
-      for (std::int64_t b = f; b < l; b += 1024) {
-        const std::int64_t n = std::min<std::int64_t>(1024, l - b);
-        ReadRowsAsDouble(*src, b, n, &scratch, &v);
-        for (std::int64_t r = 0; r < n; ++r) {
-          std::string line = fmt::format("  {:>8} {:>8}", b + r, start + b + r);
-          for (std::int64_t c : cols)
-            line += c < 0 ? "  ..." : fmt::format(" {:>14}", Num(v[static_cast<std::size_t>(r * info.cols + c)], info.dtype));
-          PrintLine(line);
-        }
-      }
+      ForEachRawRow(*src, f, l, [&](std::int64_t r, const std::byte* row) {
+        std::string line = fmt::format("  {:>8} {:>8}", r, start + r);
+        for (std::int64_t c : cols)
+          line += c < 0 ? "  ..." : fmt::format(" {:>14}", Num(LoadAsDouble(row, info.dtype, static_cast<std::size_t>(c)), info.dtype));
+        PrintLine(line);
+      });
       prev_end = l;
     }
   }

@@ -11,7 +11,8 @@
 namespace pe {
 
 /// Reads rows [first, first + count) of `source` into `out` as doubles
-/// (count * cols values, row-major). `scratch` is reused between calls.
+/// (count * cols values, row-major), reading the raw rows into `out` itself
+/// (no second buffer). `scratch` is kept for callers and left empty.
 void ReadRowsAsDouble(RowSource& source, std::int64_t first, std::int64_t count,
                       std::vector<std::byte>* scratch, std::vector<double>* out);
 

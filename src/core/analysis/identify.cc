@@ -13,6 +13,7 @@
 #include "core/analysis/check.h"
 #include "core/analysis/tolerance.h"
 #include "core/dtype.h"
+#include "core/scheme.h"
 
 namespace pe {
 namespace {
@@ -217,6 +218,15 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   const TableInfo& info = source.info();
   Identification id;
   const std::int64_t cols = info.cols;
+  // Wider than any table pe makes (kMaxWidth): not identified. The fit and
+  // the comparison hold per-column state and whole rows as doubles, which on
+  // a 2^26-wide table would be several times the file.
+  if (cols > kMaxWidth) {
+    id.matched = false;
+    id.reason = fmt::format("table too wide to identify ({} columns; pe's schemes are at most {} wide)", cols, kMaxWidth);
+    id.verdict = "skipped: " + id.reason;
+    return id;
+  }
   // The head is held in memory as doubles: at most ~2^22 of them (32 MiB),
   // so very wide tables fit and rank on fewer rows.
   const std::int64_t n = std::min(info.rows, std::max<std::int64_t>(

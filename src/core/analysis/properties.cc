@@ -95,7 +95,9 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
   std::vector<double> v;
   // With a pairing, the norm is over the (sin, cos) columns: an unpaired sin
   // column (odd d) has no constant contribution, and is reported instead.
-  const std::vector<std::int64_t> cols = MeasuredColumns(o.pairing, info.cols);
+  // Without a pairing every column counts: no index list (8 bytes a column).
+  const std::vector<std::int64_t> cols =
+      o.pairing.found ? MeasuredColumns(o.pairing, info.cols) : std::vector<std::int64_t>{};
   double nmin = HUGE_VAL, nmax = -1;
   std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
   std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
@@ -109,7 +111,12 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
         continue;
       }
       double s = 0;
-      for (std::int64_t j : cols) s += v[static_cast<std::size_t>(r * info.cols + j)] * v[static_cast<std::size_t>(r * info.cols + j)];
+      const double* row = v.data() + static_cast<std::size_t>(r * info.cols);
+      if (o.pairing.found) {
+        for (std::int64_t j : cols) s += row[j] * row[j];
+      } else {
+        for (std::int64_t j = 0; j < info.cols; ++j) s += row[j] * row[j];
+      }
       const double nr = std::sqrt(s);
       if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
         if (nonfinite++ == 0) first_nonfinite = f + r;

@@ -36,40 +36,52 @@ TableStats ComputeStats(RowSource& source) {
   bool fits_f16 = true, fits_bf16 = true, fits_f32 = true;
   double sum = 0;
   std::int64_t finite = 0;
+  // The raw block (BlockRows: ~1 MiB, or one row when a row is larger) is
+  // converted to doubles at most kChunk values at a time, so a very wide
+  // table costs its raw row plus a small constant, not twice the row as
+  // doubles.
   const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
-  std::vector<std::byte> scratch;
-  std::vector<double> v;
+  constexpr std::int64_t kChunk = std::int64_t{1} << 17;  // 1 MiB of doubles
+  std::vector<std::byte> raw;
+  std::vector<double> v(static_cast<std::size_t>(std::min<std::int64_t>(kChunk, std::max<std::int64_t>(1, info.cols))));
   for (std::int64_t first = 0; first < info.rows; first += block) {
     const std::int64_t count = std::min(block, info.rows - first);
-    ReadRowsAsDouble(source, first, count, &scratch, &v);
+    raw.resize(static_cast<std::size_t>(count) * info.row_bytes());
+    if (count > 0) source.ReadRows(first, count, raw.data());
     for (std::int64_t r = 0; r < count; ++r) {
       double norm2 = 0;
       bool zero = true, row_finite = true;
-      const double* row = v.data() + r * info.cols;
-      for (std::int64_t j = 0; j < info.cols; ++j) {
-        const double x = row[j];
-        if (!std::isfinite(x)) {
-          ++s.nonfinite;
-          if (std::isnan(x)) ++s.nan;
-          else if (x > 0) ++s.pos_inf;
-          else ++s.neg_inf;
-          zero = false;
-          row_finite = false;
-          col_zero[static_cast<std::size_t>(j)] = false;
-          continue;
+      for (std::int64_t c0 = 0; c0 < info.cols; c0 += kChunk) {
+        const std::int64_t cn = std::min(kChunk, info.cols - c0);
+        const std::size_t base = static_cast<std::size_t>(r * info.cols + c0);
+        for (std::int64_t k = 0; k < cn; ++k)
+          v[static_cast<std::size_t>(k)] = LoadAsDouble(raw.data(), info.dtype, base + static_cast<std::size_t>(k));
+        for (std::int64_t k = 0; k < cn; ++k) {
+          const std::int64_t j = c0 + k;
+          const double x = v[static_cast<std::size_t>(k)];
+          if (!std::isfinite(x)) {
+            ++s.nonfinite;
+            if (std::isnan(x)) ++s.nan;
+            else if (x > 0) ++s.pos_inf;
+            else ++s.neg_inf;
+            zero = false;
+            row_finite = false;
+            col_zero[static_cast<std::size_t>(j)] = false;
+            continue;
+          }
+          ++finite;
+          sum += x;
+          s.min = std::min(s.min, x);
+          s.max = std::max(s.max, x);
+          norm2 += x * x;
+          if (x != 0) {
+            zero = false;
+            col_zero[static_cast<std::size_t>(j)] = false;
+          }
+          if (fits_f32 && info.dtype == DType::kFloat64) fits_f32 = Representable(x, DType::kFloat32);
+          if (fits_f16 && info.dtype != DType::kFloat16) fits_f16 = Representable(x, DType::kFloat16);
+          if (fits_bf16 && info.dtype != DType::kBFloat16) fits_bf16 = Representable(x, DType::kBFloat16);
         }
-        ++finite;
-        sum += x;
-        s.min = std::min(s.min, x);
-        s.max = std::max(s.max, x);
-        norm2 += x * x;
-        if (x != 0) {
-          zero = false;
-          col_zero[static_cast<std::size_t>(j)] = false;
-        }
-        if (fits_f32 && info.dtype == DType::kFloat64) fits_f32 = Representable(x, DType::kFloat32);
-        if (fits_f16 && info.dtype != DType::kFloat16) fits_f16 = Representable(x, DType::kFloat16);
-        if (fits_bf16 && info.dtype != DType::kBFloat16) fits_bf16 = Representable(x, DType::kBFloat16);
       }
       const double norm = std::sqrt(norm2);
       if (!row_finite) {
@@ -88,8 +100,14 @@ TableStats ComputeStats(RowSource& source) {
       }
     }
   }
-  for (std::int64_t j = 0; j < info.cols; ++j)
-    if (col_zero[static_cast<std::size_t>(j)] && s.rows > 0) s.zero_cols.push_back(j);
+  // All-zero columns: counted, and the first kMaxListed listed (a 2^26-wide
+  // zero table would otherwise list 512 MiB of indices).
+  if (s.rows > 0)
+    for (std::int64_t j = 0; j < info.cols; ++j)
+      if (col_zero[static_cast<std::size_t>(j)]) {
+        ++s.zero_col_count;
+        if (s.zero_cols.size() < TableStats::kMaxListed) s.zero_cols.push_back(j);
+      }
   // No finite entry (an empty table, or only NaN/inf): the figures are NaN,
   // not an invented 0.
   const double none = std::numeric_limits<double>::quiet_NaN();
@@ -123,6 +141,7 @@ nlohmann::ordered_json TableStats::ToJson() const {
   j["row_norm_max_row"] = row_norm_max_row;
   j["zero_row_count"] = zero_row_count;
   j["zero_rows"] = zero_rows;
+  j["zero_col_count"] = zero_col_count;
   j["zero_cols"] = zero_cols;
   j["value_grid"] = std::string(Traits(grid).name);
   return j;

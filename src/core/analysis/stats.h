@@ -27,7 +27,8 @@ struct TableStats {
   std::int64_t row_norm_min_row = 0, row_norm_max_row = 0;
   std::vector<std::int64_t> zero_rows;  ///< rows whose entries are all 0 (at most kMaxListed)
   std::int64_t zero_row_count = 0;
-  std::vector<std::int64_t> zero_cols;  ///< columns whose entries are all 0
+  std::vector<std::int64_t> zero_cols;  ///< columns whose entries are all 0 (at most kMaxListed)
+  std::int64_t zero_col_count = 0;
   DType grid = DType::kFloat64;         ///< narrowest dtype holding every value exactly
 
   static constexpr std::size_t kMaxListed = 64;
