@@ -98,7 +98,7 @@ cp m.h5 wide.h5 && setattr wide.h5 d_model 100000000
 /usr/bin/time -v "$PE" verify wide.h5 >v.txt 2>time.txt
 rc=$?
 rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' time.txt)
-if [ $rc -eq 1 ] && grep -q '^FAIL shape .*reference \[16, 100000000\]' v.txt && [ "$rss" -lt 100000 ]; then ok; else
+if [ $rc -eq 1 ] && grep -q '^FAIL shape .*reference \[16, 100000000\]' v.txt && rss_under "$rss" 100000; then ok; else
   bad "declared d_model 1e8: exit $rc, RSS $rss kB: $(head -3 v.txt)"; fi
 rm -f wide.h5
 
@@ -107,7 +107,7 @@ for a in "--d-model 1048576" "--scheme rope --head-dim 1048576 --tensor cos"; do
   /usr/bin/time -v "$PE" generate $a --max-len 4 -o w.npy 2>time.txt
   rc=$?
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' time.txt)
-  if [ $rc -eq 0 ] && [ "$rss" -lt 300000 ]; then ok; else bad "width 2^20 ($a): exit $rc, RSS $rss kB"; fi
+  if [ $rc -eq 0 ] && rss_under "$rss" 300000; then ok; else bad "width 2^20 ($a): exit $rc, RSS $rss kB"; fi
   rm -f w.npy
 done
 
