@@ -120,4 +120,23 @@ if grep -q 'min nan  max nan' i.txt && grep -q 'non-finite entries: 8 (NaN 6, +i
 rc=$?
 if [ $rc -eq 1 ] && grep -q '^FAIL unique .*NaN or infinite' v.txt; then ok; else bad "unique on a NaN table: exit $rc $(cat v.txt)"; fi
 
+# --- the default tolerance is named where it cannot fail ------------------------
+# Near position 2^40 with ω ≈ 31.6 its angle term exceeds the values' range:
+# the report says so, and a table with a wrong value (a sign flipped, checked
+# by hand: sin and cos stay in [-1, 1]) passes there but fails --max-ulp 0.5.
+far="--d-model 4 --start 1099511627000 --base 1e-3"
+"$PE" generate $far --max-len 8 -o far.npy || bad "setup far.npy"
+"$PE" verify far.npy $far >v.txt 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^PASS reference .*; 32 of 32 entries are unchecked: at their angles the limit exceeds' v.txt; then ok
+else bad "far angles: exit $rc, want the unchecked entries named: $(cat v.txt)"; fi
+$PY -c "import numpy as np; a=np.load('far.npy'); a[3,2]=-a[3,2]; np.save('far_bad.npy', a)"
+"$PE" verify far_bad.npy $far --max-ulp 0.5 >v.txt 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^FAIL reference .*1 of 32 entries over tolerance' v.txt; then ok
+else bad "far angles, a flipped sign with --max-ulp 0.5: exit $rc, want FAIL: $(cat v.txt)"; fi
+"$PE" generate --d-model 64 --max-len 512 -o near.npy && "$PE" verify near.npy >v.txt 2>&1
+if grep -q 'unchecked' v.txt; then bad "an ordinary table reported unchecked entries: $(cat v.txt)"; else ok; fi
+rm -f far.npy far_bad.npy near.npy
+
 finish domain
