@@ -276,22 +276,6 @@ class TableSax {
   JsonValues values_;
 };
 
-// The parsed table: values held as read (JsonValues), given out in the
-// table's dtype.
-class JsonSource : public RowSource {
- public:
-  JsonSource(TableInfo info, JsonValues values) : info_(std::move(info)), values_(std::move(values)) {}
-  const TableInfo& info() const override { return info_; }
-  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
-    values_.Copy(static_cast<std::size_t>(first * info_.cols), static_cast<std::size_t>(count * info_.cols),
-                 info_.dtype, out);
-  }
-
- private:
-  TableInfo info_;
-  JsonValues values_;
-};
-
 }  // namespace
 
 std::unique_ptr<RowSource> OpenJson(const std::string& path) {
@@ -323,7 +307,7 @@ std::unique_ptr<RowSource> OpenJson(const std::string& path) {
       if (auto dt = DTypeFromName(*name)) info.dtype = *dt;
     }
   }
-  return std::make_unique<JsonSource>(std::move(info), std::move(sax.values()));
+  return std::make_unique<JsonValuesSource>(std::move(info), std::move(sax.values()));
 }
 
 }  // namespace pe

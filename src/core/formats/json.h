@@ -83,6 +83,22 @@ class JsonValues {
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
 };
 
+/// A parsed JSON table (either reader): its values held as read, given out in
+/// the table's dtype.
+class JsonValuesSource : public RowSource {
+ public:
+  JsonValuesSource(TableInfo info, JsonValues values) : info_(std::move(info)), values_(std::move(values)) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    values_.Copy(static_cast<std::size_t>(first * info_.cols), static_cast<std::size_t>(count * info_.cols),
+                 info_.dtype, out);
+  }
+
+ private:
+  TableInfo info_;
+  JsonValues values_;
+};
+
 /// Characters of a FILE for nlohmann's sax_parse(first, last, ...), read in
 /// 64 KiB chunks: its own FILE* adapter calls fgetc once per character,
 /// which costs about half of the parse.

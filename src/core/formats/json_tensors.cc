@@ -405,21 +405,6 @@ class TensorsSax {
   JsonValues values_;
 };
 
-// The chosen tensor, held as read.
-class JsonTensorSource : public RowSource {
- public:
-  JsonTensorSource(TableInfo info, JsonValues values) : info_(std::move(info)), values_(std::move(values)) {}
-  const TableInfo& info() const override { return info_; }
-  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
-    values_.Copy(static_cast<std::size_t>(first * info_.cols), static_cast<std::size_t>(count * info_.cols),
-                 info_.dtype, out);
-  }
-
- private:
-  TableInfo info_;
-  JsonValues values_;
-};
-
 }  // namespace
 
 bool LooksLikeJsonTensors(const std::string& path) {
@@ -449,7 +434,7 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
   nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   TableInfo info = sax.Finish();
-  return std::make_unique<JsonTensorSource>(std::move(info), std::move(sax.values()));
+  return std::make_unique<JsonValuesSource>(std::move(info), std::move(sax.values()));
 }
 
 }  // namespace pe
