@@ -12,7 +12,7 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-mpmath python3-torch python3-pil
   clang libclang-rt-14-dev
-  time
+  time bc
 )
 
 if [ "$(id -u)" -eq 0 ]; then SUDO=(); else SUDO=(sudo); fi
