@@ -391,6 +391,16 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
   return c;
 }
 
+// The squared distance of two rows, summed until it reaches `bound` (then
+// any value >= bound). Not inlined, so that the sum and the bound stay in
+// registers: inlined into Unique's loop (beside lambdas that capture by
+// reference), g++ 12 kept them on the stack and the check took twice as long.
+[[gnu::noinline]] double SquaredDistanceBelow(const double* a, const double* b, std::int64_t d, double bound) {
+  double s = 0;
+  for (std::int64_t j = 0; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+  return s;
+}
+
 Check Unique(RowSource& t, const PropertyOptions& o) {
   Check c;
   c.name = "unique";
@@ -446,8 +456,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       }
       for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
         const double* rp = v.data() + (p - lo) * d;
-        double s = 0;
-        for (std::int64_t j = 0; j < d && s < best; ++j) s += (rq[j] - rp[j]) * (rq[j] - rp[j]);
+        const double s = SquaredDistanceBelow(rq, rp, d, best);
         if (!(s < best)) continue;  // also a NaN s: row p is not finite
         if (ref && std::sqrt(s) <= limit) {
           // The exact rows rounded to the dtype: equal (or as close) too?
