@@ -84,16 +84,14 @@ class TableSax {
     // the last one silently; Python's json keeps the last one too, so a
     // document with them means different things to different readers).
     if (!keys_.empty() && !keys_.back().insert(k).second) {
-      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string quoted = JsonKeyQuoted(k);
       if (stack_.back() == Ctx::kRoot) Fail(fmt::format("the key {} appears twice", quoted));
       if (stack_.back() == Ctx::kMeta) Fail(fmt::format("\"meta\" has the key {} twice", quoted));
       Fail(fmt::format("the key {} appears twice in one object", quoted));
     }
-    if (stack_.back() == Ctx::kMeta && ++meta_keys_ > kMaxMetadataKeys)
-      Fail(fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys));
-    // Any other object: its keys are held to find duplicates, so bound them.
-    if (keys_.back().size() > kMaxMetadataKeys)
-      Fail(fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys));
+    const bool in_meta = stack_.back() == Ctx::kMeta;
+    if (in_meta) ++meta_keys_;
+    if (std::string e = JsonKeyCountError(in_meta, meta_keys_, keys_.back().size()); !e.empty()) Fail(e);
     key_ = k;
     return true;
   }
@@ -277,6 +275,18 @@ class TableSax {
 };
 
 }  // namespace
+
+std::string JsonKeyQuoted(const std::string& key) {
+  return nlohmann::json(key.size() > 100 ? key.substr(0, 100) + "..." : key)
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string JsonKeyCountError(bool in_meta, std::size_t meta_keys, std::size_t object_keys) {
+  if (in_meta && meta_keys > kMaxMetadataKeys)
+    return fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys);
+  if (object_keys > kMaxMetadataKeys) return fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys);
+  return "";
+}
 
 std::unique_ptr<RowSource> OpenJson(const std::string& path) {
   const std::string what = fmt::format("'{}'", path);

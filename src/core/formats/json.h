@@ -83,6 +83,15 @@ class JsonValues {
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
 };
 
+/// Both JSON readers' key rules. A key given twice in one object is refused
+/// (nlohmann's DOM and Python's json keep the last silently, so such a
+/// document means different things to different readers), and so is an
+/// object beyond kMaxMetadataKeys keys (its keys are held to find
+/// duplicates). The first is the key as messages quote it (JSON-escaped, cut
+/// at 100 bytes), the second the refusal of a count; both empty when fine.
+std::string JsonKeyQuoted(const std::string& key);
+std::string JsonKeyCountError(bool in_meta, std::size_t meta_keys, std::size_t object_keys);
+
 /// A parsed JSON table (either reader): its values held as read, given out in
 /// the table's dtype.
 class JsonValuesSource : public RowSource {

@@ -143,7 +143,7 @@ class TensorsSax {
 
   bool key(Json::string_t& k) {
     if (!keys_.back().insert(k).second) {
-      const std::string quoted = Json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string quoted = JsonKeyQuoted(k);
       switch (stack_.back()) {
         case Ctx::kRoot: Fail(fmt::format("the key {} appears twice", quoted));
         case Ctx::kMeta: Fail(fmt::format("\"meta\" has the key {} twice", quoted));
@@ -152,11 +152,9 @@ class TensorsSax {
         default: Fail(fmt::format("the key {} appears twice in one object", quoted));
       }
     }
-    if (stack_.back() == Ctx::kMeta && ++meta_keys_ > kMaxMetadataKeys)
-      Fail(fmt::format("\"meta\" has more than {} keys (pe reads at most {})", kMaxMetadataKeys, kMaxMetadataKeys));
-    // Any other object: its keys are held to find duplicates, so bound them.
-    if (keys_.back().size() > kMaxMetadataKeys)
-      Fail(fmt::format("an object has more than {} keys (not a table)", kMaxMetadataKeys));
+    const bool in_meta = stack_.back() == Ctx::kMeta;
+    if (in_meta) ++meta_keys_;
+    if (std::string e = JsonKeyCountError(in_meta, meta_keys_, keys_.back().size()); !e.empty()) Fail(e);
     key_ = k;
     return true;
   }
