@@ -17,6 +17,7 @@
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 #include "core/plot/term_chart.h"
+#include "cli/inline_spec.h"
 
 namespace pe::cli {
 namespace {
@@ -30,69 +31,9 @@ struct Series {
   AnchorCurve anchor;
 };
 
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 std::string BaseName(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// "sinusoidal:d-model=64,max-len=128,base=100" -> SpecFlags; nullopt when
-// `text` does not start with a known scheme name and a colon.
-std::optional<SpecFlags> ParseInlineSpec(const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return std::nullopt;
-  const std::string scheme = text.substr(0, colon);
-  bool known = false;
-  for (const auto& s : Schemes()) known = known || s.name == scheme;
-  if (!known) return std::nullopt;
-  SpecFlags f;
-  f.scheme = scheme;
-  std::string rest = text.substr(colon + 1);
-  std::size_t pos = 0;
-  while (pos <= rest.size() && !rest.empty()) {
-    const std::size_t comma = std::min(rest.find(',', pos), rest.size());
-    const std::string item = rest.substr(pos, comma - pos);
-    const auto eq = item.find('=');
-    if (eq == std::string::npos)
-      ThrowUsage(fmt::format("input '{}'", text), fmt::format("'{}' is not key=value", item));
-    std::string key = item.substr(0, eq);
-    std::replace(key.begin(), key.end(), '_', '-');
-    const std::string value = item.substr(eq + 1);
-    try {
-      std::size_t used = 0;
-      if (key == "d-model" || key == "d") {
-        f.d_model = std::stoll(value, &used);
-      } else if (key == "max-len" || key == "len") {
-        f.max_len = std::stoll(value, &used);
-      } else if (key == "base") {
-        f.base = std::stod(value, &used);
-      } else if (key == "start") {
-        f.start = std::stoll(value, &used);
-      } else if (key == "dtype") {
-        f.dtype = value;
-        used = value.size();
-      } else if (key == "layout" || key == "denominator" || key == "odd-rule") {
-        (key == "layout" ? f.extra.layout : key == "denominator" ? f.extra.denominator : f.extra.odd_rule) = value;
-        used = value.size();
-      } else {
-        ThrowUsage(fmt::format("input '{}'", text),
-                   fmt::format("unknown key '{}' (known: d-model, max-len, base, start, dtype, layout, "
-                               "denominator, odd-rule)", key));
-      }
-      if (used != value.size()) throw std::invalid_argument("trailing");
-    } catch (const std::logic_error&) {
-      ThrowUsage(fmt::format("input '{}'", text), fmt::format("'{}' is not a number", value));
-    }
-    pos = comma + 1;
-    if (comma == rest.size()) break;
-  }
-  if (f.d_model == 0 || f.max_len == 0)
-    ThrowUsage(fmt::format("input '{}'", text), "an inline spec needs d-model=N and max-len=N");
-  return f;
 }
 
 std::string SpecName(const SchemeSpec& s) {
@@ -467,12 +408,10 @@ int RunDot(const DotOptions& o, Console& console) {
   for (const std::string& in : o.inputs) {
     Series s;
     s.source = in;
-    std::optional<SpecFlags> inline_spec;
-    if (!FileExists(in)) inline_spec = ParseInlineSpec(in);
+    const std::optional<InlineSpec> inline_spec = ParseInlineSpec(in);
     if (inline_spec) {
-      const SchemeSpec spec = ToSpec(*inline_spec);
-      s.table = MakeGenerator(spec);
-      s.name = SpecName(spec);
+      s.table = BuildInline(in, [&] { return MakeGenerator(ToSpec(inline_spec->flags)); });
+      s.name = in;  // the spec as written: variants side by side stay distinguishable
     } else {
       // A file with several tensors and none named is an input error that
       // lists them (OpenTable); one-tensor formats ignore the name.

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/output.h"
+#include "cli/inline_spec.h"
 
 namespace pe::cli {
 namespace {
@@ -197,7 +198,10 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   o.cmd = cmd;
   cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
   AddSpecFlags(*cmd, o.spec, false);
-  cmd->add_option("--reference", o.reference, "Compare with this table instead of a recomputed one")->type_name("REF");
+  cmd->add_option("--reference", o.reference,
+                  "Compare with this table file, or with an inline spec such as "
+                  "'rope:head-dim=128,base=500000,rope-scaling=llama3,factor=8' (see docs/cli.md)")
+      ->type_name("REF");
   cmd->add_option("--dataset", o.dataset, "HDF5 dataset of FILE")->type_name("NAME");
   cmd->add_option("--reference-dataset", o.reference_dataset, "HDF5 dataset of REF")->type_name("NAME");
   cmd->add_option("--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
@@ -221,6 +225,7 @@ Examples:
   pe verify pe.h5
   pe verify theirs.npy --scheme sinusoidal --d-model 512
   pe verify theirs.npy --reference ours.h5 --max-ulp 2
+  pe verify cos.npy --reference rope:head-dim=128,base=500000,tensor=cos
   pe verify theirs.npy --check rotation,shift --json
   pe verify theirs.npy --d-model 512 --junit report.xml
 )");
@@ -236,7 +241,26 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
 
   VerifyOptions vo;
   std::unique_ptr<RowSource> ref_file;
-  if (!o.reference.empty()) {
+  const std::optional<InlineSpec> inline_ref = ParseInlineSpec(o.reference);
+  if (inline_ref) {
+    // A reference computed from an inline spec: the shape and dtype the
+    // spec leaves out are the file's (as with metadata).
+    if (Given(o, "--scheme") || Given(o, "--d-model") || Given(o, "--base") || Given(o, "--start"))
+      ThrowUsage("--reference", "is an inline spec; give its parameters inside it, not as --scheme/--d-model/--base/--start");
+    SpecFlags f = inline_ref->flags;
+    const SchemeInfo& si = FindScheme(f.scheme);
+    if (!inline_ref->given.count("max-len") && si.needs_max_len) f.max_len = info.rows;
+    if (!inline_ref->given.count("d-model") && si.needs_d_model) f.d_model = info.cols;
+    if (!inline_ref->given.count("dtype")) f.dtype = Traits(info.dtype).name;
+    if (!inline_ref->given.count("tensor") && !si.tensors.empty() && !info.name.empty())
+      for (auto t : si.tensors)
+        if (t == info.name) f.extra.tensor = info.name;
+    vo.spec = BuildInline(o.reference, [&] {
+      SchemeSpec spec = ToSpec(f);
+      MakeTableSet(spec);  // validates it here, so an error names the inline spec
+      return spec;
+    });
+  } else if (!o.reference.empty()) {
     OpenOptions ro;
     ro.dataset = o.reference_dataset;
     ref_file = OpenTable(o.reference, ro);

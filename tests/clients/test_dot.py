@@ -180,7 +180,7 @@ r = pe("dot", tab, "sinusoidal:d-model=8,max-len=16,base=100", "--d-model", "4",
        "--max-offset", "5")
 rows = read_csv(r.stdout)
 names = list(dict.fromkeys(r["series"] for r in rows))
-check(names == ["sin.npy", "sinusoidal d=8 L=16 base=100", "sinusoidal d=4 L=16"], f"series {names}")
+check(names == ["sin.npy", "sinusoidal:d-model=8,max-len=16,base=100", "sinusoidal d=4 L=16"], f"series {names}")
 w = 100.0 ** (-np.arange(0, 8, 2) / 8)
 close(column(rows, "mean", names[1]), np.cos(np.outer(np.arange(6), w)).sum(axis=1), 1e-6, "inline spec")
 
