@@ -18,6 +18,7 @@
 #include "core/plot/heatmap.h"
 #include "core/plot/term_chart.h"
 #include "cli/inline_spec.h"
+#include "cli/scheme_flags.h"
 
 namespace pe::cli {
 namespace {
@@ -426,6 +427,8 @@ int RunDot(const DotOptions& o, Console& console) {
   if (o.spec.d_model != 0 || o.spec.max_len != 0) {
     if (o.spec.d_model == 0) ThrowUsage("--d-model", "is required with --max-len (a scheme series)");
     if (o.spec.max_len == 0) ThrowUsage("--max-len", "is required with --d-model (a scheme series)");
+    // --tensor also names the tensor of the file inputs: not the series' flag alone.
+    CheckSchemeFlags(o.spec, o.spec.scheme, {"--tensor"});
     const SchemeSpec spec = ToSpec(o.spec);
     Series s;
     s.table = MakeGenerator(spec);

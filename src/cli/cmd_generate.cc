@@ -15,6 +15,7 @@
 namespace pe::cli {
 
 void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
+  f.cmd = &cmd;
   // CLI11 saturates integers that overflow (99999999999999999999 becomes
   // 2^63-1); refuse them with the number the user typed.
   const CLI::Validator in_int64(
@@ -92,6 +93,7 @@ Examples:
 }
 
 int RunGenerate(const GenerateOptions& o, Console& console) {
+  CheckSchemeFlags(o.spec, o.spec.scheme);
   SchemeSpec spec = ToSpec(o.spec);
   std::optional<Format> forced;
   if (!o.format.empty()) {

@@ -23,6 +23,9 @@ struct SpecFlags {
   /// bound straight to SchemeSpec fields; see AddSchemeParamFlags().
   SchemeSpec extra;
   std::string grid;  ///< --grid HxW (sincos-2d)
+  /// The command these flags were parsed by (AddSpecFlags sets it), to tell
+  /// which flags the user gave (CheckSchemeFlags); null for inline specs.
+  const CLI::App* cmd = nullptr;
 };
 
 /// Adds the SpecFlags options to `cmd`; `required` makes --d-model and

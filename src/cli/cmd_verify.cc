@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "core/output.h"
 #include "cli/inline_spec.h"
+#include "cli/scheme_flags.h"
 
 namespace pe::cli {
 namespace {
@@ -270,6 +271,7 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
       ThrowUsage("--reference", "compares with a file; scheme flags (--scheme, --d-model, --base, --start) cannot be combined with it");
   } else {
     vo.spec = BuildSpec(o, info, &vo.notes);
+    if (vo.spec) CheckSchemeFlags(o.spec, vo.spec->scheme);
   }
   if (!o.checks.empty()) {
     vo.checks_given = true;

@@ -120,6 +120,7 @@ void Console::Error(const std::string& message) const {
 }
 
 void Console::Hint(const std::string& message) const {
+  if (quiet_) return;
   std::fputs(fmt::format("pe: hint: {}\n", EscapeText(message)).c_str(), stderr);
 }
 

@@ -42,7 +42,7 @@ class Console {
   explicit Console(ColorMode mode = ColorMode::kAuto);
   /// "pe: error: <message>" on stderr (red "error:" when colour is on).
   void Error(const std::string& message) const;
-  /// "pe: hint: <message>" on stderr.
+  /// "pe: hint: <message>" on stderr, unless quiet.
   void Hint(const std::string& message) const;
   /// "pe: warning: <message>" on stderr, unless quiet.
   void Warning(const std::string& message) const;

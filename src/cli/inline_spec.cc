@@ -7,6 +7,7 @@
 #include <cctype>
 #include <vector>
 
+#include "cli/scheme_flags.h"
 #include "core/error.h"
 #include "core/scheme.h"
 
@@ -106,6 +107,10 @@ std::optional<InlineSpec> ParseInlineSpec(const std::string& text) {
     ThrowUsage(what, e.what());
   }
   out.flags.scheme = std::string(scheme->name);
+  out.flags.cmd = nullptr;  // `app` ends here; the keys given are in `given`
+  std::vector<std::string> flags;
+  for (const auto& g : out.given) flags.push_back("--" + g);
+  CheckFlagsApply(flags, scheme->name, true, what);
   return out;
 }
 

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   } catch (const pe::Error& e) {
     if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::kExitOk;
     console.Error(e.what());
+    if (!e.hint().empty() && !console.quiet()) console.Hint(e.hint());
     return pe::ExitCodeFor(e.kind());
   } catch (const std::bad_alloc&) {
     // The operation that ran out is usually a reader's or a table's buffer

@@ -11,6 +11,9 @@ int ExitCodeFor(ErrorKind kind) {
 void ThrowUsage(const std::string& what, const std::string& why) {
   throw Error(ErrorKind::kUsage, what + ": " + why);
 }
+void ThrowUsage(const std::string& what, const std::string& why, const std::string& hint) {
+  throw Error(ErrorKind::kUsage, what + ": " + why, hint);
+}
 void ThrowInput(const std::string& what, const std::string& why) {
   throw Error(ErrorKind::kInput, what + ": " + why);
 }

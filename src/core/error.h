@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace pe {
 
@@ -21,12 +22,16 @@ enum class ErrorKind {
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+  /// `hint`: what to change, when it is known ("add --scheme alibi"); the
+  /// CLI prints it as a second line "pe: hint: ..." (not under --quiet).
+  Error(ErrorKind kind, const std::string& message, std::string hint = {})
+      : std::runtime_error(message), kind_(kind), hint_(std::move(hint)) {}
   ErrorKind kind() const { return kind_; }
+  const std::string& hint() const { return hint_; }
 
  private:
   ErrorKind kind_;
+  std::string hint_;
 };
 
 /// Process exit codes, shared by every subcommand.
@@ -42,6 +47,7 @@ int ExitCodeFor(ErrorKind kind);
 
 /// Shorthands that build an Error; `what` is the subject, `why` the reason.
 [[noreturn]] void ThrowUsage(const std::string& what, const std::string& why);
+[[noreturn]] void ThrowUsage(const std::string& what, const std::string& why, const std::string& hint);
 [[noreturn]] void ThrowInput(const std::string& what, const std::string& why);
 [[noreturn]] void ThrowIo(const std::string& what, const std::string& why);
 

@@ -89,6 +89,7 @@ SchemeInfo SinCos2dSchemeInfo() {
   info.params = {
       {"--d-model", "channels D (a multiple of 4)", "required"},
       {"--grid", "HxW (or N for NxN); rows = H·W (+1 with --cls-token)", "required"},
+      {"--max-len", "optional: must equal the rows H·W (+1)", "inferred"},
       {"--layout", "mae [sin x|cos x|sin y|cos y] | timm [sin y|sin x|cos y|cos x]", "mae"},
       {"--cls-token", "prepend a zero row (MAE)", "off"},
       {"--base", "temperature", "10000"},

@@ -68,6 +68,9 @@ std::vector<SchemeParam> CommonParams() {
       {"--max-len", "rows (positions)", "required"},
       {"--start", "position of the first row", "0"},
       {"--dtype", "float32, float64, float16, bfloat16", "float32"},
+      // Taken so that restating the preset's value works and another value
+      // gets the preset's own message (RejectFlags), not "does not apply".
+      {"--layout / --denominator / --odd-rule", "fixed by the preset (restating its value is accepted)", "fixed"},
   };
 }
 
