@@ -37,7 +37,7 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
   (void)l;
   (void)required;
   cmd.add_option("--scheme", f.scheme, "Encoding scheme (see 'pe schemes')")->type_name("NAME")->capture_default_str();
-  cmd.add_option("--base", f.base, "Frequency base b in ω_i = b^(-2i/d)")->type_name("B")->capture_default_str();
+  cmd.add_option("--base,--rope-theta", f.base, "Frequency base b in ω_i = b^(-2i/d) (Hugging Face: rope_theta)")->type_name("B")->capture_default_str();
   cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str()->check(in_int64);
   cmd.add_option("--dtype", f.dtype, "Element type: " + DTypeNames())->type_name("TYPE")->capture_default_str();
   AddSchemeParamFlags(cmd, f);
@@ -46,7 +46,7 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
 SchemeSpec ToSpec(const SpecFlags& f) {
   SchemeSpec spec = f.extra;  // scheme-specific fields; the common ones follow
   ParseGrid(f.grid, &spec);
-  spec.scheme = f.scheme;
+  spec.scheme = std::string(FindScheme(f.scheme).name);  // canonical spelling (--scheme RoPE)
   spec.d_model = f.d_model;
   spec.max_len = f.max_len;
   spec.base = f.base;

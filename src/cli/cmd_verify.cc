@@ -56,7 +56,7 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
   // Scheme-specific metadata belongs to the file's scheme: when --scheme
   // names another one, only the common fields (d_model, base, ...) carry over.
   const MetaValue* meta_scheme = info.meta.Find("scheme");
-  const bool other_scheme = Given(o, "--scheme") && meta_scheme && MetaToString(*meta_scheme) != o.spec.scheme;
+  const bool other_scheme = Given(o, "--scheme") && meta_scheme && MetaToString(*meta_scheme) != FindScheme(o.spec.scheme).name;
   bool skipped_meta = false;
   std::map<std::string, std::string> origin;  // flag -> the metadata value behind it
   for (const CLI::Option* opt : probe.get_options()) {
@@ -344,19 +344,19 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
       for (const auto& c : rep.checks) width = std::max(width, c.name.size());
       for (const auto& c : rep.checks) {
         const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
-        PrintLine(fmt::format("{} {:<{}}  {}", status, c.name, width, c.summary));
+        WriteStdout(console.Status(status) + EscapeText(fmt::format(" {:<{}}  {}", c.name, width, c.summary)) + "\n");
       }
       if (rep.diagnosed) PrintLine(fmt::format("diagnosis: {}", rep.diagnosis_text));
       int failed = 0;
       for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-      PrintLine(fmt::format("result: {}", rep.passed ? fmt::format("PASS ({} checks)", rep.checks.size())
-                                             : fmt::format("FAIL ({} of {} checks failed)", failed, rep.checks.size())));
+      WriteStdout("result: " + console.Status(rep.passed ? "PASS" : "FAIL") +
+                  (rep.passed ? fmt::format(" ({} checks)\n", rep.checks.size())
+                              : fmt::format(" ({} of {} checks failed)\n", failed, rep.checks.size())));
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return verdict;
     throw;
   }
-  (void)console;
   return verdict;
 }
 

@@ -86,15 +86,35 @@ bool EnvSet(const char* name) {
 
 Console::Console(ColorMode mode) {
   stderr_tty_ = ::isatty(STDERR_FILENO);
+  set_color_mode(mode);
+}
+
+void Console::set_color_mode(ColorMode mode) {
   const char* term = std::getenv("TERM");
-  switch (mode) {
-    case ColorMode::kAlways: color_ = true; break;
-    case ColorMode::kNever: color_ = false; break;
-    case ColorMode::kAuto:
-      if (EnvSet("FORCE_COLOR") || EnvSet("CLICOLOR_FORCE")) color_ = true;
-      else color_ = stderr_tty_ && !(term && std::strcmp(term, "dumb") == 0) && !EnvSet("NO_COLOR");
-      break;
-  }
+  auto decide = [&](bool tty) {
+    switch (mode) {
+      case ColorMode::kAlways: return true;
+      case ColorMode::kNever: return false;
+      case ColorMode::kAuto: break;
+    }
+    if (EnvSet("FORCE_COLOR") || EnvSet("CLICOLOR_FORCE")) return true;
+    return tty && !(term && std::strcmp(term, "dumb") == 0) && !EnvSet("NO_COLOR");
+  };
+  color_ = decide(stderr_tty_);
+  stdout_color_ = decide(::isatty(STDOUT_FILENO) == 1);
+}
+
+std::string Console::Status(std::string_view word) const {
+  if (!stdout_color_) return std::string(word);
+  const char* code = word == "PASS" ? "\x1b[1;32m" : word == "FAIL" ? "\x1b[1;31m" : "\x1b[1;33m";
+  return fmt::format("{}{}\x1b[0m", code, word);
+}
+
+ColorMode ParseColorMode(const std::string& text) {
+  if (text == "auto") return ColorMode::kAuto;
+  if (text == "always") return ColorMode::kAlways;
+  if (text == "never") return ColorMode::kNever;
+  ThrowUsage(fmt::format("--color '{}'", text), "expected auto, always or never");
 }
 
 std::string EscapeText(std::string_view s) { return Escape<false>(s); }

@@ -37,6 +37,9 @@ void PrintLine(std::string_view line);
 
 enum class ColorMode { kAuto, kAlways, kNever };
 
+/// Parses --color's value (auto, always, never); throws pe::Error (usage).
+ColorMode ParseColorMode(const std::string& text);
+
 class Console {
  public:
   explicit Console(ColorMode mode = ColorMode::kAuto);
@@ -49,6 +52,14 @@ class Console {
   /// An informational line on stderr, unless quiet.
   void Info(const std::string& message) const;
   bool color() const { return color_; }
+  /// Recomputes colour for `mode` (--color): stderr's and stdout's.
+  void set_color_mode(ColorMode mode);
+  /// Colour for text on stdout (verify's PASS/FAIL): --color always, or
+  /// auto with stdout a terminal (same environment rules as stderr).
+  bool stdout_color() const { return stdout_color_; }
+  /// `word` in bold green/red/yellow when stdout_color(), else as it is
+  /// (PASS, FAIL, SKIP).
+  std::string Status(std::string_view word) const;
   void set_quiet(bool quiet) { quiet_ = quiet; }
   bool quiet() const { return quiet_; }
   /// True when stderr is a terminal (progress may be drawn).
@@ -56,6 +67,7 @@ class Console {
 
  private:
   bool color_ = false;
+  bool stdout_color_ = false;
   bool quiet_ = false;
   bool stderr_tty_ = false;
 };

@@ -47,7 +47,15 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   app.require_subcommand(1);
   bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "Only errors on stderr")->configurable(false);
+  std::string color = "auto";
+  // -q and --color work before the command and after it (pe -q generate, pe generate -q).
+  auto add_common = [&](CLI::App& cmd) {
+    cmd.add_flag("-q,--quiet", quiet, "Only errors on stderr (no warnings, hints, progress)")->configurable(false);
+    cmd.add_option("--color", color, "Colour: auto (a terminal, unless NO_COLOR), always, never")
+        ->type_name("WHEN")
+        ->configurable(false);
+  };
+  add_common(app);
 
   pe::cli::GenerateOptions generate;
   CLI::App* generate_cmd = pe::cli::SetupGenerate(app, generate);
@@ -59,6 +67,8 @@ int main(int argc, char** argv) {
   CLI::App* verify_cmd = pe::cli::SetupVerify(app, verify);
   pe::cli::SchemesOptions schemes;
   CLI::App* schemes_cmd = pe::cli::SetupSchemes(app, schemes);
+
+  for (CLI::App* sub : app.get_subcommands({})) add_common(*sub);
 
   std::string command = "";  // for the out-of-memory message
   std::string memory_subject;
@@ -83,6 +93,7 @@ int main(int argc, char** argv) {
       return pe::kExitError;
     }
     console.set_quiet(quiet);
+    console.set_color_mode(pe::cli::ParseColorMode(color));
     if (generate_cmd->parsed())
       memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";
     if (inspect_cmd->parsed()) memory_subject = "'" + inspect.file + "'";

@@ -33,6 +33,12 @@ std::string Suggest(std::string_view word, const CLI::App& app) {
   return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
 }
 
+bool LooksLikeTablePath(std::string_view word) {
+  for (std::string_view ext : {".h5", ".hdf5", ".npy", ".csv", ".json", ".safetensors", ".png", ".svg", ".pdf"})
+    if (word.size() > ext.size() && word.substr(word.size() - ext.size()) == ext) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string DescribeParseError(const CLI::ParseError& error, const CLI::App& app) {
@@ -45,6 +51,10 @@ std::string DescribeParseError(const CLI::ParseError& error, const CLI::App& app
   if (!extras.empty()) {
     const std::string& first = extras.front();
     const bool option = StartsWith(first, "-");
+    // `pe generate ... out.h5`: a table path where no positional argument
+    // is taken, in a command that writes with -o.
+    if (!option && active.get_option_no_throw("-o") && LooksLikeTablePath(first))
+      return fmt::format("'{}': unexpected argument; did you mean '-o {}'? (see '{}')", first, first, help);
     return fmt::format("'{}': unexpected {}{} (see '{}')", first, option ? "option" : "argument",
                        Suggest(first.substr(0, first.find('=')), active), help);
   }

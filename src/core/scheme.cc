@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/error.h"
@@ -59,8 +60,14 @@ std::string ClosestName(std::string_view name,
 
 const SchemeInfo& FindScheme(std::string_view name) {
   std::vector<std::string_view> names;
+  // Case-insensitive: --scheme RoPE is rope.
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
   for (const auto& s : Schemes()) {
-    if (s.name == name) return s;
+    if (same(s.name, name)) return s;
     names.push_back(s.name);
   }
   std::string hint = ClosestName(name, names);

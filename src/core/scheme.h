@@ -126,8 +126,8 @@ struct SchemeInfo {
 /// Every scheme, in the order `pe schemes` lists them.
 const std::vector<SchemeInfo>& Schemes();
 
-/// The scheme called `name`; throws pe::Error (usage) with a "did you mean"
-/// suggestion when there is none.
+/// The scheme called `name` (case-insensitive); throws pe::Error (usage)
+/// with a "did you mean" suggestion when there is none.
 const SchemeInfo& FindScheme(std::string_view name);
 
 /// Validates `spec` (common limits, then the scheme's own rules) and returns

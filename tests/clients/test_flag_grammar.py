@@ -56,6 +56,8 @@ value = {"--grid": "2x2", "--layout": "concat", "--alibi-bias": "rows", "--rope-
          "--hf-config": "config.json", "--short-factor": "1", "--long-factor": "1"}
 
 out = os.path.join(SCRATCH, "x.npy")
+if os.path.exists(out):
+    os.remove(out)
 refused = 0
 for s in schemes:
     name = s["name"]
@@ -102,6 +104,32 @@ r = pe("verify", tab, "--heads", "4")
 check(r.returncode == 2 and "--heads: applies to alibi; the scheme is sinusoidal" in r.stderr, f"verify --heads: {r.stderr!r}")
 r = pe("verify", tab, "--layout", "interleaved")
 check(r.returncode == 0, f"verify with an applicable flag: {r.stderr!r}")
+
+# Names: scheme names are case-insensitive; --rope-theta is --base (Hugging Face's name).
+r1 = pe("generate", "--scheme", "RoPE", "--head-dim", "8", "--max-len", "4", "--rope-theta", "500000",
+        "--tensor", "cos", "-o", os.path.join(SCRATCH, "a.csv"))
+r2 = pe("generate", "--scheme", "rope", "--head-dim", "8", "--max-len", "4", "--base", "500000",
+        "--tensor", "cos", "-o", os.path.join(SCRATCH, "b.csv"))
+check(r1.returncode == 0 and r2.returncode == 0
+      and open(os.path.join(SCRATCH, "a.csv")).read() == open(os.path.join(SCRATCH, "b.csv")).read(),
+      f"--scheme RoPE --rope-theta = --scheme rope --base: {r1.stderr} {r2.stderr}")
+# A table path where -o was meant.
+r = pe("generate", "--d-model", "8", "--max-len", "4", os.path.join(SCRATCH, "out.h5"))
+check(r.returncode == 2 and "did you mean '-o " in r.stderr and not os.path.exists(os.path.join(SCRATCH, "out.h5")),
+      f"forgotten -o: {r.stderr!r}")
+# -q and --color on every subcommand, before or after it.
+h5 = os.path.join(SCRATCH, "t.h5")
+for cmd in (["generate", "--d-model", "8", "--max-len", "16", "-o", h5], ["inspect", h5], ["verify", h5],
+            ["dot", h5, "--max-offset", "2", "-o", os.path.join(SCRATCH, "c.csv")], ["schemes"]):
+    for extra in (["-q"], ["--quiet"], ["--color", "never"]):
+        r = pe(cmd[0], *extra, *cmd[1:])
+        check(r.returncode == 0, f"pe {cmd[0]} {extra}: {r.stderr!r}")
+r = pe("verify", h5, "--color", "always")
+check("\x1b[1;32mPASS\x1b[0m" in r.stdout, "PASS is green with --color always")
+r = pe("verify", h5)
+check("\x1b" not in r.stdout, "no colour when stdout is not a terminal")
+r = pe("verify", h5, "--color", "sometimes")
+check(r.returncode == 2 and "--color 'sometimes'" in r.stderr, f"bad --color: {r.stderr!r}")
 
 if failures:
     print(f"{len(failures)} failure(s)")
