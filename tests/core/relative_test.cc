@@ -127,6 +127,14 @@ TEST(DebertaBucket, HandBoundaries) {
     EXPECT_EQ(DebertaBucket(63, 8, 64, f64), 7);
     EXPECT_EQ(DebertaBucket(-64, 8, 64, f64), -8);
   }
+  // Where the arithmetics part (bucket_size 512, max_position 4096; golden
+  // values from running HF's torch function and microsoft's numpy function,
+  // tests/clients/test_schemes_relative.py): the float32 quotient rounds
+  // onto an integer that the float64 one exceeds.
+  EXPECT_EQ(DebertaBucket(-1643, 512, 4096, false), -427);
+  EXPECT_EQ(DebertaBucket(-1643, 512, 4096, true), -428);
+  EXPECT_EQ(DebertaBucket(6395, 512, 4096, false), 552);
+  EXPECT_EQ(DebertaBucket(6395, 512, 4096, true), 553);
 }
 
 TEST(DebertaBucket, TableIsQueryMinusKey) {

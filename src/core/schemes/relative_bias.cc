@@ -215,11 +215,12 @@ SchemeInfo KerpleSchemeInfo() {
       {"--r1", "r1 > 0: one number or a comma list (one per head)", "required"},
       {"--r2", "r2 > 0 (power: 0 < r2 <= 2): one number or a list", "required"},
       {"--kerple-form", "log | power", "log"},
-      {"--heads", "heads H (default: the length of the r1/r2 lists)", "list length"},
+      {"--heads", "heads H", "the length of the --r1/--r2 lists"},
       {"--max-len", "queries q (rows of each head); offsets: L", "required"},
       {"--key-len", "keys k", "--max-len"},
       {"--bidirectional", "|i-j| everywhere (else causal: 0 where j > i)", "off"},
       {"--rel-form", "matrix [H, q, k] | offsets [H, L] (distance 0..L-1)", "matrix"},
+      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
   };
   info.needs_d_model = false;
   // A bias, not an embedding: values are <= 0 and rows repeat across
@@ -269,6 +270,7 @@ SchemeInfo SandwichSchemeInfo() {
       {"--key-len", "keys k (queries are the last q keys)", "--max-len"},
       {"--bidirectional", "no causal mask (else tril: distance 0 where j > i)", "off"},
       {"--rel-form", "matrix [H, q, k] | offsets [H, L] (distance 0..L-1)", "matrix"},
+      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
   };
   info.default_checks = [](const SchemeSpec&, std::string_view) { return std::vector<std::string>{}; };
   info.validate = [](const SchemeSpec& spec) {
