@@ -96,9 +96,11 @@ TEST(RelativeIndex, Errors) {
   ExpectUsage(big, "exceed");
   big.key_len = (std::int64_t{1} << 20) + 1;  // a row wider than pe's maximum width
   ExpectUsage(big, "--key-len");
-  SchemeSpec f16 = Rel("relative-index", 4, DType::kFloat16);
-  f16.max_relative_position = 1025;  // index 2050 > 2048
+  SchemeSpec f16 = Rel("relative-index", 2000, DType::kFloat16);
+  f16.max_relative_position = 1025;  // index up to 1025 + 1025 = 2050 > 2048
   ExpectUsage(f16, "--dtype float16");
+  f16.max_len = 4;  // j - i' <= 3: indices up to 1028 fit float16 exactly
+  EXPECT_NO_THROW(MakeGenerator(f16));
 }
 
 // ---- deberta-bucket ----

@@ -20,8 +20,8 @@ namespace pe {
 namespace {
 
 /// Most (head, distance) values a bias table precomputes (one dtype element
-/// each: 128 MiB in float32).
-constexpr std::int64_t kMaxLookup = std::int64_t{1} << 25;
+/// each: 128 MiB in float64).
+constexpr std::int64_t kMaxLookup = std::int64_t{1} << 24;
 
 /// Most quad cosines Sandwich evaluates (distances × d/2), about a minute.
 constexpr std::int64_t kMaxSandwichWork = std::int64_t{1} << 28;

@@ -147,7 +147,7 @@ SchemeInfo RelativeIndexSchemeInfo() {
                    fmt::format("hf-bert indexes distance_embedding (2·{}-1 rows) with i-j+{}-1: queries and keys must "
                                "not exceed max_position_embeddings = {} (got q = {}, k = {})",
                                P, P, P, Q, K));
-      CheckIntegersFit(spec, 2 * P - 2, "the index i-j+P-1");
+      CheckIntegersFit(spec, Q - 1 + P - 1, "the index i-j+P-1");
     } else {
       if (spec.max_relative_position < 0)
         ThrowUsage(ParamName(spec, "--max-relative-position"),
@@ -161,7 +161,9 @@ SchemeInfo RelativeIndexSchemeInfo() {
                    fmt::format("tensor2tensor takes the q queries as the last q of the k keys: q = {} must not exceed "
                                "--key-len {}",
                                Q, K));
-      CheckIntegersFit(spec, 2 * spec.max_relative_position, "the index 2k");
+      // j - i' is at most q - 1 (i' = i + k_len - q): the largest index.
+      CheckIntegersFit(spec, std::min(Q - 1, spec.max_relative_position) + spec.max_relative_position,
+                       "the index clamp(j-i, -k, k)+k");
     }
   };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
