@@ -48,13 +48,22 @@ with h5py.File("t1.h5", "r+") as f:
 PY
 "$PE" verify t1.h5 >v.txt 2>&1; rc=$?
 [ "$rc" -eq 1 ] && grep -q "FAIL reference" v.txt && ok || bad "tampered relative-index: exit $rc: $(cat v.txt)"
-# A parameter given on the command line overrides the metadata and names another table.
-"$PE" verify t3.h5 --bucket-size 128 >v.txt 2>&1; rc=$?
-[ "$rc" -eq 1 ] && grep -q "overrides" v.txt && ok || bad "deberta --bucket-size override: exit $rc: $(cat v.txt)"
-"$PE" verify t7.h5 --r1 1.5,0.25 >v.txt 2>&1; rc=$?
-[ "$rc" -eq 1 ] && ok || bad "kerple --r1 override: exit $rc: $(cat v.txt)"
-"$PE" verify t5.h5 --clamp-len 100 >v.txt 2>&1; rc=$?
-[ "$rc" -eq 1 ] && ok || bad "transformer-xl --clamp-len override: exit $rc: $(cat v.txt)"
+# A parameter given on the command line overrides the metadata and names another table
+# (with --scheme: a scheme flag alone makes verify fall back to --scheme sinusoidal).
+"$PE" verify t3.h5 --scheme deberta-bucket --bucket-size 128 >v.txt 2>&1; rc=$?
+[ "$rc" -eq 1 ] && grep -q "overrides the file.s metadata bucket_size" v.txt && grep -q "FAIL reference" v.txt && ok || bad "deberta --bucket-size override: exit $rc: $(cat v.txt)"
+"$PE" verify t7.h5 --scheme kerple --r1 1.5,0.25 >v.txt 2>&1; rc=$?
+[ "$rc" -eq 1 ] && grep -q "FAIL reference" v.txt && ok || bad "kerple --r1 override: exit $rc: $(cat v.txt)"
+"$PE" verify t5.h5 --scheme transformer-xl --clamp-len 100 >v.txt 2>&1; rc=$?
+[ "$rc" -eq 1 ] && grep -q "FAIL reference" v.txt && ok || bad "transformer-xl --clamp-len override: exit $rc: $(cat v.txt)"
+
+# The two DeBERTa arithmetics differ at |i-j| = 1643 with 512/4096 (HF's
+# float32 quotient rounds onto 299, numpy's float64 one exceeds it): a
+# microsoft table verified as hf fails there, and passes as itself.
+"$PE" generate --scheme deberta-bucket --convention microsoft --bucket-size 512 --max-position 4096 --max-len 1 --key-len 1700 --dtype float64 -o ms.h5 && ok || bad "deberta microsoft 512/4096"
+"$PE" verify ms.h5 >v.txt 2>&1 && ok || bad "deberta microsoft as itself: $(cat v.txt)"
+"$PE" verify ms.h5 --scheme deberta-bucket --convention hf >v.txt 2>&1; rc=$?
+[ "$rc" -eq 1 ] && grep -q "1 of 1700 entries over tolerance" v.txt && ok || bad "deberta microsoft as hf: exit $rc: $(cat v.txt)"
 
 # Errors: one line, exit 2, nothing left behind.
 expect_error "shaw k < 0" "--max-relative-position: must be at least 0" -- generate --scheme relative-index --max-len 4 --max-relative-position -3 -o x.npy
