@@ -92,7 +92,7 @@ SchemeInfo TransformerXlSchemeInfo() {
     m.Set("base", spec.base);
     m.Set("clamp_len", spec.clamp_len);
     m.Set("layout", std::string("concat"));
-    m.Set("positions", std::string("reversed: row r is min(max_len-1-r, clamp_len)"));
+    m.Set("row_order", std::string("reversed: row r is position min(max_len-1-r, clamp_len)"));
     m.Set("dtype", std::string(Traits(spec.dtype).name));
     m.Set("pe_version", std::string(PE_VERSION));
     TableInfo inner = t;
