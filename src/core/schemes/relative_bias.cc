@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 #include <quadmath.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 #include "core/exact_sincos.h"

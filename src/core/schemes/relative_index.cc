@@ -4,7 +4,10 @@
 // float64 numpy arithmetic. Also the helpers every relative scheme shares.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 
 #include "core/error.h"
 #include "core/exact_sincos.h"
