@@ -127,7 +127,10 @@ TableInfo BiasInfo(const SchemeSpec& spec, std::int64_t heads, Metadata meta) {
 
 std::string JoinList(const std::vector<double>& v) {
   std::string s;
-  for (double x : v) s += (s.empty() ? "" : ",") + fmt::format("{}", x);
+  for (double x : v) {
+    if (!s.empty()) s += ',';
+    s += fmt::format("{}", x);
+  }
   return s;
 }
 
