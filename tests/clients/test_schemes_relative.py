@@ -169,8 +169,8 @@ for q, k, bs, mp, dt in [(600, 600, 256, 512, "float32"), (3, 9000, 256, 512, "f
             f"deberta microsoft q={q} k={k} bucket_size={bs} max_position={mp}: {int((got != ms).sum())} differ")
 # A sweep: every |i-j| < 65536 (one query row against 65536 keys) for a
 # grid of bucket sizes and max positions, both arithmetics. (torch's CPU
-# float32 log is SLEEF's vectorised logf, within 1 ulp but not correctly
-# rounded; pe's is correctly rounded, as t5-bucket's. Where max_position is
+# float32 log is vectorised, SLEEF's logf on AVX2, within 1 ulp but not
+# correctly rounded; pe's is correctly rounded, as t5-bucket's. Where max_position is
 # barely above mid the quotient reaches ~1e5 and one ulp of log can move the
 # ceiling: 256/130 at |i-j| = 54152 and 1024/514 at 23657 and 47889 differ
 # by one. Those configurations are left out here and named in
