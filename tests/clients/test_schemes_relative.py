@@ -408,6 +408,33 @@ C.check(got.shape == (2, 50) and all(got[h, r] == exact_f64(mp_sandwich(r, 32, h
         "sandwich offsets [H, L]: not the correctly rounded values")
 
 
+# ---- pe verify on the peers' own tables (NPY, no metadata: --scheme and flags) ----
+def verify_peer(name, table, *flags):
+    path = C.path(name)
+    np.save(path, np.asarray(table, dtype=np.float32))
+    return C.pe("verify", path, *flags, ok=False)
+
+
+r = verify_peer("peer_t2t.npy", t2t_relative_positions_matrix(20, 30, 6).numpy(), "--scheme", "relative-index",
+                "--max-len", 20, "--key-len", 30, "--max-relative-position", 6)
+C.check(r.returncode == 0, f"pe verify of tensor2tensor's matrix: exit {r.returncode}: {r.stdout}{r.stderr}")
+r = verify_peer("peer_deberta.npy", hf_build_relative_position(300, 500, 256, 512)[0].numpy(), "--scheme",
+                "deberta-bucket", "--max-len", 300, "--key-len", 500)
+C.check(r.returncode == 0, f"pe verify of HF DeBERTa's buckets: exit {r.returncode}: {r.stdout}{r.stderr}")
+r = verify_peer("peer_deberta_bad.npy", hf_build_relative_position(300, 500, 256, 512)[0].numpy(), "--scheme",
+                "deberta-bucket", "--max-len", 300, "--key-len", 500, "--bucket-size", 128)
+C.check(r.returncode == 1, f"pe verify of HF DeBERTa's buckets as bucket_size 128: exit {r.returncode}")
+# Transformer-XL's own float32 R: within the recipe's bound 16·2^-24·θ + 2·2^-24
+# (θ up to klen - 1 at ω_0 = 1) given as --atol. The default rule's angle
+# term takes θ = row·ω, which for these reversed rows is too small near the
+# top (docs/schemes.md, transformer-xl).
+klen = 2000
+ref32, _ = txl_pos_emb(64, klen, 0, torch.float32)
+atol = 16 * 2.0 ** -24 * (klen - 1) + 2 * 2.0 ** -24
+r = verify_peer("peer_txl.npy", ref32, "--scheme", "transformer-xl", "--d-model", 64, "--max-len", klen, "--atol", atol)
+C.check(r.returncode == 0, f"pe verify of Transformer-XL's float32 R with --atol {atol}: exit {r.returncode}: {r.stdout}")
+
+
 # ---- error cases: one line, exit 2, nothing written ----
 def refused(args, needle):
     out = C.path("refused.npy")
