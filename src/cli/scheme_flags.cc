@@ -56,6 +56,17 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   cmd.add_flag("--bidirectional", x.bidirectional, "t5-bucket: encoder (bidirectional) buckets")->group(g);
   opt("--num-buckets", x.num_buckets, "t5-bucket num_buckets", "N")->capture_default_str();
   opt("--max-distance", x.max_distance, "t5-bucket max_distance", "N")->capture_default_str();
+  // relative schemes (relative-index, deberta-bucket, transformer-xl, kerple, sandwich)
+  opt("--key-len", x.key_len, "[q, k] relative tables: keys k, the columns (default: --max-len)", "K");
+  opt("--max-relative-position", x.max_relative_position, "relative-index shaw: clipping distance k, index clamp(j-i,-k,k)+k", "K");
+  opt("--convention", x.convention, "relative-index: shaw|hf-bert; deberta-bucket: hf (torch float32)|microsoft (numpy float64)", "C");
+  opt("--bucket-size", x.bucket_size, "deberta-bucket position_buckets", "N")->capture_default_str();
+  opt("--max-position", x.max_position, "deberta-bucket max_relative_positions", "N")->capture_default_str();
+  opt("--clamp-len", x.clamp_len, "transformer-xl: clamp positions to this (0 = off)", "N")->capture_default_str();
+  opt("--kerple-form", x.kerple_form, "kerple kernel: log (-r1*log(1+r2*d)) | power (-r1*d^r2)", "F")->capture_default_str();
+  opt("--r1", x.r1, "kerple r1 > 0: a number or a comma list, one per head", "R|LIST");
+  opt("--r2", x.r2, "kerple r2 > 0 (power: <= 2): a number or a comma list", "R|LIST");
+  opt("--rel-form", x.rel_form, "kerple, sandwich: matrix [heads, q, k] | offsets [heads, L]", "F")->capture_default_str();
 }
 
 namespace {

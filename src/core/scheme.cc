@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/schemes/more_schemes.h"
+#include "core/schemes/relative.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/sinusoid_presets.h"
 #include "core/schemes/sinusoidal.h"
@@ -28,6 +29,11 @@ const std::vector<SchemeInfo>& Schemes() {
       AlibiSchemeInfo(),
       SinCos2dSchemeInfo(),
       T5BucketSchemeInfo(),
+      RelativeIndexSchemeInfo(),
+      DebertaBucketSchemeInfo(),
+      TransformerXlSchemeInfo(),
+      KerpleSchemeInfo(),
+      SandwichSchemeInfo(),
   };
   return kSchemes;
 }

@@ -71,6 +71,17 @@ struct SchemeSpec {
   bool bidirectional = false;      ///< --bidirectional
   std::int64_t num_buckets = 32;   ///< --num-buckets
   std::int64_t max_distance = 128; ///< --max-distance
+  // relative schemes (schemes/relative.h): relative-index, deberta-bucket,
+  // transformer-xl, kerple, sandwich
+  std::int64_t key_len = -1;                ///< --key-len: keys k of a [q, k] table (default: max_len)
+  std::int64_t max_relative_position = -1;  ///< --max-relative-position (relative-index shaw; -1 = unset)
+  std::string convention;                   ///< --convention shaw|hf-bert (relative-index), hf|microsoft (deberta-bucket)
+  std::int64_t bucket_size = 256;           ///< --bucket-size (deberta-bucket position_buckets)
+  std::int64_t max_position = 512;          ///< --max-position (deberta-bucket max_relative_positions)
+  std::int64_t clamp_len = 0;               ///< --clamp-len (transformer-xl; 0 = off)
+  std::string kerple_form = "log";          ///< --kerple-form log|power
+  std::string r1, r2;                       ///< --r1, --r2 (kerple): a number or a comma list per head
+  std::string rel_form = "matrix";          ///< --rel-form matrix|offsets (kerple, sandwich)
 
   /// Where parameters came from when not from a flag: flag ("--base") ->
   /// how to name it in an error ("'t.h5': metadata base=1e-40"). `pe verify`

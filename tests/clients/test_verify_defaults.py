@@ -28,7 +28,8 @@ from schemes_util import Checker  # noqa: E402
 C = Checker(sys.argv[1], sys.argv[2])
 
 # Values for the parameters the registry marks "required".
-REQUIRED = {"--d-model": 8, "--head-dim": 8, "--max-len": 24, "--heads": 4, "--grid": "4x6"}
+REQUIRED = {"--d-model": 8, "--head-dim": 8, "--max-len": 24, "--heads": 4, "--grid": "4x6",
+            "--max-relative-position": 5, "--r1": "1.5,0.5,2,0.25", "--r2": "0.5"}
 # Extra variants that exercise the detection paths (a grid wide enough for
 # pe to find (sin, cos) pairs in it, encoder buckets, partial rotary, ...).
 VARIANTS = {
@@ -51,6 +52,8 @@ def expected_checks(scheme, tensor):
         return ["unique"] if tensor in ("cos", "sin") else []
     if scheme == "sincos-2d":
         return ["bounds", "norm", "unique"]
+    if scheme == "transformer-xl":
+        return ["bounds", "norm", "unique"]  # no position clamped (--clamp-len 0)
     return []  # alibi, t5-bucket
 
 
