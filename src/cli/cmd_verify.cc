@@ -109,7 +109,9 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
                                  o.spec.scheme));
   SpecOverrides ov;
   ov.path = o.file;
-  if (Given(o, "--scheme") || extra_given) ov.scheme = o.spec.scheme;
+  // A scheme flag alone keeps the file's scheme; with no scheme in the metadata it
+  // describes the default (sinusoidal) one.
+  if (Given(o, "--scheme") || (extra_given && !meta_scheme)) ov.scheme = o.spec.scheme;
   if (Given(o, "--d-model")) ov.d_model = o.spec.d_model;
   if (Given(o, "--max-len")) ov.max_len = o.spec.max_len;
   if (Given(o, "--base")) ov.base = o.spec.base;
