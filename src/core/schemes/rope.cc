@@ -157,6 +157,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const RopeSemantics sem = CheckRopeSemantics(spec);
   const std::string& type = spec.rope_scaling;
   Metadata& m = out.meta;
+  m.Set("semantics", std::string(RopeSemanticsName(sem)));
   Q base = spec.base;
   if (spec.rope_ratio != -1) {
     // ChatGLM (THUDM modeling_chatglm.py RotaryEmbedding): base = base·rope_ratio.
