@@ -50,6 +50,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--long-mscale", x.long_mscale, "rope longrope --semantics vllm: cos/sin scale of the long cache", "M");
   opt("--max-model-len", x.max_model_len, "rope longrope --semantics vllm: the served length that picks the long factors (default: --max-position-embeddings)", "N");
   opt("--rope-ratio", x.rope_ratio, "rope: ChatGLM rope_ratio, base*rope_ratio", "R");
+  opt("--attn-factor", x.attn_factor, "rope yarn --semantics vllm|llama.cpp: attn_factor, multiplies get_mscale(factor)", "A");
   opt("--scale-base", x.scale_base, "xpos scale base", "B")->capture_default_str();
   opt("--heads", x.heads, "alibi: number of attention heads", "N");
   opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | distance (-slope*|i-j|)", "FORM")->capture_default_str();

@@ -68,6 +68,7 @@ struct SchemeSpec {
   double long_mscale = -1;         ///< --long-mscale: vLLM longrope cos/sin scale, long cache
   double rope_ratio = -1;          ///< --rope-ratio: ChatGLM, base·rope_ratio
   std::int64_t max_model_len = -1; ///< --max-model-len: vLLM longrope switch (default max_position_embeddings)
+  double attn_factor = -1;         ///< --attn-factor: vLLM/llama.cpp YaRN multiplier of get_mscale(factor)
   // alibi
   std::int64_t heads = 0;          ///< --heads
   std::string alibi_bias = "rows"; ///< --alibi-bias rows|distance

@@ -87,7 +87,7 @@ def hf_yarn(p, dim, dt, rule):
 def ggml_yarn(p, dim, dt):
     f32 = np.float32
     base, factor, L = p["base"], p["factor"], p["original_max_position_embeddings"]
-    attn = p.get("attention_factor", 1.0)
+    attn = p.get("attn_factor", 1.0)
 
     def corr(r):
         x = f32(L) / (f32(r) * f32(2) * f32(math.pi))
@@ -204,8 +204,8 @@ C.check(m["semantics"] == "hf" and m["effective_factor"] == "4" and m["yarn_impl
         f"yarn hf: configured factor wins, implicit 32 recorded: {m.get('effective_factor')} {m.get('yarn_implicit_factor')}")
 m = run_case("yarn_445", yargs + ["--semantics", "hf-4.45"], lambda dt: hf_yarn(yp, 128, dt, "hf-4.45")[:2])
 C.check(m["semantics"] == "hf-4.45" and m["effective_factor"] == "32", f"yarn hf-4.45: factor 32, got {m.get('effective_factor')}")
-gp = dict(yp, attention_factor=0.8)
-m = run_case("yarn_ggml", yargs + ["--semantics", "llama.cpp", "--attention-factor", 0.8],
+gp = dict(yp, attn_factor=0.8)
+m = run_case("yarn_ggml", yargs + ["--semantics", "llama.cpp", "--attn-factor", 0.8],
              lambda dt: ggml_yarn(gp, 128, dt)[:2])
 _, _, (glow, ghigh) = ggml_yarn(gp, 128, torch.float64)
 C.check(float(m["yarn_low"]) == glow and float(m["yarn_high"]) == ghigh,
@@ -262,7 +262,7 @@ run_case("longrope_vllm_mscale", largs + ["--long-mscale", 1.1], lambda dt: vllm
 pp = {"base": 1e6, "partial_rotary_factor": 0.25}
 m = run_case("proportional", ["--head-dim", 256, "--base", 1000000, "--partial-rotary-factor", 0.25, "--rope-scaling",
                               "proportional"], lambda dt: proportional(pp, 256, dt), L=128, start=5000)
-C.check(m["rope_angles"] == "32" and m["nope_angles"] == "96" and m["rotary_dim"] == "256", f"proportional metadata {m}")
+C.check(m["rope_angles"] == "32" and m["nope_angles"] == "96" and m["rotary_dim"] == "64", f"proportional metadata {m}")
 
 # ---- GLM (interleaved application) and ChatGLM (rope_ratio, half the head) from --hf-config ----
 def write_config(name, cfg):
@@ -324,6 +324,9 @@ bad = [
     (["--rope-ratio", 0], "--rope-ratio"),
     (["--rope-ratio", "1e300"], "--rope-ratio"),
     (["--max-model-len", 0], "--max-model-len"),
+    (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--attn-factor", 2], "--attn-factor"),
+    (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
+      "--attn-factor", -3], "--attn-factor"),
     (["--semantics", "tgi"], "--semantics"),
     (["--semantics", "vllm"], "--semantics"),
     (["--rope-scaling", "linear", "--factor", 2, "--semantics", "llama.cpp"], "--semantics"),
@@ -345,9 +348,18 @@ C.check(not os.path.exists(C.path("bad.safetensors")), "no file left behind by a
 r = C.pe(*base_args, "--semantics", "vllm", "-o", C.path("bad.safetensors"), ok=False)
 C.check("silently ignored" in r.stderr, f"a semantics that does not apply says so: {r.stderr}")
 
+# pe verify rebuilds each table from its metadata alone (the inputs are
+# recorded under their flag names, semantics included).
+for name in ["yarn_hf", "yarn_445", "yarn_ggml", "yarn_deepseek", "dynamic_vllm", "alpha", "ntk_vllm", "ntk_mixed",
+             "longrope_vllm_long", "longrope_vllm_short", "longrope_vllm_mscale", "proportional", "glm", "chatglm",
+             "hunyuan"]:
+    for t in ("cos", "sin"):
+        r = C.pe("verify", C.path(f"{name}_float32.safetensors"), "--dataset", t, ok=False)
+        C.check(r.returncode == 0, f"pe verify {name} {t}: exit {r.returncode}: {r.stdout[-300:]} {r.stderr}")
+
 # pe schemes rope lists the new parameters.
 r = C.pe("schemes", "rope")
-for flag in ["--semantics", "--alpha", "--mixed-b", "--short-mscale", "--max-model-len", "--rope-ratio", "proportional"]:
+for flag in ["--semantics", "--alpha", "--mixed-b", "--short-mscale", "--max-model-len", "--rope-ratio", "--attn-factor", "proportional"]:
     C.check(flag in r.stdout, f"pe schemes rope lists {flag}")
 
 C.finish()

@@ -206,9 +206,12 @@ TEST(RopeSemantics, LlamaCppCorrDimsInFloat32) {
   s.factor = 4;
   s.original_max_position_embeddings = 4096;
   s.semantics = "llama.cpp";
-  s.attention_factor = 0.5;  // llama.cpp's attn_factor multiplies
+  s.attn_factor = 0.5;  // llama.cpp's attn_factor multiplies
   auto r = ComputeRopeFrequencies(s);
   EXPECT_NEAR(static_cast<double>(r.attention_factor), 0.5 * (1 + 0.1 * std::log(4.0)), 1e-16);
+  s.attention_factor = 0.75;  // the override wins, as with every rule
+  EXPECT_EQ(static_cast<double>(ComputeRopeFrequencies(s).attention_factor), 0.75);
+  s.attention_factor = -1;
   s.truncate = false;  // ggml always floors/ceils: refused, not ignored
   EXPECT_THROW(ComputeRopeFrequencies(s), Error);
 }
@@ -366,6 +369,13 @@ TEST(RopeSemantics, Refusals) {
   s.factor = 2;
   s.alpha = 2;
   refused(s, "--alpha");  // read by dynamic only
+  s = Llama("yarn");
+  s.factor = 2;
+  s.attn_factor = 2;
+  refused(s, "--attn-factor");  // transformers has none
+  s.semantics = "vllm";
+  s.attn_factor = 0;
+  refused(s, "--attn-factor");
 }
 
 TEST(RopeSemantics, VllmLongropeSwitchByMaxModelLen) {

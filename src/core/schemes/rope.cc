@@ -180,12 +180,16 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     ThrowUsage("--short-mscale", fmt::format("must be finite, in (0, 1e6], got {}", spec.short_mscale));
   if (spec.long_mscale != -1 && !in_range(spec.long_mscale, 0, 1e6, true))
     ThrowUsage("--long-mscale", fmt::format("must be finite, in (0, 1e6], got {}", spec.long_mscale));
+  if (spec.attn_factor != -1 && !in_range(spec.attn_factor, 0, 1e6, true))
+    ThrowUsage("--attn-factor", fmt::format("must be finite, in (0, 1e6], got {}", spec.attn_factor));
   if (spec.max_model_len != -1 && (spec.max_model_len < 1 || spec.max_model_len > (std::int64_t{1} << 40)))
     ThrowUsage("--max-model-len", fmt::format("must be in [1, 2^40], got {}", spec.max_model_len));
   if (spec.alpha != -1 && type != "dynamic") ThrowUsage("--alpha", "is read by --rope-scaling dynamic only (NTK-alpha)");
   if (spec.mixed_b != -1 && type != "ntk") ThrowUsage("--mixed-b", "is read by --rope-scaling ntk only (vLLM)");
   if ((spec.short_mscale != -1 || spec.long_mscale != -1) && type != "longrope")
     ThrowUsage("--short-mscale/--long-mscale", "are read by --rope-scaling longrope only (vLLM)");
+  if (spec.attn_factor != -1 && type != "yarn")
+    ThrowUsage("--attn-factor", "is read by --rope-scaling yarn --semantics vllm|llama.cpp only");
   if (spec.max_model_len != -1 && type != "longrope")
     ThrowUsage("--max-model-len", "is read by --rope-scaling longrope --semantics vllm only");
   if (type == "proportional") {  // Gemma 4: the table covers the whole head
@@ -442,6 +446,7 @@ SchemeInfo RopeSchemeInfo() {
       {"--short-mscale / --long-mscale", "longrope, vllm: cos/sin scale of each cache", "by max/orig"},
       {"--max-model-len", "longrope, vllm: served length choosing the long factors", "max-position-embeddings"},
       {"--rope-ratio", "ChatGLM: base*rope_ratio", "-"},
+      {"--attn-factor", "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"},
       {"--hf-config", "a Hugging Face config.json: head_dim, rope_theta, partial rotary, rope_scaling (overrides those flags)", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
   };

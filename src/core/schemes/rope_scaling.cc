@@ -284,11 +284,16 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
                                                   : "llama.cpp's ggml_rope_ext";
     if (spec.mscale > 0 || spec.mscale_all_dim > 0)
       NotRead("--mscale/--mscale-all-dim", fmt::format("{} has no mscale/mscale_all_dim (its attention factor is "
-                                                       "get_mscale(factor)·attn_factor; give attn_factor with "
-                                                       "--attention-factor)",
+                                                       "get_mscale(factor)·attn_factor: --attn-factor)",
                                                        who));
     if (!spec.truncate) NotRead("--no-truncate", fmt::format("{} always floors/ceils the correction range", who));
+  } else if (spec.attn_factor != -1) {
+    NotRead("--attn-factor", "transformers has no attn_factor (its override is --attention-factor): give --semantics "
+                             "vllm or llama.cpp");
   }
+  // vLLM's and ggml's attn_factor multiplies get_mscale(factor); --attention-factor overrides the result.
+  const Q attn = spec.attn_factor > 0 ? static_cast<Q>(spec.attn_factor) : Q(1);
+  if (spec.attn_factor > 0) m.Set("attn_factor", spec.attn_factor);
   Q af;
   Q low_q, high_q, den;
   double low, high;
@@ -301,8 +306,8 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
     high_q = hi;
     den = std::max(0.001f, hi - lo);  // ggml rope_yarn_ramp: MAX(0.001f, high - low), in float
     // ggml: mscale = attn_factor·(1 + 0.1·ln(1/freq_scale)), freq_scale = 1/factor.
-    const Q attn = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : Q(1);
-    af = attn * (1 + Q(0.1) * logq(static_cast<Q>(factor)));
+    af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor)
+                                   : attn * (1 + Q(0.1) * logq(static_cast<Q>(factor)));
   } else {
     auto [lo, hi] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, QToD(base), l_orig, spec.truncate);
     low = lo;
@@ -311,8 +316,7 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
     high_q = hi == lo ? hi + 0.001 : hi;  // HF / vLLM: "prevent singularity" (a double sum)
     den = high_q - low_q;
     if (sem == RopeSemantics::kVllm) {
-      const Q attn = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : Q(1);
-      af = MscaleQ(factor, 1) * attn;
+      af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : MscaleQ(factor, 1) * attn;
     } else if (spec.attention_factor > 0) {
       af = spec.attention_factor;
     } else if (spec.mscale > 0 && spec.mscale_all_dim > 0) {
@@ -374,8 +378,6 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
   if (sem == RopeSemantics::kVllm) {
     // vLLM Phi3LongRoPEScaledRotaryEmbedding: decided once, by max_model_len.
     if (spec.seq_len > 0) NotRead("--seq-len", "vLLM's longrope switches by --max-model-len, not --seq-len");
-    if (spec.attention_factor > 0)
-      NotRead("--attention-factor", "vLLM's longrope scales by --short-mscale/--long-mscale, not attention_factor");
     if (spec.original_max_position_embeddings <= 0 || spec.max_position_embeddings <= 0)
       ThrowUsage("--original-max-position-embeddings",
                  "vLLM's longrope needs --original-max-position-embeddings and --max-position-embeddings");
@@ -388,7 +390,7 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
     const std::int64_t mml = spec.max_model_len > 0 ? spec.max_model_len : spec.max_position_embeddings;
     use_long = static_cast<double>(mml) > l_orig;
     const double given = use_long ? spec.long_mscale : spec.short_mscale;
-    af = given > 0 ? static_cast<Q>(given) : sf;
+    af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : given > 0 ? static_cast<Q>(given) : sf;
     m.Set("effective_max_model_len", mml);
     if (spec.max_model_len > 0) m.Set("max_model_len", spec.max_model_len);
     if (spec.short_mscale > 0) m.Set("short_mscale", spec.short_mscale);
@@ -448,6 +450,7 @@ void ComputeProportionalFrequencies(const SchemeSpec& spec, Q base, RopeFrequenc
   out->inv_freq.assign(static_cast<std::size_t>(hd / 2), Q(0));
   for (std::int64_t i = 0; i < angles; ++i) out->inv_freq[i] = RopeInvFreq(base, i, hd) / static_cast<Q>(factor);
   RecordRopeInputs(spec, &out->meta);
+  out->meta.Set("rotary_dim", 2 * angles);  // the rotated channels (the tables span head_dim)
   out->meta.Set("rope_angles", angles);
   out->meta.Set("nope_angles", hd / 2 - angles);
 }
