@@ -86,6 +86,8 @@ Examples:
   pe generate --scheme fairseq --d-model 512 --max-len 1026 -o fairseq.npy
   pe generate --scheme rope --head-dim 128 --base 500000 --max-len 8192 \
       --rope-scaling llama3 --factor 8 -o rope.safetensors
+  pe generate --scheme rope --head-dim 128 --max-len 4096 --rope-scaling yarn --factor 4 \
+      --original-max-position-embeddings 4096 --semantics llama.cpp -o yarn.safetensors
   pe generate --scheme alibi --heads 12 --max-len 512 --tensor slopes -o slopes.csv
   pe generate --scheme sincos-2d --d-model 768 --grid 14x14 --cls-token -o mae.npy
 )");

@@ -31,7 +31,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--init-from", x.init_from, "learned: import the table from a checkpoint file (NPY, safetensors, HDF5, ...)", "FILE");
   opt("--rotary-dim", x.rotary_dim, "rope: channels rotated (partial rotary; default: --head-dim)", "N");
   opt("--partial-rotary-factor", x.partial_rotary_factor, "rope: rotary dim = int(head_dim * factor)", "F")->capture_default_str();
-  opt("--rope-scaling", x.rope_scaling, "rope: none|linear|ntk|dynamic|yarn|longrope|llama3", "TYPE")->capture_default_str();
+  opt("--rope-scaling", x.rope_scaling, "rope: none|linear|ntk|dynamic|yarn|longrope|llama3|proportional", "TYPE")->capture_default_str();
   opt("--factor", x.factor, "rope scaling factor", "F");
   opt("--max-position-embeddings", x.max_position_embeddings, "rope: config.max_position_embeddings", "N");
   opt("--original-max-position-embeddings", x.original_max_position_embeddings, "rope: original context length L_orig", "N");
@@ -47,6 +47,15 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--long-factor", x.long_factor, "longrope long_factor: as --short-factor", "FILE|LIST");
   opt("--seq-len", x.seq_len, "rope dynamic/longrope: the sequence length the cache is built for (default: start + max-len)", "N");
   opt("--hf-config", x.hf_config, "rope: take head_dim, rope_theta, partial rotary, max_position_embeddings and rope_scaling from a Hugging Face config.json", "FILE");
+  // rope scaling rules and semantics (docs/schemes.md, "Scaling rules and --semantics")
+  opt("--semantics", x.semantics, "rope: whose rule where implementations disagree: hf (current transformers) | hf-4.45 (yarn) | vllm (ntk, dynamic, yarn, longrope) | llama.cpp (yarn)", "S")->capture_default_str();
+  opt("--alpha", x.alpha, "rope dynamic: NTK-alpha (Hunyuan), base*alpha^(dim/(dim-2)), in [1, 1e12]", "A");
+  opt("--mixed-b", x.mixed_b, "rope ntk --semantics vllm: mixed NTK exponent b, in (0, 64]", "B");
+  opt("--short-mscale", x.short_mscale, "rope longrope --semantics vllm: cos/sin scale of the short cache", "M");
+  opt("--long-mscale", x.long_mscale, "rope longrope --semantics vllm: cos/sin scale of the long cache", "M");
+  opt("--max-model-len", x.max_model_len, "rope longrope --semantics vllm: the served length that picks the long factors (default: --max-position-embeddings)", "N");
+  opt("--rope-ratio", x.rope_ratio, "rope: ChatGLM rope_ratio, base*rope_ratio", "R");
+  opt("--attn-factor", x.attn_factor, "rope yarn --semantics vllm|llama.cpp: attn_factor, multiplies get_mscale(factor)", "A");
   opt("--scale-base", x.scale_base, "xpos scale base", "B")->capture_default_str();
   opt("--heads", x.heads, "alibi: number of attention heads", "N");
   opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | distance (-slope*|i-j|)", "FORM")->capture_default_str();

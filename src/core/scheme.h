@@ -60,6 +60,15 @@ struct SchemeSpec {
   std::int64_t seq_len = -1;       ///< --seq-len (dynamic, longrope; default start+max_len)
   double scale_base = 512;         ///< --scale-base (xpos)
   std::string hf_config;           ///< --hf-config: a Hugging Face config.json (rope)
+  // rope scaling rules and semantics (docs/schemes.md, "Scaling rules and --semantics")
+  std::string semantics = "hf";    ///< --semantics hf|hf-4.45|vllm|llama.cpp: whose rule where peers disagree
+  double alpha = -1;               ///< --alpha: dynamic NTK-alpha (Hunyuan), base·alpha^(dim/(dim-2))
+  double mixed_b = -1;             ///< --mixed-b: vLLM ntk "mixed" exponent b
+  double short_mscale = -1;        ///< --short-mscale: vLLM longrope cos/sin scale, short cache
+  double long_mscale = -1;         ///< --long-mscale: vLLM longrope cos/sin scale, long cache
+  double rope_ratio = -1;          ///< --rope-ratio: ChatGLM, base·rope_ratio
+  std::int64_t max_model_len = -1; ///< --max-model-len: vLLM longrope switch (default max_position_embeddings)
+  double attn_factor = -1;         ///< --attn-factor: vLLM/llama.cpp YaRN multiplier of get_mscale(factor)
   // alibi
   std::int64_t heads = 0;          ///< --heads
   std::string alibi_bias = "rows"; ///< --alibi-bias rows|distance

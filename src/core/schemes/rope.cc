@@ -13,6 +13,7 @@
 #include "core/exact_sincos.h"
 #include "core/formats/text_numbers.h"
 #include "core/schemes/quad_source.h"
+#include "core/schemes/rope_scaling.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/version.h"
 
@@ -34,80 +35,6 @@ std::int64_t RotaryDim(const SchemeSpec& spec) {
     ThrowUsage("--partial-rotary-factor", fmt::format("must be in (0, 1], got {}", spec.partial_rotary_factor));
   // HF: dim = int(head_dim * partial_rotary_factor), a truncation.
   return static_cast<std::int64_t>(static_cast<double>(spec.d_model) * spec.partial_rotary_factor);
-}
-
-// A list of numbers: a JSON file (a list, {"short_factor": [...]} or a HF
-// config with "rope_scaling"), or an inline "1.0,1.2,..." list.
-std::vector<double> ReadFactorList(const std::string& text, const char* flag, const char* key) {
-  std::vector<double> out;
-  struct stat st;
-  if (::stat(text.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    if (st.st_size > (1 << 26)) ThrowInput(fmt::format("{} '{}'", flag, text), "file too large for a factor list");
-    std::ifstream in(text);
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-        // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
-        if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
-        return true;
-      });
-    } catch (const nlohmann::json::exception&) {
-      ThrowInput(fmt::format("{} '{}'", flag, text), "not valid JSON");
-    }
-    if (doc.is_object() && doc.contains("text_config")) doc = doc["text_config"];
-    if (doc.is_object() && doc.contains("rope_parameters")) doc = doc["rope_parameters"];
-    else if (doc.is_object() && doc.contains("rope_scaling")) doc = doc["rope_scaling"];
-    if (doc.is_object() && doc.contains(key)) doc = doc[key];
-    if (!doc.is_array())
-      ThrowInput(fmt::format("{} '{}'", flag, text), fmt::format("expected a list of numbers (or an object with \"{}\")", key));
-    for (const auto& v : doc) {
-      if (!v.is_number()) ThrowInput(fmt::format("{} '{}'", flag, text), "the list holds a non-number");
-      out.push_back(v.get<double>());
-    }
-    return out;
-  }
-  std::string s = text;
-  for (char& c : s)
-    if (c == '[' || c == ']') c = ' ';
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    std::size_t comma = s.find(',', pos);
-    if (comma == std::string::npos) comma = s.size();
-    std::string item = s.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    double v;
-    if (!ParseNumber(item, &v))
-      ThrowUsage(fmt::format("{} '{}'", flag, text), "neither a readable file nor a comma-separated list of numbers");
-    out.push_back(v);
-    pos = comma + 1;
-  }
-  return out;
-}
-
-void RequireFactor(const SchemeSpec& spec, double fallback, double* factor) {
-  *factor = spec.factor > 0 ? spec.factor : fallback;
-  if (!(*factor >= 1) || !std::isfinite(*factor))
-    ThrowUsage("--factor", fmt::format("rope scaling '{}' needs a finite --factor >= 1{}", spec.rope_scaling,
-                                       spec.factor < 0 ? " (it has no default)" : fmt::format(", got {}", spec.factor)));
-}
-
-std::int64_t SeqLen(const SchemeSpec& spec) { return spec.seq_len > 0 ? spec.seq_len : spec.start + spec.max_len; }
-
-// The scaling inputs exactly as given, under their flag names, so that the
-// metadata replayed as flags (pe verify) rebuilds the same table; derived
-// values go under other names (effective_*).
-void RecordInputs(const SchemeSpec& spec, Metadata* m) {
-  if (spec.factor > 0) m->Set("factor", spec.factor);
-  if (spec.max_position_embeddings > 0) m->Set("max_position_embeddings", spec.max_position_embeddings);
-  if (spec.original_max_position_embeddings > 0)
-    m->Set("original_max_position_embeddings", spec.original_max_position_embeddings);
-}
-
-std::string NumberList(const std::vector<double>& v) {
-  std::string out;
-  for (double x : v) out += fmt::format("{}{}", out.empty() ? "" : ",", x);
-  return out;
 }
 
 }  // namespace
@@ -192,6 +119,29 @@ SchemeSpec WithHfConfig(const SchemeSpec& in) {
   if (rs.contains("truncate") && rs["truncate"].is_boolean()) spec.truncate = rs["truncate"].get<bool>();
   if (rs.contains("short_factor")) spec.short_factor = in.hf_config;  // ReadFactorList finds them in the file
   if (rs.contains("long_factor")) spec.long_factor = in.hf_config;
+  // Scaling rules of issue 14 (docs/schemes.md, "Scaling rules and --semantics").
+  // Hook for per-layer-type rope_parameters ({"full_attention": {...},
+  // "sliding_attention": {...}}, transformers v5): a per-layer plan reads
+  // them, this flat reader does not; refuse rather than fall back to none.
+  if (c.contains("rope_parameters") && c["rope_parameters"].is_object() && !rs.contains("rope_type") &&
+      !rs.contains("type") && !rs.empty() && rs.begin().value().is_object())
+    ThrowInput(what, fmt::format("rope_parameters is per layer type (\"{}\", ...): not read by the flat --hf-config "
+                                 "reader (give one layer type's values as flags)",
+                                 rs.begin().key()));
+  if (auto v = num(rs, "partial_rotary_factor")) spec.partial_rotary_factor = *v;  // v5 keeps it in rope_parameters
+  if (auto v = num(rs, "alpha")) spec.alpha = *v;                // dynamic NTK-alpha (Hunyuan)
+  if (auto v = num(rs, "mixed_b")) spec.mixed_b = *v;            // vLLM ntk
+  if (auto v = num(rs, "short_mscale")) spec.short_mscale = *v;  // vLLM longrope
+  if (auto v = num(rs, "long_mscale")) spec.long_mscale = *v;
+  const std::string model_type = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
+  if (spec.layout.empty() && (model_type == "glm" || model_type == "glm4"))
+    spec.layout = "interleaved";  // transformers models/glm: cat(f, f) applied as repeat_interleave pairs
+  if (model_type == "chatglm") {  // THUDM modeling_chatglm.py: rotary on half the head, interleaved pairs
+    if (auto v = integer(c, "kv_channels")) spec.d_model = *v;
+    if (spec.d_model > 0 && spec.rotary_dim <= 0) spec.rotary_dim = spec.d_model / 2;
+    if (spec.layout.empty()) spec.layout = "interleaved";
+  }
+  if (auto v = num(c, "rope_ratio")) spec.rope_ratio = *v;  // ChatGLM: base·rope_ratio
   if (spec.d_model <= 0) ThrowInput(what, "no head_dim (nor hidden_size and num_attention_heads) in the config");
   return spec;
 }
@@ -204,6 +154,49 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
                                          "\"Memory\")",
                                          spec.d_model, kMaxWidth));
   RopeFrequencies out;
+  const RopeSemantics sem = CheckRopeSemantics(spec);
+  const std::string& type = spec.rope_scaling;
+  Metadata& m = out.meta;
+  m.Set("semantics", std::string(RopeSemanticsName(sem)));
+  Q base = spec.base;
+  if (spec.rope_ratio != -1) {
+    // ChatGLM (THUDM modeling_chatglm.py RotaryEmbedding): base = base·rope_ratio.
+    if (!(spec.rope_ratio > 0) || !std::isfinite(spec.rope_ratio) || spec.rope_ratio > 1e12)
+      ThrowUsage("--rope-ratio", fmt::format("must be finite, in (0, 1e12], got {}", spec.rope_ratio));
+    base *= static_cast<Q>(spec.rope_ratio);
+    m.Set("rope_ratio", spec.rope_ratio);
+    m.Set("rope_ratio_base", QToD(base));
+  }
+  // The scaling parameters of issue 14: -1 = not given; any other value is
+  // checked here, and refused by a scaling type that would not read it.
+  const auto in_range = [](double v, double lo, double hi, bool lo_open) {
+    return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+  };
+  if (spec.alpha != -1 && !in_range(spec.alpha, 1, 1e12, false))
+    ThrowUsage("--alpha", fmt::format("must be finite, in [1, 1e12], got {}", spec.alpha));
+  if (spec.mixed_b != -1 && !in_range(spec.mixed_b, 0, 64, true))
+    ThrowUsage("--mixed-b", fmt::format("must be finite, in (0, 64], got {}", spec.mixed_b));
+  if (spec.short_mscale != -1 && !in_range(spec.short_mscale, 0, 1e6, true))
+    ThrowUsage("--short-mscale", fmt::format("must be finite, in (0, 1e6], got {}", spec.short_mscale));
+  if (spec.long_mscale != -1 && !in_range(spec.long_mscale, 0, 1e6, true))
+    ThrowUsage("--long-mscale", fmt::format("must be finite, in (0, 1e6], got {}", spec.long_mscale));
+  if (spec.attn_factor != -1 && !in_range(spec.attn_factor, 0, 1e6, true))
+    ThrowUsage("--attn-factor", fmt::format("must be finite, in (0, 1e6], got {}", spec.attn_factor));
+  if (spec.max_model_len != -1 && (spec.max_model_len < 1 || spec.max_model_len > (std::int64_t{1} << 40)))
+    ThrowUsage("--max-model-len", fmt::format("must be in [1, 2^40], got {}", spec.max_model_len));
+  if (spec.alpha != -1 && type != "dynamic") ThrowUsage("--alpha", "is read by --rope-scaling dynamic only (NTK-alpha)");
+  if (spec.mixed_b != -1 && type != "ntk") ThrowUsage("--mixed-b", "is read by --rope-scaling ntk only (vLLM)");
+  if ((spec.short_mscale != -1 || spec.long_mscale != -1) && type != "longrope")
+    ThrowUsage("--short-mscale/--long-mscale", "are read by --rope-scaling longrope only (vLLM)");
+  if (spec.attn_factor != -1 && type != "yarn")
+    ThrowUsage("--attn-factor", "is read by --rope-scaling yarn --semantics vllm|llama.cpp only");
+  if (spec.max_model_len != -1 && type != "longrope")
+    ThrowUsage("--max-model-len", "is read by --rope-scaling longrope --semantics vllm only");
+  if (type == "proportional") {  // Gemma 4: the table covers the whole head
+    ComputeProportionalFrequencies(spec, base, &out);
+    if (spec.attention_factor > 0) out.attention_factor = spec.attention_factor;
+    return out;
+  }
   const std::int64_t dim = RotaryDim(spec);
   if (dim < 2 || dim % 2 != 0 || dim > spec.d_model)
     ThrowUsage("--rotary-dim", fmt::format("the rotary dimension must be even, at least 2 and at most --head-dim "
@@ -211,9 +204,6 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
                                            spec.d_model, dim));
   out.dim = dim;
   const std::int64_t half = dim / 2;
-  Q base = spec.base;
-  const std::string& type = spec.rope_scaling;
-  Metadata& m = out.meta;
   auto defaults = [&](Q b) {
     out.inv_freq.resize(static_cast<std::size_t>(half));
     for (std::int64_t i = 0; i < half; ++i) out.inv_freq[i] = DefaultInvFreq(b, i, dim);
@@ -221,120 +211,20 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   if (type == "none" || type == "default") {
     defaults(base);
   } else if (type == "linear") {
-    double factor;
-    RequireFactor(spec, -1, &factor);
+    const double factor = RopeRequireFactor(spec, -1);
     defaults(base);
     for (auto& f : out.inv_freq) f /= static_cast<Q>(factor);
     m.Set("factor", factor);
   } else if (type == "ntk") {
-    double factor;
-    RequireFactor(spec, -1, &factor);
-    if (dim <= 2) ThrowUsage("--rotary-dim", "ntk scaling needs dim > 2 (it raises to dim/(dim-2))");
-    const Q b = base * powq(static_cast<Q>(factor), static_cast<Q>(dim) / static_cast<Q>(dim - 2));
-    defaults(b);
-    m.Set("factor", factor);
-    m.Set("effective_base", QToD(b));
+    ComputeNtkFrequencies(spec, sem, dim, base, &out);
   } else if (type == "dynamic") {
-    double factor;
-    RequireFactor(spec, -1, &factor);
-    if (spec.max_position_embeddings <= 0)
-      ThrowUsage("--max-position-embeddings", "dynamic scaling needs the model's max_position_embeddings");
-    if (dim <= 2) ThrowUsage("--rotary-dim", "dynamic scaling needs dim > 2 (it raises to dim/(dim-2))");
-    const std::int64_t seq = SeqLen(spec);
-    const std::int64_t L = std::max(seq, spec.max_position_embeddings);
-    const Q ratio = static_cast<Q>(factor) * static_cast<Q>(L) / static_cast<Q>(spec.max_position_embeddings) -
-                    (static_cast<Q>(factor) - 1);
-    const Q b = base * powq(ratio, static_cast<Q>(dim) / static_cast<Q>(dim - 2));
-    defaults(b);
-    RecordInputs(spec, &m);
-    m.Set("seq_len", seq);
-    m.Set("effective_base", QToD(b));
+    ComputeDynamicFrequencies(spec, sem, dim, base, &out);
   } else if (type == "yarn") {
-    double factor = spec.factor;
-    double l_orig;
-    if (spec.original_max_position_embeddings > 0) {
-      l_orig = static_cast<double>(spec.original_max_position_embeddings);
-      // Newer HF: factor = max_position_embeddings / original (DeepSeek-V3).
-      if (spec.max_position_embeddings > 0) factor = static_cast<double>(spec.max_position_embeddings) / l_orig;
-    } else if (spec.max_position_embeddings > 0) {
-      l_orig = static_cast<double>(spec.max_position_embeddings);
-    } else {
-      ThrowUsage("--max-position-embeddings", "yarn needs the original context length (--max-position-embeddings or "
-                                              "--original-max-position-embeddings)");
-    }
-    SchemeSpec s2 = spec;
-    s2.factor = factor;
-    RequireFactor(s2, -1, &factor);
-    if (!(spec.beta_fast > 0) || !(spec.beta_slow > 0)) ThrowUsage("--beta-fast/--beta-slow", "must be above 0");
-    double af;
-    if (spec.attention_factor > 0) af = spec.attention_factor;
-    else if (spec.mscale > 0 && spec.mscale_all_dim > 0)
-      af = YarnMscale(factor, spec.mscale) / YarnMscale(factor, spec.mscale_all_dim);
-    else af = YarnMscale(factor, 1.0);
-    auto [low, high] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, spec.base, l_orig, spec.truncate);
-    double hi = high == low ? high + 0.001 : high;  // HF: "prevent singularity"
-    out.inv_freq.resize(static_cast<std::size_t>(half));
-    for (std::int64_t j = 0; j < half; ++j) {
-      Q ramp = (static_cast<Q>(j) - static_cast<Q>(low)) / (static_cast<Q>(hi) - static_cast<Q>(low));
-      ramp = ramp < 0 ? Q(0) : (ramp > 1 ? Q(1) : ramp);
-      const Q extrap = DefaultInvFreq(base, j, dim);
-      const Q interp = extrap / static_cast<Q>(factor);
-      // inv = interp·(1 - extrapolation_factor) + extrap·extrapolation_factor, extrapolation_factor = 1 - ramp.
-      out.inv_freq[j] = interp * ramp + extrap * (1 - ramp);
-    }
-    out.attention_factor = af;
-    RecordInputs(spec, &m);
-    m.Set("beta_fast", spec.beta_fast);
-    m.Set("beta_slow", spec.beta_slow);
-    if (spec.mscale > 0) m.Set("mscale", spec.mscale);
-    if (spec.mscale_all_dim > 0) m.Set("mscale_all_dim", spec.mscale_all_dim);
-    if (!spec.truncate) m.Set("no_truncate", std::int64_t{1});
-    m.Set("effective_factor", factor);
-    m.Set("effective_original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
-    m.Set("yarn_low", low);
-    m.Set("yarn_high", high);
+    ComputeYarnFrequencies(spec, sem, dim, base, &out);
   } else if (type == "longrope") {
-    if (spec.short_factor.empty() || spec.long_factor.empty())
-      ThrowUsage("--short-factor/--long-factor", "longrope needs both lists (dim/2 numbers each)");
-    const auto shortf = ReadFactorList(spec.short_factor, "--short-factor", "short_factor");
-    const auto longf = ReadFactorList(spec.long_factor, "--long-factor", "long_factor");
-    if (static_cast<std::int64_t>(shortf.size()) != half || static_cast<std::int64_t>(longf.size()) != half)
-      ThrowUsage("--short-factor/--long-factor",
-                 fmt::format("need {} numbers each (dim/2), got {} and {}", half, shortf.size(), longf.size()));
-    for (double v : shortf)
-      if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--short-factor", "factors must be finite and above 0");
-    for (double v : longf)
-      if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--long-factor", "factors must be finite and above 0");
-    double factor = spec.factor > 0 ? spec.factor : 1.0;
-    double l_orig;
-    if (spec.original_max_position_embeddings > 0) {
-      l_orig = static_cast<double>(spec.original_max_position_embeddings);
-      if (spec.max_position_embeddings > 0) factor = static_cast<double>(spec.max_position_embeddings) / l_orig;
-    } else if (spec.max_position_embeddings > 0) {
-      l_orig = static_cast<double>(spec.max_position_embeddings);
-    } else {
-      ThrowUsage("--original-max-position-embeddings", "longrope needs the original context length");
-    }
-    double af;
-    if (spec.attention_factor > 0) af = spec.attention_factor;
-    else af = factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(l_orig));
-    const std::int64_t seq = SeqLen(spec);
-    const bool use_long = static_cast<double>(seq) > l_orig;
-    const auto& ext = use_long ? longf : shortf;
-    out.inv_freq.resize(static_cast<std::size_t>(half));
-    for (std::int64_t i = 0; i < half; ++i)
-      out.inv_freq[i] = DefaultInvFreq(base, i, dim) / static_cast<Q>(ext[i]);
-    out.attention_factor = af;
-    RecordInputs(spec, &m);
-    m.Set("short_factor", NumberList(shortf));
-    m.Set("long_factor", NumberList(longf));
-    m.Set("seq_len", seq);
-    m.Set("effective_factor", factor);
-    m.Set("effective_original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
-    m.Set("ext_factors", std::string(use_long ? "long" : "short"));
+    ComputeLongropeFrequencies(spec, sem, dim, base, &out);
   } else if (type == "llama3") {
-    double factor;
-    RequireFactor(spec, 8.0, &factor);
+    const double factor = RopeRequireFactor(spec, 8.0);
     const double lf = spec.low_freq_factor, hf = spec.high_freq_factor;
     if (!(lf > 0) || !(hf > lf)) ThrowUsage("--low-freq-factor/--high-freq-factor", "need 0 < low < high");
     const double l_orig =
@@ -364,7 +254,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     m.Set("llama3_smoothed", smoothed);
     m.Set("llama3_divided", divided);
   } else {
-    ThrowUsage(fmt::format("--rope-scaling '{}'", type), "expected none, linear, ntk, dynamic, yarn, longrope or llama3");
+    ThrowUsage(fmt::format("--rope-scaling '{}'", type), "expected none, linear, ntk, dynamic, yarn, longrope, llama3 or proportional");
   }
   if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
   if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
@@ -539,7 +429,7 @@ SchemeInfo RopeSchemeInfo() {
       {"--layout", "half (Llama/NeoX rotate_half) | interleaved (GPT-J/Meta)", "half"},
       {"--rotary-dim", "partial rotary: channels rotated", "head-dim"},
       {"--partial-rotary-factor", "rotary dim = int(head_dim * f)", "1"},
-      {"--rope-scaling", "none|linear|ntk|dynamic|yarn|longrope|llama3", "none"},
+      {"--rope-scaling", "none|linear|ntk|dynamic|yarn|longrope|llama3|proportional (Gemma 4)", "none"},
       {"--factor", "scaling factor (llama3: 8)", "-"},
       {"--max-position-embeddings", "config.max_position_embeddings (dynamic, yarn, longrope)", "-"},
       {"--original-max-position-embeddings", "L_orig (yarn, longrope; llama3: 8192)", "-"},
@@ -550,6 +440,13 @@ SchemeInfo RopeSchemeInfo() {
       {"--short-factor / --long-factor", "longrope lists (JSON file or comma list)", "-"},
       {"--attention-factor", "override (multiplies cos and sin)", "by type"},
       {"--seq-len", "sequence length for dynamic/longrope", "start+max-len"},
+      {"--semantics", "hf|hf-4.45|vllm|llama.cpp: whose rule where peers disagree (yarn factor, longrope switch, dynamic cache, ggml yarn)", "hf"},
+      {"--alpha", "dynamic NTK-alpha (Hunyuan): base*alpha^(dim/(dim-2))", "-"},
+      {"--mixed-b", "ntk, vllm: mixed NTK exponent", "-"},
+      {"--short-mscale / --long-mscale", "longrope, vllm: cos/sin scale of each cache", "by max/orig"},
+      {"--max-model-len", "longrope, vllm: served length choosing the long factors", "max-position-embeddings"},
+      {"--rope-ratio", "ChatGLM: base*rope_ratio", "-"},
+      {"--attn-factor", "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"},
       {"--hf-config", "a Hugging Face config.json: head_dim, rope_theta, partial rotary, rope_scaling (overrides those flags)", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
   };

@@ -1,0 +1,458 @@
+#include "core/schemes/rope_scaling.h"
+
+#include <fmt/format.h>
+#include <quadmath.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/error.h"
+#include "core/formats/text_numbers.h"
+
+namespace pe {
+namespace {
+
+using Q = __float128;
+
+double QToD(Q q) { return static_cast<double>(q); }
+
+std::int64_t SeqLen(const SchemeSpec& spec) { return spec.seq_len > 0 ? spec.seq_len : spec.start + spec.max_len; }
+
+std::string NumberList(const std::vector<double>& v) {
+  std::string out;
+  for (double x : v) out += fmt::format("{}{}", out.empty() ? "" : ",", x);
+  return out;
+}
+
+// A list of numbers: a JSON file (a list, {"short_factor": [...]} or a HF
+// config with "rope_scaling"), or an inline "1.0,1.2,..." list.
+std::vector<double> ReadFactorList(const std::string& text, const char* flag, const char* key) {
+  std::vector<double> out;
+  struct stat st;
+  if (::stat(text.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (st.st_size > (1 << 26)) ThrowInput(fmt::format("{} '{}'", flag, text), "file too large for a factor list");
+    std::ifstream in(text);
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
+        if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
+        return true;
+      });
+    } catch (const nlohmann::json::exception&) {
+      ThrowInput(fmt::format("{} '{}'", flag, text), "not valid JSON");
+    }
+    if (doc.is_object() && doc.contains("text_config")) doc = doc["text_config"];
+    if (doc.is_object() && doc.contains("rope_parameters")) doc = doc["rope_parameters"];
+    else if (doc.is_object() && doc.contains("rope_scaling")) doc = doc["rope_scaling"];
+    if (doc.is_object() && doc.contains(key)) doc = doc[key];
+    if (!doc.is_array())
+      ThrowInput(fmt::format("{} '{}'", flag, text), fmt::format("expected a list of numbers (or an object with \"{}\")", key));
+    for (const auto& v : doc) {
+      if (!v.is_number()) ThrowInput(fmt::format("{} '{}'", flag, text), "the list holds a non-number");
+      out.push_back(v.get<double>());
+    }
+    return out;
+  }
+  std::string s = text;
+  for (char& c : s)
+    if (c == '[' || c == ']') c = ' ';
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    std::string item = s.substr(pos, comma - pos);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    double v;
+    if (!ParseNumber(item, &v))
+      ThrowUsage(fmt::format("{} '{}'", flag, text), "neither a readable file nor a comma-separated list of numbers");
+    out.push_back(v);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// A parameter the rule of `sem` does not read: refused, never silently ignored.
+[[noreturn]] void NotRead(const char* flag, const std::string& why) { ThrowUsage(flag, why); }
+
+void RequireNtkDim(std::int64_t dim, const char* what) {
+  if (dim <= 2) ThrowUsage("--rotary-dim", fmt::format("{} needs dim > 2 (it raises to dim/(dim-2))", what));
+}
+
+// YaRN's get_mscale(scale, m) in quad: 1 for scale <= 1, else 0.1·m·ln(scale) + 1.
+Q MscaleQ(double scale, double m) { return scale <= 1 ? Q(1) : Q(0.1) * static_cast<Q>(m) * logq(scale) + 1; }
+
+}  // namespace
+
+std::string_view RopeSemanticsName(RopeSemantics s) {
+  switch (s) {
+    case RopeSemantics::kHf: return "hf";
+    case RopeSemantics::kHf445: return "hf-4.45";
+    case RopeSemantics::kVllm: return "vllm";
+    case RopeSemantics::kLlamaCpp: return "llama.cpp";
+  }
+  return "hf";
+}
+
+RopeSemantics CheckRopeSemantics(const SchemeSpec& spec) {
+  const std::string& v = spec.semantics;
+  const std::string& type = spec.rope_scaling;
+  RopeSemantics s;
+  const char* applies;
+  if (v.empty() || v == "hf") return RopeSemantics::kHf;
+  if (v == "hf-4.45") {
+    s = RopeSemantics::kHf445;
+    applies = "yarn";
+  } else if (v == "vllm") {
+    s = RopeSemantics::kVllm;
+    applies = "ntk, dynamic, yarn and longrope";
+  } else if (v == "llama.cpp") {
+    s = RopeSemantics::kLlamaCpp;
+    applies = "yarn";
+  } else {
+    ThrowUsage(fmt::format("--semantics '{}'", v), "expected hf, hf-4.45, vllm or llama.cpp");
+  }
+  const bool ok = (s == RopeSemantics::kVllm)
+                      ? (type == "ntk" || type == "dynamic" || type == "yarn" || type == "longrope")
+                      : type == "yarn";
+  if (!ok)
+    ThrowUsage(fmt::format("--semantics '{}'", v),
+               fmt::format("has no rule of its own for rope scaling '{}' (it would be silently ignored); it applies "
+                           "to {}",
+                           type, applies));
+  return s;
+}
+
+Q RopeInvFreq(Q base, std::int64_t i, std::int64_t denom) {
+  return expq(-static_cast<Q>(2 * i) / static_cast<Q>(denom) * logq(base));
+}
+
+double RopeRequireFactor(const SchemeSpec& spec, double fallback) {
+  const double factor = spec.factor > 0 ? spec.factor : fallback;
+  if (!(factor >= 1) || !std::isfinite(factor))
+    ThrowUsage("--factor", fmt::format("rope scaling '{}' needs a finite --factor >= 1{}", spec.rope_scaling,
+                                       spec.factor < 0 ? " (it has no default)" : fmt::format(", got {}", spec.factor)));
+  return factor;
+}
+
+void RecordRopeInputs(const SchemeSpec& spec, Metadata* m) {
+  if (spec.factor > 0) m->Set("factor", spec.factor);
+  if (spec.max_position_embeddings > 0) m->Set("max_position_embeddings", spec.max_position_embeddings);
+  if (spec.original_max_position_embeddings > 0)
+    m->Set("original_max_position_embeddings", spec.original_max_position_embeddings);
+}
+
+void ComputeNtkFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64_t dim, Q base, RopeFrequencies* out) {
+  const double factor = RopeRequireFactor(spec, -1);
+  const std::int64_t half = dim / 2;
+  Metadata& m = out->meta;
+  out->inv_freq.resize(static_cast<std::size_t>(half));
+  m.Set("factor", factor);
+  if (sem != RopeSemantics::kVllm) {
+    if (spec.mixed_b > 0)
+      NotRead("--mixed-b", "mixed NTK is vLLM's rule (ntk_scaling_rope.py): give --semantics vllm");
+    // transformers @0044e3b _compute_ntk_parameters: base' = base·factor^(dim/(dim-2)).
+    RequireNtkDim(dim, "ntk scaling");
+    const Q b = base * powq(static_cast<Q>(factor), static_cast<Q>(dim) / static_cast<Q>(dim - 2));
+    for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(b, i, dim);
+    m.Set("effective_base", QToD(b));
+    return;
+  }
+  if (spec.mixed_b > 0) {
+    if (!std::isfinite(spec.mixed_b) || spec.mixed_b > 64) ThrowUsage("--mixed-b", "must be finite, in (0, 64]");
+    // vLLM NTKScalingRotaryEmbedding (mixed): inv_i = base^(-2i/d) / exp(a·(i+1)^b),
+    // a = ln(factor)/(d/2)^b, i.e. factor^(((i+1)/(d/2))^b).
+    const Q b = spec.mixed_b;
+    for (std::int64_t i = 0; i < half; ++i) {
+      const Q lambda = expq(logq(static_cast<Q>(factor)) * powq(static_cast<Q>(i + 1) / static_cast<Q>(half), b));
+      out->inv_freq[i] = RopeInvFreq(base, i, dim) / lambda;
+    }
+    m.Set("mixed_b", spec.mixed_b);
+    m.Set("ntk_rule", std::string("vllm-mixed"));
+  } else {
+    // vLLM NTKScalingRotaryEmbedding (fixed): inv_i = (base·factor)^(-2i/d) / factor^(2/d).
+    const Q bf = base * static_cast<Q>(factor);
+    const Q div = expq(logq(static_cast<Q>(factor)) * 2 / static_cast<Q>(dim));
+    for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(bf, i, dim) / div;
+    m.Set("ntk_rule", std::string("vllm-fixed"));
+  }
+}
+
+void ComputeDynamicFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64_t dim, Q base,
+                               RopeFrequencies* out) {
+  const std::int64_t half = dim / 2;
+  Metadata& m = out->meta;
+  RequireNtkDim(dim, "dynamic scaling");
+  out->inv_freq.resize(static_cast<std::size_t>(half));
+  if (spec.alpha > 0) {
+    // Dynamic NTK-alpha (Hunyuan; vLLM DynamicNTKAlphaRotaryEmbedding): a fixed
+    // base·alpha^(dim/(dim-2)). alpha wins over factor in both (Hunyuan's
+    // configs carry "factor": 1.0 beside it); factor is recorded, not used.
+    if (!(spec.alpha >= 1) || !std::isfinite(spec.alpha) || spec.alpha > 1e12)
+      ThrowUsage("--alpha", fmt::format("must be finite, in [1, 1e12], got {}", spec.alpha));
+    if (spec.seq_len > 0) NotRead("--seq-len", "dynamic NTK-alpha builds one fixed table: it does not read --seq-len");
+    const Q b = base * powq(static_cast<Q>(spec.alpha), static_cast<Q>(dim) / static_cast<Q>(dim - 2));
+    for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(b, i, dim);
+    RecordRopeInputs(spec, &m);
+    m.Set("alpha", spec.alpha);
+    m.Set("effective_base", QToD(b));
+    return;
+  }
+  const double factor = RopeRequireFactor(spec, -1);
+  if (spec.max_position_embeddings <= 0)
+    ThrowUsage("--max-position-embeddings", "dynamic scaling needs the model's max_position_embeddings");
+  const Q f = factor, mp = static_cast<Q>(spec.max_position_embeddings);
+  Q ratio;
+  if (sem == RopeSemantics::kVllm) {
+    // vLLM DynamicNTKScalingRotaryEmbedding @50feac9: one cache for
+    // max_len = max_pos·factor, base·(factor·max_len/max_pos - (factor-1)).
+    if (spec.seq_len > 0)
+      NotRead("--seq-len", "vLLM's dynamic NTK is one static cache for max_position_embeddings·factor: it does not "
+                           "read --seq-len");
+    ratio = f * f - (f - 1);
+    m.Set("vllm_cache_len", factor * static_cast<double>(spec.max_position_embeddings));
+  } else {
+    // transformers _compute_dynamic_ntk_parameters: L = max(seq_len, max_pos).
+    const std::int64_t seq = SeqLen(spec);
+    const std::int64_t L = std::max(seq, spec.max_position_embeddings);
+    ratio = f * static_cast<Q>(L) / mp - (f - 1);
+    m.Set("seq_len", seq);
+  }
+  const Q b = base * powq(ratio, static_cast<Q>(dim) / static_cast<Q>(dim - 2));
+  for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(b, i, dim);
+  RecordRopeInputs(spec, &m);
+  m.Set("effective_base", QToD(b));
+}
+
+std::pair<float, float> GgmlYarnCorrDims(std::int64_t n_dims, std::int64_t n_ctx_orig, float base, float beta_fast,
+                                         float beta_slow) {
+  // ggml src/ggml.c ggml_rope_yarn_corr_dim: float arithmetic, int operands converted.
+  const auto corr = [&](float n_rot) {
+    const float x = static_cast<float>(n_ctx_orig) / (n_rot * 2 * static_cast<float>(M_PI));
+    return static_cast<float>(n_dims) * logf(x) / (2 * logf(base));
+  };
+  const float start = floorf(corr(beta_fast));
+  const float end = ceilf(corr(beta_slow));
+  return {std::max(0.0f, start), std::min(static_cast<float>(n_dims - 1), end)};
+}
+
+void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64_t dim, Q base, RopeFrequencies* out) {
+  const std::int64_t half = dim / 2;
+  Metadata& m = out->meta;
+  const std::int64_t mp = spec.max_position_embeddings, op = spec.original_max_position_embeddings;
+  double factor = spec.factor;
+  double l_orig;
+  std::string rule;
+  if (op <= 0 && mp <= 0)
+    ThrowUsage("--max-position-embeddings", "yarn needs the original context length (--max-position-embeddings or "
+                                            "--original-max-position-embeddings)");
+  l_orig = static_cast<double>(op > 0 ? op : mp);
+  if (sem == RopeSemantics::kHf445) {
+    // transformers 4.45..4.55: factor = max_position_embeddings / original when both are set.
+    if (op > 0 && mp > 0) {
+      factor = static_cast<double>(mp) / static_cast<double>(op);
+      rule = "max_position_embeddings/original_max_position_embeddings";
+    } else {
+      rule = "factor";
+    }
+  } else {
+    // Current transformers (PR #40320), vLLM and llama.cpp: the configured factor.
+    if (factor <= 0 && sem == RopeSemantics::kHf && op > 0 && mp > 0) {
+      factor = static_cast<double>(mp) / static_cast<double>(op);  // v5: only when factor is unset
+      rule = "max_position_embeddings/original_max_position_embeddings (factor unset)";
+    } else {
+      rule = "factor";
+    }
+    if (sem == RopeSemantics::kHf && factor > 0 && op > 0 && mp > 0) {
+      const double implicit = static_cast<double>(mp) / static_cast<double>(op);
+      // transformers warns and uses the explicit factor (_validate_yarn_rope_parameters).
+      if (implicit != factor && implicit != 1) m.Set("yarn_implicit_factor", implicit);
+    }
+  }
+  SchemeSpec s2 = spec;
+  s2.factor = factor;
+  factor = RopeRequireFactor(s2, -1);
+  if (!(spec.beta_fast > 0) || !(spec.beta_slow > 0) || !std::isfinite(spec.beta_fast) || !std::isfinite(spec.beta_slow))
+    ThrowUsage("--beta-fast/--beta-slow", "must be finite and above 0");
+  const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
+  if (!hf_like) {
+    const char* who = sem == RopeSemantics::kVllm ? "vLLM's YaRNScalingRotaryEmbedding (yarn_scaling_rope.py)"
+                                                  : "llama.cpp's ggml_rope_ext";
+    if (spec.mscale > 0 || spec.mscale_all_dim > 0)
+      NotRead("--mscale/--mscale-all-dim", fmt::format("{} has no mscale/mscale_all_dim (its attention factor is "
+                                                       "get_mscale(factor)·attn_factor: --attn-factor)",
+                                                       who));
+    if (!spec.truncate) NotRead("--no-truncate", fmt::format("{} always floors/ceils the correction range", who));
+  } else if (spec.attn_factor != -1) {
+    NotRead("--attn-factor", "transformers has no attn_factor (its override is --attention-factor): give --semantics "
+                             "vllm or llama.cpp");
+  }
+  // vLLM's and ggml's attn_factor multiplies get_mscale(factor); --attention-factor overrides the result.
+  const Q attn = spec.attn_factor > 0 ? static_cast<Q>(spec.attn_factor) : Q(1);
+  if (spec.attn_factor > 0) m.Set("attn_factor", spec.attn_factor);
+  Q af;
+  Q low_q, high_q, den;
+  double low, high;
+  if (sem == RopeSemantics::kLlamaCpp) {
+    const auto [lo, hi] = GgmlYarnCorrDims(dim, static_cast<std::int64_t>(l_orig), static_cast<float>(QToD(base)),
+                                           static_cast<float>(spec.beta_fast), static_cast<float>(spec.beta_slow));
+    low = lo;
+    high = hi;
+    low_q = lo;
+    high_q = hi;
+    den = std::max(0.001f, hi - lo);  // ggml rope_yarn_ramp: MAX(0.001f, high - low), in float
+    // ggml: mscale = attn_factor·(1 + 0.1·ln(1/freq_scale)), freq_scale = 1/factor.
+    af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor)
+                                   : attn * (1 + Q(0.1) * logq(static_cast<Q>(factor)));
+  } else {
+    auto [lo, hi] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, QToD(base), l_orig, spec.truncate);
+    low = lo;
+    high = hi;
+    low_q = lo;
+    high_q = hi == lo ? hi + 0.001 : hi;  // HF / vLLM: "prevent singularity" (a double sum)
+    den = high_q - low_q;
+    if (sem == RopeSemantics::kVllm) {
+      af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : MscaleQ(factor, 1) * attn;
+    } else if (spec.attention_factor > 0) {
+      af = spec.attention_factor;
+    } else if (spec.mscale > 0 && spec.mscale_all_dim > 0) {
+      af = MscaleQ(factor, spec.mscale) / MscaleQ(factor, spec.mscale_all_dim);
+    } else {
+      af = MscaleQ(factor, 1);
+    }
+  }
+  out->inv_freq.resize(static_cast<std::size_t>(half));
+  for (std::int64_t j = 0; j < half; ++j) {
+    Q ramp = (static_cast<Q>(j) - low_q) / den;
+    ramp = ramp < 0 ? Q(0) : (ramp > 1 ? Q(1) : ramp);
+    const Q extrap = RopeInvFreq(base, j, dim);
+    const Q interp = extrap / static_cast<Q>(factor);
+    // inv = interp·(1 - e) + extrap·e with the extrapolation weight e = 1 - ramp.
+    out->inv_freq[j] = interp * ramp + extrap * (1 - ramp);
+  }
+  out->attention_factor = af;
+  RecordRopeInputs(spec, &m);
+  m.Set("beta_fast", spec.beta_fast);
+  m.Set("beta_slow", spec.beta_slow);
+  if (spec.mscale > 0) m.Set("mscale", spec.mscale);
+  if (spec.mscale_all_dim > 0) m.Set("mscale_all_dim", spec.mscale_all_dim);
+  if (!spec.truncate) m.Set("no_truncate", std::int64_t{1});
+  m.Set("effective_factor", factor);
+  m.Set("yarn_factor_rule", rule);
+  m.Set("effective_original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+  m.Set("yarn_low", low);
+  m.Set("yarn_high", high);
+  // The logits q·k scale by the square of the factor cos and sin carry.
+  m.Set("logit_scale", QToD(af * af));
+  if (hf_like && spec.mscale_all_dim > 0) {
+    // DeepSeek-V3 (transformers models/deepseek_v3/modeling_deepseek_v3.py @f5a9ec5,
+    // DeepseekV3Attention.__init__): scaling = qk_head_dim^-0.5 · mscale², mscale =
+    // yarn_get_mscale(factor, mscale_all_dim), applied by the model to the softmax.
+    const Q ms = MscaleQ(factor, spec.mscale_all_dim);
+    m.Set("softmax_scale_multiplier", QToD(ms * ms));
+  }
+}
+
+void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64_t dim, Q base,
+                                RopeFrequencies* out) {
+  const std::int64_t half = dim / 2;
+  Metadata& m = out->meta;
+  if (spec.short_factor.empty() || spec.long_factor.empty())
+    ThrowUsage("--short-factor/--long-factor", "longrope needs both lists (dim/2 numbers each)");
+  const auto shortf = ReadFactorList(spec.short_factor, "--short-factor", "short_factor");
+  const auto longf = ReadFactorList(spec.long_factor, "--long-factor", "long_factor");
+  if (static_cast<std::int64_t>(shortf.size()) != half || static_cast<std::int64_t>(longf.size()) != half)
+    ThrowUsage("--short-factor/--long-factor",
+               fmt::format("need {} numbers each (dim/2), got {} and {}", half, shortf.size(), longf.size()));
+  for (double v : shortf)
+    if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--short-factor", "factors must be finite and above 0");
+  for (double v : longf)
+    if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--long-factor", "factors must be finite and above 0");
+  bool use_long;
+  Q af;
+  double l_orig;
+  if (sem == RopeSemantics::kVllm) {
+    // vLLM Phi3LongRoPEScaledRotaryEmbedding: decided once, by max_model_len.
+    if (spec.seq_len > 0) NotRead("--seq-len", "vLLM's longrope switches by --max-model-len, not --seq-len");
+    if (spec.original_max_position_embeddings <= 0 || spec.max_position_embeddings <= 0)
+      ThrowUsage("--original-max-position-embeddings",
+                 "vLLM's longrope needs --original-max-position-embeddings and --max-position-embeddings");
+    for (const auto& [flag, v] : {std::pair{"--short-mscale", spec.short_mscale}, {"--long-mscale", spec.long_mscale}})
+      if (v != -1 && (!(v > 0) || !std::isfinite(v))) ThrowUsage(flag, "must be finite and above 0");
+    l_orig = static_cast<double>(spec.original_max_position_embeddings);
+    const double scale = static_cast<double>(spec.max_position_embeddings) / l_orig;
+    const Q sf = scale <= 1 ? Q(1) : sqrtq(1 + logq(static_cast<Q>(spec.max_position_embeddings) / static_cast<Q>(l_orig)) /
+                                                 logq(static_cast<Q>(l_orig)));
+    const std::int64_t mml = spec.max_model_len > 0 ? spec.max_model_len : spec.max_position_embeddings;
+    use_long = static_cast<double>(mml) > l_orig;
+    const double given = use_long ? spec.long_mscale : spec.short_mscale;
+    af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : given > 0 ? static_cast<Q>(given) : sf;
+    m.Set("effective_max_model_len", mml);
+    if (spec.max_model_len > 0) m.Set("max_model_len", spec.max_model_len);
+    if (spec.short_mscale > 0) m.Set("short_mscale", spec.short_mscale);
+    if (spec.long_mscale > 0) m.Set("long_mscale", spec.long_mscale);
+    m.Set("effective_factor", scale);
+  } else {
+    if (spec.short_mscale > 0 || spec.long_mscale > 0)
+      NotRead("--short-mscale/--long-mscale", "these are vLLM's longrope keys (transformers has none): give "
+                                              "--semantics vllm");
+    if (spec.max_model_len > 0)
+      NotRead("--max-model-len", "transformers' longrope switches by --seq-len: give --semantics vllm for the "
+                                 "max_model_len rule");
+    double factor = spec.factor > 0 ? spec.factor : 1.0;
+    if (spec.original_max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.original_max_position_embeddings);
+      if (spec.max_position_embeddings > 0) factor = static_cast<double>(spec.max_position_embeddings) / l_orig;
+    } else if (spec.max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.max_position_embeddings);
+    } else {
+      ThrowUsage("--original-max-position-embeddings", "longrope needs the original context length");
+    }
+    if (spec.attention_factor > 0) af = spec.attention_factor;
+    else af = factor <= 1 ? Q(1) : sqrtq(1 + logq(static_cast<Q>(factor)) / logq(static_cast<Q>(l_orig)));
+    const std::int64_t seq = SeqLen(spec);
+    use_long = static_cast<double>(seq) > l_orig;
+    m.Set("seq_len", seq);
+    m.Set("effective_factor", factor);
+  }
+  const auto& ext = use_long ? longf : shortf;
+  out->inv_freq.resize(static_cast<std::size_t>(half));
+  for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(base, i, dim) / static_cast<Q>(ext[i]);
+  out->attention_factor = af;
+  RecordRopeInputs(spec, &m);
+  m.Set("short_factor", NumberList(shortf));
+  m.Set("long_factor", NumberList(longf));
+  m.Set("effective_original_max_position_embeddings", static_cast<std::int64_t>(l_orig));
+  m.Set("ext_factors", std::string(use_long ? "long" : "short"));
+}
+
+void ComputeProportionalFrequencies(const SchemeSpec& spec, Q base, RopeFrequencies* out) {
+  const std::int64_t hd = spec.d_model;
+  if (hd % 2 != 0) ThrowUsage("--head-dim", fmt::format("proportional RoPE needs an even head dimension, got {}", hd));
+  std::int64_t angles;
+  if (spec.rotary_dim > 0) {
+    if (spec.rotary_dim % 2 != 0 || spec.rotary_dim > hd)
+      ThrowUsage("--rotary-dim", fmt::format("must be even and at most --head-dim ({}); got {}", hd, spec.rotary_dim));
+    angles = spec.rotary_dim / 2;
+  } else {
+    if (!(spec.partial_rotary_factor > 0) || spec.partial_rotary_factor > 1)
+      ThrowUsage("--partial-rotary-factor", fmt::format("must be in (0, 1], got {}", spec.partial_rotary_factor));
+    // transformers: rope_angles = int(partial_rotary_factor * head_dim // 2).
+    angles = static_cast<std::int64_t>(std::floor(spec.partial_rotary_factor * static_cast<double>(hd) / 2));
+  }
+  if (angles < 1) ThrowUsage("--partial-rotary-factor", "proportional RoPE rotates no channel at this factor");
+  const double factor = RopeRequireFactor(spec, 1.0);
+  out->dim = hd;
+  out->inv_freq.assign(static_cast<std::size_t>(hd / 2), Q(0));
+  for (std::int64_t i = 0; i < angles; ++i) out->inv_freq[i] = RopeInvFreq(base, i, hd) / static_cast<Q>(factor);
+  RecordRopeInputs(spec, &out->meta);
+  out->meta.Set("rotary_dim", 2 * angles);  // the rotated channels (the tables span head_dim)
+  out->meta.Set("rope_angles", angles);
+  out->meta.Set("nope_angles", hd / 2 - angles);
+}
+
+}  // namespace pe
