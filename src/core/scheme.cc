@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/schemes/more_schemes.h"
+#include "core/schemes/mrope.h"
+#include "core/schemes/vision_rope.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/sinusoid_presets.h"
 #include "core/schemes/sinusoidal.h"
@@ -27,6 +29,8 @@ const std::vector<SchemeInfo>& Schemes() {
       AlibiSchemeInfo(),
       SinCos2dSchemeInfo(),
       T5BucketSchemeInfo(),
+      MropeSchemeInfo(),
+      VisionRopeSchemeInfo(),
   };
   return kSchemes;
 }

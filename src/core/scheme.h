@@ -71,6 +71,15 @@ struct SchemeSpec {
   bool bidirectional = false;      ///< --bidirectional
   std::int64_t num_buckets = 32;   ///< --num-buckets
   std::int64_t max_distance = 128; ///< --max-distance
+  // mrope, vision-rope (core/schemes/mrope.h, vision_rope.h)
+  std::string mrope_section;       ///< --mrope-section t,h,w (mrope)
+  bool mrope_interleaved = false;  ///< --mrope-interleaved (Qwen3-VL)
+  std::string positions;           ///< --positions FILE: [3, L] or [L] ids (mrope)
+  std::string mrope_layout;        ///< --mrope-layout "text:5,image:1x4x6,text:3" (mrope)
+  std::string variant;             ///< --variant pixtral|qwen2-vl|dinov3 (vision-rope)
+  std::int64_t frames = 1;         ///< --frames T (vision-rope qwen2-vl)
+  std::int64_t spatial_merge_size = 2;  ///< --spatial-merge-size (vision-rope qwen2-vl)
+  std::string normalize_coords;    ///< --normalize-coords separate|max|min (vision-rope dinov3)
 
   /// Where parameters came from when not from a flag: flag ("--base") ->
   /// how to name it in an error ("'t.h5': metadata base=1e-40"). `pe verify`
