@@ -56,10 +56,11 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   cmd.add_flag("--mrope-interleaved", x.mrope_interleaved, "mrope: Qwen3-VL interleaved sections (apply_interleaved_mrope)")->group(g);
   opt("--positions", x.positions, "mrope: position ids from a file, shape [3, L] (t, h, w) or [L] (NPY, CSV, JSON, ...)", "FILE");
   opt("--mrope-layout", x.mrope_layout, "mrope: ids as get_rope_index builds them, e.g. text:5,image:1x4x6,text:3", "SPEC");
-  opt("--variant", x.variant, "vision-rope: pixtral | qwen2-vl | dinov3", "NAME");
+  opt("--variant", x.variant, "vision-rope: pixtral | qwen2-vl | dinov3 | eva", "NAME");
   opt("--frames", x.frames, "vision-rope qwen2-vl: temporal patches t of grid_thw", "T")->capture_default_str();
   opt("--spatial-merge-size", x.spatial_merge_size, "vision-rope qwen2-vl: spatial_merge_size", "N")->capture_default_str();
   opt("--normalize-coords", x.normalize_coords, "vision-rope dinov3: separate | max | min", "M");
+  opt("--ref-grid", x.ref_grid, "vision-rope eva: timm ref_feat_shape HxW (the pretraining grid; ids scale by ref/grid)", "HxW");
 }
 
 namespace {

@@ -80,6 +80,7 @@ struct SchemeSpec {
   std::int64_t frames = 1;         ///< --frames T (vision-rope qwen2-vl)
   std::int64_t spatial_merge_size = 2;  ///< --spatial-merge-size (vision-rope qwen2-vl)
   std::string normalize_coords;    ///< --normalize-coords separate|max|min (vision-rope dinov3)
+  std::string ref_grid;            ///< --ref-grid HxW: timm ref_feat_shape (vision-rope eva)
 
   /// Where parameters came from when not from a flag: flag ("--base") ->
   /// how to name it in an error ("'t.h5': metadata base=1e-40"). `pe verify`

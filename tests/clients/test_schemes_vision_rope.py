@@ -10,7 +10,11 @@ Transcribed from huggingface/transformers:
 - models/dinov3_vit/modeling_dinov3_vit.py (commit 015e68769f9823df27f5f7372dc155277e6ff7e6)
   get_patches_center_coordinates and DINOv3ViTRopePositionEmbedding.forward; the
   "max"/"min" coordinate normalisations follow facebookresearch/dinov3
-  RopePositionEmbedding (normalize_coords).
+  RopePositionEmbedding (normalize_coords);
+- huggingface/pytorch-image-models (commit 0647e283021a2a7b0c7dc989d10564aa55bbf5e7)
+  timm/layers/pos_embed_sincos.py freq_bands, build_fourier_pos_embed and
+  build_rotary_pos_embed with in_pixels=False (RotaryEmbeddingCat, EVA-02's and
+  timm's "axial" RoPE), whose cat([sin, cos]) pe writes as its two halves.
 
 Each recipe runs in float64 (pe's float64 tables agree to |θ|·1e-13 + 1e-15) and in
 float32 as the model runs it (pe's float32 within the recipe's own error: |θ|·2^-21 +
@@ -83,6 +87,24 @@ def dinov3(head_dim, base, H, W, normalize, dt):
     return torch.cos(angles), torch.sin(angles), angles.to(torch.float64).abs()
 
 
+def timm_axial(head_dim, temperature, H, W, ref, dt):
+    num_bands = head_dim // 4
+    exp = torch.arange(0, num_bands, 1, dtype=torch.int64).to(dt) / num_bands  # freq_bands(step=1)
+    bands = 1. / (temperature ** exp)
+    feat_shape = [H, W]
+    t = [torch.arange(s, dtype=torch.int64).to(dt) + 0.0 for s in feat_shape]  # grid_offset 0
+    if ref is not None:
+        t = [x / f * r for x, f, r in zip(t, feat_shape, ref)]
+    grid = torch.stack(torch.meshgrid(t, indexing="ij"), dim=-1).unsqueeze(-1)
+    pos = grid * bands
+    sin_emb = pos.sin().reshape(H * W, -1).repeat_interleave(2, -1)
+    cos_emb = pos.cos().reshape(H * W, -1).repeat_interleave(2, -1)
+    rope = torch.cat([sin_emb, cos_emb], -1)  # RotaryEmbeddingCat.get_embed
+    sin_c, cos_c = rope.chunk(2, -1)          # apply_rot_embed_cat
+    th = pos.to(torch.float64).abs().reshape(H * W, -1).repeat_interleave(2, -1)
+    return cos_c, sin_c, th
+
+
 def run(name, args, recipe, rel32):
     p32, p64 = C.path(f"{name}.safetensors"), C.path(f"{name}_64.safetensors")
     C.pe("generate", "--scheme", "vision-rope", *args, "-o", p32)
@@ -131,6 +153,16 @@ for norm in ("separate", "max", "min"):
     run(f"dinov3_{norm}", ["--variant", "dinov3", "--head-dim", 32, "--grid", "12x20", "--normalize-coords", norm, "--base", 50],
         lambda dt, norm=norm: dinov3(32, 50.0, 12, 20, norm, dt), 2.0 ** -20)
 
+# EVA-02 (timm eva.py: RotaryEmbeddingCat(embed_dim // num_heads, in_pixels=False,
+# feat_shape=grid, ref_feat_shape)): EVA-02-L/14 at 448 has a 32x32 grid, ref 16x16.
+m = run("eva02_448", ["--variant", "eva", "--head-dim", 64, "--grid", "32x32", "--ref-grid", "16x16"],
+        lambda dt: timm_axial(64, 10000.0, 32, 32, [16, 16], dt), 2.0 ** -20)
+C.check(m["variant"] == "eva" and m["ref_grid"] == "16x16" and m["layout"] == "interleaved", f"eva metadata {m}")
+run("eva_noref", ["--variant", "eva", "--head-dim", 48, "--grid", "7x11", "--base", 100],
+    lambda dt: timm_axial(48, 100.0, 7, 11, None, dt), 2.0 ** -21)
+run("eva_rect_ref", ["--variant", "eva", "--head-dim", 32, "--grid", "24x18", "--ref-grid", "16x12"],
+    lambda dt: timm_axial(32, 10000.0, 24, 18, [16, 12], dt), 2.0 ** -20)
+
 # DINOv3 by hand: the 1×2 grid's centres are y = 0 and x = ∓1/2, so with head_dim 4
 # (ω_0 = 1) the angles are [0, ∓π, 0, ∓π]: the exact cos is -1 and the exact sin is 0,
 # which pe gives to within its frequency's 2^-106 (|sin| < 1e-30), where the float64
@@ -155,7 +187,7 @@ def err(args, *needles):
 
 
 err(["--head-dim", 64, "--grid", "4x4"], "--variant")
-err(["--variant", "eva", "--head-dim", 64, "--grid", "4x4"], "--variant 'eva'")
+err(["--variant", "eva2", "--head-dim", 64, "--grid", "4x4"], "--variant 'eva2'")
 err(["--variant", "pixtral", "--grid", "4x4"], "--head-dim")
 err(["--variant", "pixtral", "--head-dim", 63, "--grid", "4x4"], "--head-dim", "multiple of 2")
 err(["--variant", "dinov3", "--head-dim", 66, "--grid", "4x4"], "--head-dim", "multiple of 4")
@@ -165,4 +197,6 @@ err(["--variant", "qwen2-vl", "--head-dim", 64, "--grid", "4x4", "--frames", 0],
 err(["--variant", "pixtral", "--head-dim", 64, "--grid", "4x4", "--frames", 2], "--frames")
 err(["--variant", "dinov3", "--head-dim", 64, "--grid", "4x4", "--normalize-coords", "mean"], "--normalize-coords")
 err(["--variant", "pixtral", "--head-dim", 64, "--grid", "4x4", "--max-len", 20], "--max-len", "16 rows")
+err(["--variant", "eva", "--head-dim", 64, "--grid", "4x4", "--ref-grid", "0x4"], "--ref-grid")
+err(["--variant", "pixtral", "--head-dim", 64, "--grid", "4x4", "--ref-grid", "2x2"], "--ref-grid", "eva only")
 C.finish()

@@ -318,7 +318,7 @@ SchemeInfo MropeSchemeInfo() {
       {"--mrope-interleaved", "Qwen3-VL's interleaved sections (THWTHW...)", "off"},
       {"--positions", "ids from a file: [3, L] (t, h, w) or [L] (NPY, CSV, JSON, ...)", "-"},
       {"--mrope-layout", "ids by get_rope_index: e.g. text:5,image:1x4x6,text:3 (grid after the merge)", "-"},
-      {"--max-len", "without --positions/--mrope-layout: L text tokens at start + r", "-"},
+      {"--max-len", "text tokens at start + r", "required (or --positions / --mrope-layout)"},
       {"--base", "rope_theta", "10000"},
       {"--rotary-dim / --partial-rotary-factor / --rope-scaling ...", "as scheme rope", "-"},
       {"--hf-config", "a config.json: head_dim, rope_theta, rope_scaling.mrope_section, mrope_interleaved", "-"},

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <utility>
 #include <cmath>
 
 #include "core/error.h"
@@ -16,14 +18,15 @@ namespace {
 
 using Q = __float128;
 
-enum class Variant { kPixtral, kQwen2Vl, kDinov3 };
+enum class Variant { kPixtral, kQwen2Vl, kDinov3, kEva };
 
 Variant ParseVariant(const std::string& v) {
   if (v == "pixtral") return Variant::kPixtral;
   if (v == "qwen2-vl" || v == "qwen2_vl") return Variant::kQwen2Vl;
   if (v == "dinov3") return Variant::kDinov3;
+  if (v == "eva" || v == "timm-axial") return Variant::kEva;
   ThrowUsage(v.empty() ? std::string("--variant") : fmt::format("--variant '{}'", v),
-             "scheme 'vision-rope' needs one of pixtral, qwen2-vl, dinov3");
+             "scheme 'vision-rope' needs one of pixtral, qwen2-vl, dinov3, eva");
 }
 
 const char* VariantName(Variant v) {
@@ -31,6 +34,7 @@ const char* VariantName(Variant v) {
     case Variant::kPixtral: return "pixtral";
     case Variant::kQwen2Vl: return "qwen2-vl";
     case Variant::kDinov3: return "dinov3";
+    case Variant::kEva: return "eva";
   }
   return "";
 }
@@ -46,6 +50,25 @@ std::string NormalizeCoords(const SchemeSpec& spec) {
   ThrowUsage(fmt::format("--normalize-coords '{}'", n), "expected separate (DINOv3's default), max or min");
 }
 
+// --ref-grid HxW (timm ref_feat_shape); {0, 0} when absent.
+std::pair<std::int64_t, std::int64_t> RefGrid(const SchemeSpec& spec) {
+  if (spec.ref_grid.empty()) return {0, 0};
+  const std::string& g = spec.ref_grid;
+  const auto x = g.find_first_of("xX");
+  std::int64_t h = 0, w = 0;
+  const auto parse = [](std::string_view t, std::int64_t* out) {
+    if (t.empty()) return false;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), *out);
+    return ec == std::errc() && p == t.data() + t.size();
+  };
+  const bool ok = x == std::string::npos ? parse(g, &h) && (w = h, true)
+                                         : parse(std::string_view(g).substr(0, x), &h) &&
+                                               parse(std::string_view(g).substr(x + 1), &w);
+  if (!ok || h < 1 || w < 1 || h > (std::int64_t{1} << 30) || w > (std::int64_t{1} << 30))
+    ThrowUsage(fmt::format("--ref-grid '{}'", g), "expected HxW with positive integers up to 2^30, e.g. 16x16");
+  return {h, w};
+}
+
 std::int64_t Rows(const SchemeSpec& spec, Variant v) {
   return spec.grid_h * spec.grid_w * (v == Variant::kQwen2Vl ? spec.frames : 1);
 }
@@ -54,7 +77,7 @@ Variant Validate(const SchemeSpec& spec) {
   const Variant v = ParseVariant(spec.variant);
   const std::int64_t D = spec.d_model;
   if (D <= 0) ThrowUsage("--head-dim", "required by scheme 'vision-rope'");
-  if (v == Variant::kPixtral ? D % 2 != 0 : D % 4 != 0)
+  if (v == Variant::kPixtral ? D % 2 != 0 : D % 4 != 0)  // qwen2-vl, dinov3, eva: D/4 frequencies per axis
     ThrowUsage("--head-dim", fmt::format("vision-rope {} needs a multiple of {}, got {}", VariantName(v),
                                          v == Variant::kPixtral ? 2 : 4, D));
   if (spec.grid_h <= 0 || spec.grid_w <= 0) ThrowUsage("--grid", "scheme 'vision-rope' needs the patch grid, e.g. --grid 16x16");
@@ -70,6 +93,11 @@ Variant Validate(const SchemeSpec& spec) {
                                                      spec.grid_h, spec.grid_w));
   } else {
     if (spec.frames != 1) ThrowUsage("--frames", fmt::format("applies to --variant qwen2-vl only"));
+  }
+  if (v == Variant::kEva) {
+    if (!spec.ref_grid.empty()) RefGrid(spec);
+  } else if (!spec.ref_grid.empty()) {
+    ThrowUsage("--ref-grid", "applies to --variant eva only");
   }
   if (v == Variant::kDinov3) NormalizeCoords(spec);
   else if (!spec.normalize_coords.empty()) ThrowUsage("--normalize-coords", "applies to --variant dinov3 only");
@@ -162,6 +190,31 @@ Built Build(const SchemeSpec& spec, Variant v) {
       b.hi = std::max(2 * H - 1 - mh, 2 * W - 1 - mw);
       break;
     }
+    case Variant::kEva: {
+      // build_rotary_pos_embed(in_pixels=False): bands ω_k = base^(-k/(D/4))
+      // (freq_bands, step 1), grid t = arange(s) [/ s · ref], pos = t·ω,
+      // [y·ω | x·ω] repeat_interleave(2). With a reference grid the id
+      // stays the integer i and the frequency becomes ω·ref/s (quad).
+      const std::int64_t q = D / 4;
+      const auto [rh, rw] = RefGrid(spec);
+      const Q base = spec.base;
+      for (int axis = 0; axis < 2; ++axis) {
+        const std::int64_t f = axis == 0 ? H : W, ref = axis == 0 ? rh : rw;
+        const Q scale = ref > 0 ? static_cast<Q>(ref) / static_cast<Q>(f) : 1;
+        for (std::int64_t k = 0; k < q; ++k)
+          b.plan.frequencies.push_back(FrequencyFromQuad(scale * QPow(base, -static_cast<Q>(k) / static_cast<Q>(q))));
+      }
+      for (std::int64_t j = 0; j < D; ++j) {
+        const std::int64_t m = j / 2;  // repeat_interleave(2)
+        b.plan.columns.push_back({static_cast<std::int32_t>(m), m < q ? 0 : 1, SinusoidColumn::kCos});
+      }
+      b.ids = [W](std::int64_t r, std::int64_t* id) {
+        id[0] = r / W;
+        id[1] = r % W;
+      };
+      b.hi = std::max(H, W) - 1;
+      break;
+    }
   }
   return b;
 }
@@ -171,11 +224,11 @@ Built Build(const SchemeSpec& spec, Variant v) {
 SchemeInfo VisionRopeSchemeInfo() {
   SchemeInfo info;
   info.name = "vision-rope";
-  info.summary = "2-D rotary of vision encoders (Pixtral, Qwen2-VL ViT, DINOv3): cos, sin [grid cells, head_dim]";
+  info.summary = "2-D rotary of vision encoders (Pixtral, Qwen2-VL ViT, DINOv3, EVA-02/timm axial): cos, sin [grid cells, head_dim]";
   info.source = "huggingface/transformers models/pixtral, models/qwen2_vl (VisionRotaryEmbedding, rot_pos_emb), "
-                "models/dinov3_vit";
+                "models/dinov3_vit; timm layers/pos_embed_sincos.py (RotaryEmbeddingCat)";
   info.params = {
-      {"--variant", "pixtral | qwen2-vl | dinov3", "required"},
+      {"--variant", "pixtral | qwen2-vl | dinov3 | eva (timm RotaryEmbeddingCat, axial)", "required"},
       {"--head-dim", "head dimension D (pixtral: even; qwen2-vl, dinov3: multiple of 4)", "required"},
       {"--grid", "HxW patches (pixtral: N x N = image_size/patch_size for the model's buffer; qwen2-vl: "
                  "grid_thw's h x w before the merge)", "required"},
@@ -183,6 +236,7 @@ SchemeInfo VisionRopeSchemeInfo() {
       {"--frames", "qwen2-vl: t of grid_thw (rows repeat per frame)", "1"},
       {"--spatial-merge-size", "qwen2-vl: merge window (row order)", "2"},
       {"--normalize-coords", "dinov3: separate | max | min", "separate"},
+      {"--ref-grid", "eva: timm ref_feat_shape HxW (ids scaled by ref/grid)", "-"},
       {"--tensor", "cos | sin", "both"},
   };
   info.tensors = {"cos", "sin"};
@@ -214,7 +268,11 @@ SchemeInfo VisionRopeSchemeInfo() {
       m.Set("spatial_merge_size", spec.spatial_merge_size);
     }
     if (v == Variant::kDinov3) m.Set("normalize_coords", NormalizeCoords(spec));
-    m.Set("layout", std::string("half"));
+    if (v == Variant::kEva && !spec.ref_grid.empty()) {
+      const auto [rh, rw] = RefGrid(spec);
+      m.Set("ref_grid", fmt::format("{}x{}", rh, rw));
+    }
+    m.Set("layout", std::string(v == Variant::kEva ? "interleaved" : "half"));
     m.Set("dtype", std::string(Traits(spec.dtype).name));
     m.Set("pe_version", std::string(PE_VERSION));
     Built b = Build(spec, v);

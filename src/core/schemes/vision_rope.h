@@ -20,6 +20,14 @@
 //             max(H, W) or min(H, W)); angle 2π·c·ω; row = [y·ω | x·ω]
 //             tiled twice. Exact through integer ids 2i + 1 - M and the
 //             quad frequencies 2π·ω/M.
+//   eva       timm layers/pos_embed_sincos.py RotaryEmbeddingCat(head_dim,
+//             in_pixels=False) = build_rotary_pos_embed, the "axial" RoPE of
+//             EVA-02 and timm ViTs: ω_k = base^(-k/(D/4)), k < D/4; ids
+//             i·ref/grid per axis (--ref-grid, ref_feat_shape; else i);
+//             row = [y·ω | x·ω] repeat_interleave(2) (interleaved layout,
+//             timm's rot()). cos and sin are the halves of its
+//             cat([sin, cos]). Exact as the integer id i times the quad
+//             frequency ω·ref/grid.
 #pragma once
 
 #include "core/scheme.h"
