@@ -2,8 +2,9 @@
 """2-D vision RoPE (scheme vision-rope) against the models' own code, in torch.
 
 Transcribed from huggingface/transformers:
-- models/pixtral/modeling_pixtral.py PixtralRotaryEmbedding (__init__'s
-  inv_freq buffer, forward) and position_ids_in_meshgrid;
+- models/pixtral/modeling_pixtral.py (commit 0233e509531ace915c8241b4c16c8032a583279c)
+  PixtralRotaryEmbedding (the inv_freq buffer of compute_default_rope_parameters,
+  forward) and position_ids_in_meshgrid;
 - models/qwen2_vl/modeling_qwen2_vl.py (commit 00b676f8f0489b88652a31d70751cc540dd06305)
   VisionRotaryEmbedding and Qwen2VisionTransformerPretrainedModel.rot_pos_emb
   + forward's cat(emb, emb).cos()/.sin();
