@@ -197,6 +197,16 @@ tc, mc, _ = read_safetensors(pc)
 c64, s64, th = qwen_cos_sin(np.stack([ids1] * 3), 10000.0, 64, [8, 12, 12], False, torch.float64)
 C.check(tc["cos"].shape == (L, 64) and np.all(np.abs(tc["cos"] - c64) <= th * 1e-13 + 1e-15) and
         np.all(np.abs(tc["sin"] - s64) <= th * 1e-13 + 1e-15), "[L] CSV positions: t = h = w table differs from the recipe")
+# [3, L] as pe's JSON table form ({"shape", "data"}): the same table as the NPY ids
+js = C.path("qwen2vl_pos.json")
+pos3 = np.load(C.path("qwen2vl_pos.npy"))
+with open(js, "w") as f:
+    json.dump({"shape": list(pos3.shape), "data": pos3.astype(int).tolist()}, f)
+pj = C.path("qwen2vl_json.safetensors")
+C.pe("generate", "--scheme", "mrope", "--head-dim", 128, "--base", 1000000, "--mrope-section", "16,24,24", "--positions", js, "-o", pj)
+tj, _, _ = read_safetensors(pj)
+t32, _, _ = read_safetensors(C.path("qwen2vl.safetensors"))
+C.check(np.array_equal(tj["cos"], t32["cos"]) and np.array_equal(tj["sin"], t32["sin"]), "JSON [3, L] positions differ from the layout table")
 # --max-len: text only, identical to the 1-D rope table (HF: position_ids expanded to 3 rows)
 pm, pr = C.path("seq_mrope.safetensors"), C.path("seq_rope.safetensors")
 C.pe("generate", "--scheme", "mrope", "--head-dim", 64, "--mrope-section", "8,12,12", "--mrope-interleaved", "--max-len", 500, "--start", 40, "-o", pm)

@@ -266,7 +266,10 @@ MropePositions ReadMropePositions(const std::string& path) {
   try {
     src = OpenTable(path);
   } catch (const Error& e) {
-    ThrowInput(what, e.what());
+    std::string why = e.what();  // the reader names the file: keep one name
+    const std::string named = "'" + path + "': ";
+    if (why.rfind(named, 0) == 0) why.erase(0, named.size());
+    ThrowInput(what, why);
   }
   const TableInfo& info = src->info();
   const std::vector<std::int64_t> shape = LogicalShape(info);
