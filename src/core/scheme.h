@@ -76,7 +76,7 @@ struct SchemeSpec {
   bool mrope_interleaved = false;  ///< --mrope-interleaved (Qwen3-VL)
   std::string positions;           ///< --positions FILE: [3, L] or [L] ids (mrope)
   std::string mrope_layout;        ///< --mrope-layout "text:5,image:1x4x6,text:3" (mrope)
-  std::string variant;             ///< --variant pixtral|qwen2-vl|dinov3 (vision-rope)
+  std::string variant;             ///< --variant pixtral|qwen2-vl|dinov3|eva (vision-rope)
   std::int64_t frames = 1;         ///< --frames T (vision-rope qwen2-vl)
   std::int64_t spatial_merge_size = 2;  ///< --spatial-merge-size (vision-rope qwen2-vl)
   std::string normalize_coords;    ///< --normalize-coords separate|max|min (vision-rope dinov3)
