@@ -229,7 +229,7 @@ SchemeInfo VisionRopeSchemeInfo() {
                 "models/dinov3_vit; timm layers/pos_embed_sincos.py (RotaryEmbeddingCat)";
   info.params = {
       {"--variant", "pixtral | qwen2-vl | dinov3 | eva (timm RotaryEmbeddingCat, axial)", "required"},
-      {"--head-dim", "head dimension D (pixtral: even; qwen2-vl, dinov3: multiple of 4)", "required"},
+      {"--head-dim", "head dimension D (pixtral: even; qwen2-vl, dinov3, eva: multiple of 4)", "required"},
       {"--grid", "HxW patches (pixtral: N x N = image_size/patch_size for the model's buffer; qwen2-vl: "
                  "grid_thw's h x w before the merge)", "required"},
       {"--base", "rope_theta (dinov3: 100 when left at 10000)", "10000"},
