@@ -90,6 +90,9 @@ Examples:
       --original-max-position-embeddings 4096 --semantics llama.cpp -o yarn.safetensors
   pe generate --scheme alibi --heads 12 --max-len 512 --tensor slopes -o slopes.csv
   pe generate --scheme sincos-2d --d-model 768 --grid 14x14 --cls-token -o mae.npy
+  pe generate --scheme mrope --head-dim 128 --base 1000000 --mrope-section 16,24,24 \
+      --mrope-layout "text:5,image:1x4x6,text:3" -o qwen2vl.safetensors
+  pe generate --scheme vision-rope --variant pixtral --head-dim 64 --grid 64x64 -o pixtral.h5
 )");
   return cmd;
 }

@@ -60,7 +60,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--heads", x.heads, "alibi: number of attention heads", "N");
   opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | distance (-slope*|i-j|)", "FORM")->capture_default_str();
   opt("--max-bias", x.max_bias, "alibi: slopes 2^(-max_bias*k/n) (8 = Press et al.)", "B")->capture_default_str();
-  opt("--grid", f.grid, "sincos-2d: grid HxW (or N for NxN)", "HxW");
+  opt("--grid", f.grid, "sincos-2d, vision-rope: grid HxW (or N for NxN)", "HxW");
   cmd.add_flag("--cls-token", x.cls_token, "sincos-2d: prepend a zero row (MAE cls_token)")->group(g);
   cmd.add_flag("--bidirectional", x.bidirectional, "t5-bucket: encoder (bidirectional) buckets")->group(g);
   opt("--num-buckets", x.num_buckets, "t5-bucket num_buckets", "N")->capture_default_str();
@@ -76,6 +76,16 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--r1", x.r1, "kerple r1 > 0: a number or a comma list, one per head", "R|LIST");
   opt("--r2", x.r2, "kerple r2 > 0 (power: <= 2): a number or a comma list", "R|LIST");
   opt("--rel-form", x.rel_form, "kerple, sandwich: matrix [heads, q, k] | offsets [heads, L]", "F")->capture_default_str();
+  // mrope, vision-rope
+  opt("--mrope-section", x.mrope_section, "mrope: t,h,w section sizes summing to rotary_dim/2 (Qwen2-VL 16,24,24; Qwen3-VL 24,20,20)", "T,H,W");
+  cmd.add_flag("--mrope-interleaved", x.mrope_interleaved, "mrope: Qwen3-VL interleaved sections (apply_interleaved_mrope)")->group(g);
+  opt("--positions", x.positions, "mrope: position ids from a file, shape [3, L] (t, h, w) or [L] (NPY, CSV, JSON, ...)", "FILE");
+  opt("--mrope-layout", x.mrope_layout, "mrope: ids as get_rope_index builds them, e.g. text:5,image:1x4x6,text:3", "SPEC");
+  opt("--variant", x.variant, "vision-rope: pixtral | qwen2-vl | dinov3 | eva", "NAME");
+  opt("--frames", x.frames, "vision-rope qwen2-vl: temporal patches t of grid_thw", "T")->capture_default_str();
+  opt("--spatial-merge-size", x.spatial_merge_size, "vision-rope qwen2-vl: spatial_merge_size", "N")->capture_default_str();
+  opt("--normalize-coords", x.normalize_coords, "vision-rope dinov3: separate | max | min", "M");
+  opt("--ref-grid", x.ref_grid, "vision-rope eva: timm ref_feat_shape HxW (the pretraining grid; ids scale by ref/grid)", "HxW");
 }
 
 namespace {

@@ -10,6 +10,8 @@
 #include "core/exact_sincos.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/relative.h"
+#include "core/schemes/mrope.h"
+#include "core/schemes/vision_rope.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/sinusoid_presets.h"
 #include "core/schemes/sinusoidal.h"
@@ -34,6 +36,8 @@ const std::vector<SchemeInfo>& Schemes() {
       TransformerXlSchemeInfo(),
       KerpleSchemeInfo(),
       SandwichSchemeInfo(),
+      MropeSchemeInfo(),
+      VisionRopeSchemeInfo(),
   };
   return kSchemes;
 }

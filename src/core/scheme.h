@@ -91,6 +91,16 @@ struct SchemeSpec {
   std::string kerple_form = "log";          ///< --kerple-form log|power
   std::string r1, r2;                       ///< --r1, --r2 (kerple): a number or a comma list per head
   std::string rel_form = "matrix";          ///< --rel-form matrix|offsets (kerple, sandwich)
+  // mrope, vision-rope (core/schemes/mrope.h, vision_rope.h)
+  std::string mrope_section;       ///< --mrope-section t,h,w (mrope)
+  bool mrope_interleaved = false;  ///< --mrope-interleaved (Qwen3-VL)
+  std::string positions;           ///< --positions FILE: [3, L] or [L] ids (mrope)
+  std::string mrope_layout;        ///< --mrope-layout "text:5,image:1x4x6,text:3" (mrope)
+  std::string variant;             ///< --variant pixtral|qwen2-vl|dinov3|eva (vision-rope)
+  std::int64_t frames = 1;         ///< --frames T (vision-rope qwen2-vl)
+  std::int64_t spatial_merge_size = 2;  ///< --spatial-merge-size (vision-rope qwen2-vl)
+  std::string normalize_coords;    ///< --normalize-coords separate|max|min (vision-rope dinov3)
+  std::string ref_grid;            ///< --ref-grid HxW: timm ref_feat_shape (vision-rope eva)
 
   /// Where parameters came from when not from a flag: flag ("--base") ->
   /// how to name it in an error ("'t.h5': metadata base=1e-40"). `pe verify`

@@ -29,7 +29,8 @@ C = Checker(sys.argv[1], sys.argv[2])
 
 # Values for the parameters the registry marks "required".
 REQUIRED = {"--d-model": 8, "--head-dim": 8, "--max-len": 24, "--heads": 4, "--grid": "4x6",
-            "--max-relative-position": 5, "--r1": "1.5,0.5,2,0.25", "--r2": "0.5"}
+            "--max-relative-position": 5, "--r1": "1.5,0.5,2,0.25", "--r2": "0.5",
+            "--mrope-section": "2,1,1", "--variant": "pixtral"}
 # Extra variants that exercise the detection paths (a grid wide enough for
 # pe to find (sin, cos) pairs in it, encoder buckets, partial rotary, ...).
 VARIANTS = {
@@ -38,6 +39,10 @@ VARIANTS = {
     "rope": [["--head-dim", 16, "--max-len", 40, "--partial-rotary-factor", 0.5]],
     "alibi": [["--heads", 6, "--max-len", 9, "--alibi-bias", "distance"]],
     "fairseq": [["--d-model", 16, "--max-len", 50, "--padding-idx", 2]],
+    "mrope": [["--head-dim", 16, "--mrope-section", "2,3,3", "--mrope-layout", "text:4,image:2x3x2,text:5"],
+              ["--head-dim", 24, "--mrope-section", "4,4,4", "--mrope-interleaved", "--mrope-layout", "image:3x4,text:2"]],
+    "vision-rope": [["--variant", "qwen2-vl", "--head-dim", 16, "--grid", "4x6"], ["--variant", "dinov3", "--head-dim", 16, "--grid", "5x3"],
+                    ["--variant", "eva", "--head-dim", 16, "--grid", "6x6", "--ref-grid", "4x4"]],
 }
 ALL = ["rotation", "shift", "bounds", "norm", "unique"]
 
@@ -54,6 +59,10 @@ def expected_checks(scheme, tensor):
         return ["bounds", "norm", "unique"]
     if scheme == "transformer-xl":
         return ["bounds", "norm", "unique"]  # no position clamped (--clamp-len 0)
+    if scheme == "mrope":  # ids from a layout or a sequence are distinct per token
+        return ["unique"] if tensor in ("cos", "sin") else []
+    if scheme == "vision-rope":  # grid cells differ (qwen2-vl with one frame)
+        return ["unique"]
     return []  # alibi, t5-bucket
 
 

@@ -1,0 +1,43 @@
+#include "core/schemes/axis_rotary.h"
+
+#include <cstring>
+
+#include "core/schemes/quad_source.h"
+
+namespace pe {
+
+AxisRotarySource::AxisRotarySource(TableInfo info, AxisRotaryPlan plan, AxisIdsFn ids, std::int64_t min_id,
+                                   std::int64_t max_id, __float128 scale)
+    : info_(std::move(info)), plan_(std::move(plan)), ids_(std::move(ids)), scale_(scale) {
+  CheckAngleDomain(plan_.frequencies, min_id, max_id);
+}
+
+void AxisRotarySource::ReadRows(std::int64_t first, std::int64_t count, std::byte* out) {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(plan_.axes));
+  const std::size_t size = Traits(info_.dtype).size;
+  for (std::int64_t r = 0; r < count; ++r) {
+    ids_(first + r, ids.data());
+    std::byte* row = out + static_cast<std::size_t>(r) * info_.row_bytes();
+    for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
+      const AxisColumn col = plan_.columns[j];
+      const std::int64_t pos = ids[static_cast<std::size_t>(col.axis)];
+      const Frequency& f = plan_.frequencies[static_cast<std::size_t>(col.freq)];
+      const bool cosine = col.kind == SinusoidColumn::kCos;
+      if (scale_ == 1 && info_.dtype == DType::kFloat32) {
+        float s, c;
+        SinCosF32(pos, f, &s, &c);
+        std::memcpy(row + j * size, cosine ? &c : &s, size);
+      } else if (scale_ == 1 && info_.dtype == DType::kFloat64) {
+        double s, c;
+        SinCosF64(pos, f, &s, &c);
+        std::memcpy(row + j * size, cosine ? &c : &s, size);
+      } else {
+        __float128 s, c;
+        SinCosQuad(pos, f, &s, &c);
+        StoreQuad(row, info_.dtype, j, scale_ * (cosine ? c : s));
+      }
+    }
+  }
+}
+
+}  // namespace pe

@@ -1,0 +1,403 @@
+#include "core/schemes/mrope.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/exact_sincos.h"
+#include "core/format.h"
+#include "core/schemes/axis_rotary.h"
+#include "core/schemes/quad_source.h"
+#include "core/schemes/rope.h"
+#include "core/version.h"
+
+namespace pe {
+namespace {
+
+using Q = __float128;
+
+bool ParseInt(std::string_view s, std::int64_t* out) {
+  if (s.empty()) return false;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t next = s.find(sep, pos);
+    out.push_back(s.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
+    if (next == std::string_view::npos) return out;
+    pos = next + 1;
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// The config's mrope_section / mrope_interleaved (rope_scaling or v5
+// rope_parameters; multimodal configs keep them in text_config).
+void ReadMropeConfig(const std::string& path, SchemeSpec* spec) {
+  const std::string what = fmt::format("--hf-config '{}'", path);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
+  if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
+  std::ifstream f(path);
+  nlohmann::json c;
+  try {
+    c = nlohmann::json::parse(f, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
+      return true;
+    });
+  } catch (const nlohmann::json::exception&) {
+    ThrowInput(what, "not valid JSON");
+  }
+  if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
+  if (c.contains("text_config") && c["text_config"].is_object()) c = c["text_config"];
+  nlohmann::json rs;
+  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) rs = c["rope_scaling"];
+  if (c.contains("rope_parameters") && c["rope_parameters"].is_object()) rs = c["rope_parameters"];
+  if (!rs.is_object()) return;
+  if (spec->mrope_section.empty() && rs.contains("mrope_section")) {
+    const auto& s = rs["mrope_section"];
+    if (!s.is_array()) ThrowInput(what, "rope_scaling.mrope_section is not a list");
+    std::string text;
+    for (const auto& v : s) {
+      if (!v.is_number_integer()) ThrowInput(what, "rope_scaling.mrope_section holds a non-integer");
+      text += fmt::format("{}{}", text.empty() ? "" : ",", v.get<std::int64_t>());
+    }
+    spec->mrope_section = text;
+  }
+  if (rs.contains("mrope_interleaved") && rs["mrope_interleaved"].is_boolean() && rs["mrope_interleaved"].get<bool>())
+    spec->mrope_interleaved = true;
+}
+
+// The spec the frequencies are computed from: --hf-config applied (its
+// rope_scaling type "mrope", Qwen2-VL's marker, is the default frequencies).
+SchemeSpec Resolved(const SchemeSpec& in) {
+  SchemeSpec spec = WithHfConfig(in);
+  if (!in.hf_config.empty()) ReadMropeConfig(in.hf_config, &spec);
+  if (spec.rope_scaling == "mrope" || spec.rope_scaling == "default") spec.rope_scaling = "none";
+  spec.hf_config.clear();  // applied once
+  return spec;
+}
+
+MropePositions Positions(const SchemeSpec& spec) {
+  if (!spec.positions.empty() && !spec.mrope_layout.empty())
+    ThrowUsage("--positions", "give either --positions or --mrope-layout, not both");
+  MropePositions p;
+  if (!spec.positions.empty()) {
+    p = ReadMropePositions(spec.positions);
+  } else if (!spec.mrope_layout.empty()) {
+    p = MropePositionsFromLayout(spec.mrope_layout);
+  } else {
+    if (spec.max_len <= 0)
+      ThrowUsage("--max-len", "scheme 'mrope' needs --positions FILE, --mrope-layout SPEC or --max-len N");
+    if (spec.max_len > kMaxMropeTokens)
+      ThrowUsage("--max-len", fmt::format("{} tokens is above mrope's maximum of {} (2^22)", spec.max_len, kMaxMropeTokens));
+    p.len = spec.max_len;
+    p.source = "sequence";
+    p.ids.resize(static_cast<std::size_t>(3 * p.len));
+    for (int a = 0; a < 3; ++a)
+      for (std::int64_t r = 0; r < p.len; ++r) p.ids[static_cast<std::size_t>(a * p.len + r)] = spec.start + r;
+    return p;
+  }
+  if (spec.start != 0)
+    ThrowUsage("--start", "applies to --max-len sequences only; --positions and --mrope-layout give every id");
+  if (spec.max_len != 0 && spec.max_len != p.len)
+    ThrowUsage("--max-len", fmt::format("the positions hold {} tokens; drop --max-len", p.len));
+  return p;
+}
+
+struct MropeSetup {
+  SchemeSpec spec;
+  RopeFrequencies freqs;
+  std::array<std::int64_t, 3> section{};
+  MropePositions positions;
+};
+
+MropeSetup Setup(const SchemeSpec& in) {
+  MropeSetup s;
+  s.spec = Resolved(in);
+  if (s.spec.d_model <= 0) ThrowUsage("--head-dim", "required by scheme 'mrope' (or give --hf-config)");
+  if (s.spec.layout != "" && s.spec.layout != "half")
+    ThrowUsage(fmt::format("--layout '{}'", s.spec.layout), "M-RoPE tables are in the half layout (rotate_half) only");
+  s.freqs = ComputeRopeFrequencies(s.spec);
+  const std::int64_t half = s.freqs.dim / 2;
+  if (s.spec.mrope_section.empty())
+    ThrowUsage("--mrope-section", fmt::format("required by scheme 'mrope': three section sizes summing to rotary_dim/2 = {} "
+                                              "(Qwen2-VL: 16,24,24 for head_dim 128), or --hf-config",
+                                              half));
+  s.section = ParseMropeSection(s.spec.mrope_section, half);
+  s.positions = Positions(s.spec);
+  CheckedTableBytes(s.positions.len, s.freqs.dim, s.spec.dtype);
+  return s;
+}
+
+TableInfo Named(const Metadata& meta, const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
+  TableInfo t;
+  t.name = name;
+  t.rows = rows;
+  t.cols = cols;
+  t.dtype = dtype;
+  t.meta = meta;
+  t.meta.Set("tensor", std::string(name));
+  return t;
+}
+
+}  // namespace
+
+std::array<std::int64_t, 3> ParseMropeSection(const std::string& text, std::int64_t half) {
+  std::string s = text;
+  for (char& c : s)
+    if (c == '[' || c == ']') c = ' ';
+  const auto parts = Split(s, ',');
+  std::array<std::int64_t, 3> out{};
+  const std::string what = fmt::format("--mrope-section '{}'", text);
+  if (parts.size() != 3) ThrowUsage(what, "expected three sizes t,h,w (e.g. 16,24,24)");
+  for (int i = 0; i < 3; ++i)
+    if (!ParseInt(Trim(parts[static_cast<std::size_t>(i)]), &out[static_cast<std::size_t>(i)]) || out[static_cast<std::size_t>(i)] < 0 ||
+        out[static_cast<std::size_t>(i)] > kMaxWidth)
+      ThrowUsage(what, "expected three integers >= 0 (e.g. 16,24,24)");
+  if (out[0] + out[1] + out[2] != half)
+    ThrowUsage(what, fmt::format("the sections sum to {}, but the rotary dimension has {} frequencies (rotary_dim/2)",
+                                 out[0] + out[1] + out[2], half));
+  return out;
+}
+
+std::vector<int> MropeAxes(const std::array<std::int64_t, 3>& section, std::int64_t half, bool interleaved) {
+  std::vector<int> axis(static_cast<std::size_t>(half), 0);
+  for (std::int64_t i = 0; i < half; ++i) {
+    int a = 0;
+    if (interleaved) {
+      // apply_interleaved_mrope: freqs_t[..., offset:3·s:3] = freqs[axis][...]
+      if (i % 3 == 1 && i < 3 * section[1]) a = 1;
+      if (i % 3 == 2 && i < 3 * section[2]) a = 2;
+    } else {
+      // apply_multimodal_rotary_pos_emb: split by sections, chunk k takes axis k % 3.
+      a = i < section[0] ? 0 : i < section[0] + section[1] ? 1 : 2;
+    }
+    axis[static_cast<std::size_t>(i)] = a;
+  }
+  return axis;
+}
+
+MropePositions MropePositionsFromLayout(const std::string& layout) {
+  const std::string what = fmt::format("--mrope-layout '{}'", layout);
+  MropePositions p;
+  p.source = "layout:" + layout;
+  // First pass: the items and the token count (bounded before allocating).
+  struct Item {
+    bool text;
+    std::int64_t n, t, h, w;
+  };
+  std::vector<Item> items;
+  std::int64_t total = 0;
+  for (std::string_view raw : Split(layout, ',')) {
+    const std::string_view item = Trim(raw);
+    const std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos)
+      ThrowUsage(what, fmt::format("item '{}' is not KIND:SIZE (text:N, image:TxHxW, video:TxHxW)", item));
+    const std::string_view kind = item.substr(0, colon), size = item.substr(colon + 1);
+    Item it{};
+    if (kind == "text") {
+      it.text = true;
+      if (!ParseInt(size, &it.n) || it.n < 0 || it.n > kMaxMropeTokens)
+        ThrowUsage(what, fmt::format("'{}': text takes a token count, e.g. text:5", item));
+    } else if (kind == "image" || kind == "video") {
+      const auto dims = Split(size, 'x');
+      std::int64_t v[3] = {1, 0, 0};
+      const std::size_t off = dims.size() == 2 ? 1 : 0;
+      bool ok = dims.size() == 2 || dims.size() == 3;
+      for (std::size_t d = 0; ok && d < dims.size(); ++d)
+        ok = ParseInt(dims[d], &v[d + off]) && v[d + off] >= 1 && v[d + off] <= kMaxMropeTokens;
+      if (!ok) ThrowUsage(what, fmt::format("'{}': {} takes TxHxW (or HxW) positive sizes, e.g. {}:1x4x6", item, kind, kind));
+      it.t = v[0];
+      it.h = v[1];
+      it.w = v[2];
+      if (it.t > kMaxMropeTokens / it.h || it.t * it.h > kMaxMropeTokens / it.w)
+        ThrowUsage(what, fmt::format("'{}' has more than {} tokens", item, kMaxMropeTokens));
+      it.n = it.t * it.h * it.w;
+    } else {
+      ThrowUsage(what, fmt::format("unknown item kind '{}' (text, image, video)", kind));
+    }
+    total += it.n;
+    if (total > kMaxMropeTokens)
+      ThrowUsage(what, fmt::format("more than {} tokens (2^22, pe's M-RoPE maximum)", kMaxMropeTokens));
+    items.push_back(it);
+  }
+  if (total == 0) ThrowUsage(what, "no tokens");
+  p.len = total;
+  p.ids.resize(static_cast<std::size_t>(3 * total));
+  std::int64_t r = 0, next = 0;  // next = max(previous ids) + 1
+  for (const Item& it : items) {
+    const std::int64_t s = next;
+    if (it.text) {
+      for (std::int64_t k = 0; k < it.n; ++k, ++r)
+        for (int a = 0; a < 3; ++a) p.ids[static_cast<std::size_t>(a * total + r)] = s + k;
+      if (it.n > 0) next = s + it.n;
+    } else {
+      for (std::int64_t t = 0; t < it.t; ++t)
+        for (std::int64_t h = 0; h < it.h; ++h)
+          for (std::int64_t w = 0; w < it.w; ++w, ++r) {
+            p.ids[static_cast<std::size_t>(r)] = s + t;
+            p.ids[static_cast<std::size_t>(total + r)] = s + h;
+            p.ids[static_cast<std::size_t>(2 * total + r)] = s + w;
+          }
+      next = s + std::max({it.t, it.h, it.w});
+    }
+  }
+  return p;
+}
+
+MropePositions ReadMropePositions(const std::string& path) {
+  const std::string what = fmt::format("--positions '{}'", path);
+  std::unique_ptr<RowSource> src;
+  try {
+    src = OpenTable(path);
+  } catch (const Error& e) {
+    std::string why = e.what();  // the reader names the file: keep one name
+    const std::string named = "'" + path + "': ";
+    if (why.rfind(named, 0) == 0) why.erase(0, named.size());
+    ThrowInput(what, why);
+  }
+  const TableInfo& info = src->info();
+  const std::vector<std::int64_t> shape = LogicalShape(info);
+  std::int64_t len = 0;
+  bool one_d = false;
+  if (shape.size() == 2 && shape[0] == 3) {
+    len = shape[1];
+  } else if (shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)) {  // [L], or one CSV column [L, 1]
+    len = shape[0];
+    one_d = true;
+  } else {
+    std::string s;
+    for (auto d : shape) s += fmt::format("{}{}", s.empty() ? "" : ", ", d);
+    ThrowInput(what, fmt::format("shape [{}]: expected [3, L] (t, h, w ids) or [L] (t = h = w)", s));
+  }
+  if (len < 1 || len > kMaxMropeTokens)
+    ThrowInput(what, fmt::format("{} tokens: expected 1 to {} (2^22)", len, kMaxMropeTokens));
+  const DenseTable d = ReadAll(*src, 3 * kMaxMropeTokens);
+  MropePositions p;
+  p.len = len;
+  p.source = "file:" + path;
+  p.ids.resize(static_cast<std::size_t>(3 * len));
+  const std::size_t n = d.values.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = d.values[k];
+    if (!std::isfinite(v) || v != std::floor(v))
+      ThrowInput(what, fmt::format("value {} (element {}) is not an integer position id", v, k));
+    if (std::fabs(v) > static_cast<double>(kMaxExactPosition))
+      ThrowInput(what, fmt::format("value {} (element {}) is beyond ±2^40, where pe's exactness bounds are proved", v, k));
+    const auto id = static_cast<std::int64_t>(v);
+    if (one_d) {
+      for (int a = 0; a < 3; ++a) p.ids[static_cast<std::size_t>(a * len) + k] = id;
+    } else {
+      p.ids[k] = id;  // row-major [3, L] is the layout of ids
+    }
+  }
+  return p;
+}
+
+SchemeInfo MropeSchemeInfo() {
+  SchemeInfo info;
+  info.name = "mrope";
+  info.summary = "multimodal RoPE (Qwen2-VL, Qwen2.5-VL; Qwen3-VL interleaved): cos, sin [L, dim] from (t, h, w) ids";
+  info.source = "huggingface/transformers models/qwen2_vl (apply_multimodal_rotary_pos_emb, get_rope_index), "
+                "models/qwen3_vl (apply_interleaved_mrope)";
+  info.params = {
+      {"--head-dim", "head dimension (alias of --d-model)", "required"},
+      {"--mrope-section", "t,h,w section sizes summing to rotary_dim/2 (Qwen2-VL 16,24,24; Qwen3-VL 24,20,20)", "required"},
+      {"--mrope-interleaved", "Qwen3-VL's interleaved sections (THWTHW...)", "off"},
+      {"--positions", "ids from a file: [3, L] (t, h, w) or [L] (NPY, CSV, JSON, ...)", "-"},
+      {"--mrope-layout", "ids by get_rope_index: e.g. text:5,image:1x4x6,text:3 (grid after the merge)", "-"},
+      {"--max-len", "text tokens at start + r", "required (or --positions / --mrope-layout)"},
+      {"--base", "rope_theta", "10000"},
+      {"--rotary-dim / --partial-rotary-factor / --rope-scaling ...", "as scheme rope", "-"},
+      {"--hf-config", "a config.json: head_dim, rope_theta, rope_scaling.mrope_section, mrope_interleaved", "-"},
+      {"--tensor", "cos | sin | inv_freq", "all"},
+  };
+  info.tensors = {"cos", "sin", "inv_freq"};
+  info.needs_d_model = false;
+  info.needs_max_len = false;
+  // Ids built from a layout or a sequence are distinct per token; a file's
+  // may repeat (padding), so nothing is assumed of them.
+  info.default_checks = [](const SchemeSpec& spec, std::string_view tensor) {
+    if ((tensor == "cos" || tensor == "sin") && spec.positions.empty()) return std::vector<std::string>{"unique"};
+    return std::vector<std::string>{};
+  };
+  info.validate = [](const SchemeSpec& spec) { Setup(spec); };
+  info.make_set = [](const SchemeSpec& spec_in) {
+    MropeSetup s = Setup(spec_in);
+    const SchemeSpec& spec = s.spec;
+    const std::int64_t dim = s.freqs.dim, half = dim / 2, L = s.positions.len;
+    const std::vector<int> axes = MropeAxes(s.section, half, spec.mrope_interleaved);
+    TableSet set;
+    Metadata& m = set.meta;
+    m.Set("scheme", spec.scheme);
+    m.Set("d_model", spec.d_model);
+    m.Set("head_dim", spec.d_model);
+    m.Set("rotary_dim", dim);
+    m.Set("max_len", L);
+    m.Set("start", spec.start);
+    m.Set("base", spec.base);
+    m.Set("layout", std::string("half"));
+    m.Set("mrope_section", fmt::format("{},{},{}", s.section[0], s.section[1], s.section[2]));
+    m.Set("mrope_interleaved", static_cast<std::int64_t>(spec.mrope_interleaved ? 1 : 0));
+    m.Set("positions_source", s.positions.source);
+    if (!spec.positions.empty()) m.Set("positions", spec.positions);
+    if (!spec.mrope_layout.empty()) m.Set("mrope_layout", spec.mrope_layout);
+    m.Set("rope_scaling", spec.rope_scaling);
+    for (const auto& [k, v] : s.freqs.meta.entries()) m.Set(k, v);
+    m.Set("attention_factor", static_cast<double>(s.freqs.attention_factor));
+    if (!spec_in.hf_config.empty()) m.Set("source_config", spec_in.hf_config);
+    m.Set("dtype", std::string(Traits(spec.dtype).name));
+    m.Set("pe_version", std::string(PE_VERSION));
+
+    AxisRotaryPlan plan;
+    plan.axes = 3;
+    for (Q f : s.freqs.inv_freq) plan.frequencies.push_back(FrequencyFromQuad(f));
+    std::int64_t lo = 0, hi = 0;
+    for (std::int64_t v : s.positions.ids) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    auto ids = std::make_shared<const MropePositions>(std::move(s.positions));
+    const AxisIdsFn fn = [ids](std::int64_t r, std::int64_t* out) {
+      for (int a = 0; a < 3; ++a) out[a] = ids->at(a, r);
+    };
+    for (const auto kind : {SinusoidColumn::kCos, SinusoidColumn::kSin}) {
+      AxisRotaryPlan p = plan;
+      for (std::int64_t j = 0; j < dim; ++j) {
+        const std::int64_t i = j % half;
+        p.columns.push_back({static_cast<std::int32_t>(i), axes[static_cast<std::size_t>(i)], kind});
+      }
+      const char* name = kind == SinusoidColumn::kCos ? "cos" : "sin";
+      set.tensors.push_back(std::make_unique<AxisRotarySource>(Named(m, name, L, dim, spec.dtype), std::move(p), fn, lo,
+                                                               hi, s.freqs.attention_factor));
+    }
+    Q top = 0;
+    for (Q f : s.freqs.inv_freq) top = f > top ? f : top;
+    if (!(top <= static_cast<Q>(MaxFinite(spec.dtype))))
+      ThrowUsage("--base", fmt::format("{:.3g} makes inv_freq up to {:.3g}, beyond {}'s largest finite value", spec.base,
+                                       static_cast<double>(top), Traits(spec.dtype).name));
+    TableInfo inv = Named(m, "inv_freq", half, 1, spec.dtype);
+    inv.shape = {half};
+    const std::vector<Q> values = s.freqs.inv_freq;
+    set.tensors.push_back(std::make_unique<QuadRowSource>(inv, [values](std::int64_t row, Q* v) { v[0] = values[row]; }));
+    return set;
+  };
+  return info;
+}
+
+}  // namespace pe
