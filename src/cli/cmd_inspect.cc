@@ -9,6 +9,7 @@
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
+#include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -183,11 +184,32 @@ int RunInspect(const InspectOptions& o, Console& console) {
   const bool has_scheme = info.meta.Find("scheme") != nullptr;
   const bool run_identify = !o.no_identify && (o.identify || !has_scheme);
   std::optional<Identification> id;
+  std::optional<RopeIdentification> rope;
   if (run_identify) {
-    IdentifyOptions io;
+    // The kind first: a RoPE cos/sin table or inv_freq is identified as
+    // such (never as a broken sinusoid); a sin table is also the sinusoid
+    // "sin only" table, so both are reported for it.
+    RopeIdentifyOptions ro;
     if (const MetaValue* s = info.meta.Find("start"))
-      if (const auto* v = std::get_if<std::int64_t>(s)) io.start_hint = *v;
-    id = Identify(*src, stats, io);
+      if (const auto* v = std::get_if<std::int64_t>(s)) ro.start_hint = *v;
+    std::unique_ptr<RowSource> partner;
+    if (info.name == "cos" || info.name == "sin") {
+      // A cos+sin pair in one file: the other tensor, when present.
+      OpenOptions po = oo;
+      po.dataset = info.name == "cos" ? "sin" : "cos";
+      try {
+        partner = OpenTable(o.file, po);
+      } catch (const Error&) {
+        partner.reset();
+      }
+    }
+    rope = IdentifyRope(*src, stats, ro, partner.get());
+    if (!rope->detected) rope.reset();
+    if (!rope || rope->shape.kind == RopeKind::kSin) {
+      IdentifyOptions io;
+      io.start_hint = ro.start_hint;
+      id = Identify(*src, stats, io);
+    }
   }
   const std::int64_t start = [&]() -> std::int64_t {
     if (const MetaValue* s = info.meta.Find("start"))
@@ -214,7 +236,21 @@ int RunInspect(const InspectOptions& o, Console& console) {
     j["dtype"] = std::string(Traits(info.dtype).name);
     j["metadata"] = MetadataToJson(info.meta);
     j["stats"] = stats.ToJson();
-    j["identification"] = id ? id->ToJson() : Json();
+    Json ident;
+    if (id) ident = id->ToJson();
+    if (rope) {
+      if (!id || !id->matched) {  // the RoPE reading is the answer
+        ident["matched"] = rope->matched;
+        ident["verdict"] = rope->verdict;
+        if (!rope->matched) ident["reason"] = rope->reason;
+        else ident.erase("reason");
+      }
+      ident["kind"] = "rope";
+      ident["rope"] = rope->ToJson();
+    } else if (id) {
+      ident["kind"] = "sinusoid";
+    }
+    j["identification"] = ident;
     // The rows are written as they are read (byte for byte what
     // JsonText(j, 2) would print with them in the document): the document is
     // printed with a placeholder for "rows", split there, and each row's
@@ -270,7 +306,17 @@ int RunInspect(const InspectOptions& o, Console& console) {
     PrintLine(fmt::format("  non-finite entries: {} (NaN {}, +inf {}, -inf {})", stats.nonfinite, stats.nan,
                           stats.pos_inf, stats.neg_inf));
   if (stats.grid != info.dtype) PrintLine(fmt::format("  every value is a {} number", Traits(stats.grid).name));
-  if (id) {
+  if (rope) {
+    PrintLine("identification");
+    PrintLine(fmt::format("  {}", rope->verdict));
+    if (rope->scaling)
+      PrintLine(fmt::format("  rebuild: pe generate --scheme rope --head-dim {} --max-len {}{}", rope->shape.rotary_dim,
+                            info.rows, RopeSpecFlags(rope->spec)));
+    for (const auto& r : rope->recipes)
+      PrintLine(fmt::format("    recipe {:<14} {:6.2f}% of entries identical, max |diff| {:.3g}", r.recipe, 100 * r.identical,
+                            r.max_abs_err));
+    if (id && id->matched) PrintLine(fmt::format("  the same numbers as a sinusoid table: {}", id->verdict));
+  } else if (id) {
     PrintLine("identification"); PrintLine(fmt::format("  {}", id->verdict));
     if (id->has_candidate) {
       PrintLine(fmt::format("  compared {} of {} rows with pe's exact table: max |err| {:.3g}, max {:.3g} ulp({})", id->rows_compared,
