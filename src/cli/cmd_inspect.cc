@@ -239,7 +239,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
     Json ident;
     if (id) ident = id->ToJson();
     if (rope) {
-      if (!id || !id->matched) {  // the RoPE reading is the answer
+      if (!id || !id->matched || rope->matched) {  // the RoPE reading is the answer
         ident["matched"] = rope->matched;
         ident["verdict"] = rope->verdict;
         if (!rope->matched) ident["reason"] = rope->reason;

@@ -55,22 +55,81 @@ std::int64_t PairOf(const std::string& layout, std::int64_t j, std::int64_t dim)
 // The column holding pair i (its first copy).
 std::int64_t ColumnOf(const std::string& layout, std::int64_t i) { return layout == "interleaved" ? 2 * i : i; }
 
-// HF's float32 inv_freq: 1.0 / (base ** (arange(0, dim, 2).float() / dim)),
-// each operation rounded to float32 (pow evaluated in double and rounded
-// once: torch's float pow is within an ulp of that); linear then divides by
-// the factor in float32. Other scalings: the exact value rounded to float32.
+// HF's float32 inv_freq, each torch operation rounded to float32 as the
+// rope_init_fns of modeling_rope_utils.py do them (pow evaluated in double
+// and rounded once: torch's float pow is within an ulp of that; Python
+// scalars enter float32 ops rounded to float32):
+//   default  1.0 / (base ** (arange(0, dim, 2).float() / dim))
+//   linear   default / factor
+//   ntk      default with base·factor^(dim/(dim-2)) (in double, as Python)
+//   llama3   wl = 2π/inv; where(wl > L/low, inv/f, inv); smoothed band
+//   yarn     inter·(1 - ef) + extra·ef, ef = 1 - clamp((j - low)/(high - low))
+//   longrope 1.0 / (ext_i · base ** (arange/dim))
 std::vector<double> HfFloat32InvFreq(const SchemeSpec& spec, const std::vector<double>& exact, std::int64_t dim) {
-  std::vector<double> out(exact.size());
-  const bool formula = spec.rope_scaling == "none" || spec.rope_scaling == "linear";
-  for (std::size_t i = 0; i < exact.size(); ++i) {
-    if (!formula) {
-      out[i] = F32(exact[i]);
-      continue;
-    }
+  const std::size_t half = exact.size();
+  const std::string& type = spec.rope_scaling;
+  double base = spec.base;
+  if (type == "ntk" && dim > 2) base = spec.base * std::pow(spec.factor, static_cast<double>(dim) / static_cast<double>(dim - 2));
+  std::vector<double> pos_freqs(half), out(half);
+  for (std::size_t i = 0; i < half; ++i) {
     const double e = F32(F32(static_cast<double>(2 * i)) / F32(static_cast<double>(dim)));
-    const double pw = F32(std::pow(F32(spec.base), e));
-    out[i] = F32(1.0 / pw);
-    if (spec.rope_scaling == "linear") out[i] = F32(out[i] / F32(spec.factor));
+    pos_freqs[i] = F32(std::pow(F32(base), e));
+    out[i] = F32(1.0 / pos_freqs[i]);
+  }
+  if (type == "none" || type == "ntk") return out;
+  if (type == "linear") {
+    for (double& v : out) v = F32(v / F32(spec.factor));
+    return out;
+  }
+  if (type == "llama3") {
+    const double f = F32(spec.factor), lf = spec.low_freq_factor, hf = spec.high_freq_factor;
+    const double old = static_cast<double>(spec.original_max_position_embeddings > 0 ? spec.original_max_position_embeddings : 8192);
+    const double low_wl = old / lf, high_wl = old / hf;
+    for (double& inv : out) {
+      const double wl = F32(F32(2 * kPi) / inv);
+      const double inv_l = wl > F32(low_wl) ? F32(inv / f) : inv;
+      const double smooth = F32(F32(F32(F32(old) / wl) - F32(lf)) / F32(hf - lf));
+      const double smoothed = F32(F32(F32(F32(1 - smooth) * inv_l) / f) + F32(smooth * inv_l));
+      const bool medium = !(wl < F32(high_wl)) && !(wl > F32(low_wl));
+      inv = medium ? smoothed : inv_l;
+    }
+    return out;
+  }
+  if (type == "yarn") {
+    // The factor and length rope.cc uses (DeepSeek-style configs included).
+    double factor = spec.factor, l_orig = static_cast<double>(spec.max_position_embeddings);
+    if (spec.original_max_position_embeddings > 0) {
+      l_orig = static_cast<double>(spec.original_max_position_embeddings);
+      if (spec.max_position_embeddings > 0) factor = static_cast<double>(spec.max_position_embeddings) / l_orig;
+    }
+    auto [low, high] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, spec.base, l_orig, spec.truncate);
+    if (high == low) high += 0.001;
+    for (std::size_t j = 0; j < half; ++j) {
+      const double ramp = std::clamp(F32(F32(F32(static_cast<double>(j)) - F32(low)) / F32(high - low)), 0.0, 1.0);
+      const double ef = F32(1 - ramp);
+      const double extra = out[j], inter = F32(1.0 / F32(F32(factor) * pos_freqs[j]));
+      out[j] = F32(F32(inter * F32(1 - ef)) + F32(extra * ef));
+    }
+    return out;
+  }
+  // longrope and anything newer: the exact value rounded to float32.
+  for (std::size_t i = 0; i < half; ++i) out[i] = F32(exact[i]);
+  if (type == "longrope" && !spec.short_factor.empty()) {
+    std::vector<double> ext;
+    std::size_t from = 0;
+    const std::string& list = spec.short_factor;
+    while (from <= list.size()) {
+      std::size_t comma = list.find(',', from);
+      if (comma == std::string::npos) comma = list.size();
+      try {
+        ext.push_back(std::stod(list.substr(from, comma - from)));
+      } catch (const std::exception&) {
+        return out;
+      }
+      from = comma + 1;
+    }
+    if (ext.size() == half)
+      for (std::size_t i = 0; i < half; ++i) out[i] = F32(1.0 / F32(F32(ext[i]) * pos_freqs[i]));
   }
   return out;
 }
@@ -258,6 +317,9 @@ nlohmann::ordered_json RopeIdentification::ToJson() const {
   j["attention_factor"] = attention_factor;
   j["scaling"] = scaling ? scaling->ToJson() : nlohmann::ordered_json();
   j["fitted_base"] = fit.fitted_base;
+  nlohmann::ordered_json alts = nlohmann::ordered_json::array();
+  for (const auto& c : fit.candidates) alts.push_back({{"description", c.Describe()}, {"residual", std::isfinite(c.residual) ? nlohmann::ordered_json(c.residual) : nlohmann::ordered_json()}});
+  j["fit_candidates"] = alts;
   j["precision"] = precision;
   j["recipe"] = recipe;
   nlohmann::ordered_json rs = nlohmann::ordered_json::array();
@@ -284,8 +346,8 @@ nlohmann::ordered_json RopeIdentification::ToJson() const {
 namespace {
 
 // Step 2-3 for a cos/sin table: amplitude, first position, ω per pair.
-Measured MeasureTable(const std::vector<double>& head, std::int64_t n, std::int64_t cols, const std::vector<double>& last,
-                      const std::vector<double>* partner_head, const std::vector<double>* partner_last,
+Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<double>& head, std::int64_t n,
+                      std::int64_t cols, const std::vector<double>* partner_head,
                       std::int64_t rows, const RopeShape& shape, DType grid, std::optional<std::int64_t> start_hint) {
   Measured m;
   const std::int64_t half = shape.rotary_dim / 2;
@@ -374,46 +436,65 @@ Measured MeasureTable(const std::vector<double>& head, std::int64_t n, std::int6
     }
   }
   // ω from the last row, unwrapped with ω̂.
-  const double P = static_cast<double>(m.start + rows - 1);
-  if (!(P > 0)) {
+  if (!(static_cast<double>(m.start + rows - 1) > 0)) {
     m.why = "the last row is at position 0 or below: no angle to measure";
     return m;
   }
+  // ω refined on rows further and further away (the last head row, then
+  // doubling to the last row): each stage's estimate unwraps the next
+  // stage's angle, so that a noisy ω̂ (bfloat16 values) never picks the
+  // wrong turn.
   const double eps = 4 * Unit(grid);
-  m.omega.resize(static_cast<std::size_t>(half));
-  m.sigma.resize(static_cast<std::size_t>(half));
-  for (std::int64_t i = 0; i < half; ++i) {
-    const std::size_t c = static_cast<std::size_t>(ColumnOf(shape.layout, i));
-    const double target = what[static_cast<std::size_t>(i)] * P;
-    const double y = std::clamp(last[c] / A, -1.0, 1.0);
-    std::vector<double> base_angles;
-    double dtheta;
-    if (partner_last) {
-      const double o = std::clamp((*partner_last)[c] / A, -1.0, 1.0);
-      base_angles = {cosine ? std::atan2(o, y) : std::atan2(y, o)};
-      dtheta = eps;
-    } else if (cosine) {
-      const double t = std::acos(y);
-      base_angles = {t, -t};
-      dtheta = eps / std::max(std::sin(t), std::sqrt(2 * eps));
-    } else {
-      const double t = std::asin(y);
-      base_angles = {t, kPi - t};
-      dtheta = eps / std::max(std::cos(t), std::sqrt(2 * eps));
-    }
-    double bestv = 0, bestd = HUGE_VAL;
-    for (double t : base_angles) {
-      const double k = std::round((target - t) / (2 * kPi));
-      const double v = t + 2 * kPi * k;
-      if (std::fabs(v - target) < bestd) bestd = std::fabs(v - target), bestv = v;
-    }
-    if (!(bestv > 0)) bestv = std::max(std::fabs(bestv), dtheta);  // an angle at its resolution limit
-    m.omega[static_cast<std::size_t>(i)] = bestv / P;
-    // Relative: the angle's resolution over the angle, plus a float32
-    // recipe's own angle error (2^-24·(4 + |ln ω|)), four times over.
-    m.sigma[static_cast<std::size_t>(i)] =
-        dtheta / bestv + 4 * 0x1p-24 * (4 + std::fabs(std::log(m.omega[static_cast<std::size_t>(i)])));
+  m.omega = what;
+  m.sigma.assign(static_cast<std::size_t>(half), 50);
+  std::vector<std::int64_t> stages;
+  for (std::int64_t r = n - 1; ; r = std::min(rows - 1, 2 * r + 1)) {
+    if (m.start + r > 0) stages.push_back(r);
+    if (r >= rows - 1) break;
   }
+  std::vector<double> row, prow;
+  std::vector<std::byte> scratch;
+  for (std::int64_t r : stages) {
+    const double P = static_cast<double>(m.start + r);
+    ReadRowsAsDouble(source, r, 1, &scratch, &row);
+    if (partner) ReadRowsAsDouble(*partner, r, 1, &scratch, &prow);
+    for (std::int64_t i = 0; i < half; ++i) {
+      const std::size_t c = static_cast<std::size_t>(ColumnOf(shape.layout, i));
+      const double target = m.omega[static_cast<std::size_t>(i)] * P;
+      const double y = std::clamp(row[c] / A, -1.0, 1.0);
+      std::vector<double> base_angles;
+      double dtheta;
+      if (partner) {
+        const double o = std::clamp(prow[c] / A, -1.0, 1.0);
+        base_angles = {cosine ? std::atan2(o, y) : std::atan2(y, o)};
+        dtheta = eps;
+      } else if (cosine) {
+        const double t = std::acos(y);
+        base_angles = {t, -t};
+        dtheta = eps / std::max(std::sin(t), std::sqrt(2 * eps));
+      } else {
+        const double t = std::asin(y);
+        base_angles = {t, kPi - t};
+        dtheta = eps / std::max(std::cos(t), std::sqrt(2 * eps));
+      }
+      double bestv = 0, bestd = HUGE_VAL;
+      for (double t : base_angles) {
+        const double k = std::round((target - t) / (2 * kPi));
+        const double v = t + 2 * kPi * k;
+        if (std::fabs(v - target) < bestd) bestd = std::fabs(v - target), bestv = v;
+      }
+      // An angle below the values' resolution only bounds ω: keep the
+      // estimate, uninformative for the fit.
+      if (!(bestv > dtheta)) continue;
+      m.omega[static_cast<std::size_t>(i)] = bestv / P;
+      // Relative: the angle's resolution over the angle, plus a float32
+      // recipe's own angle error (2^-24·(4 + |ln ω|)), four times over.
+      m.sigma[static_cast<std::size_t>(i)] =
+          dtheta / bestv + 4 * 0x1p-24 * (4 + std::fabs(std::log(m.omega[static_cast<std::size_t>(i)])));
+    }
+  }
+  for (double& w : m.omega)
+    if (!(w > 0)) w = 1e-12;
   m.ok = true;
   return m;
 }
@@ -557,15 +638,13 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
     for (double w : id.omega) sigma.push_back(std::max(4 * Unit(grid), 4 * 0x1p-24 * (4 + std::fabs(std::log(w)))));
   } else {
     if (partner && (partner->info().rows != info.rows || partner->info().cols != info.cols)) partner = nullptr;
-    std::vector<double> last, phead, plast;
-    ReadRowsAsDouble(source, info.rows - 1, 1, &scratch, &last);
+    std::vector<double> phead;
     if (partner) {
       ReadRowsAsDouble(*partner, 0, n, &scratch, &phead);
-      ReadRowsAsDouble(*partner, info.rows - 1, 1, &scratch, &plast);
       id.paired = true;
     }
     if (info.rows < 3) return fail("fewer than 3 rows: no frequency to measure");
-    const Measured m = MeasureTable(head, n, cols, last, partner ? &phead : nullptr, partner ? &plast : nullptr, info.rows,
+    const Measured m = MeasureTable(source, partner, head, n, cols, partner ? &phead : nullptr, info.rows,
                                     id.shape, grid, options.start_hint);
     if (!m.ok) return fail(m.why);
     id.omega = m.omega;
@@ -589,7 +668,6 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
       bool have = false;
       for (const auto& t : tries) have = have || (t.scaling == "none" && t.base == c.base);
       if (!have) tries.push_back(c);
-      break;
     }
   const std::int64_t rows_for_spec = id.shape.kind == RopeKind::kInvFreq ? 1 : info.rows;
   struct Scored {
@@ -612,12 +690,16 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
         if (id.shape.kind != RopeKind::kInvFreq) {
           const double tol = std::max(2 * Unit(grid), 1e-5) * std::max(1.0, id.amplitude);
           if (std::fabs(af - id.amplitude) > tol) {
-            spec.attention_factor = std::stod(fmt::format("{:.7g}", id.amplitude));
+            spec.attention_factor = id.amplitude;
             af = spec.attention_factor;
           }
         }
         Scored s{c, spec, af, CompareCandidate(source, spec, id.shape, grid, std::int64_t{1} << 15)};
-        if (!best || s.cmp.best_identical() > best->cmp.best_identical() + 1e-9) best = std::move(s);
+        // The most entries reproduced; within half a percent, the simpler model.
+        const double gain = best ? s.cmp.best_identical() - best->cmp.best_identical() : 1;
+        if (!best || gain > 0.005 ||
+            (gain > -0.005 && RopeScalingComplexity(c.scaling) < RopeScalingComplexity(best->fit.scaling)))
+          best = std::move(s);
       } catch (const Error&) {
         continue;  // a candidate pe cannot build (angle domain, invalid parameters)
       }
@@ -645,7 +727,13 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
   const std::string values = grid != info.dtype ? fmt::format(", {} values stored as {}", Traits(grid).name, Traits(info.dtype).name) : "";
   // A recipe explains the table when it reproduces nearly every entry and
   // the rest are within a couple of ulps (a framework's 1-ulp cos/pow).
-  const double slack = 2 * UlpOf(std::max(1.0, id.attention_factor), grid);
+  // Slack: 2 ulps, plus a float32 angle's own error at the largest angle
+  // (an inv_freq an ulp away from the emulated one moves θ by p·ulp).
+  double theta_max = 0;
+  if (id.shape.kind != RopeKind::kInvFreq && !id.omega.empty())
+    theta_max = *std::max_element(id.omega.begin(), id.omega.end()) *
+                std::max(std::fabs(static_cast<double>(id.start)), std::fabs(static_cast<double>(id.start + info.rows - 1)));
+  const double slack = std::max(1.0, id.attention_factor) * (2 * UlpOf(1.0, grid) + 4 * 0x1p-24 * theta_max);
   if (br.identical >= 0.9 && br.max_abs_err <= slack) {
     id.matched = true;
     if (br.recipe == "exact") id.precision = "exact" + values;

@@ -25,12 +25,6 @@ double SnapFactor(double f) {
   return std::stod(fmt::format("{:.4g}", f));
 }
 
-int Complexity(const std::string& s) {
-  static const char* kOrder[] = {"none", "linear", "ntk", "llama3", "yarn", "longrope"};
-  for (int k = 0; k < 6; ++k)
-    if (s == kOrder[k]) return k;
-  return 6;
-}
 
 double Residual(const std::vector<double>& pred, const std::vector<double>& omega, const std::vector<double>& sigma) {
   double r = 0;
@@ -44,6 +38,13 @@ double Residual(const std::vector<double>& pred, const std::vector<double>& omeg
 std::string G(double v) { return fmt::format("{:.6g}", v); }
 
 }  // namespace
+
+int RopeScalingComplexity(const std::string& s) {
+  static const char* kOrder[] = {"none", "linear", "ntk", "llama3", "yarn", "longrope"};
+  for (int k = 0; k < 6; ++k)
+    if (s == kOrder[k]) return k;
+  return 6;
+}
 
 std::string RopeScalingFit::Describe() const {
   const std::string b = fmt::format("base {}", G(base));
@@ -152,6 +153,13 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     for (double c : kCommonBases)
       if (std::fabs(lnb - std::log(c)) <= tol) bases.push_back(c);
     if (std::isfinite(out.fitted_base) && out.fitted_base > 1) bases.push_back(std::stod(fmt::format("{:.6g}", out.fitted_base)));
+    // Per-pair factors (longrope) bend the line: the nearest common base too.
+    double nearest = 0;
+    for (double c : kCommonBases)
+      if (!nearest || std::fabs(lnb - std::log(c)) < std::fabs(lnb - std::log(nearest))) nearest = c;
+    if (std::fabs(lnb - std::log(nearest)) <= 0.05 * std::fabs(lnb) &&
+        std::find(bases.begin(), bases.end(), nearest) == bases.end())
+      bases.push_back(nearest);
   } else {
     bases.push_back(10000);  // one pair: ω_0 = 1/factor whatever the base
     out.fitted_base = 10000;
@@ -185,7 +193,7 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     std::vector<double> factors = {SnapFactor(1 / rho_min)};
     if (std::round(1 / rho_min) >= 2) factors.push_back(std::round(1 / rho_min));
     for (double f : factors) {
-      if (!(f > 1)) continue;
+      if (!(f >= 1.1)) continue;
       for (std::int64_t lo : kOriginalLengths) {
         for (double lf : {1.0, 2.0}) {
           for (double hf : {4.0, 2.0, 8.0}) {
@@ -199,8 +207,11 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
             add(g);
           }
         }
+      }
+      // YaRN's ramp depends on length/beta only: the default betas first.
+      for (auto [bf, bs] : {std::pair{32.0, 1.0}, std::pair{16.0, 1.0}, std::pair{64.0, 2.0}}) {
         for (bool trunc : {true, false}) {
-          for (auto [bf, bs] : {std::pair{32.0, 1.0}, std::pair{16.0, 1.0}, std::pair{64.0, 2.0}}) {
+          for (std::int64_t lo : kOriginalLengths) {
             if (dim < 4) continue;
             RopeScalingFit y = none;
             y.scaling = "yarn";
@@ -252,12 +263,18 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     const bool ga = a.residual <= 1, gb = b.residual <= 1;
     if (ga != gb) return ga;
     if (!ga) return a.residual < b.residual;
-    if (Complexity(a.scaling) != Complexity(b.scaling)) return Complexity(a.scaling) < Complexity(b.scaling);
+    if (RopeScalingComplexity(a.scaling) != RopeScalingComplexity(b.scaling))
+      return RopeScalingComplexity(a.scaling) < RopeScalingComplexity(b.scaling);
     if (common(a.base) != common(b.base)) return common(a.base);
     return a.residual < b.residual;
   });
-  if (cands.size() > 12) cands.resize(12);
-  out.candidates = std::move(cands);
+  // The best of each (scaling, base): equivalent band parameters would
+  // otherwise crowd out the other explanations.
+  for (const auto& c : cands) {
+    bool seen = false;
+    for (const auto& k : out.candidates) seen = seen || (k.scaling == c.scaling && k.base == c.base);
+    if (!seen) out.candidates.push_back(c);
+  }
   return out;
 }
 

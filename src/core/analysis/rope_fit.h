@@ -46,6 +46,10 @@ struct RopeScalingFit {
   nlohmann::ordered_json ToJson() const;
 };
 
+/// 0 for none, then linear, ntk, llama3, yarn, longrope (the order in which
+/// explanations are preferred when they fit equally well).
+int RopeScalingComplexity(const std::string& scaling);
+
 /// ω_i predicted by `fit` for rotary dimension `dim` (double precision).
 std::vector<double> PredictOmega(const RopeScalingFit& fit, std::int64_t dim);
 
