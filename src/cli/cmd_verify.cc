@@ -146,9 +146,16 @@ std::string XmlEscape(const std::string& s) {
 }
 
 std::string ReferenceLine(const VerifyReport& r) {
+  if (r.reference_kind == "scheme" && r.reference.contains("frequencies")) {
+    const auto& s = r.reference["spec"];
+    return fmt::format("scheme {}, {}, {} frequencies (head_dim {}, base {})", s["scheme"].get<std::string>(),
+                       r.reference["tensor"].get<std::string>(), r.reference["frequencies"].get<std::int64_t>(),
+                       s["d_model"].get<std::int64_t>(), s["base"].get<double>());
+  }
   if (r.reference_kind == "scheme") {
     const auto& s = r.reference["spec"];
-    return fmt::format("scheme {} (d_model {}, max_len {}, base {}, start {})", s["scheme"].get<std::string>(),
+    return fmt::format("scheme {}{} (d_model {}, max_len {}, base {}, start {})", s["scheme"].get<std::string>(),
+                       r.reference.contains("tensor") ? ", tensor " + r.reference["tensor"].get<std::string>() : "",
                        s["d_model"].get<std::int64_t>(), s["max_len"].get<std::int64_t>(), s["base"].get<double>(),
                        s["start"].get<std::int64_t>());
   }

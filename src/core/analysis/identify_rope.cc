@@ -329,6 +329,7 @@ nlohmann::ordered_json RopeIdentification::ToJson() const {
   j["max_ulp_err"] = max_ulp_err;
   j["rows_compared"] = rows_compared;
   j["last_row_differ"] = last_row_differ;
+  j["last_row_differ_f32"] = last_row_differ_f32;
   j["last_row_entries"] = last_row_entries;
   nlohmann::ordered_json spec_j;
   spec_j["scheme"] = "rope";
@@ -502,7 +503,7 @@ Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<d
 struct Compared {
   std::vector<RopeRecipeMatch> recipes;
   double max_abs_err = 0, max_ulp_err = 0;
-  std::int64_t rows_compared = 0, last_differ = 0, last_entries = 0;
+  std::int64_t rows_compared = 0, last_differ = 0, last_differ_f32 = 0, last_entries = 0;
   double best_identical() const {
     double b = 0;
     for (const auto& r : recipes) b = std::max(b, r.identical);
@@ -560,6 +561,7 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
       out.max_abs_err = std::max(out.max_abs_err, std::fabs(f - inv[static_cast<std::size_t>(i)]));
       out.max_ulp_err = std::max(out.max_ulp_err, std::fabs(f - inv[static_cast<std::size_t>(i)]) / UlpOf(inv[static_cast<std::size_t>(i)], info.dtype));
       if (f != refv[static_cast<std::size_t>(i)]) ++out.last_differ;
+      if (f != vals[1]) ++out.last_differ_f32;
       ++total;
     }
     out.last_entries = info.rows;
@@ -590,6 +592,7 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
           if (last_row) {
             ++out.last_entries;
             if (f != e) ++out.last_differ;
+            if (f != vals[1]) ++out.last_differ_f32;
           }
           ++total;
         }
@@ -718,6 +721,7 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
   id.max_ulp_err = full.max_ulp_err;
   id.rows_compared = full.rows_compared;
   id.last_row_differ = full.last_differ;
+  id.last_row_differ_f32 = full.last_differ_f32;
   id.last_row_entries = full.last_entries;
   std::size_t bk = 0;
   for (std::size_t k = 1; k < full.recipes.size(); ++k)

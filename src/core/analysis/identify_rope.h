@@ -85,6 +85,7 @@ struct RopeIdentification {
   double max_ulp_err = 0;
   std::int64_t rows_compared = 0;
   std::int64_t last_row_differ = 0;  ///< entries of the last row that differ from the exact table
+  std::int64_t last_row_differ_f32 = 0;  ///< ... from HF's float32 recipe (correct inv_freq)
   std::int64_t last_row_entries = 0;
   /// "RoPE cos table, half layout (...), head_dim 128, base 500000, ..."
   std::string Describe() const;
