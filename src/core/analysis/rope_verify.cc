@@ -88,7 +88,8 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
                                      G(f.attention_factor), G(d_af), G(f.attention_factor)));
     }
   }
-  if (f.recipe == "bf16-inv-freq") {
+  const bool bf16_values = f.precision.find("bfloat16 values") != std::string::npos;
+  if (f.recipe == "bf16-inv-freq" || (!table && bf16_values)) {
     if (table)
       causes.push_back(fmt::format("inv_freq was rounded to bfloat16 before the product (sglang-jax #1472): {} of {} values "
                                    "differ at position {} from the float32-inv_freq values ({} from the exact ones)",
