@@ -145,11 +145,18 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
 (interleaved / concatenated), frequency denominator (d or d/2-1), base, first
 position, zeroed padding rows and precision (exact, float16, bfloat16, float32
-angles and which float32 recipe) of a sinusoid table. See docs/inspect.md.
+angles and which float32 recipe) of a sinusoid table. A RoPE tensor is
+recognised first: a cos or sin table (half or interleaved layout, rotary dim,
+first position, attention factor), a cos+sin pair (--dataset cos of a file
+holding both) or an inv_freq vector, with its base and scaling (none, linear,
+ntk, llama3, yarn, longrope) and precision (exact, HF float32 recipe, inv_freq
+rounded to bfloat16, bfloat16 values). See docs/inspect.md.
 
 Examples:
   pe inspect pe.h5
   pe inspect table.npy --json
+  pe inspect hf_cos.npy                       # a RoPE cos cache: layout, base, scaling
+  pe inspect rope.safetensors --dataset cos   # cos+sin in one file
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture

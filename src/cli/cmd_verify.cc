@@ -230,6 +230,12 @@ Examples:
   pe verify theirs.npy --reference ours.h5 --max-ulp 2
   pe verify theirs.npy --check rotation,shift --json
   pe verify theirs.npy --d-model 512 --junit report.xml
+  pe verify hf_cos.npy --scheme rope --head-dim 128 --base 500000 --tensor cos
+  pe verify inv_freq.npy --scheme rope --head-dim 128 --base 500000 --tensor inv_freq
+
+A RoPE table that fails is diagnosed in RoPE terms ("columns are interleaved
+pairs: add --layout interleaved", "positions start at 1: add --start 1");
+an inv_freq is judged as a vector of frequencies (docs/verify.md).
 )");
   return cmd;
 }

@@ -421,10 +421,13 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
                  {"worst_vs_limit", worst_ratio.ToJson()},
                  {"first_over", have_first ? first_over.ToJson() : nlohmann::ordered_json()}};
     c.summary = fmt::format(
-        "max |err| {} at position {}, column {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
-        "entries over tolerance",
-        G(max_abs), worst.position, worst.col, worst.expected, worst.found, G(max_rel), G(max_ulp),
-        Traits(rep.tolerance.dtype).name, over, entries);
+        "max |err| {} at {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
+        "{} over tolerance",
+        G(max_abs),
+        rope_tensor == "inv_freq" ? fmt::format("frequency {}", worst.row)
+                                  : fmt::format("position {}, column {}", worst.position, worst.col),
+        worst.expected, worst.found, G(max_rel), G(max_ulp), Traits(rep.tolerance.dtype).name, over, entries,
+        rope_tensor == "inv_freq" ? "frequencies" : "entries");
     if (nonfinite) c.summary += fmt::format(" ({} NaN or infinite)", nonfinite);
     if (vacuous)
       c.summary += fmt::format(

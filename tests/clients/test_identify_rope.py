@@ -128,6 +128,7 @@ expect("inv_freq", r, kind="inv_freq", rotary_dim=128, base=500000.0, scaling="n
 v = C.pe("verify", C.path("inv_freq.npy"), "--scheme", "rope", "--head-dim", 128, "--base", 500000, "--tensor", "inv_freq", ok=False)
 C.check(v.returncode == 0, f"HF float32 inv_freq fails verify: {v.stdout}")
 C.check("inv_freq, 64 frequencies" in v.stdout and "max_len 64" not in v.stdout, f"inv_freq header: {v.stdout.splitlines()[0]}")
+C.check("0 of 64 frequencies over tolerance" in v.stdout, f"inv_freq summary: {v.stdout}")
 np.save(C.path("inv_freq_bf16.npy"), inv.to(torch.bfloat16).float().numpy())
 doc = verify(C.path("inv_freq_bf16.npy"), "--scheme", "rope", "--head-dim", 128, "--base", 500000, "--tensor", "inv_freq", want=1)
 C.check("frequencies" in doc.get("reference", {}) and doc["reference"]["frequencies"] == 64, f"inv_freq JSON reference {doc.get('reference')}")
@@ -229,6 +230,12 @@ diag(C.path("hf_cos.npy"), "--scheme", "rope", "--head-dim", 128, "--tensor", "c
 # The sin table verified as cos (the default tensor).
 doc = diag(C.path("hf_sin.npy"), "--scheme", "rope", "--head-dim", 128, "--base", 500000, text="add --tensor sin")
 C.check((doc.get("diagnosis") or {}).get("identification", {}).get("kind") == "sin", "diagnosis JSON carries the RoPE identification")
+# NeoX's partial rotary (rotary_pct 0.25 of 128) declared with the whole head.
+verify(C.path("neox_cos.npy"), "--scheme", "rope", "--head-dim", 128, "--partial-rotary-factor", 0.25, "--tensor", "cos", want=0)
+diag(C.path("neox_cos.npy"), "--scheme", "rope", "--head-dim", 128, "--tensor", "cos",
+     text="rotary dim 32, not 128 (partial rotary: add --rotary-dim 32)")
+diag(C.path("neox_padded_cos.npy"), "--scheme", "rope", "--head-dim", 128, "--partial-rotary-factor", 0.25, "--tensor", "cos",
+     text="96 pass-through columns")
 # JUnit and text carry the same diagnosis.
 xml = C.path("gptj.xml")
 r = C.pe("verify", C.path("gptj_cos.npy"), "--scheme", "rope", "--head-dim", 64, "--tensor", "cos", "--junit", xml, ok=False)

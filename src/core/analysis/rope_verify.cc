@@ -61,6 +61,10 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
   if (f.shape.rotary_dim != d_dim)
     causes.push_back(fmt::format("rotary dim {}, not {} (partial rotary: add --rotary-dim {})", f.shape.rotary_dim, d_dim,
                                  f.shape.rotary_dim));
+  if (f.shape.passthrough > 0)
+    causes.push_back(fmt::format("the table carries {} pass-through columns (constant) after its {} rotary ones: pe's rope "
+                                 "tables hold only the rotary dim (compare its first {} columns)",
+                                 f.shape.passthrough, f.shape.rotary_dim, f.shape.rotary_dim));
   if (table && f.start != d.start) causes.push_back(fmt::format("positions start at {}: add --start {}", f.start, f.start));
   if (f.scaling) {
     const RopeScalingFit& s = *f.scaling;
