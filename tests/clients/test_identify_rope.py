@@ -177,6 +177,16 @@ padded = torch.cat([nc, torch.ones(2048, 96)], dim=1)
 _, r = inspect(save_npy("neox_padded_cos", padded))
 expect("neox padded", r, kind="cos", rotary_dim=32, passthrough_cols=96, head_dim=128)
 
+# float64 in numpy (no torch), positions 100..399: the first position from
+# the phases; float64 angles (p·inv_freq rounded in float64: not bit for bit
+# pe's exact values, within 2 ulp + 4·2^-53·|θ| of them).
+pos = np.arange(100, 400, dtype=np.float64)[:, None]
+inv64 = 1.0 / (10000.0 ** (np.arange(0, 64, 2, dtype=np.float64) / 64))
+np.save(C.path("np64_sin.npy"), np.sin(np.concatenate([pos * inv64, pos * inv64], axis=1)))
+_, r = inspect(C.path("np64_sin.npy"))
+expect("numpy float64 offset 100", r, kind="sin", start=100, base=10000.0, scaling="none")
+C.check(r.get("precision", "").startswith("float64 angles"), f"numpy float64: precision {r.get('precision')}")
+
 # bfloat16 storage (HF: .to(x.dtype) of the float32 values), in safetensors.
 inv, af = P.hf_inv_freq("default", 128, 500000.0)
 bc, bs = P.hf_rope_cos_sin(inv, af, 4096, out_dtype=torch.bfloat16)

@@ -45,7 +45,11 @@ double Wrap(double a) {  // to (-π, π]
   return a <= -kPi ? a + 2 * kPi : a;
 }
 
-std::string G(double v) { return fmt::format("{:.6g}", v); }
+// 500000 and 1000000 as integers (not 1e+06), other values to 6 digits.
+std::string G(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.6g}", v);
+}
 
 // The pair of column j (rotary columns only).
 std::int64_t PairOf(const std::string& layout, std::int64_t j, std::int64_t dim) {
@@ -746,6 +750,15 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
       id.precision = (id.shape.kind == RopeKind::kInvFreq ? "float32 (HF's torch formula: pow in float32, then 1/x)"
                                                           : "float32 angles (HF LlamaRotaryEmbedding recipe)") + values;
     else id.precision = (id.shape.kind == RopeKind::kInvFreq ? "inv_freq rounded to bfloat16" : "float32 angles, inv_freq rounded to bfloat16 before the product") + values;
+  } else if (id.shape.kind != RopeKind::kInvFreq &&
+             full.max_abs_err <= std::max(1.0, id.attention_factor) *
+                                     (2 * UlpOf(1.0, grid) + 4 * Unit(grid) * theta_max)) {
+    // No recipe bit for bit, but within what angles computed in the values'
+    // own precision cost (numpy float64: the product p·ω rounded).
+    id.matched = true;
+    id.recipe = "";
+    id.precision = fmt::format("{} angles (another recipe: within 2 ulp + 4·2^-{}·|θ| of exact)", Traits(grid).name,
+                               grid == DType::kFloat64 ? 53 : grid == DType::kFloat32 ? 24 : grid == DType::kFloat16 ? 11 : 8) + values;
   } else {
     id.matched = false;
     id.precision = "unknown";
@@ -753,7 +766,8 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
                             best->fit.Describe(), 100 * br.identical, br.recipe, full.max_abs_err);
   }
   if (!id.matched) return fail(id.reason);
-  id.verdict = fmt::format("{}, {}, matches {:.4g} % of entries bit for bit{}", id.Describe(), id.precision, 100 * br.identical,
+  id.verdict = fmt::format("{}, {}, {} {:.4g} % of entries bit for bit{}", id.Describe(), id.precision,
+                           id.recipe.empty() ? "the exact table reproduces" : "matches", 100 * (id.recipe.empty() ? full.recipes[0].identical : br.identical),
                            id.rows_compared < info.rows ? fmt::format(" ({} of {} rows compared)", id.rows_compared, info.rows) : "");
   return id;
 }

@@ -35,7 +35,11 @@ double Residual(const std::vector<double>& pred, const std::vector<double>& omeg
   return r;
 }
 
-std::string G(double v) { return fmt::format("{:.6g}", v); }
+// 500000 and 1000000 as integers (not 1e+06), other values to 6 digits.
+std::string G(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.6g}", v);
+}
 
 }  // namespace
 

@@ -11,7 +11,11 @@
 namespace pe {
 namespace {
 
-std::string G(double v) { return fmt::format("{:.6g}", v); }
+// 500000 and 1000000 as integers (not 1e+06), other values to 6 digits.
+std::string G(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.6g}", v);
+}
 
 std::string Layout(const std::string& s) { return s == "interleaved" || s == "gptj" ? "interleaved" : "half"; }
 
