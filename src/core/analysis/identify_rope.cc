@@ -203,6 +203,7 @@ RopeShape DetectRopeShape(const std::vector<double>& head, std::int64_t rows, st
       if (!(v > 0) || !std::isfinite(v) || v > 16) return shape;
       if (r > 0 && v > at(r - 1, 0)) return shape;
     }
+    if (rows > 1 && at(rows - 1, 0) == at(0, 0)) return shape;  // constant: no frequency ladder
     shape.kind = RopeKind::kInvFreq;
     shape.rotary_dim = 2 * info.rows;
     return shape;
@@ -661,7 +662,7 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
     id.start = m.start;
   }
   id.fit = FitRopeScaling(id.omega, sigma, id.shape.rotary_dim);
-  if (id.fit.candidates.empty()) return fail("the frequencies are not positive and finite");
+  if (id.fit.candidates.empty()) return fail("no base explains the frequencies (they do not fall from pair to pair)");
 
   // Candidates to confirm: the fit's first six, and the best plain one with
   // a common base (a table whose inv_freq was rounded to bfloat16 is far

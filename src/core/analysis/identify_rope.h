@@ -3,7 +3,8 @@
 // parameters that rebuild it (docs/inspect.md, "RoPE identification").
 //
 // Steps:
-//  1. Kind (DetectRopeShape): a positive non-increasing vector is inv_freq;
+//  1. Kind (DetectRopeShape): a positive non-increasing, non-constant vector
+//     is inv_freq;
 //     a table whose columns repeat in pairs is a rotary cos or sin table:
 //     half layout (column j equals column j + dim/2, Llama/NeoX rotate_half)
 //     or interleaved (2i equals 2i+1, GPT-J/Meta), after trailing constant
