@@ -140,6 +140,9 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   cmd->add_flag("--json", o.json, "One JSON document on stdout (schema pe.inspect/1)");
   cmd->add_flag("--identify", o.identify, "Identify the table even when its metadata names a scheme");
   cmd->add_flag("--no-identify", o.no_identify, "Skip identification");
+  cmd->add_option("--pair", o.pair,
+                  "The other tensor of a RoPE cos+sin pair, from a second file (same shape): phases from both")
+      ->type_name("FILE");
   cmd->add_option("--heatmap", o.heatmap, "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
       ->type_name("FILE");
   cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
@@ -157,6 +160,7 @@ Examples:
   pe inspect table.npy --json
   pe inspect hf_cos.npy                       # a RoPE cos cache: layout, base, scaling
   pe inspect rope.safetensors --dataset cos   # cos+sin in one file
+  pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
@@ -200,7 +204,13 @@ int RunInspect(const InspectOptions& o, Console& console) {
     if (const MetaValue* s = info.meta.Find("start"))
       if (const auto* v = std::get_if<std::int64_t>(s)) ro.start_hint = *v;
     std::unique_ptr<RowSource> partner;
-    if (info.name == "cos" || info.name == "sin") {
+    if (!o.pair.empty()) {
+      partner = OpenTable(o.pair, OpenOptions{});
+      const TableInfo& pi = partner->info();
+      if (pi.rows != info.rows || pi.cols != info.cols)
+        ThrowUsage(fmt::format("--pair '{}'", o.pair),
+                   fmt::format("holds [{}, {}], not the [{}, {}] of '{}'", pi.rows, pi.cols, info.rows, info.cols, o.file));
+    } else if (info.name == "cos" || info.name == "sin") {
       // A cos+sin pair in one file: the other tensor, when present.
       OpenOptions po = oo;
       po.dataset = info.name == "cos" ? "sin" : "cos";

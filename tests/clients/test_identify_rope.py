@@ -121,6 +121,14 @@ expect("hf pair cos", r, kind="cos+sin", base=500000.0, scaling="none")
 _, r = inspect(C.path("hf_pair.safetensors"), "--dataset", "sin")
 expect("hf pair sin", r, kind="cos+sin", base=500000.0)
 
+# ... or in two files (--pair).
+_, r = inspect(C.path("hf_cos.npy"), "--pair", C.path("hf_sin.npy"))
+expect("hf cos --pair sin", r, kind="cos+sin", base=500000.0, scaling="none", start=0)
+np.save(C.path("short_sin.npy"), sin[:10].numpy())
+bad = C.pe("inspect", C.path("hf_cos.npy"), "--pair", C.path("short_sin.npy"), ok=False)
+C.check(bad.returncode == 2 and bad.stderr.startswith("pe: error: --pair") and "holds [10, 128]" in bad.stderr,
+        f"--pair of another shape: exit {bad.returncode}: {bad.stderr}")
+
 # HF's own float32 inv_freq: a vector of 64 frequencies, passes verify.
 np.save(C.path("inv_freq.npy"), inv.numpy())
 _, r = inspect(C.path("inv_freq.npy"))
