@@ -9,6 +9,7 @@
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
+#include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -139,16 +140,27 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   cmd->add_flag("--json", o.json, "One JSON document on stdout (schema pe.inspect/1)");
   cmd->add_flag("--identify", o.identify, "Identify the table even when its metadata names a scheme");
   cmd->add_flag("--no-identify", o.no_identify, "Skip identification");
+  cmd->add_option("--pair", o.pair,
+                  "The other tensor of a RoPE cos+sin pair, from a second file (same shape): phases from both")
+      ->type_name("FILE");
   cmd->add_option("--heatmap", o.heatmap, "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
       ->type_name("FILE");
   cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
 (interleaved / concatenated), frequency denominator (d or d/2-1), base, first
 position, zeroed padding rows and precision (exact, float16, bfloat16, float32
-angles and which float32 recipe) of a sinusoid table. See docs/inspect.md.
+angles and which float32 recipe) of a sinusoid table. A RoPE tensor is
+recognised first: a cos or sin table (half or interleaved layout, rotary dim,
+first position, attention factor), a cos+sin pair (--dataset cos of a file
+holding both) or an inv_freq vector, with its base and scaling (none, linear,
+ntk, llama3, yarn, longrope) and precision (exact, HF float32 recipe, inv_freq
+rounded to bfloat16, bfloat16 values). See docs/inspect.md.
 
 Examples:
   pe inspect pe.h5
   pe inspect table.npy --json
+  pe inspect hf_cos.npy                       # a RoPE cos cache: layout, base, scaling
+  pe inspect rope.safetensors --dataset cos   # cos+sin in one file
+  pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
@@ -183,11 +195,38 @@ int RunInspect(const InspectOptions& o, Console& console) {
   const bool has_scheme = info.meta.Find("scheme") != nullptr;
   const bool run_identify = !o.no_identify && (o.identify || !has_scheme);
   std::optional<Identification> id;
+  std::optional<RopeIdentification> rope;
   if (run_identify) {
-    IdentifyOptions io;
+    // The kind first: a RoPE cos/sin table or inv_freq is identified as
+    // such (never as a broken sinusoid); a sin table is also the sinusoid
+    // "sin only" table, so both are reported for it.
+    RopeIdentifyOptions ro;
     if (const MetaValue* s = info.meta.Find("start"))
-      if (const auto* v = std::get_if<std::int64_t>(s)) io.start_hint = *v;
-    id = Identify(*src, stats, io);
+      if (const auto* v = std::get_if<std::int64_t>(s)) ro.start_hint = *v;
+    std::unique_ptr<RowSource> partner;
+    if (!o.pair.empty()) {
+      partner = OpenTable(o.pair, OpenOptions{});
+      const TableInfo& pi = partner->info();
+      if (pi.rows != info.rows || pi.cols != info.cols)
+        ThrowUsage(fmt::format("--pair '{}'", o.pair),
+                   fmt::format("holds [{}, {}], not the [{}, {}] of '{}'", pi.rows, pi.cols, info.rows, info.cols, o.file));
+    } else if (info.name == "cos" || info.name == "sin") {
+      // A cos+sin pair in one file: the other tensor, when present.
+      OpenOptions po = oo;
+      po.dataset = info.name == "cos" ? "sin" : "cos";
+      try {
+        partner = OpenTable(o.file, po);
+      } catch (const Error&) {
+        partner.reset();
+      }
+    }
+    rope = IdentifyRope(*src, stats, ro, partner.get());
+    if (!rope->detected) rope.reset();
+    if (!rope || rope->shape.kind == RopeKind::kSin) {
+      IdentifyOptions io;
+      io.start_hint = ro.start_hint;
+      id = Identify(*src, stats, io);
+    }
   }
   const std::int64_t start = [&]() -> std::int64_t {
     if (const MetaValue* s = info.meta.Find("start"))
@@ -214,7 +253,21 @@ int RunInspect(const InspectOptions& o, Console& console) {
     j["dtype"] = std::string(Traits(info.dtype).name);
     j["metadata"] = MetadataToJson(info.meta);
     j["stats"] = stats.ToJson();
-    j["identification"] = id ? id->ToJson() : Json();
+    Json ident;
+    if (id) ident = id->ToJson();
+    if (rope) {
+      if (!id || !id->matched || rope->matched) {  // the RoPE reading is the answer
+        ident["matched"] = rope->matched;
+        ident["verdict"] = rope->verdict;
+        if (!rope->matched) ident["reason"] = rope->reason;
+        else ident.erase("reason");
+      }
+      ident["kind"] = "rope";
+      ident["rope"] = rope->ToJson();
+    } else if (id) {
+      ident["kind"] = "sinusoid";
+    }
+    j["identification"] = ident;
     // The rows are written as they are read (byte for byte what
     // JsonText(j, 2) would print with them in the document): the document is
     // printed with a placeholder for "rows", split there, and each row's
@@ -270,7 +323,17 @@ int RunInspect(const InspectOptions& o, Console& console) {
     PrintLine(fmt::format("  non-finite entries: {} (NaN {}, +inf {}, -inf {})", stats.nonfinite, stats.nan,
                           stats.pos_inf, stats.neg_inf));
   if (stats.grid != info.dtype) PrintLine(fmt::format("  every value is a {} number", Traits(stats.grid).name));
-  if (id) {
+  if (rope) {
+    PrintLine("identification");
+    PrintLine(fmt::format("  {}", rope->verdict));
+    if (rope->scaling)
+      PrintLine(fmt::format("  rebuild: pe generate --scheme rope --head-dim {} --max-len {}{}", rope->shape.rotary_dim,
+                            info.rows, RopeSpecFlags(rope->spec)));
+    for (const auto& r : rope->recipes)
+      PrintLine(fmt::format("    recipe {:<14} {:6.2f}% of entries identical, max |diff| {:.3g}", r.recipe, 100 * r.identical,
+                            r.max_abs_err));
+    if (id && id->matched) PrintLine(fmt::format("  the same numbers as a sinusoid table: {}", id->verdict));
+  } else if (id) {
     PrintLine("identification"); PrintLine(fmt::format("  {}", id->verdict));
     if (id->has_candidate) {
       PrintLine(fmt::format("  compared {} of {} rows with pe's exact table: max |err| {:.3g}, max {:.3g} ulp({})", id->rows_compared,

@@ -150,9 +150,16 @@ std::string XmlEscape(const std::string& s) {
 }
 
 std::string ReferenceLine(const VerifyReport& r) {
+  if (r.reference_kind == "scheme" && r.reference.contains("frequencies")) {
+    const auto& s = r.reference["spec"];
+    return fmt::format("scheme {}, {}, {} frequencies (head_dim {}, base {})", s["scheme"].get<std::string>(),
+                       r.reference["tensor"].get<std::string>(), r.reference["frequencies"].get<std::int64_t>(),
+                       s["d_model"].get<std::int64_t>(), s["base"].get<double>());
+  }
   if (r.reference_kind == "scheme") {
     const auto& s = r.reference["spec"];
-    return fmt::format("scheme {} (d_model {}, max_len {}, base {}, start {})", s["scheme"].get<std::string>(),
+    return fmt::format("scheme {}{} (d_model {}, max_len {}, base {}, start {})", s["scheme"].get<std::string>(),
+                       r.reference.contains("tensor") ? ", tensor " + r.reference["tensor"].get<std::string>() : "",
                        s["d_model"].get<std::int64_t>(), s["max_len"].get<std::int64_t>(), s["base"].get<double>(),
                        s["start"].get<std::int64_t>());
   }
@@ -231,6 +238,12 @@ Examples:
   pe verify cos.npy --reference rope:head-dim=128,base=500000,tensor=cos
   pe verify theirs.npy --check rotation,shift --json
   pe verify theirs.npy --d-model 512 --junit report.xml
+  pe verify hf_cos.npy --scheme rope --head-dim 128 --base 500000 --tensor cos
+  pe verify inv_freq.npy --scheme rope --head-dim 128 --base 500000 --tensor inv_freq
+
+A RoPE table that fails is diagnosed in RoPE terms ("columns are interleaved
+pairs: add --layout interleaved", "positions start at 1: add --start 1");
+an inv_freq is judged as a vector of frequencies (docs/verify.md).
 )");
   return cmd;
 }

@@ -8,6 +8,7 @@
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/properties.h"
+#include "core/analysis/rope_verify.h"
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/exact_sincos.h"
@@ -234,7 +235,8 @@ nlohmann::ordered_json VerifyReport::ToJson() const {
   for (const auto& c : checks) cs.push_back(c.ToJson());
   j["checks"] = cs;
   if (diagnosed) {
-    j["diagnosis"] = {{"summary", diagnosis_text}, {"identification", diagnosis.ToJson()}};
+    j["diagnosis"] = {{"summary", diagnosis_text},
+                      {"identification", rope_diagnosis ? rope_diagnosis->ToJson() : diagnosis.ToJson()}};
   } else {
     j["diagnosis"] = nullptr;
   }
@@ -263,6 +265,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   // that are not a 1-D position sequence); nullopt = the generic rule below.
   std::optional<std::vector<std::string>> scheme_checks;
   std::optional<std::pair<std::int64_t, std::int64_t>> declared_shape;  // rows, cols
+  // A RoPE reference: its tensor ("cos", "sin", "inv_freq"); an inv_freq is
+  // a vector of frequencies, judged by its own rule (rope_verify.h).
+  std::string rope_tensor;
   if (o.spec) {
     SchemeSpec spec = *o.spec;
     rep.reference_kind = "scheme";
@@ -288,6 +293,14 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     else if (set.Find(info.name)) generated = set.Take(info.name);
     else generated = std::move(set.tensors.front());
     ref = generated.get();
+    if (spec.scheme == "rope") {
+      rope_tensor = ref->info().name;
+      rep.reference["tensor"] = rope_tensor;
+      if (rope_tensor == "inv_freq") {
+        rep.reference["frequencies"] = ref->info().rows;
+        rep.tolerance.why = InvFreqToleranceWhy(rep.tolerance);
+      }
+    }
     // A table judged in float32/float16/bfloat16 ulps needs the exact value
     // to far below that ulp, not to 1 ulp of double: the fast float64
     // sinusoid (2^-50 relative; entries near a rounding boundary of the
@@ -371,7 +384,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
           double err = std::fabs(found - expected);
           if (!std::isfinite(err)) err = HUGE_VAL, ++nonfinite;
           const double w = ref_head.col_omega[static_cast<std::size_t>(j)];
-          const double lim = rep.tolerance.Limit(expected, static_cast<double>(pos) * w, w);
+          const double lim = rope_tensor == "inv_freq" ? InvFreqLimit(rep.tolerance, expected)
+                                                       : rep.tolerance.Limit(expected, static_cast<double>(pos) * w, w);
           const double ratio = err / lim;
           if (lim >= 2 * std::max(1.0, std::fabs(expected))) ++vacuous;
           EntryRef e{f + r, pos, j, expected, found, err, lim};
@@ -407,10 +421,13 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
                  {"worst_vs_limit", worst_ratio.ToJson()},
                  {"first_over", have_first ? first_over.ToJson() : nlohmann::ordered_json()}};
     c.summary = fmt::format(
-        "max |err| {} at position {}, column {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
-        "entries over tolerance",
-        G(max_abs), worst.position, worst.col, worst.expected, worst.found, G(max_rel), G(max_ulp),
-        Traits(rep.tolerance.dtype).name, over, entries);
+        "max |err| {} at {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
+        "{} over tolerance",
+        G(max_abs),
+        rope_tensor == "inv_freq" ? fmt::format("frequency {}", worst.row)
+                                  : fmt::format("position {}, column {}", worst.position, worst.col),
+        worst.expected, worst.found, G(max_rel), G(max_ulp), Traits(rep.tolerance.dtype).name, over, entries,
+        rope_tensor == "inv_freq" ? "frequencies" : "entries");
     if (nonfinite) c.summary += fmt::format(" ({} NaN or infinite)", nonfinite);
     if (vacuous)
       c.summary += fmt::format(
@@ -465,7 +482,13 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
 
   // Diagnosis: what does the table match, and how does that differ from the
   // declared reference?
-  if (!rep.passed && o.diagnose) {
+  if (!rep.passed && o.diagnose && o.spec && o.spec->scheme == "rope") {
+    RopeIdentifyOptions ro;
+    if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
+    rep.rope_diagnosis = IdentifyRope(table, stats, ro);
+    rep.diagnosed = true;
+    rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
+  } else if (!rep.passed && o.diagnose) {
     IdentifyOptions io;
     if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
     rep.diagnosis = Identify(table, stats, io);

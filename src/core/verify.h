@@ -19,6 +19,7 @@
 
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
+#include "core/analysis/identify_rope.h"
 #include "core/analysis/tolerance.h"
 #include "core/scheme.h"
 #include "core/table.h"
@@ -85,6 +86,8 @@ struct VerifyReport {
   bool passed = true;
   bool diagnosed = false;
   Identification diagnosis;   ///< what the table matches, when a check failed
+  /// A RoPE reference (scheme rope): the RoPE identification instead.
+  std::optional<RopeIdentification> rope_diagnosis;
   std::string diagnosis_text; ///< one line; empty when not diagnosed
   nlohmann::ordered_json ToJson() const;  ///< {"schema": "pe.verify/1", ...}
 };

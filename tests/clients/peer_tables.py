@@ -80,3 +80,95 @@ def exact64(max_len, d_model, start=0, base=10000.0, layout="interleaved", denom
     else:
         out[:, :h], out[:, h:] = np.sin(a), np.cos(a)
     return out
+
+
+# ---- RoPE, as Hugging Face transformers builds it -------------------------
+# Transcribed from src/transformers/modeling_rope_utils.py at commit
+# 0044e3b3facff1a1ad60b235c69d5b45beae75a4 (_compute_default/_linear_scaling/
+# _dynamic_ntk/_yarn/_longrope/_llama3_parameters) and LlamaRotaryEmbedding.
+# forward (models/llama/modeling_llama.py: inv_freq[None, :, None] @
+# position_ids[:, None, :] in float32, emb = cat(freqs, freqs), cos() *
+# attention_scaling, then .to(x.dtype)). Every op runs in torch float32 (or
+# the dtype given), as the model does.
+def hf_inv_freq(kind, dim, base, dt=torch.float32, factor=None, max_position_embeddings=None,
+                original_max_position_embeddings=None, seq_len=None, beta_fast=32, beta_slow=1,
+                low_freq_factor=1.0, high_freq_factor=4.0, short_factor=None, long_factor=None,
+                attention_factor=None):
+    """(inv_freq, attention_factor) of HF's rope_init_fn `kind`."""
+    def default(b):
+        return 1.0 / (b ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dt) / dim))
+    if kind == "default":
+        return default(base), 1.0
+    if kind == "linear":
+        inv = default(base)
+        inv /= factor
+        return inv, 1.0
+    if kind == "dynamic":
+        seq_len = seq_len if seq_len is not None and seq_len > max_position_embeddings else max_position_embeddings
+        b = base * ((factor * seq_len / max_position_embeddings) - (factor - 1)) ** (dim / (dim - 2))
+        return default(b), 1.0
+    if kind == "ntk":
+        return default(base * factor ** (dim / (dim - 2))), 1.0
+    if kind == "yarn":
+        mp = max_position_embeddings
+        af = attention_factor if attention_factor is not None else 0.1 * math.log(factor) + 1.0
+
+        def corr_dim(n_rot):
+            return (dim * math.log(mp / (n_rot * 2 * math.pi))) / (2 * math.log(base))
+        low, high = max(math.floor(corr_dim(beta_fast)), 0), min(math.ceil(corr_dim(beta_slow)), dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+        pos_freqs = base ** (torch.arange(0, dim, 2).to(dt) / dim)
+        extra, inter = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
+        ef = 1 - ramp.to(dt)
+        return inter * (1 - ef) + extra * ef, af
+    if kind == "longrope":
+        L0 = original_max_position_embeddings
+        f = max_position_embeddings / L0
+        af = attention_factor if attention_factor is not None else (
+            1.0 if f <= 1.0 else math.sqrt(1 + math.log(f) / math.log(L0)))
+        ext = torch.tensor(long_factor if seq_len and seq_len > L0 else short_factor, dtype=torch.float32).to(dt)
+        shape = torch.arange(0, dim, 2, dtype=torch.int64).to(dt) / dim
+        return 1.0 / (ext * base ** shape), af
+    if kind == "llama3":
+        inv = default(base)
+        old = original_max_position_embeddings
+        low_wl, high_wl = old / low_freq_factor, old / high_freq_factor
+        wl = 2 * math.pi / inv
+        inv_l = torch.where(wl > low_wl, inv / factor, inv)
+        smooth = (old / wl - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smoothed = (1 - smooth) * inv_l / factor + smooth * inv_l
+        medium = ~(wl < high_wl) * ~(wl > low_wl)
+        return torch.where(medium, smoothed, inv_l), 1.0
+    raise ValueError(kind)
+
+
+def hf_rope_cos_sin(inv, af, length, start=0, out_dtype=torch.float32, inv_dtype=None):
+    """LlamaRotaryEmbedding.forward: (cos, sin) [length, dim] as torch tensors
+    of out_dtype. inv_dtype=torch.bfloat16 plants sglang-jax #1472: inv_freq
+    rounded to bfloat16 before the float32 product."""
+    inv = inv.float()
+    if inv_dtype is not None:
+        inv = inv.to(inv_dtype).float()
+    pos = torch.arange(start, start + length, dtype=torch.int64)[None, :]
+    freqs = (inv[None, :, None] @ pos[:, None, :].float()).transpose(1, 2)[0]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return (emb.cos() * af).to(out_dtype), (emb.sin() * af).to(out_dtype)
+
+
+def gptj_cos_sin(rotary_dim, length, base=10000.0):
+    """GPT-J (models/gptj/modeling_gptj.py, same commit): create_sinusoidal_
+    positions in float32, sin/cos repeat_interleave(2): the interleaved layout."""
+    inv = 1.0 / (base ** (torch.arange(0, rotary_dim, 2, dtype=torch.int64) / rotary_dim))
+    sinusoid = torch.einsum("i , j -> i j", torch.arange(length, dtype=torch.int64).float(), inv).float()
+    return (torch.repeat_interleave(torch.cos(sinusoid), 2, dim=1),
+            torch.repeat_interleave(torch.sin(sinusoid), 2, dim=1))
+
+
+def neox_partial_cos_sin(head_dim, rotary_pct, length, base=10000.0):
+    """GPT-NeoX (models/gpt_neox/modeling_gpt_neox.py, same commit): rotary
+    on int(head_dim * rotary_pct) channels, HF rotate_half layout."""
+    dim = int(head_dim * rotary_pct)
+    inv, af = hf_inv_freq("default", dim, base)
+    return hf_rope_cos_sin(inv, af, length)

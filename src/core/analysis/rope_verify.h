@@ -1,0 +1,32 @@
+// How `pe verify` judges a RoPE tensor (docs/verify.md, "RoPE tensors"):
+// the tolerance of an inv_freq vector, and the diagnosis of a cos/sin table
+// or inv_freq that fails, named in RoPE's own terms (layout, base, first
+// position, scaling, attention factor, inv_freq precision) by comparing the
+// RoPE identification (identify_rope.h) with the declared spec.
+#pragma once
+
+#include <string>
+
+#include "core/analysis/identify_rope.h"
+#include "core/analysis/tolerance.h"
+#include "core/scheme.h"
+
+namespace pe {
+
+/// The limit for one inv_freq entry with exact value `v` > 0 under the
+/// default rule: n·ulp_T(v) + u_C·|v|·(3 + |ln v|), the error of the usual
+/// float32 computation 1.0 / (base ** (arange(0, dim, 2).float() / dim)):
+/// the exponent 2i/dim rounded (u·|ln v| relative after pow), pow's own ulp
+/// (2u) and the division's rounding (u). u_C and n as in tolerance.h.
+/// An explicit tolerance (--atol/--rtol/--max-ulp) is used as given.
+double InvFreqLimit(const Tolerance& tolerance, double v);
+
+/// The one-sentence rule for the report header.
+std::string InvFreqToleranceWhy(const Tolerance& tolerance);
+
+/// One line naming why the table differs from `declared` (a rope spec,
+/// --hf-config applied), from `found` = IdentifyRope(table). `tensor` is
+/// the declared tensor ("cos", "sin", "inv_freq").
+std::string RopeDiagnosis(const RopeIdentification& found, const SchemeSpec& declared, const std::string& tensor);
+
+}  // namespace pe
