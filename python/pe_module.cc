@@ -157,7 +157,7 @@ PYBIND11_MODULE(_pe, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const pe::Error& e) {
-      py::object exc = error_type(py::str(e.what()));
+      py::object exc = py::reinterpret_borrow<py::object>(error_type.ptr())(py::str(e.what()));
       exc.attr("kind") = pe::ErrorKindName(e.kind());
       PyErr_SetObject(error_type.ptr(), exc.ptr());
     }

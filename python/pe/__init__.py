@@ -183,6 +183,8 @@ def _as_table(name: str, value: Any, dtype: Optional[str]) -> Tuple[str, _np.nda
             return name, t.view(torch.int16).numpy().view(_np.uint16), "bfloat16"
         value = t.numpy()
     arr = _np.asarray(value)
+    if arr.ndim == 0:
+        raise Error(f"tensor '{name}': a 0-D (scalar) array is not a table")
     kinds = {_np.dtype(_np.float16): "float16", _np.dtype(_np.float32): "float32",
              _np.dtype(_np.float64): "float64"}
     if dtype == "bfloat16" or (dtype in ("bf16",)):
@@ -195,8 +197,6 @@ def _as_table(name: str, value: Any, dtype: Optional[str]) -> Tuple[str, _np.nda
                     f"(uint16 bits with dtype='bfloat16', or a torch.bfloat16 tensor), float32 and float64 "
                     f"(convert with .astype)")
     arr = _np.ascontiguousarray(arr, dtype=native)
-    if arr.ndim == 0:
-        raise Error(f"tensor '{name}': a 0-D (scalar) array is not a table")
     return name, arr, kinds[native]
 
 
@@ -248,8 +248,9 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     uint16 array as bfloat16 bits; ``judge_as`` judges the table as another
     dtype.
 
-    Returns the report (schema "pe.verify/1") as a dict; ``report["pass"]``
-    is the verdict. A failed check is a report, not an exception; a bad
+    Returns the report (schema "pe.verify/1") as a dict: the document of
+    ``pe verify --json`` plus ``report["pass"]``, the verdict (the same value
+    as ``report["passed"]``). A failed check is a report, not an exception; a bad
     argument or unreadable file raises :class:`pe.Error`.
     """
     p = _params(params, rope_scaling)
@@ -259,7 +260,9 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     text = _pe.verify(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}),
                       scheme, p, ref, reference_tensor or "", None if checks is None else list(checks),
                       list(offsets or []), atol, rtol, max_ulp, judge_as, diagnose)
-    return _json.loads(text)
+    report = _json.loads(text)
+    report["pass"] = report["passed"]  # the verdict under its short name too
+    return report
 
 
 def identify(table: Any, *, tensor: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,

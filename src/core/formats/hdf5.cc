@@ -1011,6 +1011,8 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
       info.rows *= static_cast<std::int64_t>(dims[k]);
     }
     for (int k = lead; k < rank; ++k) info.shape.push_back(static_cast<std::int64_t>(dims[k]));
+  } else if (rank == 1) {
+    info.shape = {info.rows};  // a vector stays [n], as safetensors and NPY read it
   }
   std::uint64_t logical_bytes = 0;
   try {
