@@ -83,6 +83,16 @@ def test_rope_yarn_hf_type_key_and_one_tensor(cli, scratch):
     assert got.tobytes() == want.tobytes()
 
 
+def test_rope_default_type_and_partial_rotary_equal_cli(cli, scratch):
+    code, _, err = cli("generate", "--scheme", "rope", "--head-dim", 64, "--max-len", 64, "--base", 1000000,
+                       "--partial-rotary-factor", 0.25, "--tensor", "cos", "-o", "p.npy")
+    assert code == 0, err
+    want = np.load(os.path.join(scratch, "p.npy"))
+    got = pe.generate("rope", head_dim=64, max_len=64, rope_theta=1e6, partial_rotary_factor=0.25,
+                      rope_scaling={"rope_type": "default"}, tensor="cos")
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
 def test_alibi_dict_equals_cli(cli, scratch):
     code, _, err = cli("generate", "--scheme", "alibi", "--heads", 8, "--max-len", 16, "-o", "a.safetensors")
     assert code == 0, err
