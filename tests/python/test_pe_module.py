@@ -231,6 +231,28 @@ def test_verify_report_equals_cli_json(cli, scratch):
     assert got == want
 
 
+def test_verify_from_metadata_equals_cli_for_scaled_rope(cli, scratch):
+    # The reference spec comes from the file's metadata alone, scheme-specific
+    # keys included (rope_scaling, factor, original_max_position_embeddings).
+    code, _, err = cli("generate", "--scheme", "rope", "--head-dim", 32, "--max-len", 300, "--rope-scaling", "yarn",
+                       "--factor", 4, "--original-max-position-embeddings", 128, "--no-truncate", "-o", "y.h5")
+    assert code == 0, err
+    code, out, err = cli("verify", "y.h5", "--dataset", "sin", "--json")
+    assert code == 0, out + err
+    want = json.loads(out)
+    got = pe.verify(os.path.join(scratch, "y.h5"), tensor="sin")
+    got["file"] = want["file"]
+    assert got.pop("pass") is True
+    assert got == want
+    # A flag over the metadata: the same note as the CLI's.
+    code, out, err = cli("verify", "y.h5", "--dataset", "sin", "--scheme", "rope", "--factor", 2, "--json")
+    want = json.loads(out)
+    got = pe.verify(os.path.join(scratch, "y.h5"), tensor="sin", factor=2)
+    got["file"] = want["file"]
+    assert got.pop("pass") is False and code == 1
+    assert got["notes"] == want["notes"] and got["checks"][0] == want["checks"][0]
+
+
 def test_verify_arrays_and_tensors_of_every_dtype():
     for dtype in ["float16", "float32", "float64"]:
         a = pe.generate(d_model=32, max_len=128, dtype=dtype)
