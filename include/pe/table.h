@@ -71,7 +71,7 @@ std::vector<std::string> SpecKeys();
 
 /// One scheme of the registry, as `pe schemes` lists it.
 struct SchemeParamInfo {
-  std::string key;       ///< "rope_scaling"
+  std::string key;       ///< "rope_scaling"; two keys of one row: "beta_fast, beta_slow"
   std::string meaning;
   std::string fallback;  ///< the default, as text
 };

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -138,18 +139,15 @@ TEST(ApiTest, EveryRegistryFlagIsASpecKey) {
   };
   for (const SchemeDescription& s : ListSchemes()) {
     for (const SchemeParamInfo& p : s.params) {
-      // "beta_fast_/_beta_slow" lists two flags in one row.
+      // "beta_fast, beta_slow": two flags in one row.
       std::string text = p.key;
-      for (std::size_t at; (at = text.find("_/_")) != std::string::npos;) text.replace(at, 3, " ");
       std::size_t from = 0;
       while (from <= text.size()) {
-        std::size_t to = text.find(' ', from);
+        std::size_t to = text.find(", ", from);
         if (to == std::string::npos) to = text.size();
-        std::string k = text.substr(from, to - from);
-        while (!k.empty() && k[0] == '-') k.erase(0, 1);
-        std::replace(k.begin(), k.end(), '-', '_');
-        if (!k.empty()) EXPECT_TRUE(known(k)) << s.name << ": " << p.key;
-        from = to + 1;
+        const std::string k = text.substr(from, to - from);
+        EXPECT_TRUE(!k.empty() && known(k)) << s.name << ": " << p.key;
+        from = to + 2;
       }
     }
   }
@@ -214,7 +212,8 @@ TEST(ApiTest, VerifyReportFieldsMatchItsJson) {
     EXPECT_EQ(j["checks"][i]["name"], ok.checks[i].name);
     EXPECT_EQ(j["checks"][i]["status"], ok.checks[i].status);
   }
-  EXPECT_EQ(ok.checks[0].name, "reference");
+  EXPECT_TRUE(std::any_of(ok.checks.begin(), ok.checks.end(),
+                          [](const CheckResult& c) { return c.name == "reference" && c.status == "pass"; }));
 
   // The same numbers in the caller's memory, without metadata, one entry
   // changed by 2^-10 (far beyond 1 ulp + the angle term at position 100).
@@ -239,12 +238,13 @@ TEST(ApiTest, VerifyReportFieldsMatchItsJson) {
   EXPECT_EQ(b["passed"], false);
   EXPECT_EQ(b["file"], "<memory>");
   // The worst entry is the one changed: row 100, column 3, error 2^-10
-  // (float32 sum: exact, since cos(100·10000^(-2/64)) ~ 0.7 has ulp 2^-24).
+  // from the exact value, give or take the entry's own rounding (half an
+  // ulp of float32 at |cos| < 1: 2^-25); the sum is exact (ulp 2^-24).
   const auto& worst = b["checks"][at]["details"];
   ASSERT_TRUE(worst.contains("worst")) << worst.dump();
   EXPECT_EQ(worst["worst"]["row"], 100);
   EXPECT_EQ(worst["worst"]["col"], 3);
-  EXPECT_EQ(worst["worst"]["error"].get<double>(), 0x1p-10);
+  EXPECT_NEAR(worst["worst"]["error"].get<double>(), 0x1p-10, 0x1p-25);
 }
 
 TEST(ApiTest, IdentifyFindsTheBaseOfABareTable) {
