@@ -119,6 +119,7 @@ class RowStream {
   /// exception propagates.
   void ForEachBlock(const std::function<void(const RowBlock&)>& fn, std::int64_t block_rows = 0);
 
+  // Internal: the library's side of the pimpl (src/core/api/api_impl.h).
   struct Impl;
   explicit RowStream(std::unique_ptr<Impl> impl);
   Impl& impl() const { return *impl_; }
@@ -146,6 +147,7 @@ class Table {
   /// when there is none.
   RowStream& tensor(std::string_view name);
 
+  // Internal: the library's side of the pimpl (src/core/api/api_impl.h).
   struct Impl;
   explicit Table(std::unique_ptr<Impl> impl);
   Impl& impl() const { return *impl_; }
