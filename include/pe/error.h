@@ -4,7 +4,7 @@
 // caller can fix by throwing pe::Error: a bad parameter (kUsage), a
 // malformed or unsupported input file (kInput), a refused read or write
 // (kIo). The message reads "<what>: <why>" (no "pe: error:" prefix), e.g.
-//   "--d-model 0: must be at least 1"
+//   "--d-model: must be at least 1, got 0 (...)"
 //   "'t.npy': not an NPY file (bad magic)"
 // and names parameters by their CLI flag (docs/library.md, "Specs").
 // Nothing else is thrown except std::bad_alloc.

@@ -21,7 +21,7 @@ bfloat16 tables come back as ``uint16`` arrays of the raw bits (the upper
 half of a float32), or as ``torch.bfloat16`` tensors with ``as_torch=True``.
 
 Errors raise :class:`pe.Error` (a ``ValueError``) with pe's message, e.g.
-``--d-model 0: must be at least 1``; ``err.kind`` is "usage", "input" or
+``--d-model: must be at least 1, got 0 (...)``; ``err.kind`` is "usage", "input" or
 "io".
 """
 
