@@ -8,9 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include <pe/types.h>
+
 namespace pe {
 
-enum class DType : std::uint8_t { kFloat16, kBFloat16, kFloat32, kFloat64 };
+// enum class DType is public (include/pe/types.h).
 
 struct DTypeTraits {
   DType dtype;

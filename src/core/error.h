@@ -6,33 +6,15 @@
 // Internal invariants use assert(), never Error.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <utility>
 
+#include <pe/error.h>
+
 namespace pe {
 
-enum class ErrorKind {
-  kUsage,     ///< a flag or parameter is out of range or inconsistent
-  kInput,     ///< an input file is malformed or of an unsupported kind
-  kIo,        ///< the operating system refused a read or a write
-  kBrokenPipe,  ///< stdout's reader went away: end quietly, exit 0
-  kInternal,  ///< a bug in pe; should never reach a user
-};
-
-class Error : public std::runtime_error {
- public:
-  /// `hint`: what to change, when it is known ("add --scheme alibi"); the
-  /// CLI prints it as a second line "pe: hint: ..." (not under --quiet).
-  Error(ErrorKind kind, const std::string& message, std::string hint = {})
-      : std::runtime_error(message), kind_(kind), hint_(std::move(hint)) {}
-  ErrorKind kind() const { return kind_; }
-  const std::string& hint() const { return hint_; }
-
- private:
-  ErrorKind kind_;
-  std::string hint_;
-};
+// ErrorKind and Error are public (include/pe/error.h): one type inside and
+// outside the library.
 
 /// Process exit codes, shared by every subcommand.
 enum ExitCode : int {

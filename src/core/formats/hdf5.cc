@@ -1011,6 +1011,8 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
       info.rows *= static_cast<std::int64_t>(dims[k]);
     }
     for (int k = lead; k < rank; ++k) info.shape.push_back(static_cast<std::int64_t>(dims[k]));
+  } else if (rank == 1) {
+    info.shape = {info.rows};  // a vector stays [n], as safetensors and NPY read it
   }
   std::uint64_t logical_bytes = 0;
   try {
@@ -1042,5 +1044,20 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
 }
 
 }  // namespace
+
+std::vector<std::string> ListHdf5Datasets(const std::string& path) {
+  SilenceHdf5();
+  const std::string what = fmt::format("'{}'", path);
+  if (H5Fis_hdf5(path.c_str()) <= 0) ThrowInput(what, "not an HDF5 file (or it is corrupt)");
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+#if H5_VERSION_GE(1, 10, 7)
+  H5Pset_file_locking(fapl.get(), false, true);
+#endif
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+  if (!file.ok()) ThrowInput(what, "cannot open as HDF5 (truncated or corrupt?)");
+  RootLinks links;
+  H5Literate(file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectName, &links);
+  return links.datasets;
+}
 
 }  // namespace pe

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/format.h"
 
@@ -32,5 +33,10 @@ std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path,
 /// dimensions of size 1 are dropped) in row blocks via hyperslabs.
 std::unique_ptr<RowSource> OpenHdf5(const std::string& path,
                                     const std::string& dataset);
+
+/// The datasets reached by hard links from the root group, by name (at most
+/// 10,000), for opening every tensor of a file. Throws pe::Error (input)
+/// when the file is not HDF5.
+std::vector<std::string> ListHdf5Datasets(const std::string& path);
 
 }  // namespace pe

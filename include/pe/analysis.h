@@ -1,0 +1,102 @@
+// pe/analysis.h: identify a table, verify it, and its dot-product curves.
+//
+// Reports are data: every report carries its verdicts as fields and the
+// full document as a JSON string, the same document the CLI prints
+// (`pe verify --json`: schema "pe.verify/1"; `pe inspect --json`'s
+// "identification" object).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pe/table.h>
+#include <pe/types.h>
+
+namespace pe {
+
+// ---- identify ---------------------------------------------------------------
+
+/// Which member of the sinusoid family a table is, from its numbers alone.
+struct IdentifyResult {
+  bool matched = false;   ///< a scheme, its parameters and a precision explain every entry
+  std::string verdict;    ///< one human line ("sinusoidal, d_model 512, base 10000, exact float32")
+  std::string precision;  ///< "exact", "float16", "bfloat16", "float32 angles", "unknown"
+  std::string json;       ///< the full identification (as `pe inspect --json` "identification")
+};
+
+/// Identifies `table` (reads it once for statistics, then fits). Throws
+/// pe::Error only when reading fails.
+IdentifyResult IdentifyTable(RowStream& table);
+
+// ---- verify -----------------------------------------------------------------
+
+/// What to verify a table against. Default: the reference named by the
+/// table's metadata, every applicable property check, the default tolerance.
+struct VerifyRequest {
+  /// The reference scheme. Its params override the table's metadata (a
+  /// conflict is reported in notes). Empty scheme: the metadata's scheme.
+  /// nullopt: the metadata alone.
+  std::optional<Spec> spec;
+  /// Compare with this table instead of a scheme (not owned).
+  RowStream* reference = nullptr;
+  /// Property checks ("rotation", "shift", "bounds", "norm", "unique",
+  /// "all"); nullopt: the scheme's defaults; empty: none.
+  std::optional<std::vector<std::string>> checks;
+  std::vector<std::int64_t> offsets;  ///< k for rotation/shift; empty: 1,2,3,10,100,1000,10000
+  /// Explicit tolerance (replaces the default rule, as --atol/--rtol/--max-ulp).
+  std::optional<double> atol, rtol, max_ulp;
+  /// Judge the table as this dtype (a CSV of float32 numbers reads as float64).
+  std::optional<DType> judge_as;
+  bool diagnose = true;  ///< identify the table when a check fails
+  std::string name;      ///< the table's name in the report (a path); empty: "<memory>"
+};
+
+/// One check's verdict.
+struct CheckResult {
+  std::string name;     ///< "reference", "rotation", ...
+  std::string status;   ///< "pass", "fail" or "skip"
+  double measured = 0;
+  double limit = 0;
+  std::string summary;  ///< one human line
+  std::string limit_why;
+};
+
+struct VerifyResult {
+  bool passed = false;               ///< every non-skipped check passed
+  std::vector<CheckResult> checks;
+  std::vector<std::string> notes;    ///< flag/metadata conflicts
+  std::string diagnosis;             ///< what the table matches, when a check failed; else empty
+  std::string json;                  ///< the `pe verify --json` document
+};
+
+/// Verifies `table`. A failed check is a result (passed = false), not an
+/// exception. Throws pe::Error (kUsage) when there is nothing to verify
+/// against (no metadata scheme, no spec, no reference, no checks) or a
+/// parameter is invalid; (kInput/kIo) when reading fails.
+VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request = {});
+
+// ---- dot curves ---------------------------------------------------------------
+
+struct DotOptions {
+  bool cosine = false;           ///< cosine similarity instead of the dot product
+  std::int64_t max_offset = -1;  ///< largest offset k; -1: rows - 1
+  bool mean_only = false;        ///< only the mean curve (FFT; no min/max/std)
+};
+
+/// The similarity PE(p)·PE(p+k) as a function of the offset k = 0..K.
+struct DotCurve {
+  std::vector<std::int64_t> offset;  ///< k
+  std::vector<std::int64_t> pairs;   ///< rows - k: positions p with p+k in range
+  std::vector<double> mean, min, max, std;  ///< over p; min/max/std empty with mean_only
+  /// Σ_i cos(k·ω_i) when the metadata names a paired sinusoid; else empty.
+  std::vector<double> closed_form;
+};
+
+/// Computes the curve (the table is read into memory: every pair of rows
+/// meets; at most 2^28 entries). Throws pe::Error (kUsage) for a max_offset
+/// outside [0, rows-1], (kInput) for a NaN or infinity in the table.
+DotCurve ComputeDot(RowStream& table, const DotOptions& options = {});
+
+}  // namespace pe

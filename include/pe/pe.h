@@ -1,0 +1,14 @@
+// pe/pe.h: the whole public API of the pe library (docs/library.md).
+//
+//   pe/error.h     pe::Error {kind, message}
+//   pe/types.h     DType, metadata, TensorInfo
+//   pe/table.h     Spec -> Table (generate), files -> Table (read), write; row blocks
+//   pe/analysis.h  identify, verify (report as data), dot curves
+//
+// Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
+#pragma once
+
+#include <pe/analysis.h>
+#include <pe/error.h>
+#include <pe/table.h>
+#include <pe/types.h>

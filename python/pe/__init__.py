@@ -1,0 +1,315 @@
+"""pe: exact positional-encoding tables for numpy and PyTorch.
+
+The Python face of the pe library (docs/python.md). Every value ``generate``
+returns is the exact value of the scheme's formula correctly rounded to the
+dtype: the same bytes ``pe generate`` writes.
+
+    >>> import pe
+    >>> t = pe.generate("sinusoidal", d_model=512, max_len=4096)
+    >>> rope = pe.generate("rope", head_dim=128, max_len=8192, rope_theta=500000.0,
+    ...                    rope_scaling={"rope_type": "llama3", "factor": 8.0,
+    ...                                  "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+    ...                                  "original_max_position_embeddings": 8192})
+    >>> rope["cos"].shape
+    (8192, 128)
+    >>> pe.verify(t, scheme="sinusoidal", d_model=512)["pass"]
+    True
+
+Arrays are returned without copying: the array views the buffer the C++
+library filled, and owns it (``arr.base``). numpy has no bfloat16:
+bfloat16 tables come back as ``uint16`` arrays of the raw bits (the upper
+half of a float32), or as ``torch.bfloat16`` tensors with ``as_torch=True``.
+
+Errors raise :class:`pe.Error` (a ``ValueError``) with pe's message, e.g.
+``--d-model: must be at least 1, got 0 (...)``; ``err.kind`` is "usage", "input" or
+"io".
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os as _os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as _np
+
+from . import _pe
+
+__all__ = ["Error", "generate", "read", "write", "verify", "identify", "dot", "schemes", "spec_keys",
+           "BFLOAT16_AS"]
+
+#: pe's exception: a ValueError with pe's message and a ``kind`` attribute.
+Error = _pe.Error
+
+#: How bfloat16 tensors come back without torch: the raw bits as this numpy dtype.
+BFLOAT16_AS = _np.uint16
+
+# Hugging Face config names -> pe's spec keys (the CLI's flags).
+_HF_NAMES = {
+    "rope_theta": "base",
+    "head_dim": "d_model",
+    "max_seq_len": "max_len",
+}
+# rope_scaling's keys that pe takes (transformers' modeling_rope_utils.py).
+_ROPE_SCALING_KEYS = {
+    "factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+    "attention_factor", "low_freq_factor", "high_freq_factor", "short_factor", "long_factor", "truncate",
+}
+_ROPE_TYPES = {"default": "none", None: "none"}
+
+
+def _text(key: str, value: Any) -> str:
+    """A keyword's value as the CLI's flag text."""
+    if isinstance(value, bool) or isinstance(value, _np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, (int, _np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, _np.floating)):
+        return repr(float(value))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple, _np.ndarray)):
+        return ",".join(_text(key, v) for v in value)
+    raise Error(f"{key}={value!r}: expected a number, a string, a bool or a list, not {type(value).__name__}")
+
+
+def _params(kwargs: Mapping[str, Any], rope_scaling: Any = None) -> List[Tuple[str, str]]:
+    """Keyword arguments as [(spec key, text)]: the CLI's names, and Hugging Face's."""
+    out: List[Tuple[str, str]] = []
+    for key, value in kwargs.items():
+        if value is None:
+            continue
+        if key in ("rope_scaling", "rope_parameters") and isinstance(value, Mapping):
+            rope_scaling = value
+            continue
+        out.append((_HF_NAMES.get(key, key), _text(key, value)))
+    if rope_scaling is not None:
+        if isinstance(rope_scaling, str):
+            out.append(("rope_scaling", _ROPE_TYPES.get(rope_scaling, rope_scaling)))
+        elif isinstance(rope_scaling, Mapping):
+            kind = rope_scaling.get("rope_type", rope_scaling.get("type"))
+            out.append(("rope_scaling", _ROPE_TYPES.get(kind, kind) if isinstance(kind, str) or kind is None
+                        else _text("rope_type", kind)))
+            for key, value in rope_scaling.items():
+                if key in ("rope_type", "type") or value is None:
+                    continue
+                if key == "rope_theta":
+                    out.append(("base", _text(key, value)))
+                    continue
+                if key not in _ROPE_SCALING_KEYS:
+                    raise Error(f"rope_scaling['{key}']: not a key pe reads (it reads: "
+                                f"{', '.join(sorted(_ROPE_SCALING_KEYS))})")
+                out.append((key, _text(key, value)))
+        else:
+            raise Error(f"rope_scaling={rope_scaling!r}: expected a dict (Hugging Face's rope_scaling) or a type name")
+    return out
+
+
+def _torch():
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError as e:  # pragma: no cover - torch is optional
+        raise Error(f"as_torch=True: torch is not importable ({e})") from None
+    return torch
+
+
+def _finish(arrays: Dict[str, _np.ndarray], dtypes: Dict[str, str], as_torch: bool):
+    """Arrays as returned: numpy (bfloat16 as uint16 bits) or torch tensors."""
+    if not as_torch:
+        return arrays
+    torch = _torch()
+    out = {}
+    for name, arr in arrays.items():
+        if dtypes[name] == "bfloat16":
+            out[name] = torch.from_numpy(arr.view(_np.int16)).view(torch.bfloat16)
+        else:
+            out[name] = torch.from_numpy(arr)
+    return out
+
+
+def _one_or_dict(arrays: Dict[str, Any]):
+    return next(iter(arrays.values())) if len(arrays) == 1 else arrays
+
+
+def generate(scheme: str = "sinusoidal", *, dtype: Optional[str] = None, tensor: Optional[str] = None,
+             rope_scaling: Any = None, as_torch: bool = False, **params: Any):
+    """Build an exact positional-encoding table.
+
+    ``scheme`` is any name of ``pe schemes`` ("sinusoidal", "rope", "alibi",
+    ...). Keyword names are the CLI's flags with underscores (``d_model``,
+    ``max_len``, ``base``, ``start``, ``layout``, ``heads``, ``grid="14x14"``,
+    ``cls_token=True``, ...) or Hugging Face's (``rope_theta``, ``head_dim``,
+    ``partial_rotary_factor``, ``max_position_embeddings``, and
+    ``rope_scaling={"rope_type": "yarn", "factor": 4.0, ...}``).
+    ``dtype``: "float32" (default), "float64", "float16" or "bfloat16".
+
+    Returns a numpy array of the scheme's shape, or a dict name -> array for
+    multi-tensor schemes (rope: cos, sin, inv_freq; alibi: slopes, bias);
+    ``tensor="cos"`` returns that one array. The array owns the C++ buffer
+    (no copy). bfloat16: uint16 bits, or a torch tensor with ``as_torch=True``
+    (every dtype becomes a torch tensor then, sharing the buffer).
+
+    Raises :class:`pe.Error` with pe's message for a bad parameter.
+    """
+    p = _params(params, rope_scaling)
+    if dtype is not None:
+        p.append(("dtype", str(dtype)))
+    if tensor is not None:
+        p.append(("tensor", tensor))
+    arrays, dtypes, _meta = _pe.generate(scheme, p)
+    return _one_or_dict(_finish(arrays, dtypes, as_torch))
+
+
+def read(path: Union[str, _os.PathLike], tensor: Optional[str] = None, *, format: Optional[str] = None,
+         as_torch: bool = False, with_metadata: bool = False):
+    """Read a table file pe reads (.npy .h5 .safetensors .json .csv).
+
+    Returns the array, or a dict name -> array when the file holds several
+    tensors and ``tensor`` is None. With ``with_metadata=True``, returns
+    ``(arrays, metadata_dict)``. bfloat16 and torch as in :func:`generate`.
+    Raises :class:`pe.Error` naming the file when it is missing or malformed.
+    """
+    arrays, dtypes, meta = _pe.read(_os.fspath(path), tensor or "", format or "")
+    result = _one_or_dict(_finish(arrays, dtypes, as_torch))
+    return (result, meta) if with_metadata else result
+
+
+def _as_table(name: str, value: Any, dtype: Optional[str]) -> Tuple[str, _np.ndarray, str]:
+    """One tensor for the C++ side: (name, C-contiguous numpy array, pe dtype name)."""
+    if type(value).__module__.startswith("torch"):
+        torch = _torch()
+        t = value.detach().cpu().contiguous()
+        if t.dtype == torch.bfloat16:
+            return name, t.view(torch.int16).numpy().view(_np.uint16), "bfloat16"
+        value = t.numpy()
+    arr = _np.asarray(value)
+    if arr.ndim == 0:
+        raise Error(f"tensor '{name}': a 0-D (scalar) array is not a table")
+    kinds = {_np.dtype(_np.float16): "float16", _np.dtype(_np.float32): "float32",
+             _np.dtype(_np.float64): "float64"}
+    if dtype == "bfloat16" or (dtype in ("bf16",)):
+        if arr.dtype not in (_np.dtype(_np.uint16), _np.dtype(_np.int16)):
+            raise Error(f"tensor '{name}': dtype='bfloat16' needs the raw bits as a uint16 array, not {arr.dtype}")
+        return name, _np.ascontiguousarray(arr.view(_np.uint16)), "bfloat16"
+    native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
+    if native not in kinds:
+        raise Error(f"tensor '{name}': dtype {arr.dtype} is not a table dtype; pe takes float16, bfloat16 "
+                    f"(uint16 bits with dtype='bfloat16', or a torch.bfloat16 tensor), float32 and float64 "
+                    f"(convert with .astype)")
+    arr = _np.ascontiguousarray(arr, dtype=native)
+    return name, arr, kinds[native]
+
+
+def _tables(value: Any, dtype: Optional[str] = None) -> List[Tuple[str, _np.ndarray, str]]:
+    if isinstance(value, Mapping):
+        if not value:
+            raise Error("tensors: the dict is empty")
+        return [_as_table(str(k), v, dtype) for k, v in value.items()]
+    return [_as_table("pe", value, dtype)]
+
+
+def write(path: Union[str, _os.PathLike], data: Any, metadata: Optional[Mapping[str, Any]] = None, *,
+          format: Optional[str] = None, dtype: Optional[str] = None) -> None:
+    """Write an array (or a dict name -> array) to ``path``.
+
+    The format comes from the extension (or ``format=``); the file appears
+    complete or not at all (a temporary file renamed into place), as with
+    ``pe generate -o``. NPY and CSV hold one tensor. ``metadata``: a dict of
+    int, float or str values (HDF5 attributes, safetensors ``__metadata__``,
+    JSON ``meta``); give ``scheme``, ``d_model`` ... and ``pe verify`` checks
+    the file without flags. Accepts numpy arrays and torch tensors of
+    float16, float32, float64 and bfloat16 (torch, or uint16 bits with
+    ``dtype="bfloat16"``).
+    """
+    _pe.write(_os.fspath(path), _tables(data, dtype), dict(metadata or {}), format or "")
+
+
+def _source(table: Any, metadata: Optional[Mapping[str, Any]], dtype: Optional[str]):
+    if isinstance(table, (str, _os.PathLike)):
+        return _os.fspath(table)
+    return _tables(table, dtype)
+
+
+def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = None,
+           reference: Any = None, reference_tensor: Optional[str] = None,
+           checks: Optional[Union[str, Sequence[str]]] = None, offsets: Optional[Sequence[int]] = None,
+           atol: Optional[float] = None, rtol: Optional[float] = None, max_ulp: Optional[float] = None,
+           judge_as: Optional[str] = None, diagnose: bool = True, metadata: Optional[Mapping[str, Any]] = None,
+           format: Optional[str] = None, dtype: Optional[str] = None, rope_scaling: Any = None,
+           **params: Any) -> Dict[str, Any]:
+    """Verify a table against the exact reference, as ``pe verify --json``.
+
+    ``table``: a path, a numpy array or torch tensor, or a dict of them.
+    The reference is ``scheme`` with its parameters as keywords (the names
+    of :func:`generate`), over the file's metadata; or ``reference=`` (a
+    path or an array). ``checks``: "rotation,shift,bounds,norm,unique",
+    "all", "none" or a list; None: the scheme's defaults. ``atol``/``rtol``/
+    ``max_ulp`` replace the default tolerance. ``dtype="bfloat16"`` marks a
+    uint16 array as bfloat16 bits; ``judge_as`` judges the table as another
+    dtype.
+
+    Returns the report (schema "pe.verify/1") as a dict: the document of
+    ``pe verify --json`` plus ``report["pass"]``, the verdict (the same value
+    as ``report["passed"]``). A failed check is a report, not an exception; a bad
+    argument or unreadable file raises :class:`pe.Error`.
+    """
+    p = _params(params, rope_scaling)
+    if isinstance(checks, str):
+        checks = [c.strip() for c in checks.split(",") if c.strip()]
+    ref = None if reference is None else _source(reference, None, None)
+    text = _pe.verify(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}),
+                      scheme, p, ref, reference_tensor or "", None if checks is None else list(checks),
+                      list(offsets or []), atol, rtol, max_ulp, judge_as, diagnose)
+    report = _json.loads(text)
+    report["pass"] = report["passed"]  # the verdict under its short name too
+    return report
+
+
+def identify(table: Any, *, tensor: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,
+             format: Optional[str] = None, dtype: Optional[str] = None) -> Dict[str, Any]:
+    """Identify which sinusoid variant a table is, from its numbers alone.
+
+    ``table``: a path, an array, a torch tensor (or a dict with ``tensor=``).
+    Returns the identification of ``pe inspect --json`` as a dict:
+    ``matched``, ``verdict``, ``variant`` (layout, denominator, base, first
+    position), ``precision``, ``recipes``, ...
+    """
+    return _json.loads(_pe.identify(_source(table, metadata, dtype), tensor or "", format or "",
+                                    dict(metadata or {})))
+
+
+def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = None, mean_only: bool = False,
+        tensor: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None, format: Optional[str] = None,
+        dtype: Optional[str] = None, scheme: Optional[str] = None, rope_scaling: Any = None,
+        **params: Any) -> Dict[str, Optional[_np.ndarray]]:
+    """Dot-product (or cosine) similarity as a function of the offset k.
+
+    ``table``: a path, an array or torch tensor; or None with ``scheme=``
+    and its parameters (as :func:`generate`) to compute the curve of a spec.
+    Returns numpy arrays: ``offset`` (k = 0..K), ``pairs`` (rows - k),
+    ``mean``, ``min``, ``max``, ``std`` over positions p of PE(p)·PE(p+k)
+    (min/max/std None with ``mean_only``), and ``closed_form``
+    (Σ cos(k·ω_i), when the metadata names a paired sinusoid; else None).
+    """
+    k = -1 if max_offset is None else int(max_offset)
+    if table is None:
+        if scheme is None:
+            raise Error("dot: give a table (path or array) or scheme= with its parameters")
+        p = _params(params, rope_scaling)
+        if dtype is not None:
+            p.append(("dtype", str(dtype)))
+        return _pe.generate_dot(scheme, p, tensor or "", cosine, k, mean_only)
+    if scheme is not None or params:
+        raise Error("dot: scheme parameters apply to dot(scheme=...), not to a table")
+    return _pe.dot(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}), cosine, k,
+                   mean_only)
+
+
+def schemes() -> List[Dict[str, Any]]:
+    """Every scheme pe generates: name, summary, source, tensors and params (key, meaning, default)."""
+    return _pe.schemes()
+
+
+def spec_keys() -> List[str]:
+    """Every parameter keyword :func:`generate` takes (the CLI's flags, underscore spelling)."""
+    return _pe.spec_keys()

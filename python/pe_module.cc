@@ -1,0 +1,337 @@
+// pe._pe: the compiled half of the `pe` Python package (python/pe/__init__.py
+// is the public half: keyword names, dtypes, torch). Over the public C++ API
+// (include/pe/) only.
+//
+// Arrays: a generated or read tensor is produced straight into a buffer
+// this module allocates; the numpy array returned views that buffer and
+// owns it through a capsule (arr.base), so nothing is copied, and the
+// buffer is freed with the last array that views it. bfloat16 comes back
+// as uint16 (numpy has no bfloat16); the Python side says so.
+//
+// Errors: pe::Error becomes pe.Error (a ValueError) with pe's message and
+// a `kind` attribute ("usage", "input", "io").
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pe/pe.h>
+
+namespace py = pybind11;
+
+namespace {
+
+// A buffer owned by a capsule.
+struct Buffer {
+  std::unique_ptr<std::byte[]> bytes;
+  std::size_t size = 0;
+};
+
+py::dtype NumpyDType(pe::DType d) {
+  switch (d) {
+    case pe::DType::kFloat16: return py::dtype("float16");
+    case pe::DType::kBFloat16: return py::dtype("uint16");
+    case pe::DType::kFloat32: return py::dtype("float32");
+    case pe::DType::kFloat64: return py::dtype("float64");
+  }
+  return py::dtype("float64");
+}
+
+pe::DType DTypeOf(const std::string& name) { return pe::ParseDType(name); }
+
+// The whole tensor as a numpy array over a buffer of its own (no copy).
+py::array TensorArray(pe::RowStream& s) {
+  const pe::TensorInfo& t = s.info();
+  auto* buf = new Buffer;
+  py::capsule owner(buf, [](void* p) { delete static_cast<Buffer*>(p); });
+  buf->size = t.byte_size();
+  buf->bytes.reset(new std::byte[buf->size == 0 ? 1 : buf->size]);
+  {
+    py::gil_scoped_release unlocked;
+    s.ReadAll(buf->bytes.get(), buf->size);
+  }
+  std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+  return py::array(NumpyDType(t.dtype), shape, buf->bytes.get(), owner);
+}
+
+py::object MetaToPython(const pe::MetaValue& v) {
+  if (auto* i = std::get_if<std::int64_t>(&v)) return py::int_(*i);
+  if (auto* d = std::get_if<double>(&v)) return py::float_(*d);
+  return py::str(std::get<std::string>(v));
+}
+
+py::dict MetaDict(const pe::MetaList& meta) {
+  py::dict d;
+  for (const auto& [k, v] : meta) d[py::str(k)] = MetaToPython(v);
+  return d;
+}
+
+pe::MetaList MetaFromPython(const py::object& meta) {
+  pe::MetaList out;
+  if (meta.is_none()) return out;
+  for (auto item : py::dict(meta)) {
+    const std::string key = py::str(item.first);
+    py::handle v = item.second;
+    if (py::isinstance<py::bool_>(v)) out.emplace_back(key, std::int64_t{v.cast<bool>()});
+    else if (py::isinstance<py::int_>(v)) out.emplace_back(key, v.cast<std::int64_t>());
+    else if (py::isinstance<py::float_>(v)) out.emplace_back(key, v.cast<double>());
+    else if (py::isinstance<py::str>(v)) out.emplace_back(key, v.cast<std::string>());
+    else
+      throw pe::Error(pe::ErrorKind::kUsage,
+                      "metadata '" + key + "': values must be int, float or str, not " +
+                          std::string(py::str(py::type::of(v).attr("__name__"))));
+  }
+  return out;
+}
+
+// Tensors handed over by the Python side: [(name, C-contiguous array, dtype name)].
+pe::Table WrapArrays(const py::list& tensors, const py::object& meta) {
+  std::vector<pe::TensorView> views;
+  for (auto item : tensors) {
+    auto tup = item.cast<py::tuple>();
+    auto arr = tup[1].cast<py::array>();
+    pe::TensorView v;
+    v.name = tup[0].cast<std::string>();
+    v.dtype = DTypeOf(tup[2].cast<std::string>());
+    if (static_cast<std::size_t>(arr.itemsize()) != pe::DTypeSize(v.dtype))
+      throw pe::Error(pe::ErrorKind::kInternal, "array itemsize does not match its dtype");
+    if (!(arr.flags() & py::array::c_style))
+      throw pe::Error(pe::ErrorKind::kInternal, "array is not C-contiguous");
+    for (py::ssize_t i = 0; i < arr.ndim(); ++i) v.shape.push_back(arr.shape(i));
+    v.data = arr.data();
+    views.push_back(std::move(v));
+  }
+  return pe::WrapTensors(views, MetaFromPython(meta));
+}
+
+pe::Spec MakeSpec(const std::string& scheme, const std::vector<std::pair<std::string, std::string>>& params) {
+  pe::Spec spec(scheme);
+  for (const auto& [k, v] : params) spec.Set(k, v);
+  return spec;
+}
+
+// The table a verify/identify/dot call works on: a path, or wrapped arrays.
+struct Source {
+  std::optional<pe::Table> table;
+  std::string name;
+};
+
+Source OpenSource(const py::object& src, const std::string& tensor, const std::string& format,
+                  const py::object& meta) {
+  Source s;
+  if (py::isinstance<py::str>(src)) {
+    s.name = src.cast<std::string>();
+    pe::ReadOptions o;
+    o.tensor = tensor;
+    o.format = format;
+    s.table.emplace(pe::OpenTableFile(s.name, o));
+  } else {
+    s.table.emplace(WrapArrays(src.cast<py::list>(), meta));
+  }
+  return s;
+}
+
+pe::RowStream& OneTensor(pe::Table& t, const std::string& tensor) {
+  if (!tensor.empty()) return t.tensor(tensor);
+  if (t.size() > 1) {
+    std::string list;
+    for (const auto& n : t.names()) list += (list.empty() ? "" : ", ") + n;
+    throw pe::Error(pe::ErrorKind::kUsage, "tensor: the table holds several tensors (" + list + "); name one with tensor=");
+  }
+  return t.tensor(std::size_t{0});
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_pe, m) {
+  m.doc() = "The compiled core of the pe package; use the functions of `pe` instead.";
+
+  static py::exception<pe::Error> error_type(m, "Error", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const pe::Error& e) {
+      py::object exc = py::reinterpret_borrow<py::object>(error_type.ptr())(py::str(e.what()));
+      exc.attr("kind") = pe::ErrorKindName(e.kind());
+      PyErr_SetObject(error_type.ptr(), exc.ptr());
+    }
+  });
+
+  m.def(
+      "generate",
+      [](const std::string& scheme, const std::vector<std::pair<std::string, std::string>>& params) {
+        pe::Table t = pe::GenerateTable(MakeSpec(scheme, params));
+        py::dict arrays;
+        for (std::size_t i = 0; i < t.size(); ++i) arrays[py::str(t.tensor(i).info().name)] = TensorArray(t.tensor(i));
+        py::dict dtypes;
+        for (std::size_t i = 0; i < t.size(); ++i)
+          dtypes[py::str(t.tensor(i).info().name)] = std::string(pe::DTypeName(t.tensor(i).info().dtype));
+        return py::make_tuple(arrays, dtypes, MetaDict(t.metadata()));
+      },
+      py::arg("scheme"), py::arg("params"),
+      "generate(scheme, [(key, value), ...]) -> ({name: array}, {name: dtype}, metadata)");
+
+  m.def(
+      "read",
+      [](const std::string& path, const std::string& tensor, const std::string& format) {
+        pe::ReadOptions o;
+        o.tensor = tensor;
+        o.format = format;
+        pe::Table t = pe::OpenTableFile(path, o);
+        py::dict arrays, dtypes;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+          arrays[py::str(t.tensor(i).info().name)] = TensorArray(t.tensor(i));
+          dtypes[py::str(t.tensor(i).info().name)] = std::string(pe::DTypeName(t.tensor(i).info().dtype));
+        }
+        return py::make_tuple(arrays, dtypes, MetaDict(t.metadata()));
+      },
+      py::arg("path"), py::arg("tensor") = "", py::arg("format") = "",
+      "read(path, tensor, format) -> ({name: array}, {name: dtype}, metadata)");
+
+  m.def(
+      "write",
+      [](const std::string& path, const py::list& tensors, const py::object& meta, const std::string& format) {
+        pe::Table t = WrapArrays(tensors, meta);
+        pe::WriteOptions o;
+        o.format = format;
+        py::gil_scoped_release unlocked;
+        pe::WriteTableFile(t, path, o);
+      },
+      py::arg("path"), py::arg("tensors"), py::arg("metadata"), py::arg("format") = "",
+      "write(path, [(name, array, dtype)], metadata, format)");
+
+  m.def(
+      "verify",
+      [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta,
+         const std::optional<std::string>& scheme, const std::vector<std::pair<std::string, std::string>>& params,
+         const py::object& reference, const std::string& reference_tensor,
+         const std::optional<std::vector<std::string>>& checks, const std::vector<std::int64_t>& offsets,
+         std::optional<double> atol, std::optional<double> rtol, std::optional<double> max_ulp,
+         const std::optional<std::string>& judge_as, bool diagnose) {
+        Source s = OpenSource(src, tensor, format, meta);
+        pe::VerifyRequest r;
+        if (scheme || !params.empty()) r.spec = MakeSpec(scheme.value_or(""), params);
+        Source ref;
+        if (!reference.is_none()) {
+          ref = OpenSource(reference, reference_tensor, "", py::none());
+          r.reference = &OneTensor(*ref.table, reference_tensor);
+        }
+        r.checks = checks;
+        r.offsets = offsets;
+        r.atol = atol;
+        r.rtol = rtol;
+        r.max_ulp = max_ulp;
+        if (judge_as) r.judge_as = DTypeOf(*judge_as);
+        r.diagnose = diagnose;
+        r.name = s.name;
+        pe::RowStream& t = OneTensor(*s.table, tensor);
+        py::gil_scoped_release unlocked;
+        return pe::VerifyTable(t, r).json;
+      },
+      py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"), py::arg("scheme"),
+      py::arg("params"), py::arg("reference"), py::arg("reference_tensor"), py::arg("checks"), py::arg("offsets"),
+      py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("judge_as"), py::arg("diagnose"),
+      "verify(...) -> the pe.verify/1 report as JSON text");
+
+  m.def(
+      "identify",
+      [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta) {
+        Source s = OpenSource(src, tensor, format, meta);
+        pe::RowStream& t = OneTensor(*s.table, tensor);
+        py::gil_scoped_release unlocked;
+        return pe::IdentifyTable(t).json;
+      },
+      py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"),
+      "identify(...) -> the identification as JSON text");
+
+  m.def(
+      "dot",
+      [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta,
+         bool cosine, std::int64_t max_offset, bool mean_only) {
+        Source s = OpenSource(src, tensor, format, meta);
+        pe::RowStream& t = OneTensor(*s.table, tensor);
+        pe::DotOptions o;
+        o.cosine = cosine;
+        o.max_offset = max_offset;
+        o.mean_only = mean_only;
+        pe::DotCurve c;
+        {
+          py::gil_scoped_release unlocked;
+          c = pe::ComputeDot(t, o);
+        }
+        py::dict d;
+        d["offset"] = py::array_t<std::int64_t>(c.offset.size(), c.offset.data());
+        d["pairs"] = py::array_t<std::int64_t>(c.pairs.size(), c.pairs.data());
+        for (auto [name, v] : {std::pair{"mean", &c.mean}, {"min", &c.min}, {"max", &c.max}, {"std", &c.std},
+                               {"closed_form", &c.closed_form}})
+          d[name] = v->empty() ? py::object(py::none()) : py::object(py::array_t<double>(v->size(), v->data()));
+        return d;
+      },
+      py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"), py::arg("cosine"),
+      py::arg("max_offset"), py::arg("mean_only"), "dot(...) -> {offset, pairs, mean, min, max, std, closed_form}");
+
+  m.def(
+      "generate_dot",
+      [](const std::string& scheme, const std::vector<std::pair<std::string, std::string>>& params,
+         const std::string& tensor, bool cosine, std::int64_t max_offset, bool mean_only) {
+        pe::Table t = pe::GenerateTable(MakeSpec(scheme, params));
+        pe::RowStream& s = OneTensor(t, tensor);
+        pe::DotOptions o;
+        o.cosine = cosine;
+        o.max_offset = max_offset;
+        o.mean_only = mean_only;
+        pe::DotCurve c;
+        {
+          py::gil_scoped_release unlocked;
+          c = pe::ComputeDot(s, o);
+        }
+        py::dict d;
+        d["offset"] = py::array_t<std::int64_t>(c.offset.size(), c.offset.data());
+        d["pairs"] = py::array_t<std::int64_t>(c.pairs.size(), c.pairs.data());
+        for (auto [name, v] : {std::pair{"mean", &c.mean}, {"min", &c.min}, {"max", &c.max}, {"std", &c.std},
+                               {"closed_form", &c.closed_form}})
+          d[name] = v->empty() ? py::object(py::none()) : py::object(py::array_t<double>(v->size(), v->data()));
+        return d;
+      },
+      py::arg("scheme"), py::arg("params"), py::arg("tensor"), py::arg("cosine"), py::arg("max_offset"),
+      py::arg("mean_only"), "generate_dot(...): dot() of a spec, computed without a file");
+
+  m.def(
+      "buffer_address",
+      [](const py::capsule& c) {
+        return reinterpret_cast<std::uintptr_t>(static_cast<Buffer*>(c.get_pointer())->bytes.get());
+      },
+      py::arg("capsule"), "The address of the buffer a returned array owns (arr.base): tests prove no copy");
+
+  m.def("spec_keys", &pe::SpecKeys, "Every spec key (the CLI's flags, underscore spelling)");
+  m.def(
+      "schemes",
+      [] {
+        py::list out;
+        for (const auto& s : pe::ListSchemes()) {
+          py::dict d;
+          d["name"] = s.name;
+          d["summary"] = s.summary;
+          d["source"] = s.source;
+          d["tensors"] = s.tensors;
+          py::list params;
+          for (const auto& p : s.params) {
+            py::dict pd;
+            pd["key"] = p.key;
+            pd["meaning"] = p.meaning;
+            pd["default"] = p.fallback;
+            params.append(pd);
+          }
+          d["params"] = params;
+          out.append(d);
+        }
+        return out;
+      },
+      "Every scheme, as `pe schemes` lists it");
+}

@@ -1,0 +1,184 @@
+// The public API's analyses (include/pe/analysis.h) over the core:
+// Identify (analysis/identify.h), Verify (verify.h), ComputeDecay
+// (analysis/decay.h). The reference spec of a verification is resolved as
+// `pe verify` does: the table's metadata, then the caller's spec over it
+// (the common fields through ResolveReferenceSpec, every other scheme
+// parameter matched to the metadata key of the same name).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <pe/analysis.h>
+
+#include "core/analysis/decay.h"
+#include "core/analysis/identify.h"
+#include "core/analysis/properties.h"
+#include "core/analysis/stats.h"
+#include "core/api/api_impl.h"
+#include "core/api/spec_params.h"
+#include "core/error.h"
+#include "core/verify.h"
+
+namespace pe {
+namespace {
+
+std::string Dump(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+bool IsCommonKey(const std::string& key) {
+  return key == "d_model" || key == "max_len" || key == "base" || key == "start" || key == "dtype";
+}
+
+// The reference spec of `info` (see the file comment). nullopt: nothing
+// names a scheme.
+std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
+                                             const std::string& name, std::vector<std::string>* notes) {
+  SpecOverrides ov;
+  ov.path = name;
+  std::vector<std::pair<std::string, std::string>> extras;  // canonical key -> value
+  if (given) {
+    if (!given->scheme.empty()) ov.scheme = given->scheme;
+    SchemeSpec probe;  // parses every value, so a bad one is refused before any work
+    for (const auto& [k, v] : given->params) {
+      SetSpecParam(probe, k, v);
+      const std::string key = CanonicalSpecKey(k);
+      if (key == "d_model") ov.d_model = probe.d_model;
+      else if (key == "max_len") ov.max_len = probe.max_len;
+      else if (key == "start") ov.start = probe.start;
+      else if (key == "base") ov.base = probe.base;
+      else if (key == "dtype") ov.dtype = std::string(Traits(probe.dtype).name);
+      else extras.emplace_back(key, v);
+    }
+  }
+  auto common = ResolveReferenceSpec(info, ov, notes);
+  if (!common) return std::nullopt;
+  SchemeSpec spec = *common;
+  // Scheme-specific metadata belongs to the file's scheme: when the spec
+  // names another one, only the common fields carry over.
+  const MetaValue* meta_scheme = info.meta.Find("scheme");
+  const bool other_scheme = ov.scheme && meta_scheme && MetaToString(*meta_scheme) != *ov.scheme;
+  bool skipped = false;
+  for (const std::string& key : SpecParamKeys()) {
+    if (IsCommonKey(key) || key == "tensor" || key == "truncate") continue;
+    const MetaValue* meta = info.meta.Find(key);
+    const auto mine = std::find_if(extras.begin(), extras.end(), [&](const auto& e) { return e.first == key; });
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (mine != extras.end()) {
+      if (meta && MetaToString(*meta) != mine->second)
+        notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}", flag, mine->second, key,
+                                     MetaToString(*meta)));
+    } else if (meta && other_scheme) {
+      skipped = true;
+    } else if (meta) {
+      const std::string v = MetaToString(*meta);
+      const std::string what = fmt::format("{} metadata {}={}", name.empty() ? "the table's" : "'" + name + "':", key, v);
+      try {
+        SetSpecParam(spec, key, v);
+      } catch (const Error&) {
+        ThrowInput(what, fmt::format("not a valid value of {}", flag));
+      }
+      spec.origin[flag] = what;
+    }
+  }
+  for (const auto& [k, v] : extras) SetSpecParam(spec, k, v);
+  if (skipped)
+    notes->push_back(fmt::format("the file's {}-specific metadata is not applied to scheme {}", MetaToString(*meta_scheme),
+                                 spec.scheme));
+  return spec;
+}
+
+}  // namespace
+
+IdentifyResult IdentifyTable(RowStream& table) {
+  RowSource& src = *table.impl().source;
+  const TableStats stats = ComputeStats(src);
+  IdentifyOptions io;
+  if (const MetaValue* s = src.info().meta.Find("start"))
+    if (const auto* v = std::get_if<std::int64_t>(s)) io.start_hint = *v;
+  const Identification id = Identify(src, stats, io);
+  IdentifyResult r;
+  r.matched = id.matched;
+  r.verdict = id.verdict;
+  r.precision = id.precision;
+  r.json = Dump(id.ToJson());
+  return r;
+}
+
+VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
+  RowSource& src = *table.impl().source;
+  const TableInfo& info = src.info();
+  const std::string name = request.name.empty() ? "<memory>" : request.name;
+  VerifyOptions vo;
+  if (request.reference) {
+    if (request.spec) ThrowUsage("reference", "compares with a table; a reference spec cannot be combined with it");
+    vo.reference_file = request.reference->impl().source;
+    vo.reference_path = request.reference->info().name;
+  } else {
+    vo.spec = BuildReferenceSpec(info, request.spec, request.name, &vo.notes);
+  }
+  if (request.checks) {
+    vo.checks_given = true;
+    for (const auto& c : *request.checks) {
+      if (c == "all") {
+        vo.checks = PropertyCheckNames();
+        break;
+      }
+      if (c != "none") vo.checks.push_back(c);
+    }
+  }
+  for (const std::int64_t k : request.offsets)
+    if (k < 1) ThrowUsage(fmt::format("offset {}", k), "offsets must be positive integers");
+  vo.offsets = request.offsets;
+  const DType judged = request.judge_as.value_or(info.dtype);
+  if (request.judge_as && vo.reference_file && judged != info.dtype)
+    vo.notes.push_back(fmt::format("dtype {}: the {} table is judged as a {} table (tolerance and ulps in {})",
+                                   Traits(judged).name, Traits(info.dtype).name, Traits(judged).name,
+                                   Traits(judged).name));
+  vo.tolerance = DefaultTolerance(judged);
+  if (request.atol || request.rtol || request.max_ulp) {
+    for (auto [what, v] : {std::pair{"atol", request.atol}, {"rtol", request.rtol}, {"max_ulp", request.max_ulp}})
+      if (v && !(*v >= 0)) ThrowUsage(fmt::format("{} {}", what, *v), "must be a number >= 0");
+    vo.tolerance = ExplicitTolerance(judged, request.atol.value_or(0), request.rtol.value_or(0),
+                                     request.max_ulp.value_or(request.atol || request.rtol ? 0 : 1));
+  }
+  vo.diagnose = request.diagnose;
+  if (!vo.spec && !vo.reference_file && vo.checks.empty())
+    ThrowUsage(fmt::format("'{}'", name),
+               vo.checks_given ? "no checks leave nothing to verify: the table has no scheme metadata"
+                               : "nothing to verify against: the table has no scheme metadata; give a scheme and "
+                                 "d_model, a reference table, or checks");
+  const VerifyReport rep = Verify(src, name, vo);
+  VerifyResult r;
+  r.passed = rep.passed;
+  for (const Check& c : rep.checks)
+    r.checks.push_back({c.name, c.skipped ? "skip" : c.passed ? "pass" : "fail", c.measured, c.limit, c.summary,
+                        c.limit_why});
+  r.notes = rep.notes;
+  if (rep.diagnosed) r.diagnosis = rep.diagnosis_text;
+  r.json = Dump(rep.ToJson());
+  return r;
+}
+
+DotCurve ComputeDot(RowStream& table, const DotOptions& options) {
+  RowSource& src = *table.impl().source;
+  const DenseTable dense = ReadAll(src);
+  DecayOptions d;
+  d.cosine = options.cosine;
+  d.max_offset = options.max_offset;
+  d.mean_only = options.mean_only;
+  const DecayCurve c = ComputeDecay(dense, d);
+  DotCurve out;
+  out.offset.resize(c.mean.size());
+  for (std::size_t k = 0; k < out.offset.size(); ++k) out.offset[k] = static_cast<std::int64_t>(k);
+  out.pairs = c.pairs;
+  out.mean = c.mean;
+  out.min = c.min;
+  out.max = c.max;
+  out.std = c.std;
+  out.closed_form = c.closed_form;
+  return out;
+}
+
+}  // namespace pe

@@ -1,0 +1,35 @@
+// The implementation side of the public API's pimpl classes (include/pe/):
+// what a pe::Table and a pe::RowStream hold. Internal: only src/core/api/
+// includes it.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <pe/table.h>
+
+#include "core/table.h"
+#include "core/table_set.h"
+
+namespace pe {
+
+struct RowStream::Impl {
+  RowSource* source = nullptr;  ///< owned by the Table's set
+  TensorInfo info;
+};
+
+struct Table::Impl {
+  TableSet set;
+  MetaList meta;
+  std::vector<RowStream> streams;  ///< one per set.tensors entry, same order
+};
+
+/// The public description of a core table.
+TensorInfo ToTensorInfo(const TableInfo& info);
+MetaList ToMetaList(const Metadata& meta);
+Metadata ToMetadata(const MetaList& meta);
+
+/// A Table over `set` (takes it).
+Table MakeTable(TableSet set);
+
+}  // namespace pe

@@ -1,0 +1,34 @@
+// Spec parameters by name: the CLI's scheme flags as key/value text, for
+// the public API (include/pe/table.h, pe::Spec) and the Python module.
+//
+// One table maps each key (the flag without "--", '-' and '_' alike) to a
+// SchemeSpec field with the flag's parsing rule, so a spec given as text
+// builds the same SchemeSpec as the same flags on the command line. A new
+// scheme parameter (a SchemeSpec field and a CLI flag) adds one line to
+// the table in spec_params.cc; tests/core/api_test.cc checks that every
+// flag the registry lists (`pe schemes`) has a key here.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/scheme.h"
+
+namespace pe {
+
+/// Every key, underscore spelling, in the CLI's order ("d_model", ...).
+const std::vector<std::string>& SpecParamKeys();
+
+/// The canonical key for `key` ("d-model" -> "d_model", "head_dim" ->
+/// "d_model", "no_truncate" -> "no_truncate"), or empty when unknown.
+std::string CanonicalSpecKey(std::string_view key);
+
+/// Sets field `key` of `spec` from `value` as the flag --key=value would.
+/// Throws pe::Error (kUsage) naming "--key 'value'" for a value the flag
+/// refuses (not an integer, beyond int64, not a number, not a boolean) and
+/// for an unknown key (with a "did you mean"). Ranges are checked later by
+/// the scheme (ValidateSpec), as for the CLI.
+void SetSpecParam(SchemeSpec& spec, std::string_view key, std::string_view value);
+
+}  // namespace pe

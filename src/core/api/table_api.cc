@@ -1,0 +1,370 @@
+// The public API's tables (include/pe/table.h, include/pe/types.h) over the
+// core: MakeTableSet (generate), OpenTable (read), WriteTables (write).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <sys/stat.h>
+
+#include <pe/table.h>
+
+#include "core/api/api_impl.h"
+#include "core/api/spec_params.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/formats/hdf5.h"
+#include "core/formats/json_tensors.h"
+#include "core/formats/safetensors.h"
+#include "core/parallel_for.h"
+#include "core/scheme.h"
+
+namespace pe {
+
+// ---- types.h ------------------------------------------------------------------
+
+const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kUsage: return "usage";
+    case ErrorKind::kInput: return "input";
+    case ErrorKind::kIo: return "io";
+    case ErrorKind::kBrokenPipe: return "broken-pipe";
+    case ErrorKind::kInternal: return "internal";
+  }
+  return "internal";
+}
+
+std::string_view DTypeName(DType dtype) { return Traits(dtype).name; }
+std::size_t DTypeSize(DType dtype) { return Traits(dtype).size; }
+
+DType ParseDType(std::string_view name) {
+  const auto d = DTypeFromName(name);
+  if (!d) ThrowUsage(fmt::format("dtype '{}'", name), fmt::format("unknown type (known: {})", DTypeNames()));
+  return *d;
+}
+
+const MetaValue* FindMeta(const MetaList& meta, std::string_view key) {
+  for (const auto& [k, v] : meta)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+std::string MetaText(const MetaValue& value) { return MetaToString(value); }
+
+TensorInfo ToTensorInfo(const TableInfo& info) {
+  TensorInfo t;
+  t.name = info.name;
+  t.shape = LogicalShape(info);
+  t.dtype = info.dtype;
+  t.rows = info.rows;
+  t.cols = info.cols;
+  t.metadata = ToMetaList(info.meta);
+  return t;
+}
+
+MetaList ToMetaList(const Metadata& meta) { return MetaList(meta.entries().begin(), meta.entries().end()); }
+
+Metadata ToMetadata(const MetaList& meta) {
+  if (meta.size() > kMaxMetadataKeys)
+    ThrowUsage("metadata", fmt::format("{} keys; pe writes at most {}", meta.size(), kMaxMetadataKeys));
+  Metadata m;
+  for (const auto& [k, v] : meta) m.Set(k, v);
+  return m;
+}
+
+// ---- Spec -------------------------------------------------------------------
+
+Spec& Spec::Set(std::string_view key, std::string_view value) {
+  for (auto& [k, v] : params) {
+    if (k == key) {
+      v = std::string(value);
+      return *this;
+    }
+  }
+  params.emplace_back(std::string(key), std::string(value));
+  return *this;
+}
+Spec& Spec::Set(std::string_view key, std::int64_t value) { return Set(key, std::string_view(fmt::format("{}", value))); }
+Spec& Spec::Set(std::string_view key, double value) { return Set(key, std::string_view(fmt::format("{}", value))); }
+Spec& Spec::Set(std::string_view key, bool value) { return Set(key, std::string_view(value ? "true" : "false")); }
+
+std::vector<std::string> SpecKeys() { return SpecParamKeys(); }
+
+std::vector<SchemeDescription> ListSchemes() {
+  std::vector<SchemeDescription> out;
+  for (const SchemeInfo& s : Schemes()) {
+    SchemeDescription d{std::string(s.name), std::string(s.summary), std::string(s.source), {}, {}};
+    for (auto t : s.tensors) d.tensors.emplace_back(t);
+    for (const SchemeParam& p : s.params) {
+      // "--beta-fast / --beta-slow" (two flags in one row) -> "beta_fast, beta_slow"
+      std::string key;
+      std::string_view rest = p.flag;
+      while (!rest.empty()) {
+        const std::size_t slash = rest.find('/');
+        std::string one(rest.substr(0, slash));
+        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        one.erase(0, one.find_first_not_of(" -"));
+        one.erase(one.find_last_not_of(' ') + 1);
+        std::replace(one.begin(), one.end(), '-', '_');
+        if (!one.empty()) key += (key.empty() ? "" : ", ") + one;
+      }
+      d.params.push_back({key, std::string(p.meaning), std::string(p.fallback)});
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// ---- RowStream ----------------------------------------------------------------
+
+RowStream::RowStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RowStream::RowStream(RowStream&&) noexcept = default;
+RowStream& RowStream::operator=(RowStream&&) noexcept = default;
+RowStream::~RowStream() = default;
+
+const TensorInfo& RowStream::info() const { return impl_->info; }
+
+std::int64_t RowStream::block_rows() const { return BlockRows(impl_->info.row_bytes(), impl_->info.rows); }
+
+void RowStream::ReadRows(std::int64_t first, std::int64_t count, void* out, std::size_t out_bytes) {
+  const TensorInfo& t = impl_->info;
+  if (first < 0 || count < 0 || first > t.rows || count > t.rows - first)
+    ThrowUsage(fmt::format("rows [{}, {}+{})", first, first, count),
+               fmt::format("outside tensor '{}' of {} rows", t.name, t.rows));
+  if (count == 0) return;
+  if (out == nullptr || out_bytes / t.row_bytes() < static_cast<std::size_t>(count))
+    ThrowUsage(fmt::format("buffer of {} bytes", out_bytes),
+               fmt::format("{} rows of tensor '{}' need {} bytes", count, t.name,
+                           static_cast<std::size_t>(count) * t.row_bytes()));
+  impl_->source->ReadRows(first, count, static_cast<std::byte*>(out));
+}
+
+void RowStream::ReadAll(void* out, std::size_t out_bytes) {
+  const TensorInfo& t = impl_->info;
+  if (out == nullptr || out_bytes < t.byte_size())
+    ThrowUsage(fmt::format("buffer of {} bytes", out_bytes),
+               fmt::format("tensor '{}' ({} x {} {}) needs {} bytes", t.name, t.rows, t.cols, DTypeName(t.dtype),
+                           t.byte_size()));
+  RowSource& src = *impl_->source;
+  const std::int64_t block = block_rows();
+  const std::int64_t blocks = (t.rows + block - 1) / block;
+  auto* bytes = static_cast<std::byte*>(out);
+  auto fill = [&](std::int64_t b) {
+    const std::int64_t first = b * block;
+    const std::int64_t n = std::min(block, t.rows - first);
+    src.ReadRows(first, n, bytes + static_cast<std::size_t>(first) * t.row_bytes());
+  };
+  const int threads = static_cast<int>(std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 64));
+  if (!src.concurrent_reads() || blocks < 2 || threads < 2) {
+    for (std::int64_t b = 0; b < blocks; ++b) fill(b);
+    return;
+  }
+  // Generators fill disjoint blocks on every core; block b goes to worker b % n.
+  const int n = static_cast<int>(std::min<std::int64_t>(threads, blocks));
+  ParallelFor(n, [&](int w) {
+    for (std::int64_t b = w; b < blocks; b += n) fill(b);
+  });
+}
+
+void RowStream::ForEachBlock(const std::function<void(const RowBlock&)>& fn, std::int64_t block) {
+  const TensorInfo& t = impl_->info;
+  if (block < 0) ThrowUsage(fmt::format("block of {} rows", block), "must be >= 0");
+  if (block == 0) block = block_rows();
+  block = std::min(block, std::max<std::int64_t>(t.rows, 1));
+  if (t.row_bytes() != 0 && static_cast<std::uint64_t>(block) > (std::uint64_t{1} << 40) / t.row_bytes())
+    ThrowUsage(fmt::format("block of {} rows", block), "larger than 1 TiB");
+  std::vector<std::byte> buf(static_cast<std::size_t>(block) * t.row_bytes());
+  for (std::int64_t first = 0; first < t.rows; first += block) {
+    const std::int64_t n = std::min(block, t.rows - first);
+    impl_->source->ReadRows(first, n, buf.data());
+    fn(RowBlock{first, n, buf.data(), static_cast<std::size_t>(n) * t.row_bytes()});
+  }
+}
+
+// ---- Table ------------------------------------------------------------------
+
+Table::Table(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Table::Table(Table&&) noexcept = default;
+Table& Table::operator=(Table&&) noexcept = default;
+Table::~Table() = default;
+
+const MetaList& Table::metadata() const { return impl_->meta; }
+std::size_t Table::size() const { return impl_->streams.size(); }
+
+std::vector<std::string> Table::names() const {
+  std::vector<std::string> out;
+  for (const auto& s : impl_->streams) out.push_back(s.info().name);
+  return out;
+}
+
+RowStream& Table::tensor(std::size_t i) {
+  if (i >= impl_->streams.size())
+    ThrowUsage(fmt::format("tensor {}", i), fmt::format("the table has {} tensors", impl_->streams.size()));
+  return impl_->streams[i];
+}
+
+RowStream& Table::tensor(std::string_view name) {
+  for (auto& s : impl_->streams)
+    if (s.info().name == name) return s;
+  std::string list;
+  for (const auto& s : impl_->streams) list += (list.empty() ? "" : ", ") + s.info().name;
+  ThrowUsage(fmt::format("tensor '{}'", name), fmt::format("not in this table (it has: {})", list));
+}
+
+Table MakeTable(TableSet set) {
+  auto impl = std::make_unique<Table::Impl>();
+  impl->set = std::move(set);
+  impl->meta = ToMetaList(impl->set.meta);
+  if (impl->meta.empty() && !impl->set.tensors.empty()) impl->meta = ToMetaList(impl->set.tensors[0]->info().meta);
+  for (auto& t : impl->set.tensors) {
+    auto s = std::make_unique<RowStream::Impl>();
+    s->source = t.get();
+    s->info = ToTensorInfo(t->info());
+    impl->streams.emplace_back(std::move(s));
+  }
+  return Table(std::move(impl));
+}
+
+// ---- generate -----------------------------------------------------------------
+
+Table GenerateTable(const Spec& spec) {
+  SchemeSpec s;
+  s.scheme = spec.scheme;
+  for (const auto& [k, v] : spec.params) SetSpecParam(s, k, v);
+  return MakeTable(MakeTableSet(s));
+}
+
+// ---- read ---------------------------------------------------------------------
+
+namespace {
+
+// The tensor names of a multi-tensor file; empty when the file holds one
+// table (or its format holds one).
+std::vector<std::string> TensorNames(const std::string& path, Format format) {
+  std::vector<std::string> names;
+  if (format == Format::kHdf5) {
+    names = ListHdf5Datasets(path);
+  } else if (format == Format::kSafetensors) {
+    for (const auto& t : ListSafetensors(path)) names.push_back(t.name);
+  } else if (format == Format::kJson && LooksLikeJsonTensors(path)) {
+    // The names are the keys of "tensors" (the reader re-parses the file
+    // for each tensor; multi-tensor JSON files are small by nature).
+    std::ifstream in(path, std::ios::binary);
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      ThrowInput(fmt::format("'{}'", path), fmt::format("not valid JSON ({})", e.what()));
+    }
+    const auto it = doc.find("tensors");
+    if (it != doc.end() && it->is_object())
+      for (const auto& [k, v] : it->items()) names.push_back(k);
+  }
+  return names;
+}
+
+}  // namespace
+
+Table OpenTableFile(const std::string& path, const ReadOptions& options) {
+  OpenOptions oo;
+  if (!options.format.empty()) {
+    oo.format = FormatFromName(options.format);
+    if (!oo.format)
+      ThrowUsage(fmt::format("format '{}'", options.format), fmt::format("unknown format (known: {})", FormatNames()));
+  }
+  if (!options.tensor.empty()) {
+    oo.dataset = options.tensor;
+    return MakeTable(SingleTableSet(OpenTable(path, oo)));
+  }
+  // OpenTable checks the path (missing, directory, FIFO) and the extension
+  // and gives those errors; the tensors are listed only for a regular file.
+  const std::optional<Format> format = oo.format ? oo.format : FormatFromExtension(path);
+  struct stat st;
+  if (!format || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return MakeTable(SingleTableSet(OpenTable(path, oo)));
+  const std::vector<std::string> names = TensorNames(path, *format);
+  if (names.size() <= 1) return MakeTable(SingleTableSet(OpenTable(path, oo)));
+  TableSet set;
+  for (const auto& name : names) {
+    oo.dataset = name;
+    set.tensors.push_back(OpenTable(path, oo));
+  }
+  set.meta = set.tensors.front()->info().meta;
+  return MakeTable(std::move(set));
+}
+
+// ---- wrap and write ---------------------------------------------------------------
+
+namespace {
+
+// Rows in the caller's memory, not copied.
+class ViewRowSource : public RowSource {
+ public:
+  ViewRowSource(TableInfo info, const std::byte* data) : info_(std::move(info)), data_(data) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    std::memcpy(out, data_ + static_cast<std::size_t>(first) * info_.row_bytes(),
+                static_cast<std::size_t>(count) * info_.row_bytes());
+  }
+  bool concurrent_reads() const override { return true; }
+
+ private:
+  TableInfo info_;
+  const std::byte* data_;
+};
+
+}  // namespace
+
+Table WrapTensors(const std::vector<TensorView>& tensors, const MetaList& metadata) {
+  if (tensors.empty()) ThrowUsage("tensors", "none given");
+  TableSet set;
+  set.meta = ToMetadata(metadata);
+  for (const TensorView& v : tensors) {
+    const std::string what = fmt::format("tensor '{}'", v.name);
+    if (v.name.empty()) ThrowUsage("tensor ''", "a tensor needs a name");
+    if (set.Find(v.name)) ThrowUsage(what, "given twice");
+    if (v.shape.empty()) ThrowUsage(what, "a 0-D (scalar) tensor is not a table; give it at least one axis");
+    if (v.data == nullptr) ThrowUsage(what, "no data");
+    std::int64_t rows = 1;
+    for (std::size_t i = 0; i + 1 < v.shape.size(); ++i) {
+      if (v.shape[i] <= 0) ThrowUsage(what, fmt::format("axis {} has extent {}; every extent must be >= 1", i, v.shape[i]));
+      if (rows > (std::int64_t{1} << 50) / v.shape[i]) ThrowUsage(what, "too many rows");
+      rows *= v.shape[i];
+    }
+    const std::int64_t last = v.shape.back();
+    if (last <= 0) ThrowUsage(what, fmt::format("axis {} has extent {}; every extent must be >= 1", v.shape.size() - 1, last));
+    TableInfo info;
+    info.name = v.name;
+    info.dtype = v.dtype;
+    if (v.shape.size() == 1) {
+      info.rows = last;
+      info.cols = 1;
+    } else {
+      info.rows = rows;
+      info.cols = last;
+    }
+    CheckedTableBytes(info.rows, info.cols, info.dtype);
+    if (v.shape.size() != 2) info.shape = v.shape;
+    info.meta = set.meta;
+    set.tensors.push_back(std::make_unique<ViewRowSource>(std::move(info), static_cast<const std::byte*>(v.data)));
+  }
+  return MakeTable(std::move(set));
+}
+
+void WriteTableFile(Table& table, const std::string& path, const WriteOptions& options) {
+  std::optional<Format> forced;
+  if (!options.format.empty()) {
+    forced = FormatFromName(options.format);
+    if (!forced)
+      ThrowUsage(fmt::format("format '{}'", options.format), fmt::format("unknown format (known: {})", FormatNames()));
+  }
+  const Format format = ResolveOutputFormat(path, forced);
+  WriteTables(table.impl().set, format, path);
+}
+
+}  // namespace pe
