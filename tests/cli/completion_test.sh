@@ -20,8 +20,11 @@ commands=$("$PE" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {pr
 schemes=$("$PE" schemes --json | /usr/bin/python3 -c 'import json,sys; print("\n".join(s["name"] for s in json.load(sys.stdin)))')
 [ "$(echo "$commands" | wc -l)" -ge 5 ] && ok || bad "pe --help lists no subcommands: '$commands'"
 [ "$(echo "$schemes" | wc -l)" -ge 5 ] && ok || bad "pe schemes --json lists no schemes: '$schemes'"
-# Options of a command as --help shows them (-x and --long-name words).
-options_of() { "$PE" "$@" --help | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z0-9-]*' | sed 's/^[ ,]//' | sort -u; }
+# Options of a command as --help lists them: the names at the start of its
+# option lines ("  -o,--output PATH  ..."), not the examples' words.
+options_of() {
+  "$PE" "$@" --help | grep -E '^  +-' | sed -E 's/^ +//; s/ .*//' | tr ',' '\n' | sed -E 's/\{.*//' | grep -E '^--?[a-zA-Z]' | sort -u
+}
 
 for shell in bash zsh fish; do
   "$PE" completion "$shell" >"pe.$shell" 2>err.txt && [ -s "pe.$shell" ] && [ ! -s err.txt ] && ok || bad "pe completion $shell"
