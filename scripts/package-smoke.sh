@@ -33,9 +33,11 @@ consumer_source() {
   cat >"$d/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.25)
 project(pe_consumer CXX)
-find_package(pe CONFIG REQUIRED)
+find_package(pe CONFIG REQUIRED COMPONENTS static)
 add_executable(consumer consumer.cc)
 target_link_libraries(consumer PRIVATE pe::pe)
+add_executable(consumer_static consumer.cc)
+target_link_libraries(consumer_static PRIVATE pe::pe_static)
 EOF
   cat >"$d/consumer.cc" <<'EOF'
 // Links libpe and calls nothing: the public API (include/pe) is not here yet.
@@ -103,7 +105,8 @@ dpkg-deb -I "$deb"
 depends=$(dpkg-deb -f "$deb" Depends)
 [ -n "$depends" ] || fail "the package has no Depends"
 if echo "$depends" | tr ',' '\n' | grep -E -- '-dev( |$)'; then fail "Depends names a -dev package: $depends"; fi
-dpkg-deb -c "$deb" | grep -q '/usr/bin/pe$' || fail "the package lacks /usr/bin/pe"
+dpkg-deb -c "$deb" >"$scratch/deb-contents.txt"
+grep -q '/usr/bin/pe$' "$scratch/deb-contents.txt" || fail "the package lacks /usr/bin/pe"
 
 say "dpkg -i"
 trap 'dpkg -r pe >/dev/null 2>&1 || true' EXIT
