@@ -109,7 +109,7 @@ dpkg-deb -c "$deb" >"$scratch/deb-contents.txt"
 grep -q '/usr/bin/pe$' "$scratch/deb-contents.txt" || fail "the package lacks /usr/bin/pe"
 
 say "dpkg -i"
-trap 'dpkg -r pe >/dev/null 2>&1 || true' EXIT
+trap 'dpkg -r pe >/dev/null 2>&1; dpkg -P pe >/dev/null 2>&1 || true' EXIT
 dpkg -i "$deb" >/dev/null
 mkdir -p "$scratch/x"
 pe generate --d-model 64 --max-len 16 -o "$scratch/x/pe.h5"
@@ -124,6 +124,7 @@ consumer_builds /usr
 
 say "dpkg -r pe"
 dpkg -r pe >/dev/null
+dpkg -P pe >/dev/null  # and its dpkg record (no configuration files to keep)
 trap - EXIT
 [ ! -e /usr/bin/pe ] || fail "/usr/bin/pe is still there after dpkg -r"
 echo "package-smoke: ok"
