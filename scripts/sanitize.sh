@@ -14,7 +14,7 @@ build=${1:-$root/build-asan}
 [ $# -gt 0 ] && shift
 exclude=${PE_SANITIZE_EXCLUDE:-memory_test|perf_test|bench}
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPE_BUILD_TESTS=ON -DPE_BUILD_SHARED=OFF \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build "$build" -j"${PE_JOBS:-2}"

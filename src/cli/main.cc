@@ -10,9 +10,11 @@
 #include <new>
 #include <system_error>
 
+#include "cli/cmd_completion.h"
 #include "cli/cmd_dot.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_inspect.h"
+#include "cli/cmd_manpage.h"
 #include "cli/cmd_verify.h"
 #include "cli/cmd_schemes.h"
 #include "cli/console.h"
@@ -33,7 +35,10 @@ Examples:
   pe verify table.npy --d-model 512 --junit report.xml
   pe generate --help
 
-Documentation: docs/cli.md, docs/formats.md, docs/numerics.md, docs/errors.md)";
+Documentation: man pe, and man pe-generate (one page per command); the manual
+(cli.md, formats.md, schemes.md, numerics.md, ...) is installed in
+share/doc/pe under the installation prefix: /usr/share/doc/pe from the Debian
+package, /usr/local/share/doc/pe from cmake --install by default.)";
 
 }  // namespace
 
@@ -67,6 +72,11 @@ int main(int argc, char** argv) {
   CLI::App* verify_cmd = pe::cli::SetupVerify(app, verify);
   pe::cli::SchemesOptions schemes;
   CLI::App* schemes_cmd = pe::cli::SetupSchemes(app, schemes);
+  // Hidden: the build generates the man pages and completions with these.
+  pe::cli::CompletionOptions completion;
+  CLI::App* completion_cmd = pe::cli::SetupCompletion(app, completion);
+  pe::cli::ManpageOptions manpage;
+  CLI::App* manpage_cmd = pe::cli::SetupManpage(app, manpage);
 
   for (CLI::App* sub : app.get_subcommands({})) add_common(*sub);
 
@@ -105,6 +115,8 @@ int main(int argc, char** argv) {
     else if (inspect_cmd->parsed()) command = "inspect", rc = pe::cli::RunInspect(inspect, console);
     else if (verify_cmd->parsed()) command = "verify", rc = pe::cli::RunVerify(verify, console);
     else if (schemes_cmd->parsed()) command = "schemes", rc = pe::cli::RunSchemes(schemes, console);
+    else if (completion_cmd->parsed()) command = "completion", rc = pe::cli::RunCompletion(app, completion, console);
+    else if (manpage_cmd->parsed()) command = "manpage", rc = pe::cli::RunManpage(app, manpage, console);
     // What stdio still buffers for stdout: a closed pipe ends quietly, a
     // full disk (> /dev/full) is an error, not a silent exit 0.
     if (std::fflush(stdout) != 0) {

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Install and package smoke test (CI, .ci/run step 2), on an existing build:
+#  1. `cmake --install BUILD --prefix PREFIX` (no root): the installed pe runs,
+#     its man page and completions are in place, and a program using the
+#     library builds against the prefix with find_package(pe CONFIG) and with
+#     pkg-config, and runs;
+#  2. (as root, with dpkg) `cpack -G DEB`: its Depends are runtime libraries
+#     only (no -dev package), `dpkg -i`, then pe generate, man -w pe, a bash
+#     completion, the same two consumer builds against /usr, `dpkg -r pe`.
+# The consumer is examples/ once it exists (examples/CMakeLists.txt uses
+# find_package(pe CONFIG) and pe::pe), else a throw-away program that only
+# links pe::pe. Skip step 2 with PE_SMOKE_DEB=0.
+# Usage: scripts/package-smoke.sh [BUILD_DIR] [SCRATCH_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+scratch=${2:-/tmp/pe-package-smoke}
+rm -rf "$scratch" && mkdir -p "$scratch"
+jobs=${PE_JOBS:-2}
+say() { printf '\n--- %s\n' "$*"; }
+fail() { echo "package-smoke: FAIL: $*" >&2; exit 1; }
+
+cmake --build "$build" -j"$jobs"  # the man pages, completions and libpe.so beside pe
+
+# The consumer program's source folder.
+consumer_source() {
+  if [ -f "$root/examples/CMakeLists.txt" ]; then
+    echo "$root/examples"
+    return
+  fi
+  local d=$scratch/consumer
+  mkdir -p "$d"
+  cat >"$d/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.25)
+project(pe_consumer CXX)
+find_package(pe CONFIG REQUIRED COMPONENTS static)
+add_executable(consumer consumer.cc)
+target_link_libraries(consumer PRIVATE pe::pe)
+add_executable(consumer_static consumer.cc)
+target_link_libraries(consumer_static PRIVATE pe::pe_static)
+EOF
+  cat >"$d/consumer.cc" <<'EOF'
+// Links libpe and calls nothing: the public API (include/pe) is not here yet.
+int main() { return 0; }
+EOF
+  echo "$d"
+}
+
+# consumer_builds PREFIX: the consumer with find_package (CMAKE_PREFIX_PATH)
+# and, for the throw-away program, with pkg-config; runs them.
+consumer_builds() {
+  local prefix=$1 src out
+  src=$(consumer_source)
+  out=$scratch/consumer-build-$(echo "$prefix" | tr / _)
+  cmake -S "$src" -B "$out" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$out" -j"$jobs" >/dev/null
+  local n=0 exe
+  for exe in $(find "$out" -maxdepth 1 -type f -executable); do
+    (cd "$scratch" && LD_LIBRARY_PATH="$prefix/lib" "$exe" >/dev/null) || fail "$exe (find_package build against $prefix) exits $?"
+    n=$((n + 1))
+  done
+  [ "$n" -gt 0 ] || fail "the find_package build against $prefix made no program"
+  echo "find_package(pe CONFIG) against $prefix: $n program(s) built and run"
+  # pkg-config: each .cc of the consumer folder (one program per file).
+  local pc_path="$prefix/lib/pkgconfig:$prefix/lib/$(gcc -print-multiarch)/pkgconfig"
+  local cflags libs
+  cflags=$(PKG_CONFIG_PATH=$pc_path pkg-config --cflags pe)
+  libs=$(PKG_CONFIG_PATH=$pc_path pkg-config --libs pe)
+  for cc in "$src"/*.cc; do
+    exe=$scratch/pc-$(basename "$cc" .cc)
+    # shellcheck disable=SC2086
+    g++ -std=c++20 $cflags "$cc" -o "$exe" $libs -Wl,-rpath,"$prefix/lib"
+    (cd "$scratch" && "$exe" >/dev/null) || fail "$exe (pkg-config build against $prefix) exits $?"
+  done
+  echo "pkg-config pe against $prefix: $(ls "$src"/*.cc | wc -l) program(s) built and run"
+}
+
+say "cmake --install $build --prefix $scratch/prefix"
+prefix=$scratch/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in bin/pe share/man/man1/pe.1 share/man/man1/pe-generate.1 share/bash-completion/completions/pe \
+         share/zsh/site-functions/_pe share/fish/vendor_completions.d/pe.fish share/doc/pe/cli.md \
+         lib/libpe.a lib/libpe.so lib/cmake/pe/pe-config.cmake lib/cmake/pe/pe-config-version.cmake \
+         lib/pkgconfig/pe.pc; do
+  [ -e "$prefix/$f" ] || fail "cmake --install did not install $f"
+done
+"$prefix/bin/pe" generate --d-model 64 --max-len 16 -o "$scratch/prefix-pe.h5"
+"$prefix/bin/pe" inspect "$scratch/prefix-pe.h5" >/dev/null
+MANPATH=$prefix/share/man man -w pe >/dev/null || fail "man -w pe with MANPATH=$prefix/share/man"
+consumer_builds "$prefix"
+
+if [ "${PE_SMOKE_DEB:-1}" = 0 ]; then echo "package-smoke: .deb skipped (PE_SMOKE_DEB=0)"; exit 0; fi
+if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null; then
+  echo "package-smoke: .deb skipped (needs root and dpkg)"
+  exit 0
+fi
+if dpkg-query -W -f='${Status}' pe 2>/dev/null | grep -q "install ok installed"; then
+  fail "a package named pe is already installed; not replacing it"
+fi
+
+say "cpack -G DEB"
+(cd "$build" && cpack -G DEB -B "$scratch/deb" >/dev/null)
+deb=$(ls "$scratch"/deb/pe_*.deb)
+dpkg-deb -I "$deb"
+depends=$(dpkg-deb -f "$deb" Depends)
+[ -n "$depends" ] || fail "the package has no Depends"
+if echo "$depends" | tr ',' '\n' | grep -E -- '-dev( |$)'; then fail "Depends names a -dev package: $depends"; fi
+dpkg-deb -c "$deb" >"$scratch/deb-contents.txt"
+grep -q '/usr/bin/pe$' "$scratch/deb-contents.txt" || fail "the package lacks /usr/bin/pe"
+
+say "dpkg -i"
+trap 'dpkg -r pe >/dev/null 2>&1; dpkg -P pe >/dev/null 2>&1 || true' EXIT
+dpkg -i "$deb" >/dev/null
+mkdir -p "$scratch/x"
+pe generate --d-model 64 --max-len 16 -o "$scratch/x/pe.h5"
+pe inspect "$scratch/x/pe.h5" | head -3
+man -w pe || fail "man -w pe after dpkg -i"
+man -w pe-generate >/dev/null || fail "man -w pe-generate after dpkg -i"
+got=$(bash -c 'source /usr/share/bash-completion/completions/pe; COMP_WORDS=(pe gen); COMP_CWORD=1; _pe; echo "${COMPREPLY[*]}"')
+[ "$got" = generate ] || fail "bash completion of 'pe gen': '$got'"
+echo "bash completion: 'pe gen<TAB>' -> $got"
+[ "$(readlink -f "$(command -v pe)")" = /usr/bin/pe ] || fail "pe on PATH is not /usr/bin/pe"
+consumer_builds /usr
+
+say "dpkg -r pe"
+dpkg -r pe >/dev/null
+dpkg -P pe >/dev/null  # and its dpkg record (no configuration files to keep)
+trap - EXIT
+[ ! -e /usr/bin/pe ] || fail "/usr/bin/pe is still there after dpkg -r"
+echo "package-smoke: ok"

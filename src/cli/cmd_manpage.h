@@ -1,0 +1,24 @@
+// `pe manpage [COMMAND]` (hidden: not in --help): prints the roff man page
+// pe(1), or pe-COMMAND(1), generated from the command model
+// (cli/command_model.h): the description, every option by its --help group
+// with its default, the --help footer's notes and examples. The build runs
+// it to make the installed share/man/man1 pages (CMakeLists.txt), so the
+// pages and --help cannot disagree.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/console.h"
+
+namespace pe::cli {
+
+struct ManpageOptions {
+  std::string command;  ///< empty: pe(1)
+};
+
+CLI::App* SetupManpage(CLI::App& app, ManpageOptions& options);
+/// `root` is the whole command line (the model is read from it).
+int RunManpage(const CLI::App& root, const ManpageOptions& options, Console& console);
+
+}  // namespace pe::cli

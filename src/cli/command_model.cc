@@ -1,0 +1,87 @@
+#include "cli/command_model.h"
+
+#include "core/dtype.h"
+#include "core/format.h"
+#include "core/scheme.h"
+
+namespace pe::cli {
+
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : list + ",") {
+    if (c == ',') {
+      const auto b = item.find_first_not_of(' ');
+      const auto e = item.find_last_not_of(' ');
+      if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> SchemeNames() {
+  std::vector<std::string> out;
+  for (const auto& s : Schemes()) out.emplace_back(s.name);
+  return out;
+}
+
+// The values an option accepts, from the registries that validate them.
+std::vector<std::string> ValuesFor(const std::string& command, const OptionModel& o) {
+  auto has_long = [&](const char* n) {
+    for (const auto& l : o.longs)
+      if (l == n) return true;
+    return false;
+  };
+  if (has_long("scheme") || (command == "schemes" && o.positional == "name")) return SchemeNames();
+  if (has_long("dtype")) return SplitList(DTypeNames());
+  if (has_long("format")) {
+    if (command == "dot") return {"csv", "json"};  // pe dot writes curves, not tables
+    return SplitList(FormatNames());
+  }
+  return {};
+}
+
+bool IsPath(const std::string& type_name) {
+  return type_name.find("FILE") != std::string::npos || type_name.find("PATH") != std::string::npos ||
+         type_name == "INPUT..." || type_name == "REF";
+}
+
+OptionModel ReadOption(const std::string& command, const CLI::Option& opt) {
+  OptionModel m;
+  m.shorts = opt.get_snames();
+  m.longs = opt.get_lnames();
+  if (opt.get_positional()) m.positional = opt.get_name(true);
+  m.flag = opt.get_type_size() == 0;
+  if (!m.flag) m.type_name = opt.get_type_name();
+  m.description = opt.get_description();
+  m.default_value = opt.get_default_str();
+  m.group = opt.get_group();
+  m.repeatable = opt.get_positional() && opt.get_items_expected_max() > 1;
+  m.file = !m.flag && IsPath(m.type_name);
+  m.values = ValuesFor(command, m);
+  return m;
+}
+
+}  // namespace
+
+CommandModel ReadCommandModel(const CLI::App& app) {
+  CommandModel m;
+  m.name = app.get_name();
+  m.description = app.get_description();
+  m.footer = app.get_footer();
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_group().empty()) continue;  // hidden
+    OptionModel o = ReadOption(m.name, *opt);
+    (o.positional.empty() ? m.options : m.positionals).push_back(std::move(o));
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+    m.subcommands.push_back(ReadCommandModel(*sub));
+  return m;
+}
+
+}  // namespace pe::cli
