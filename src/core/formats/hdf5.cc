@@ -177,6 +177,17 @@ class Hdf5Writer : public TableWriter {
     // give byte-identical files.
     H5Pset_obj_track_times(dcpl.get(), false);
     type_ = FileType(info.dtype);
+    // A name with '/' ("sliding_attention/cos", rope-plan) is a dataset in
+    // groups: create the missing groups, without modification times too.
+    for (std::size_t slash = info.name.find('/', 1); slash != std::string::npos;
+         slash = info.name.find('/', slash + 1)) {
+      const std::string group = info.name.substr(0, slash);
+      if (H5Lexists(file_.get(), group.c_str(), H5P_DEFAULT) > 0) continue;
+      Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+      H5Pset_obj_track_times(gcpl.get(), false);
+      Handle grp(H5Gcreate2(file_.get(), group.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose);
+      Check(grp.ok(), "cannot create the group of the dataset");
+    }
     dset_ = Handle(H5Dcreate2(file_.get(), info.name.c_str(), type_.get(), space.get(), H5P_DEFAULT, dcpl.get(),
                               dapl.get()),
                    H5Dclose);
