@@ -255,6 +255,21 @@ C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("gemma-3-4b-it
      "--dtype", "float64", "--tensor", "sliding_attention/cos", "-o", npy)
 C.check(np.array_equal(np.load(npy), g4["sliding_attention/cos"]), "npy --tensor sliding_attention/cos differs")
 
+# pe reads its own plan files: the HDF5 reader lists the datasets in groups, and one dataset verifies as the
+# rope table of its group (its attributes carry the group's rope parameters).
+r = C.pe("inspect", h5, ok=False)
+C.check(r.returncode == 2 and "chunked_attention/cos" in r.stderr and "nope/attn_scale" in r.stderr,
+        f"inspect of a plan .h5 should name its datasets: {r.stderr}")
+for ds in ("chunked_attention/cos", "chunked_attention/sin"):
+    r = C.pe("verify", h5, "--dataset", ds, ok=False)
+    C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify {ds}: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+g = C.path("gemma.h5")
+C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("gemma-3-4b-it"), "--max-len", 64, "--start", 5000,
+     "-o", g)
+for ds in ("sliding_attention/cos", "full_attention/sin"):
+    r = C.pe("verify", g, "--dataset", ds, ok=False)
+    C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify gemma {ds}: {r.stdout[-300:]} {r.stderr}")
+
 
 def err(args, needle):
     r = C.pe(*args, ok=False)
@@ -290,4 +305,7 @@ err(flags + ["--num-layers", 4, "--attn-temperature"], "has none")
 err(flags + ["--num-layers", 5000], "at most 4096")
 err(flags + ["--num-layers", 4, "--no-rope-interval", 2, "--attn-temperature", "--floor-scale", "0"], "--floor-scale")
 err(["generate", "--scheme", "rope-plan", "--max-len", 8, "--head-dim", 64, "-o", C.path("x.safetensors")], "--num-layers")
+# A safetensors plan file's shared metadata is not replayed as flags: an error, never a wrong verdict.
+err(["verify", C.path("Llama-4-Scout-17B-16E.f32.safetensors"), "--dataset", "chunked_attention/cos"],
+    "cannot be replayed")
 C.finish()

@@ -406,6 +406,22 @@ struct RootLinks {
   bool has_pe = false;
 };
 
+// The datasets of one group below the root ("sliding_attention/cos":
+// rope-plan files), one level deep only.
+struct GroupLinks {
+  RootLinks* links;
+  std::string prefix;
+};
+
+herr_t CollectChild(hid_t loc, const char* name, const H5L_info_t* info, void* data) {
+  auto* g = static_cast<GroupLinks*>(data);
+  if (info == nullptr || info->type != H5L_TYPE_HARD) return 0;
+  H5O_info_t oinfo;
+  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 && oinfo.type == H5O_TYPE_DATASET)
+    g->links->datasets.push_back(g->prefix + name);
+  return g->links->datasets.size() >= 10000 ? 1 : 0;
+}
+
 herr_t CollectName(hid_t loc, const char* name, const H5L_info_t* info, void* data) {
   auto* links = static_cast<RootLinks*>(data);
   if (info == nullptr || info->type != H5L_TYPE_HARD) {
@@ -413,8 +429,13 @@ herr_t CollectName(hid_t loc, const char* name, const H5L_info_t* info, void* da
     return 0;
   }
   H5O_info_t oinfo;
-  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 && oinfo.type == H5O_TYPE_DATASET)
+  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return 0;
+  if (oinfo.type == H5O_TYPE_DATASET) {
     links->datasets.push_back(name);
+  } else if (oinfo.type == H5O_TYPE_GROUP) {
+    GroupLinks g{links, std::string(name) + "/"};
+    H5Literate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectChild, &g, H5P_DEFAULT);
+  }
   return links->datasets.size() >= 10000 ? 1 : 0;
 }
 

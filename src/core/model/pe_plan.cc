@@ -48,8 +48,8 @@ std::vector<std::string> SplitList(const std::string& text, const std::string& f
     std::size_t comma = text.find(',', pos);
     if (comma == std::string::npos) comma = text.size();
     std::string item = text.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(" []"));
-    item.erase(item.find_last_not_of(" []") + 1);
+    item.erase(0, item.find_first_not_of(" "));
+    item.erase(item.find_last_not_of(" ") + 1);
     if (item.empty()) ThrowUsage(fmt::format("{} '{}'", flag, text), "an empty item in the comma list");
     out.push_back(item);
     pos = comma + 1;
@@ -90,6 +90,13 @@ PePlan PlanFromFlags(const SchemeSpec& spec) {
   plan.source = "flags";
   // 1. The layer types.
   std::vector<std::string> types;
+  if (!spec.layer_types.empty() && spec.layer_types[0] == '[') {
+    // The JSON list of a plan file's metadata, replayed by `pe verify`: the
+    // shared metadata does not hold every group's parameters as flags.
+    ThrowUsage("--layer-types", "a plan file's shared metadata cannot be replayed as flags; verify one tensor of an "
+                                "HDF5 plan file instead (--dataset GROUP/cos: each dataset carries its rope "
+                                "parameters), or give the comma list");
+  }
   if (!spec.layer_types.empty()) {
     if (spec.global_every > 0) ThrowUsage("--global-every", "give either --layer-types or --global-every, not both");
     types = SplitList(spec.layer_types, "--layer-types");
