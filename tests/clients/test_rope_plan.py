@@ -44,7 +44,8 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "p
 
 
 def cfg_path(name):
-    return os.path.join(DATA, name + ".config.json")
+    scratch = C.path(name + ".config.json")  # configs written by this test
+    return scratch if os.path.exists(scratch) else os.path.join(DATA, name + ".config.json")
 
 
 def text_config(name):
@@ -231,6 +232,16 @@ run_model("c4ai-command-r7b-12-2024", cohere2_layers, cohere_tables,
 # ---- SmolLM3-3B: NoPE every 4th layer, half layout, base 5e6 ----
 run_model("SmolLM3-3B", smollm3_layers, half_tables,
           {"full_attention": (lambda dt: default_inv(5000000.0, 128, dt), 1.0)}, L=40, start=30000)
+
+# ---- any other model in transformers 5's shape: layer_types + rope_parameters keyed by layer type ----
+json.dump({"model_type": "custom", "head_dim": 64, "num_hidden_layers": 6,
+           "layer_types": ["sliding_attention", "sliding_attention", "full_attention"] * 2,
+           "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                               "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0}}},
+          open(C.path("custom-v5.config.json"), "w"))
+run_model("custom-v5", lambda tc: (tc["layer_types"], tc["layer_types"]), half_tables,
+          {"sliding_attention": (lambda dt: default_inv(10000.0, 64, dt), 1.0),
+           "full_attention": (lambda dt: default_inv(1000000.0, 64, dt) / 4.0, 1.0)}, L=40, start=7)
 
 # ---- other writers: HDF5 groups (h5py), JSON, NPY with --tensor; single-table formats without --tensor ----
 h5 = C.path("scout.h5")
