@@ -307,6 +307,15 @@ bad = text_config("SmolLM3-3B")
 bad["no_rope_layers"] = bad["no_rope_layers"][:10]
 json.dump(bad, open(C.path("nr.json"), "w"))
 err(base + ["--hf-config", C.path("nr.json"), "-o", C.path("x.safetensors")], "no_rope_layers lists 10 layers")
+bad = text_config("Llama-4-Scout-17B-16E")
+bad["floor_scale"] = 0
+json.dump(bad, open(C.path("fs.json"), "w"))
+err(base + ["--hf-config", C.path("fs.json"), "-o", C.path("x.safetensors")], "floor_scale must be a finite number >= 1")
+bad = text_config("Llama-4-Scout-17B-16E")
+bad["no_rope_layers"] = [1, 2] * 24
+json.dump(bad, open(C.path("nr2.json"), "w"))
+err(base + ["--hf-config", C.path("nr2.json"), "-o", C.path("x.safetensors")], "0 (NoPE) or 1 (RoPE)")
+err(base + ["--hf-config", C.path("nope-missing.json"), "-o", C.path("x.safetensors")], "cannot read the file")
 flags = base + ["--head-dim", 64, "-o", C.path("x.safetensors")]
 err(flags + ["--layer-types", "full_attention,sliding_attention", "--num-layers", 3], "lists 2 layers but --num-layers is 3")
 err(flags + ["--layer-types", "full_attention,slidding_attention"], "did you mean 'sliding_attention'")

@@ -179,10 +179,16 @@ PePlan BuildPlan(const SchemeSpec& spec) {
                                            [](const PlanLayer& l) { return l.temperature; });
   if (any_temperature) {
     const AttnTemperature& t = plan.temperature;
+    // From a config: an input error naming the file and key.
+    const bool cfg = !spec.hf_config.empty();
+    const auto fail = [&](const char* flag, const char* key, const std::string& why) {
+      if (cfg) ThrowInput(fmt::format("--hf-config '{}'", spec.hf_config), fmt::format("{} {}", key, why));
+      ThrowUsage(ParamName(spec, flag), why);
+    };
     if (!std::isfinite(t.floor_scale) || t.floor_scale < 1)
-      ThrowUsage(ParamName(spec, "--floor-scale"), fmt::format("must be a finite number >= 1, got {}", t.floor_scale));
+      fail("--floor-scale", "floor_scale", fmt::format("must be a finite number >= 1, got {}", t.floor_scale));
     if (!std::isfinite(t.attn_scale) || t.attn_scale < 0 || t.attn_scale > 1e6)
-      ThrowUsage(ParamName(spec, "--attn-scale"), fmt::format("must be in [0, 1e6], got {}", t.attn_scale));
+      fail("--attn-scale", "attn_scale", fmt::format("must be in [0, 1e6], got {}", t.attn_scale));
   }
   return plan;
 }
