@@ -325,7 +325,27 @@ err(flags + ["--num-layers", 4, "--attn-temperature"], "has none")
 err(flags + ["--num-layers", 5000], "at most 4096")
 err(flags + ["--num-layers", 4, "--no-rope-interval", 2, "--attn-temperature", "--floor-scale", "0"], "--floor-scale")
 err(["generate", "--scheme", "rope-plan", "--max-len", 8, "--head-dim", 64, "-o", C.path("x.safetensors")], "--num-layers")
-# A safetensors plan file's shared metadata is not replayed as flags: an error, never a wrong verdict.
-err(["verify", C.path("Llama-4-Scout-17B-16E.f32.safetensors"), "--dataset", "chunked_attention/cos"],
-    "cannot be replayed")
+# Every tensor of every model's safetensors plan file verifies: the shared metadata holds the plan as flags
+# (num_layers, layer_types, no_rope_layers, local_base, attn_temperature, the rope keys) when they rebuild it.
+for m in ("gemma-3-4b-it", "gemma-3-4b-it.v5", "Llama-4-Scout-17B-16E", "c4ai-command-r7b-12-2024", "SmolLM3-3B",
+          "custom-v5"):
+    for dt in ("f32", "f64"):
+        f = C.path(f"{m}.{dt}.safetensors")
+        for name in read_safetensors(f)[0]:
+            r = C.pe("verify", f, "--dataset", name, ok=False)
+            C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify {m} {dt} {name}: {r.stdout[-200:]} {r.stderr}")
+# A plan the flags cannot express (two scaled groups): no num_layers in its metadata, so verify refuses to
+# replay it (an error naming the file, never a verdict against the wrong parameters); its HDF5 twin verifies.
+json.dump({"model_type": "custom", "head_dim": 16, "num_hidden_layers": 2,
+           "layer_types": ["sliding_attention", "full_attention"],
+           "rope_parameters": {"sliding_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+                               "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}}},
+          open(C.path("two-scaled.json"), "w"))
+C.pe("generate", "--scheme", "rope-plan", "--hf-config", C.path("two-scaled.json"), "--max-len", 8, "-o",
+     C.path("two.safetensors"))
+C.check("num_layers" not in read_safetensors(C.path("two.safetensors"))[1], "two scaled groups: num_layers recorded")
+err(["verify", C.path("two.safetensors"), "--dataset", "full_attention/cos"], "cannot be replayed")
+C.pe("generate", "--scheme", "rope-plan", "--hf-config", C.path("two-scaled.json"), "--max-len", 8, "-o", C.path("two.h5"))
+r = C.pe("verify", C.path("two.h5"), "--dataset", "sliding_attention/cos", ok=False)
+C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify two.h5: {r.stdout[-200:]} {r.stderr}")
 C.finish()

@@ -67,9 +67,9 @@ def verify(path, tensor, *extra):
 schemes = json.loads(C.pe("schemes", "--json").stdout)
 C.check(len(schemes) >= 11, f"pe schemes lists {len(schemes)} schemes")
 runs = 0
-# rope-plan's tensor names depend on the plan, and its shared metadata is not
-# replayed as flags (verify refuses it): its files are verified per HDF5
-# dataset in test_rope_plan.py.
+# rope-plan's tensor names depend on the plan (the registry lists none) and it
+# needs --num-layers or a config: its files are verified tensor by tensor in
+# test_rope_plan.py.
 SKIP = {"rope-plan"}
 for s in schemes:
     name = s["name"]

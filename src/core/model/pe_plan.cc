@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -37,7 +38,7 @@ std::string SpecKey(const SchemeSpec& s) {
                      s.long_factor, s.seq_len, s.layout);
 }
 
-// "a, b ,c" -> {"a", "b", "c"}; at most kMaxPlanLayers items (counted
+// "a, b ,c" or ["a","b","c"] -> {"a", "b", "c"}; at most kMaxPlanLayers items (counted
 // before anything is stored).
 std::vector<std::string> SplitList(const std::string& text, const std::string& flag) {
   if (std::count(text.begin(), text.end(), ',') >= kMaxPlanLayers)
@@ -48,8 +49,9 @@ std::vector<std::string> SplitList(const std::string& text, const std::string& f
     std::size_t comma = text.find(',', pos);
     if (comma == std::string::npos) comma = text.size();
     std::string item = text.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(" "));
-    item.erase(item.find_last_not_of(" ") + 1);
+    // Also the JSON list form of the metadata (["a","b"], [1,0]).
+    item.erase(0, item.find_first_not_of(" [\""));
+    item.erase(item.find_last_not_of(" ]\"") + 1);
     if (item.empty()) ThrowUsage(fmt::format("{} '{}'", flag, text), "an empty item in the comma list");
     out.push_back(item);
     pos = comma + 1;
@@ -90,12 +92,13 @@ PePlan PlanFromFlags(const SchemeSpec& spec) {
   plan.source = "flags";
   // 1. The layer types.
   std::vector<std::string> types;
-  if (!spec.layer_types.empty() && spec.layer_types[0] == '[') {
-    // The JSON list of a plan file's metadata, replayed by `pe verify`: the
-    // shared metadata does not hold every group's parameters as flags.
-    ThrowUsage("--layer-types", "a plan file's shared metadata cannot be replayed as flags; verify one tensor of an "
-                                "HDF5 plan file instead (--dataset GROUP/cos: each dataset carries its rope "
-                                "parameters), or give the comma list");
+  if (!spec.layer_types.empty() && spec.layer_types[0] == '[' && spec.num_layers <= 0) {
+    // The JSON list of a plan file's metadata, replayed by `pe verify`. The
+    // file holds num_layers (and its plan as flags) only when the flags
+    // rebuild the plan exactly (PlanTableSet).
+    ThrowUsage("--layer-types", "this plan file's metadata cannot be replayed as flags (its groups are not "
+                                "expressible by the rope-plan flags); verify one tensor of its HDF5 twin instead "
+                                "(--dataset GROUP/cos: each dataset carries its rope parameters)");
   }
   if (!spec.layer_types.empty()) {
     if (spec.global_every > 0) ThrowUsage("--global-every", "give either --layer-types or --global-every, not both");
@@ -227,6 +230,102 @@ std::unique_ptr<RowSource> TemperatureTable(const SchemeSpec& common, const Attn
 
 }  // namespace
 
+namespace {
+
+bool SamePlan(const PePlan& a, const PePlan& b) {
+  if (a.groups.size() != b.groups.size() || a.layers.size() != b.layers.size()) return false;
+  for (std::size_t g = 0; g < a.groups.size(); ++g)
+    if (a.groups[g].name != b.groups[g].name || SpecKey(a.groups[g].spec) != SpecKey(b.groups[g].spec)) return false;
+  for (std::size_t i = 0; i < a.layers.size(); ++i)
+    if (a.layers[i].layer_type != b.layers[i].layer_type || a.layers[i].group != b.layers[i].group ||
+        a.layers[i].temperature != b.layers[i].temperature)
+      return false;
+  const bool temp = std::any_of(a.layers.begin(), a.layers.end(), [](const PlanLayer& l) { return l.temperature; });
+  return !temp || (a.temperature.floor_scale == b.temperature.floor_scale &&
+                   a.temperature.attn_scale == b.temperature.attn_scale);
+}
+
+// The rope-plan flags that rebuild `plan` exactly (PlanFromFlags), or
+// nothing when the flags cannot express it (two scaled groups, say).
+std::optional<SchemeSpec> FlagForm(const PePlan& plan) {
+  if (plan.groups.empty()) return std::nullopt;
+  std::size_t global = 0, sliding = plan.groups.size();
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    if (plan.groups[g].name == "sliding_attention") sliding = g;
+  }
+  while (global < plan.groups.size() && plan.groups[global].name == "sliding_attention") ++global;
+  if (global == plan.groups.size()) global = 0;
+  SchemeSpec f = plan.groups[global].spec;
+  f.scheme = "rope-plan";
+  f.hf_config.clear();
+  f.tensor.clear();
+  f.origin.clear();
+  std::vector<std::string> types, rope;
+  bool any_nope = false, any_temp = false;
+  for (const PlanLayer& l : plan.layers) {
+    types.push_back(l.layer_type);
+    rope.push_back(l.group == PlanLayer::kNoPE ? "0" : "1");
+    any_nope = any_nope || l.group == PlanLayer::kNoPE;
+    any_temp = any_temp || l.temperature;
+  }
+  f.layer_types = fmt::format("{}", fmt::join(types, ","));
+  f.num_layers = static_cast<std::int64_t>(types.size());
+  f.global_every = -1;
+  f.no_rope_interval = -1;
+  f.nope_types.clear();
+  f.no_rope_layers = any_nope ? fmt::format("{}", fmt::join(rope, ",")) : std::string();
+  f.local_base = sliding < plan.groups.size() && sliding != global ? plan.groups[sliding].spec.base : -1;
+  f.attn_temperature = any_temp;
+  f.floor_scale = plan.temperature.floor_scale;
+  f.attn_scale = plan.temperature.attn_scale;
+  try {
+    if (!SamePlan(PlanFromFlags(f), plan)) return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return f;
+}
+
+// `f` as metadata under the flags' names (key = flag without "--", '-' ->
+// '_'), so that `pe verify` replays it: the rope parameters of the global
+// group, then the plan's own flags.
+void RecordFlagForm(const SchemeSpec& f, Metadata* m) {
+  m->Set("d_model", f.d_model);
+  m->Set("base", f.base);
+  m->Set("layout", f.layout.empty() ? std::string("half") : f.layout);
+  m->Set("rope_scaling", f.rope_scaling);
+  if (f.rotary_dim > 0) m->Set("rotary_dim", f.rotary_dim);
+  if (f.partial_rotary_factor != 1) m->Set("partial_rotary_factor", f.partial_rotary_factor);
+  if (f.factor > 0) m->Set("factor", f.factor);
+  if (f.max_position_embeddings > 0) m->Set("max_position_embeddings", f.max_position_embeddings);
+  if (f.original_max_position_embeddings > 0) m->Set("original_max_position_embeddings", f.original_max_position_embeddings);
+  if (f.rope_scaling == "yarn") {
+    m->Set("beta_fast", f.beta_fast);
+    m->Set("beta_slow", f.beta_slow);
+    if (!f.truncate) m->Set("no_truncate", std::int64_t{1});
+  }
+  if (f.mscale > 0) m->Set("mscale", f.mscale);
+  if (f.mscale_all_dim > 0) m->Set("mscale_all_dim", f.mscale_all_dim);
+  if (f.attention_factor > 0) m->Set("attention_factor", f.attention_factor);
+  if (f.rope_scaling == "llama3") {
+    m->Set("low_freq_factor", f.low_freq_factor);
+    m->Set("high_freq_factor", f.high_freq_factor);
+  }
+  if (!f.short_factor.empty()) m->Set("short_factor", f.short_factor);
+  if (!f.long_factor.empty()) m->Set("long_factor", f.long_factor);
+  if (f.seq_len > 0) m->Set("seq_len", f.seq_len);
+  m->Set("num_layers", f.num_layers);
+  if (f.local_base > 0) m->Set("local_base", f.local_base);
+  if (!f.no_rope_layers.empty()) m->Set("no_rope_layers", "[" + f.no_rope_layers + "]");
+  if (f.attn_temperature) {
+    m->Set("attn_temperature", std::int64_t{1});
+    m->Set("floor_scale", f.floor_scale);
+    m->Set("attn_scale", f.attn_scale);
+  }
+}
+
+}  // namespace
+
 TableSet PlanTableSet(const PePlan& plan, const SchemeSpec& common) {
   TableSet set;
   Metadata& m = set.meta;
@@ -236,7 +335,6 @@ TableSet PlanTableSet(const PePlan& plan, const SchemeSpec& common) {
   m.Set("max_len", common.max_len);
   m.Set("start", common.start);
   m.Set("dtype", std::string(Traits(common.dtype).name));
-  m.Set("num_layers", static_cast<std::int64_t>(plan.layers.size()));
   std::vector<std::string> types, names;
   for (const PlanLayer& l : plan.layers) types.push_back(l.layer_type);
   m.Set("layer_types", JsonList(types));
@@ -271,6 +369,10 @@ TableSet PlanTableSet(const PePlan& plan, const SchemeSpec& common) {
     }
     parts.push_back(std::move(part));
   }
+  // The plan as flags, when they rebuild it exactly: `pe verify` replays
+  // these keys (num_layers is absent otherwise, and the JSON layer_types
+  // alone is refused).
+  if (const auto f = FlagForm(plan)) RecordFlagForm(*f, &m);
   m.Set("pe_version", std::string(PE_VERSION));
   for (std::size_t gi = 0; gi < parts.size(); ++gi) {
     for (auto& t : parts[gi].tensors) {
