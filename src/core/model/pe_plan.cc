@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/formats/text_numbers.h"
 #include "core/model/hf_config.h"
 #include "core/schemes/quad_source.h"
 #include "core/version.h"
@@ -96,9 +95,9 @@ PePlan PlanFromFlags(const SchemeSpec& spec) {
     // The JSON list of a plan file's metadata, replayed by `pe verify`. The
     // file holds num_layers (and its plan as flags) only when the flags
     // rebuild the plan exactly (PlanTableSet).
-    ThrowUsage("--layer-types", "this plan file's metadata cannot be replayed as flags (its groups are not "
-                                "expressible by the rope-plan flags); verify one tensor of its HDF5 twin instead "
-                                "(--dataset GROUP/cos: each dataset carries its rope parameters)");
+    ThrowUsage("--layer-types", "a JSON list (as a plan file's metadata writes it) needs --num-layers; a plan file "
+                                "without num_layers holds groups the rope-plan flags cannot express, so it cannot be "
+                                "replayed: verify one tensor of its HDF5 twin (--dataset GROUP/cos)");
   }
   if (!spec.layer_types.empty()) {
     if (spec.global_every > 0) ThrowUsage("--global-every", "give either --layer-types or --global-every, not both");
