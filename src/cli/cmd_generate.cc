@@ -89,6 +89,9 @@ Examples:
   pe generate --scheme rope --head-dim 128 --max-len 4096 --rope-scaling yarn --factor 4 \
       --original-max-position-embeddings 4096 --semantics llama.cpp -o yarn.safetensors
   pe generate --scheme alibi --heads 12 --max-len 512 --tensor slopes -o slopes.csv
+  pe generate --scheme rope-plan --hf-config gemma-3-4b-it/config.json --max-len 8192 -o gemma3.h5
+  pe generate --scheme rope-plan --head-dim 128 --num-layers 36 --no-rope-interval 4 \
+      --base 5e6 --max-len 4096 --tensor full_attention/cos -o smollm3_cos.npy
   pe generate --scheme sincos-2d --d-model 768 --grid 14x14 --cls-token -o mae.npy
   pe generate --scheme mrope --head-dim 128 --base 1000000 --mrope-section 16,24,24 \
       --mrope-layout "text:5,image:1x4x6,text:3" -o qwen2vl.safetensors

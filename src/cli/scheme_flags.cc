@@ -56,6 +56,17 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--max-model-len", x.max_model_len, "rope longrope --semantics vllm: the served length that picks the long factors (default: --max-position-embeddings)", "N");
   opt("--rope-ratio", x.rope_ratio, "rope: ChatGLM rope_ratio, base*rope_ratio", "R");
   opt("--attn-factor", x.attn_factor, "rope yarn --semantics vllm|llama.cpp: attn_factor, multiplies get_mscale(factor)", "A");
+  // rope-plan (core/model/pe_plan.h); --hf-config also gives it the whole per-layer plan
+  opt("--num-layers", x.num_layers, "rope-plan: number of layers", "N");
+  opt("--layer-types", x.layer_types, "rope-plan: per layer full_attention|sliding_attention|chunked_attention (comma list)", "LIST");
+  opt("--global-every", x.global_every, "rope-plan: layer i is full_attention when (i+1)%N==0, else sliding_attention (Gemma 3: 6)", "N");
+  opt("--local-base", x.local_base, "rope-plan: sliding layers' base, without scaling (Gemma 3 rope_local_base_freq)", "B");
+  opt("--no-rope-layers", x.no_rope_layers, "rope-plan: HF no_rope_layers, per layer 1 (RoPE) or 0 (NoPE)", "LIST");
+  opt("--no-rope-interval", x.no_rope_interval, "rope-plan: layer i is NoPE when (i+1)%N==0 (Llama 4, SmolLM3: 4)", "N");
+  opt("--nope-types", x.nope_types, "rope-plan: layer types without RoPE (Cohere2: full_attention)", "LIST");
+  cmd.add_flag("--attn-temperature", x.attn_temperature, "rope-plan: Llama 4's attention temperature on NoPE layers (tensor nope/attn_scale)")->group(g);
+  opt("--floor-scale", x.floor_scale, "rope-plan attention temperature floor_scale", "F")->capture_default_str();
+  opt("--attn-scale", x.attn_scale, "rope-plan attention temperature attn_scale", "S")->capture_default_str();
   opt("--scale-base", x.scale_base, "xpos scale base", "B")->capture_default_str();
   opt("--heads", x.heads, "alibi: number of attention heads", "N");
   opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | distance (-slope*|i-j|)", "FORM")->capture_default_str();

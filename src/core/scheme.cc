@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/exact_sincos.h"
+#include "core/model/pe_plan.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/relative.h"
 #include "core/schemes/mrope.h"
@@ -27,6 +28,7 @@ const std::vector<SchemeInfo>& Schemes() {
       SinOnlySchemeInfo(),
       LearnedSchemeInfo(),
       RopeSchemeInfo(),
+      RopePlanSchemeInfo(),
       XposSchemeInfo(),
       AlibiSchemeInfo(),
       SinCos2dSchemeInfo(),
@@ -181,6 +183,8 @@ std::unique_ptr<RowSource> MakeGenerator(const SchemeSpec& spec) {
     const SchemeInfo& info = ValidateSpec(spec);
     if (info.make_set) {
       TableSet set = info.make_set(spec);
+      if (spec.tensor.empty() && info.tensors.empty())  // rope-plan: tensor names depend on the plan
+        return set.Take(std::string(set.tensors.front()->info().name));
       return set.Take(spec.tensor.empty() ? info.tensors.front() : std::string_view(spec.tensor));
     }
     return info.make(spec);

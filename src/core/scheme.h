@@ -69,6 +69,17 @@ struct SchemeSpec {
   double rope_ratio = -1;          ///< --rope-ratio: ChatGLM, base·rope_ratio
   std::int64_t max_model_len = -1; ///< --max-model-len: vLLM longrope switch (default max_position_embeddings)
   double attn_factor = -1;         ///< --attn-factor: vLLM/llama.cpp YaRN multiplier of get_mscale(factor)
+  // rope-plan (core/model/pe_plan.h): a per-layer plan of RoPE / NoPE
+  std::int64_t num_layers = -1;        ///< --num-layers
+  std::string layer_types;             ///< --layer-types T,T,...: one per layer
+  std::int64_t global_every = -1;      ///< --global-every N: layer i full when (i+1)%N==0, else sliding
+  double local_base = -1;              ///< --local-base: sliding layers' base, unscaled (-1 = unset)
+  std::string no_rope_layers;          ///< --no-rope-layers 1,1,1,0,...: HF's list, 1 = RoPE, 0 = NoPE
+  std::int64_t no_rope_interval = -1;  ///< --no-rope-interval N: layer i NoPE when (i+1)%N==0
+  std::string nope_types;              ///< --nope-types T,...: layer types without RoPE (Cohere2: full_attention)
+  bool attn_temperature = false;       ///< --attn-temperature: Llama 4's q scale on NoPE layers
+  double floor_scale = 8192;           ///< --floor-scale (attention temperature)
+  double attn_scale = 0.1;             ///< --attn-scale (attention temperature)
   // alibi
   std::int64_t heads = 0;          ///< --heads
   std::string alibi_bias = "rows"; ///< --alibi-bias rows|distance

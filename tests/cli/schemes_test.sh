@@ -8,11 +8,11 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 # --- pe schemes ---------------------------------------------------------------
 "$PE" schemes >list.txt 2>err.txt && [ ! -s err.txt ] && ok || bad "pe schemes failed"
-for s in sinusoidal tensor2tensor fairseq marian sin-only learned rope xpos alibi sincos-2d t5-bucket relative-index deberta-bucket transformer-xl kerple sandwich mrope vision-rope; do
+for s in sinusoidal tensor2tensor fairseq marian sin-only learned rope xpos alibi sincos-2d t5-bucket rope-plan relative-index deberta-bucket transformer-xl kerple sandwich mrope vision-rope; do
   grep -q "^$s " list.txt && ok || bad "pe schemes does not list $s"
 done
 "$PE" schemes rope >rope.txt && grep -q -- "--rope-scaling" rope.txt && grep -q "tensors: cos, sin, inv_freq" rope.txt && ok || bad "pe schemes rope"
-"$PE" schemes --json >s.json && /usr/bin/python3 -c "import json; d=json.load(open('s.json')); assert len(d) >= 18 and d[6]['name'] == 'rope'" && ok || bad "pe schemes --json"
+"$PE" schemes --json >s.json && /usr/bin/python3 -c "import json; d=json.load(open('s.json')); assert len(d) >= 19 and d[6]['name'] == 'rope'" && ok || bad "pe schemes --json"
 expect_error "unknown scheme" "did you mean 'rope'" -- schemes ropee
 "$PE" schemes --help | grep -q "Examples:" && ok || bad "pe schemes --help lacks examples"
 rm -f list.txt rope.txt s.json out.txt err.txt

@@ -79,8 +79,14 @@ def verify(path, tensor, *extra):
 schemes = json.loads(C.pe("schemes", "--json").stdout)
 C.check(len(schemes) >= 11, f"pe schemes lists {len(schemes)} schemes")
 runs = 0
+# rope-plan's tensor names depend on the plan (the registry lists none) and it
+# needs --num-layers or a config: its files are verified tensor by tensor in
+# test_rope_plan.py.
+SKIP = {"rope-plan"}
 for s in schemes:
     name = s["name"]
+    if name in SKIP:
+        continue
     base = ["--scheme", name]
     missing = []
     for p in s["params"]:

@@ -177,6 +177,17 @@ class Hdf5Writer : public TableWriter {
     // give byte-identical files.
     H5Pset_obj_track_times(dcpl.get(), false);
     type_ = FileType(info.dtype);
+    // A name with '/' ("sliding_attention/cos", rope-plan) is a dataset in
+    // groups: create the missing groups, without modification times too.
+    for (std::size_t slash = info.name.find('/', 1); slash != std::string::npos;
+         slash = info.name.find('/', slash + 1)) {
+      const std::string group = info.name.substr(0, slash);
+      if (H5Lexists(file_.get(), group.c_str(), H5P_DEFAULT) > 0) continue;
+      Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+      H5Pset_obj_track_times(gcpl.get(), false);
+      Handle grp(H5Gcreate2(file_.get(), group.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose);
+      Check(grp.ok(), "cannot create the group of the dataset");
+    }
     dset_ = Handle(H5Dcreate2(file_.get(), info.name.c_str(), type_.get(), space.get(), H5P_DEFAULT, dcpl.get(),
                               dapl.get()),
                    H5Dclose);
@@ -395,6 +406,22 @@ struct RootLinks {
   bool has_pe = false;
 };
 
+// The datasets of one group below the root ("sliding_attention/cos":
+// rope-plan files), one level deep only.
+struct GroupLinks {
+  RootLinks* links;
+  std::string prefix;
+};
+
+herr_t CollectChild(hid_t loc, const char* name, const H5L_info_t* info, void* data) {
+  auto* g = static_cast<GroupLinks*>(data);
+  if (info == nullptr || info->type != H5L_TYPE_HARD) return 0;
+  H5O_info_t oinfo;
+  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 && oinfo.type == H5O_TYPE_DATASET)
+    g->links->datasets.push_back(g->prefix + name);
+  return g->links->datasets.size() >= 10000 ? 1 : 0;
+}
+
 herr_t CollectName(hid_t loc, const char* name, const H5L_info_t* info, void* data) {
   auto* links = static_cast<RootLinks*>(data);
   if (info == nullptr || info->type != H5L_TYPE_HARD) {
@@ -402,8 +429,13 @@ herr_t CollectName(hid_t loc, const char* name, const H5L_info_t* info, void* da
     return 0;
   }
   H5O_info_t oinfo;
-  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 && oinfo.type == H5O_TYPE_DATASET)
+  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return 0;
+  if (oinfo.type == H5O_TYPE_DATASET) {
     links->datasets.push_back(name);
+  } else if (oinfo.type == H5O_TYPE_GROUP) {
+    GroupLinks g{links, std::string(name) + "/"};
+    H5Literate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectChild, &g, H5P_DEFAULT);
+  }
   return links->datasets.size() >= 10000 ? 1 : 0;
 }
 
