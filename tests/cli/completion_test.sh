@@ -56,7 +56,7 @@ complete_bash() {  # complete_bash WORD... : prints the candidates, one a line
 [ "$(complete_bash pe "")" = "$(echo "$commands" | sort)" ] && ok || bad "bash: 'pe <TAB>' gives '$(complete_bash pe "")'"
 [ "$(complete_bash pe generate --sch)" = --scheme ] && ok || bad "bash: 'pe generate --sch<TAB>'"
 [ "$(complete_bash pe generate --scheme "")" = "$(echo "$schemes" | sort)" ] && ok || bad "bash: --scheme values '$(complete_bash pe generate --scheme "")'"
-[ "$(complete_bash pe verify x.npy --scheme ro)" = rope ] && ok || bad "bash: 'pe verify x.npy --scheme ro<TAB>'"
+[ "$(complete_bash pe verify x.npy --scheme ro)" = "$("$PE" schemes --json | /usr/bin/python3 -c "import json,sys; print(chr(10).join(sorted(s['name'] for s in json.load(sys.stdin) if s['name'].startswith('ro'))))")" ] && ok || bad "bash: 'pe verify x.npy --scheme ro<TAB>'"
 [ "$(complete_bash pe generate --scheme = "")" = "$(echo "$schemes" | sort)" ] && ok || bad "bash: --scheme=<TAB>"
 [ "$(complete_bash pe schemes "")" = "$(echo "$schemes" | sort)" ] && ok || bad "bash: 'pe schemes <TAB>'"
 [ "$(complete_bash pe generate --dtype bf)" = bfloat16 ] && ok || bad "bash: --dtype bf<TAB>"

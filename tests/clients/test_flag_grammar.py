@@ -78,7 +78,7 @@ r = pe("generate", "--head-dim", "128", "--max-len", "8", "--rope-scaling", "lla
        "-o", os.path.join(SCRATCH, "oops.safetensors"))
 lines = r.stderr.strip().splitlines()
 check(r.returncode == 2 and len(lines) == 2 and "applies to rope" in lines[0] and "(the default" in lines[0]
-      and lines[1] == "pe: hint: add --scheme rope" and not os.path.exists(os.path.join(SCRATCH, "oops.safetensors")),
+      and lines[1].startswith("pe: hint: add --scheme rope") and not os.path.exists(os.path.join(SCRATCH, "oops.safetensors")),
       f"forgotten --scheme rope: {r.stderr!r}")
 r = pe("-q", "generate", "--heads", "4", "--max-len", "8", "-o", out)
 check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, f"-q silences the hint: {r.stderr!r}")

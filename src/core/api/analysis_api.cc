@@ -102,7 +102,11 @@ IdentifyResult IdentifyTable(RowStream& table) {
   r.matched = id.matched;
   r.verdict = id.verdict;
   r.precision = id.precision;
-  r.json = Dump(id.ToJson());
+  auto j = id.ToJson();
+  // The sinusoid reading, as `pe inspect --json` labels it. (The RoPE
+  // reading of inspect is not in the API yet: docs/library.md.)
+  j["kind"] = "sinusoid";
+  r.json = Dump(j);
   return r;
 }
 

@@ -409,6 +409,7 @@ SchemeInfo RopePlanSchemeInfo() {
                       "or layer_types + rope_parameters)", "-"},
       {"--head-dim", "head dimension (without --hf-config)", "required"},
       {"--max-len", "rows (positions)", "required"},
+      {"--start", "position of the first row", "0"},
       {"--num-layers", "number of layers", "from --layer-types"},
       {"--layer-types", "per layer: full_attention|sliding_attention|chunked_attention, comma list", "all full"},
       {"--global-every", "Gemma 3: layer i full when (i+1)%N==0, else sliding", "-"},
@@ -419,7 +420,11 @@ SchemeInfo RopePlanSchemeInfo() {
       {"--nope-types", "layer types without RoPE (Cohere2: full_attention)", "-"},
       {"--attn-temperature", "Llama 4: tensor nope/attn_scale = ln(floor((p+1)/floor_scale)+1)*attn_scale+1", "off"},
       {"--floor-scale / --attn-scale", "attention temperature parameters", "8192 / 0.1"},
-      {"--layout, --rope-scaling, --factor, ...", "as scheme rope, for the non-sliding RoPE layers", "-"},
+      {"--layout / --rotary-dim / --partial-rotary-factor / --rope-scaling / --factor / --max-position-embeddings / "
+       "--original-max-position-embeddings / --beta-fast / --beta-slow / --mscale / --mscale-all-dim / --no-truncate / "
+       "--low-freq-factor / --high-freq-factor / --short-factor / --long-factor / --attention-factor / --seq-len / "
+       "--semantics / --alpha / --mixed-b / --rope-ratio / --attn-factor",
+       "as scheme rope, for the non-sliding RoPE layers", "-"},
       {"--tensor", "one tensor, e.g. sliding_attention/cos or nope/attn_scale", "all"},
   };
   info.needs_d_model = false;  // --head-dim, or from --hf-config

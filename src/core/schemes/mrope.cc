@@ -322,8 +322,13 @@ SchemeInfo MropeSchemeInfo() {
       {"--positions", "ids from a file: [3, L] (t, h, w) or [L] (NPY, CSV, JSON, ...)", "-"},
       {"--mrope-layout", "ids by get_rope_index: e.g. text:5,image:1x4x6,text:3 (grid after the merge)", "-"},
       {"--max-len", "text tokens at start + r", "required (or --positions / --mrope-layout)"},
+      {"--start", "position of the first text token (with --max-len)", "0"},
       {"--base", "rope_theta", "10000"},
-      {"--rotary-dim / --partial-rotary-factor / --rope-scaling ...", "as scheme rope", "-"},
+      {"--rotary-dim / --partial-rotary-factor / --rope-scaling / --factor / --max-position-embeddings / "
+       "--original-max-position-embeddings / --beta-fast / --beta-slow / --mscale / --mscale-all-dim / --no-truncate / "
+       "--low-freq-factor / --high-freq-factor / --short-factor / --long-factor / --attention-factor / --seq-len / "
+       "--semantics / --alpha / --mixed-b / --rope-ratio / --attn-factor",
+       "as scheme rope", "-"},
       {"--hf-config", "a config.json: head_dim, rope_theta, rope_scaling.mrope_section, mrope_interleaved", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
   };

@@ -230,6 +230,7 @@ SchemeInfo VisionRopeSchemeInfo() {
   info.params = {
       {"--variant", "pixtral | qwen2-vl | dinov3 | eva (timm RotaryEmbeddingCat, axial)", "required"},
       {"--head-dim", "head dimension D (pixtral: even; qwen2-vl, dinov3, eva: multiple of 4)", "required"},
+      {"--max-len", "optional: must equal the grid's rows", "inferred"},
       {"--grid", "HxW patches (pixtral: N x N = image_size/patch_size for the model's buffer; qwen2-vl: "
                  "grid_thw's h x w before the merge)", "required"},
       {"--base", "rope_theta (dinov3: 100 when left at 10000)", "10000"},
