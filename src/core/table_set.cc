@@ -40,6 +40,17 @@ void TableSet::Select(std::string_view name, std::string_view flag) {
   tensors.push_back(std::move(keep));
 }
 
+TableInfo SetTensorInfo(const Metadata& meta, std::string_view name, std::int64_t rows, std::int64_t cols, DType dtype) {
+  TableInfo t;
+  t.name = std::string(name);
+  t.rows = rows;
+  t.cols = cols;
+  t.dtype = dtype;
+  t.meta = meta;
+  t.meta.Set("tensor", std::string(name));
+  return t;
+}
+
 TableSet SingleTableSet(std::unique_ptr<RowSource> source) {
   TableSet set;
   set.meta = source->info().meta;

@@ -31,6 +31,10 @@ struct TableSet {
   void Select(std::string_view name, std::string_view flag = "--tensor");
 };
 
+/// The info of a set's tensor `name` [rows, cols] of `dtype`: the set's
+/// metadata `meta` plus "tensor" = name.
+TableInfo SetTensorInfo(const Metadata& meta, std::string_view name, std::int64_t rows, std::int64_t cols, DType dtype);
+
 /// A set of one tensor (for single-tensor schemes and file readers).
 TableSet SingleTableSet(std::unique_ptr<RowSource> source);
 

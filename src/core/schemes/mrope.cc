@@ -144,17 +144,6 @@ MropeSetup Setup(const SchemeSpec& in) {
   return s;
 }
 
-TableInfo Named(const Metadata& meta, const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
-  TableInfo t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.dtype = dtype;
-  t.meta = meta;
-  t.meta.Set("tensor", std::string(name));
-  return t;
-}
-
 }  // namespace
 
 std::array<std::int64_t, 3> ParseMropeSection(const std::string& text, std::int64_t half) {
@@ -388,7 +377,7 @@ SchemeInfo MropeSchemeInfo() {
         p.columns.push_back({static_cast<std::int32_t>(i), axes[static_cast<std::size_t>(i)], kind});
       }
       const char* name = kind == SinusoidColumn::kCos ? "cos" : "sin";
-      set.tensors.push_back(std::make_unique<AxisRotarySource>(Named(m, name, L, dim, spec.dtype), std::move(p), fn, lo,
+      set.tensors.push_back(std::make_unique<AxisRotarySource>(SetTensorInfo(m, name, L, dim, spec.dtype), std::move(p), fn, lo,
                                                                hi, s.freqs.attention_factor));
     }
     Q top = 0;
@@ -396,7 +385,7 @@ SchemeInfo MropeSchemeInfo() {
     if (!(top <= static_cast<Q>(MaxFinite(spec.dtype))))
       ThrowUsage("--base", fmt::format("{:.3g} makes inv_freq up to {:.3g}, beyond {}'s largest finite value", spec.base,
                                        static_cast<double>(top), Traits(spec.dtype).name));
-    TableInfo inv = Named(m, "inv_freq", half, 1, spec.dtype);
+    TableInfo inv = SetTensorInfo(m, "inv_freq", half, 1, spec.dtype);
     inv.shape = {half};
     const std::vector<Q> values = s.freqs.inv_freq;
     set.tensors.push_back(std::make_unique<QuadRowSource>(inv, [values](std::int64_t row, Q* v) { v[0] = values[row]; }));

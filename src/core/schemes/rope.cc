@@ -394,17 +394,6 @@ Metadata RopeMetadata(const SchemeSpec& spec, std::int64_t dim, const char* layo
   return m;
 }
 
-TableInfo Named(const Metadata& meta, const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
-  TableInfo t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.dtype = dtype;
-  t.meta = meta;
-  t.meta.Set("tensor", std::string(name));
-  return t;
-}
-
 // pe verify's default property checks for a rotary tensor. cos and sin hold
 // one channel of each pair, so there is no (sin, cos) pair to rotate: only
 // "unique" (distinct positions). inv_freq and xPos's scale are per-channel
@@ -471,12 +460,12 @@ SchemeInfo RopeSchemeInfo() {
     // Provenance only: every parameter it gave is recorded above.
     if (!spec.hf_config.empty()) set.meta.Set("source_config", spec.hf_config);
     set.meta.Set("pe_version", std::string(PE_VERSION));
-    set.tensors.push_back(RotaryTable(Named(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
+    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
                                       true, f.attention_factor, spec.start));
-    set.tensors.push_back(RotaryTable(Named(set.meta, "sin", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
+    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "sin", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
                                       false, f.attention_factor, spec.start));
     CheckInvFreqFinite(spec, f.inv_freq);
-    set.tensors.push_back(VectorTable(Named(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));
+    set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));
     return set;
   };
   return info;
@@ -515,9 +504,9 @@ SchemeInfo XposSchemeInfo() {
     const std::int64_t min_pos = -((total + 1) / 2);  // floor(-total/2)
     set.meta.Set("scale_first_position", min_pos + off);
     set.meta.Set("pe_version", std::string(PE_VERSION));
-    set.tensors.push_back(RotaryTable(Named(set.meta, "cos", L, D, spec.dtype), inv, RopeLayout::kInterleaved, true,
+    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", L, D, spec.dtype), inv, RopeLayout::kInterleaved, true,
                                       1, off));
-    set.tensors.push_back(RotaryTable(Named(set.meta, "sin", L, D, spec.dtype), inv, RopeLayout::kInterleaved, false,
+    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "sin", L, D, spec.dtype), inv, RopeLayout::kInterleaved, false,
                                       1, off));
     std::vector<Q> zeta(static_cast<std::size_t>(half));
     for (std::int64_t k = 0; k < half; ++k)  // (2k + 0.4 D) / (1.4 D) = (20k + 4D) / (14D)
@@ -535,12 +524,12 @@ SchemeInfo XposSchemeInfo() {
                                                MaxFinite(spec.dtype)));
     }
     set.tensors.push_back(std::make_unique<QuadRowSource>(
-        Named(set.meta, "scale", L, half, spec.dtype), [zeta, sb, n0](std::int64_t row, Q* v) {
+        SetTensorInfo(set.meta, "scale", L, half, spec.dtype), [zeta, sb, n0](std::int64_t row, Q* v) {
           const Q e = static_cast<Q>(n0 + row) / sb;
           for (std::size_t k = 0; k < zeta.size(); ++k) v[k] = powq(zeta[k], e);
         }));
     CheckInvFreqFinite(spec, inv);
-    set.tensors.push_back(VectorTable(Named(set.meta, "inv_freq", 0, 1, spec.dtype), inv));
+    set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), inv));
     return set;
   };
   return info;

@@ -109,17 +109,6 @@ Variant Validate(const SchemeSpec& spec) {
   return v;
 }
 
-TableInfo Named(const Metadata& meta, const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
-  TableInfo t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.dtype = dtype;
-  t.meta = meta;
-  t.meta.Set("tensor", std::string(name));
-  return t;
-}
-
 struct Built {
   AxisRotaryPlan plan;  // columns of the cos table (sin: same with kSin)
   AxisIdsFn ids;
@@ -281,7 +270,7 @@ SchemeInfo VisionRopeSchemeInfo() {
       AxisRotaryPlan p = b.plan;
       for (auto& c : p.columns) c.kind = kind;
       set.tensors.push_back(std::make_unique<AxisRotarySource>(
-          Named(m, kind == SinusoidColumn::kCos ? "cos" : "sin", rows, spec.d_model, spec.dtype), std::move(p), b.ids,
+          SetTensorInfo(m, kind == SinusoidColumn::kCos ? "cos" : "sin", rows, spec.d_model, spec.dtype), std::move(p), b.ids,
           b.lo, b.hi));
     }
     return set;
