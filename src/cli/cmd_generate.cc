@@ -61,7 +61,7 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   auto* cmd = app.add_subcommand("generate", "Build an encoding table and write it to a file or stdout");
   AddSpecFlags(*cmd, o.spec, true);
   cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
-  cmd->add_option("--format", o.format, "Output format: " + FormatNames() + " (default: from the extension; CSV on stdout)")
+  cmd->add_option("--format", o.format, "Output format: " + WritableFormatNames() + " (default: from the extension; CSV on stdout)")
       ->type_name("FMT");
   cmd->add_option("--threads", o.threads, "Threads that compute rows (default: all cores)")
       ->type_name("N")->check(CLI::Range(1, 1024));
@@ -106,7 +106,7 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   std::optional<Format> forced;
   if (!o.format.empty()) {
     forced = FormatFromName(o.format);
-    if (!forced) ThrowUsage(fmt::format("--format '{}'", o.format), fmt::format("unknown format (known: {})", FormatNames()));
+    if (!forced) ThrowUsage(fmt::format("--format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
   }
   // Validate everything before any work or any file is created.
   const Format format = ResolveOutputFormat(o.output, forced);

@@ -41,7 +41,7 @@ std::vector<std::string> ValuesFor(const std::string& command, const OptionModel
   if (has_long("dtype")) return SplitList(DTypeNames());
   if (has_long("format")) {
     if (command == "dot") return {"csv", "json"};  // pe dot writes curves, not tables
-    return SplitList(FormatNames());
+    return SplitList(command == "generate" ? WritableFormatNames() : FormatNames());
   }
   return {};
 }

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+#include <fstream>
+
 #include "core/error.h"
 #include "core/formats/csv.h"
 #include "core/formats/hdf5.h"
@@ -30,6 +33,10 @@ const std::vector<FormatTraits>& Formats() {
       {Format::kNpy, "npy", {".npy"}, false, true},
       {Format::kHdf5, "hdf5", {".h5", ".hdf5"}, true, true},
       {Format::kSafetensors, "safetensors", {".safetensors"}, false, true},
+      {Format::kNpz, "npz", {".npz"}, false, true, false},
+      {Format::kTorch, "torch", {".pt", ".pth", ".bin", ".ckpt"}, false, true, false},
+      {Format::kGguf, "gguf", {".gguf"}, false, true, false},
+      {Format::kOnnx, "onnx", {".onnx"}, false, true, false},
   };
   return kFormats;
 }
@@ -49,6 +56,13 @@ std::optional<Format> FormatFromName(std::string_view name) {
 std::string FormatNames() {
   std::string out;
   for (const auto& f : Formats()) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+std::string WritableFormatNames() {
+  std::string out;
+  for (const auto& f : Formats())
+    if (f.writable) out += (out.empty() ? "" : ", ") + std::string(f.name);
   return out;
 }
 
@@ -75,12 +89,16 @@ Format ResolveOutputFormat(const std::string& path,
                  "cannot be written to standard output (HDF5 needs a seekable "
                  "file); give a file name with -o");
     }
+    if (!Traits(f).writable) ThrowUsage(fmt::format("--format {}", Traits(f).name), fmt::format("pe reads {} but does not write it (it writes {})", Traits(f).name, WritableFormatNames()));
     return f;
   }
-  if (forced) return *forced;
-  if (auto f = FormatFromExtension(path)) return *f;
+  std::optional<Format> f = forced ? forced : FormatFromExtension(path);
+  if (f && !Traits(*f).writable)
+    ThrowUsage(fmt::format("-o '{}'", path),
+               fmt::format("pe reads {} but does not write it; write {}", Traits(*f).name, WritableFormatNames()));
+  if (f) return *f;
   ThrowUsage(fmt::format("-o '{}'", path),
-             fmt::format("unknown file extension; use --format ({})", FormatNames()));
+             fmt::format("unknown file extension; use --format ({})", WritableFormatNames()));
 }
 
 namespace {
@@ -92,6 +110,10 @@ std::unique_ptr<TableWriter> MakeStreamWriter(Format format, ByteSink& sink) {
     case Format::kNpy: return MakeNpyWriter(sink);
     case Format::kHdf5: break;
     case Format::kSafetensors: return MakeSafetensorsTableWriter(sink);
+    case Format::kNpz:
+    case Format::kTorch:
+    case Format::kGguf:
+    case Format::kOnnx: break;  // read only (ResolveOutputFormat refuses them)
   }
   throw Error(ErrorKind::kInternal, "no stream writer for this format");
 }
@@ -234,8 +256,71 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kNpy: return OpenNpy(path);
     case Format::kHdf5: return OpenHdf5(path, options.dataset);
     case Format::kSafetensors: return OpenSafetensors(path, options.dataset);
+    // Readers of model containers (core/model/): each replaces its line.
+    case Format::kNpz: break;
+    case Format::kTorch: break;
+    case Format::kGguf: break;
+    case Format::kOnnx: break;
   }
+  if (!Traits(format).writable)
+    ThrowUsage(fmt::format("'{}'", path), fmt::format("reading {} files is not supported yet", Traits(format).name));
   throw Error(ErrorKind::kInternal, "unknown format");
+}
+
+std::vector<std::string> ListTensorNames(const std::string& path, const OpenOptions& options) {
+  // OpenTable checks the path (missing, directory, FIFO) and the extension
+  // and gives those errors; the tensors are listed only for a regular file.
+  const std::optional<Format> format = options.format ? options.format : FormatFromExtension(path);
+  struct stat st;
+  if (!format || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    OpenTable(path, options);  // throws the error that applies
+    return {};
+  }
+  std::vector<std::string> names;
+  switch (*format) {
+    case Format::kHdf5: names = ListHdf5Datasets(path); break;
+    case Format::kSafetensors:
+      for (const auto& t : ListSafetensors(path)) names.push_back(t.name);
+      break;
+    case Format::kJson:
+      if (LooksLikeJsonTensors(path)) {
+        // The names are the keys of "tensors" (the reader re-parses the file
+        // for each tensor; multi-tensor JSON files are small by nature).
+        std::ifstream in(path, std::ios::binary);
+        nlohmann::json doc;
+        try {
+          doc = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::exception& e) {
+          ThrowInput(fmt::format("'{}'", path), fmt::format("not valid JSON ({})", e.what()));
+        }
+        const auto it = doc.find("tensors");
+        if (it != doc.end() && it->is_object())
+          for (const auto& [k, v] : it->items()) names.push_back(k);
+      }
+      break;
+    case Format::kCsv:
+    case Format::kNpy: break;
+    // Readers of model containers (core/model/): each replaces its line.
+    case Format::kNpz: break;
+    case Format::kTorch: break;
+    case Format::kGguf: break;
+    case Format::kOnnx: break;
+  }
+  return names;
+}
+
+TableSet OpenTableSet(const std::string& path, const OpenOptions& options) {
+  if (!options.dataset.empty()) return SingleTableSet(OpenTable(path, options));
+  const std::vector<std::string> names = ListTensorNames(path, options);
+  if (names.size() <= 1) return SingleTableSet(OpenTable(path, options));
+  TableSet set;
+  OpenOptions one = options;
+  for (const auto& name : names) {
+    one.dataset = name;
+    set.tensors.push_back(OpenTable(path, one));
+  }
+  set.meta = set.tensors.front()->info().meta;
+  return set;
 }
 
 }  // namespace pe

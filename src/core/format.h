@@ -18,7 +18,9 @@
 
 namespace pe {
 
-enum class Format { kCsv, kJson, kNpy, kHdf5, kSafetensors };
+// The last four are read only (containers that model artifacts come in):
+// numpy's .npz, PyTorch's zip checkpoints (.pt, .pth, .bin), GGUF, ONNX.
+enum class Format { kCsv, kJson, kNpy, kHdf5, kSafetensors, kNpz, kTorch, kGguf, kOnnx };
 
 struct FormatTraits {
   Format format;
@@ -26,6 +28,7 @@ struct FormatTraits {
   std::vector<std::string_view> extensions;  ///< ".h5", ".hdf5"
   bool needs_seekable_file;                  ///< cannot go to stdout
   bool binary;                               ///< refused on a terminal
+  bool writable = true;                      ///< pe writes it (false: read only)
 };
 
 const std::vector<FormatTraits>& Formats();
@@ -33,8 +36,10 @@ const FormatTraits& Traits(Format format);
 std::optional<Format> FormatFromName(std::string_view name);
 /// The format for a path's extension (case-insensitive), if known.
 std::optional<Format> FormatFromExtension(const std::string& path);
-/// "csv, json, npy, hdf5"
+/// "csv, json, npy, hdf5, ..." (every format pe reads)
 std::string FormatNames();
+/// The formats pe writes: "csv, json, npy, hdf5, safetensors"
+std::string WritableFormatNames();
 
 /// The format to write `path` in: `forced` (--format) when given, else from
 /// the extension; "-" (stdout) defaults to CSV. Throws pe::Error (usage) for
@@ -85,5 +90,15 @@ struct OpenOptions {
 /// file is missing, unreadable or malformed; the message names the file.
 std::unique_ptr<RowSource> OpenTable(const std::string& path,
                                      const OpenOptions& options = {});
+
+/// The names of every tensor of a multi-tensor file (HDF5 datasets with
+/// their group paths, safetensors/JSON/npz/GGUF/ONNX/checkpoint tensors),
+/// in file order; empty when the file holds one table or its format holds
+/// one. Same errors as OpenTable.
+std::vector<std::string> ListTensorNames(const std::string& path, const OpenOptions& options = {});
+
+/// Every tensor of `path` as a set (one tensor for single-table files, or
+/// the one named by options.dataset). set.meta is the first tensor's.
+TableSet OpenTableSet(const std::string& path, const OpenOptions& options = {});
 
 }  // namespace pe

@@ -241,35 +241,6 @@ Table GenerateTable(const Spec& spec) {
 
 // ---- read ---------------------------------------------------------------------
 
-namespace {
-
-// The tensor names of a multi-tensor file; empty when the file holds one
-// table (or its format holds one).
-std::vector<std::string> TensorNames(const std::string& path, Format format) {
-  std::vector<std::string> names;
-  if (format == Format::kHdf5) {
-    names = ListHdf5Datasets(path);
-  } else if (format == Format::kSafetensors) {
-    for (const auto& t : ListSafetensors(path)) names.push_back(t.name);
-  } else if (format == Format::kJson && LooksLikeJsonTensors(path)) {
-    // The names are the keys of "tensors" (the reader re-parses the file
-    // for each tensor; multi-tensor JSON files are small by nature).
-    std::ifstream in(path, std::ios::binary);
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      ThrowInput(fmt::format("'{}'", path), fmt::format("not valid JSON ({})", e.what()));
-    }
-    const auto it = doc.find("tensors");
-    if (it != doc.end() && it->is_object())
-      for (const auto& [k, v] : it->items()) names.push_back(k);
-  }
-  return names;
-}
-
-}  // namespace
-
 Table OpenTableFile(const std::string& path, const ReadOptions& options) {
   OpenOptions oo;
   if (!options.format.empty()) {
@@ -281,21 +252,7 @@ Table OpenTableFile(const std::string& path, const ReadOptions& options) {
     oo.dataset = options.tensor;
     return MakeTable(SingleTableSet(OpenTable(path, oo)));
   }
-  // OpenTable checks the path (missing, directory, FIFO) and the extension
-  // and gives those errors; the tensors are listed only for a regular file.
-  const std::optional<Format> format = oo.format ? oo.format : FormatFromExtension(path);
-  struct stat st;
-  if (!format || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return MakeTable(SingleTableSet(OpenTable(path, oo)));
-  const std::vector<std::string> names = TensorNames(path, *format);
-  if (names.size() <= 1) return MakeTable(SingleTableSet(OpenTable(path, oo)));
-  TableSet set;
-  for (const auto& name : names) {
-    oo.dataset = name;
-    set.tensors.push_back(OpenTable(path, oo));
-  }
-  set.meta = set.tensors.front()->info().meta;
-  return MakeTable(std::move(set));
+  return MakeTable(OpenTableSet(path, oo));
 }
 
 // ---- wrap and write ---------------------------------------------------------------
