@@ -8,6 +8,7 @@
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/properties.h"
+#include "core/analysis/reference_compare.h"
 #include "core/analysis/rope_verify.h"
 #include "core/analysis/stats.h"
 #include "core/error.h"
@@ -353,56 +354,22 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   if (ref && shape_ok) {
     Check c;
     c.name = "reference";
-    // Blocks of ~4 MiB of reference doubles, generated on every core: the
-    // exact float64 reference is the expensive part of a verify.
-    const std::int64_t block =
-        std::max<std::int64_t>(1, std::min<std::int64_t>(info.rows, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, info.cols * 8)));
-    const int threads = CoreCount();
-    std::vector<std::byte> s1, s2;
-    std::vector<double> a, b;
-    double max_abs = 0, max_rel = 0, max_ulp = 0, max_ratio = 0;
-    std::int64_t over = 0, nonfinite = 0;
-    // Entries whose limit lets any value of the entry's range pass: the
-    // default rule's angle term grows with |θ|, and past |θ| ≈ 2^23 a float32
-    // angle no longer determines sin θ at all. Counted and named, so that a
-    // PASS there is not read as a value check.
-    std::int64_t vacuous = 0;
-    EntryRef worst, worst_ratio, first_over;
-    bool have_first = false;
-    for (std::int64_t f = 0; f < info.rows; f += block) {
-      const std::int64_t n = std::min(block, info.rows - f);
-      ReadRowsAsDouble(table, f, n, &s1, &a);
-      s2.resize(static_cast<std::size_t>(n) * ref->info().row_bytes());
-      ReadRowsParallel(*ref, f, n, s2.data(), threads);
-      b.resize(static_cast<std::size_t>(n * info.cols));
-      for (std::size_t i = 0; i < b.size(); ++i) b[i] = LoadAsDouble(s2.data(), ref->info().dtype, i);
-      for (std::int64_t r = 0; r < n; ++r) {
-        const std::int64_t pos = start + f + r;
-        for (std::int64_t j = 0; j < info.cols; ++j) {
-          const std::size_t i = static_cast<std::size_t>(r * info.cols + j);
-          const double found = a[i], expected = b[i];
-          double err = std::fabs(found - expected);
-          if (!std::isfinite(err)) err = HUGE_VAL, ++nonfinite;
-          const double w = ref_head.col_omega[static_cast<std::size_t>(j)];
-          const double lim = rope_tensor == "inv_freq" ? InvFreqLimit(rep.tolerance, expected)
-                                                       : rep.tolerance.Limit(expected, static_cast<double>(pos) * w, w);
-          const double ratio = err / lim;
-          if (lim >= 2 * std::max(1.0, std::fabs(expected))) ++vacuous;
-          EntryRef e{f + r, pos, j, expected, found, err, lim};
-          if (err > max_abs || (f == 0 && r == 0 && j == 0)) max_abs = err, worst = e;
-          if (expected != 0) max_rel = std::max(max_rel, err / std::fabs(expected));
-          // ulps at the larger of |expected| and |found|: finite where the
-          // exact value is 0 (sin 0), the same as ulp(expected) elsewhere.
-          const double scale = std::isfinite(found) ? std::max(std::fabs(expected), std::fabs(found)) : std::fabs(expected);
-          max_ulp = std::max(max_ulp, err / UlpOf(scale, rep.tolerance.dtype));
-          if (ratio > max_ratio || (f == 0 && r == 0 && j == 0)) max_ratio = ratio, worst_ratio = e;
-          if (err > lim) {
-            ++over;
-            if (!have_first) first_over = e, have_first = true;
-          }
-        }
-      }
-    }
+    // Streamed over row blocks on every core; the same figures as one
+    // sequential pass (analysis/reference_compare.h).
+    ReferenceCompareOptions ro;
+    ro.tolerance = rep.tolerance;
+    ro.col_omega = ref_head.col_omega;
+    ro.start = start;
+    ro.inv_freq = rope_tensor == "inv_freq";
+    ro.on_rows = o.on_rows;
+    const ReferenceComparison cmp = CompareWithReference(table, *ref, ro);
+    const auto entry = [](const ComparedEntry& e) {
+      return EntryRef{e.row, e.position, e.col, e.expected, e.found, e.error, e.limit};
+    };
+    const double max_abs = cmp.max_abs, max_rel = cmp.max_rel, max_ulp = cmp.max_ulp, max_ratio = cmp.max_ratio;
+    const std::int64_t over = cmp.over, nonfinite = cmp.nonfinite, vacuous = cmp.vacuous;
+    const EntryRef worst = entry(cmp.worst), worst_ratio = entry(cmp.worst_ratio), first_over = entry(cmp.first_over);
+    const bool have_first = cmp.have_first;
     const std::int64_t entries = info.rows * info.cols;
     c.passed = over == 0;
     c.measured = max_ratio;

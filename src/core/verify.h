@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,9 @@ struct VerifyOptions {
   std::vector<std::int64_t> offsets;     ///< k for rotation/shift
   std::optional<Tolerance> tolerance;    ///< explicit; else DefaultTolerance(file dtype)
   bool diagnose = true;                  ///< identify the table when a check fails
+  /// Progress of the entry-by-entry comparison (rows compared so far, of
+  /// the table's rows), called after each block; may be empty.
+  std::function<void(std::int64_t)> on_rows;
 };
 
 /// One entry of a comparison.

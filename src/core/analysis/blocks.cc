@@ -24,6 +24,18 @@ void ReadRowsAsDouble(RowSource& source, std::int64_t first, std::int64_t count,
   std::byte* const all = reinterpret_cast<std::byte*>(out->data());
   std::byte* const raw = all + (n * sizeof(double) - bytes);
   source.ReadRows(first, count, raw);
+  // Front to back (see above); float32, the common case, without the
+  // per-value dtype dispatch of LoadAsDouble.
+  if (info.dtype == DType::kFloat32) {
+    for (std::size_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, raw + 4 * i, 4);
+      const double x = v;
+      std::memcpy(all + i * sizeof(double), &x, sizeof(double));
+    }
+    return;
+  }
+  if (info.dtype == DType::kFloat64) return;  // already in place (raw == all)
   for (std::size_t i = 0; i < n; ++i) {
     const double x = LoadAsDouble(raw, info.dtype, i);
     std::memcpy(all + i * sizeof(double), &x, sizeof(double));

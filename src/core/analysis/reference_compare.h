@@ -1,0 +1,55 @@
+// Entry-by-entry comparison of a table with its reference (pe verify's
+// "reference" check), streamed over row blocks and run on every core.
+//
+// Contract: the figures are exactly those of one sequential pass over the
+// entries in row-major order (the historical loop in verify.cc): each block
+// is split into row ranges compared on separate threads, whose partial
+// results are merged in row order with the same strict comparisons, so the
+// worst entries (earliest on ties), the counts and every maximum are
+// bit-identical for any thread count. The per-entry limit is
+// Tolerance::Limit with its per-column factor 3 + 2|ln ω| computed once per
+// column, and ulps come from the exponent bits (the same powers of two as
+// UlpOf). Memory: one block of the file's rows plus one of reference
+// doubles (about 4 MiB each), whatever the table's size.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/analysis/tolerance.h"
+#include "core/table.h"
+
+namespace pe {
+
+/// One entry of a comparison (verify.h's EntryRef, without JSON).
+struct ComparedEntry {
+  std::int64_t row = 0, position = 0, col = 0;
+  double expected = 0, found = 0, error = 0, limit = 0;
+};
+
+struct ReferenceComparison {
+  double max_abs = 0, max_rel = 0, max_ulp = 0, max_ratio = 0;
+  std::int64_t over = 0, nonfinite = 0;
+  /// Entries whose limit lets any value of the entry's range pass.
+  std::int64_t vacuous = 0;
+  ComparedEntry worst, worst_ratio, first_over;
+  bool have_first = false;
+};
+
+struct ReferenceCompareOptions {
+  Tolerance tolerance;
+  std::vector<double> col_omega;  ///< per column; 0 = no angle term
+  std::int64_t start = 0;         ///< position of row 0
+  bool inv_freq = false;          ///< a RoPE inv_freq vector: InvFreqLimit
+  int threads = 0;                ///< 0 = every core
+  /// Called after each block with the rows done so far (progress); may be empty.
+  std::function<void(std::int64_t)> on_rows;
+};
+
+/// Compares every entry of `table` with `reference` (same shape; the
+/// reference's ReadRows must accept concurrent calls when it reports
+/// concurrent_reads()). Throws pe::Error when reading fails.
+ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference, const ReferenceCompareOptions& options);
+
+}  // namespace pe
