@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
+#include "core/parallel_for.h"
+#include "core/pump.h"
 
 namespace pe {
 
@@ -20,6 +23,91 @@ bool Representable(double v, DType dtype) {
   return true;
 }
 
+namespace {
+
+// What one thread finds in its rows of a block; merged in row order.
+struct StatsPart {
+  std::int64_t nonfinite = 0, nan = 0, pos_inf = 0, neg_inf = 0, finite = 0;
+  double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
+  double norm_min = std::numeric_limits<double>::infinity(), norm_max = -1;
+  std::int64_t norm_min_row = 0, norm_max_row = 0;
+  std::vector<std::int64_t> zero_rows;  // every all-zero row of the part, in order
+  std::vector<char> col_nonzero;        // per column: a nonzero or non-finite entry
+  bool fits_f16 = true, fits_bf16 = true, fits_f32 = true;
+};
+
+// Rows [r0, r1) of a block starting at table row `first`; `row_sum[r]` gets
+// the sum of row r's finite entries (left to right). Rows are taken kLanes
+// at a time, interleaved column by column, so that each row's own sums
+// (row sum, squared norm: the same order as one row alone) run as
+// independent chains instead of one long dependency.
+template <class Load>
+void StatsRows(const std::byte* raw, const TableInfo& info, std::int64_t first, std::int64_t r0, std::int64_t r1,
+               const Load& load, StatsPart* p, double* row_sum) {
+  constexpr int kLanes = 8;
+  const std::int64_t cols = info.cols;
+  const bool check_f32 = info.dtype == DType::kFloat64, check_f16 = info.dtype != DType::kFloat16,
+             check_bf16 = info.dtype != DType::kBFloat16;
+  for (std::int64_t g = r0; g < r1; g += kLanes) {
+    const int lanes = static_cast<int>(std::min<std::int64_t>(kLanes, r1 - g));
+    // Per row: min and max too, folded into the part in row order below, so
+    // that ties (-0 and 0) keep the entry one row-major pass would keep.
+    double sum[kLanes] = {}, norm2[kLanes] = {}, lo[kLanes], hi[kLanes];
+    bool zero[kLanes], row_finite[kLanes];
+    for (int k = 0; k < kLanes; ++k) {
+      zero[k] = row_finite[k] = true;
+      lo[k] = std::numeric_limits<double>::infinity();
+      hi[k] = -lo[k];
+    }
+    for (std::int64_t j = 0; j < cols; ++j) {
+      bool nonzero_col = false;
+      for (int k = 0; k < lanes; ++k) {
+        const double x = load(raw, static_cast<std::size_t>((g + k) * cols + j));
+        if (!std::isfinite(x)) {
+          ++p->nonfinite;
+          if (std::isnan(x)) ++p->nan;
+          else if (x > 0) ++p->pos_inf;
+          else ++p->neg_inf;
+          zero[k] = false;
+          row_finite[k] = false;
+          nonzero_col = true;
+          continue;
+        }
+        ++p->finite;
+        sum[k] += x;
+        lo[k] = std::min(lo[k], x);
+        hi[k] = std::max(hi[k], x);
+        norm2[k] += x * x;
+        if (x != 0) zero[k] = false, nonzero_col = true;
+        if (p->fits_f32 && check_f32) p->fits_f32 = Representable(x, DType::kFloat32);
+        if (p->fits_f16 && check_f16) p->fits_f16 = Representable(x, DType::kFloat16);
+        if (p->fits_bf16 && check_bf16) p->fits_bf16 = Representable(x, DType::kBFloat16);
+      }
+      if (nonzero_col) p->col_nonzero[static_cast<std::size_t>(j)] = 1;
+    }
+    for (int k = 0; k < lanes; ++k) {
+      const std::int64_t row = first + g + k;
+      row_sum[g + k] = sum[k];
+      p->min = std::min(p->min, lo[k]);
+      p->max = std::max(p->max, hi[k]);
+      const double norm = std::sqrt(norm2[k]);
+      if (!row_finite[k]) {
+        // A row with NaN/inf has no norm: left out of the range.
+      } else if (norm < p->norm_min) {
+        p->norm_min = norm;
+        p->norm_min_row = row;
+      }
+      if (row_finite[k] && norm > p->norm_max) {
+        p->norm_max = norm;
+        p->norm_max_row = row;
+      }
+      if (zero[k]) p->zero_rows.push_back(row);
+    }
+  }
+}
+
+}  // namespace
+
 TableStats ComputeStats(RowSource& source) {
   const TableInfo& info = source.info();
   TableStats s;
@@ -30,81 +118,87 @@ TableStats ComputeStats(RowSource& source) {
   s.max = -s.min;
   s.row_norm_min = s.min;
   s.row_norm_max = -1;
-  std::vector<bool> col_zero(static_cast<std::size_t>(info.cols), true);
+  std::vector<char> col_nonzero(static_cast<std::size_t>(info.cols), 0);
   // Candidate grids from narrowest: bfloat16 and float16 are not nested, so
   // each is tracked separately.
   bool fits_f16 = true, fits_bf16 = true, fits_f32 = true;
-  double sum = 0;
+  // The sum of the finite entries: each row's sum (left to right, exact for
+  // most float32 rows), then the rows' sums in row order with compensation;
+  // the same for any thread count, and closer to the exact sum than one
+  // running sum over every entry.
+  double sum = 0, sum_err = 0;
   std::int64_t finite = 0;
-  // The raw block (BlockRows: ~1 MiB, or one row when a row is larger) is
-  // converted to doubles at most kChunk values at a time, so a very wide
-  // table costs its raw row plus a small constant, not twice the row as
-  // doubles.
-  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
-  constexpr std::int64_t kChunk = std::int64_t{1} << 17;  // 1 MiB of doubles
+  // Blocks of about 8 MiB (or one row when a row is larger), read once and
+  // shared out by rows to every core. Memory: the raw block and, per
+  // thread, one flag per column.
+  const std::int64_t block = std::min(info.rows, BlockRows(info.row_bytes(), info.rows) * 8);
+  const int threads = CoreCount();
   std::vector<std::byte> raw;
-  std::vector<double> v(static_cast<std::size_t>(std::min<std::int64_t>(kChunk, std::max<std::int64_t>(1, info.cols))));
+  std::vector<double> row_sum;
+  std::vector<StatsPart> parts;
   for (std::int64_t first = 0; first < info.rows; first += block) {
     const std::int64_t count = std::min(block, info.rows - first);
     raw.resize(static_cast<std::size_t>(count) * info.row_bytes());
     if (count > 0) source.ReadRows(first, count, raw.data());
-    for (std::int64_t r = 0; r < count; ++r) {
-      double norm2 = 0;
-      bool zero = true, row_finite = true;
-      for (std::int64_t c0 = 0; c0 < info.cols; c0 += kChunk) {
-        const std::int64_t cn = std::min(kChunk, info.cols - c0);
-        const std::size_t base = static_cast<std::size_t>(r * info.cols + c0);
-        for (std::int64_t k = 0; k < cn; ++k)
-          v[static_cast<std::size_t>(k)] = LoadAsDouble(raw.data(), info.dtype, base + static_cast<std::size_t>(k));
-        for (std::int64_t k = 0; k < cn; ++k) {
-          const std::int64_t j = c0 + k;
-          const double x = v[static_cast<std::size_t>(k)];
-          if (!std::isfinite(x)) {
-            ++s.nonfinite;
-            if (std::isnan(x)) ++s.nan;
-            else if (x > 0) ++s.pos_inf;
-            else ++s.neg_inf;
-            zero = false;
-            row_finite = false;
-            col_zero[static_cast<std::size_t>(j)] = false;
-            continue;
-          }
-          ++finite;
-          sum += x;
-          s.min = std::min(s.min, x);
-          s.max = std::max(s.max, x);
-          norm2 += x * x;
-          if (x != 0) {
-            zero = false;
-            col_zero[static_cast<std::size_t>(j)] = false;
-          }
-          if (fits_f32 && info.dtype == DType::kFloat64) fits_f32 = Representable(x, DType::kFloat32);
-          if (fits_f16 && info.dtype != DType::kFloat16) fits_f16 = Representable(x, DType::kFloat16);
-          if (fits_bf16 && info.dtype != DType::kBFloat16) fits_bf16 = Representable(x, DType::kBFloat16);
+    row_sum.assign(static_cast<std::size_t>(count), 0.0);
+    const int n = static_cast<int>(std::min<std::int64_t>(threads, count));
+    parts.assign(static_cast<std::size_t>(n), StatsPart{});
+    ParallelFor(n, [&](int t) {
+      StatsPart& p = parts[static_cast<std::size_t>(t)];
+      p.col_nonzero.assign(static_cast<std::size_t>(info.cols), 0);
+      const std::int64_t r0 = count * t / n, r1 = count * (t + 1) / n;
+      switch (info.dtype) {
+        case DType::kFloat32:
+          StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {
+            float x;
+            std::memcpy(&x, d + 4 * i, 4);
+            return static_cast<double>(x);
+          }, &p, row_sum.data());
+          break;
+        case DType::kFloat64:
+          StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {
+            double x;
+            std::memcpy(&x, d + 8 * i, 8);
+            return x;
+          }, &p, row_sum.data());
+          break;
+        default: {
+          const DType dt = info.dtype;
+          StatsRows(raw.data(), info, first, r0, r1, [dt](const std::byte* d, std::size_t i) { return LoadAsDouble(d, dt, i); },
+                    &p, row_sum.data());
         }
       }
-      const double norm = std::sqrt(norm2);
-      if (!row_finite) {
-        // A row with NaN/inf has no norm: left out of the range.
-      } else if (norm < s.row_norm_min) {
-        s.row_norm_min = norm;
-        s.row_norm_min_row = first + r;
-      }
-      if (row_finite && norm > s.row_norm_max) {
-        s.row_norm_max = norm;
-        s.row_norm_max_row = first + r;
-      }
-      if (zero) {
+    });
+    for (double x : row_sum) {  // Neumaier: the rounding error of each addition is kept
+      const double t = sum + x;
+      sum_err += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+      sum = t;
+    }
+    for (const StatsPart& p : parts) {  // in row order: ties keep the earliest row
+      s.nonfinite += p.nonfinite;
+      s.nan += p.nan;
+      s.pos_inf += p.pos_inf;
+      s.neg_inf += p.neg_inf;
+      finite += p.finite;
+      s.min = std::min(s.min, p.min);
+      s.max = std::max(s.max, p.max);
+      if (p.norm_min < s.row_norm_min) s.row_norm_min = p.norm_min, s.row_norm_min_row = p.norm_min_row;
+      if (p.norm_max > s.row_norm_max) s.row_norm_max = p.norm_max, s.row_norm_max_row = p.norm_max_row;
+      for (std::int64_t z : p.zero_rows) {
         ++s.zero_row_count;
-        if (s.zero_rows.size() < TableStats::kMaxListed) s.zero_rows.push_back(first + r);
+        if (s.zero_rows.size() < TableStats::kMaxListed) s.zero_rows.push_back(z);
       }
+      for (std::size_t j = 0; j < col_nonzero.size(); ++j) col_nonzero[j] |= p.col_nonzero[j];
+      fits_f16 = fits_f16 && p.fits_f16;
+      fits_bf16 = fits_bf16 && p.fits_bf16;
+      fits_f32 = fits_f32 && p.fits_f32;
     }
   }
   // All-zero columns: counted, and the first kMaxListed listed (a 2^26-wide
   // zero table would otherwise list 512 MiB of indices).
   if (s.rows > 0)
     for (std::int64_t j = 0; j < info.cols; ++j)
-      if (col_zero[static_cast<std::size_t>(j)]) {
+      if (!col_nonzero[static_cast<std::size_t>(j)]) {
         ++s.zero_col_count;
         if (s.zero_cols.size() < TableStats::kMaxListed) s.zero_cols.push_back(j);
       }
@@ -112,6 +206,7 @@ TableStats ComputeStats(RowSource& source) {
   // not an invented 0.
   const double none = std::numeric_limits<double>::quiet_NaN();
   if (finite == 0) s.min = s.max = none;
+  if (std::isfinite(sum)) sum += sum_err;  // (an overflowed sum stays ±inf)
   s.mean = finite ? sum / static_cast<double>(finite) : none;
   s.max_abs = finite ? std::max(std::fabs(s.min), std::fabs(s.max)) : none;
   if (s.row_norm_max < 0) s.row_norm_min = s.row_norm_max = none;  // no row without NaN/inf
