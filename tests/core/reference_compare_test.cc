@@ -127,7 +127,8 @@ TEST(ReferenceCompare, EqualsTheSequentialPass) {
     if (k.nan_first) exact[0] = std::nan("");
     auto file = Table(k.rows, k.cols, found, k.file);
     auto ref = Table(k.rows, k.cols, exact, DType::kFloat64);
-    for (const Tolerance& tol : {DefaultTolerance(k.file), ExplicitTolerance(k.file, 1e-6, 1e-5, 2)}) {
+    for (const Tolerance& tol : {DefaultTolerance(k.file), ExplicitTolerance(k.file, 1e-6, 1e-5, 2), ExplicitTolerance(k.file, 0, 0, 1),
+                               ExplicitTolerance(DType::kFloat64, 0, 0, 0.5)}) {
       const ReferenceComparison want = Sequential(*file, *ref, tol, omega, k.start);
       for (int threads : {1, 2, 3}) {
         SCOPED_TRACE(testing::Message() << k.rows << "x" << k.cols << " " << Traits(k.file).name << " threads " << threads);

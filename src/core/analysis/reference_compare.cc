@@ -94,6 +94,14 @@ void WithLoader(DType dtype, const F& f) {
   }
 }
 
+// True only when err / den < max for certain (then RN(err / den) <= max):
+// err·(1 + 1e-7) < max·den with the product a normal number, so that each
+// product is within 2^-53 of its exact value.
+inline bool Below(double err, double max, double den) {
+  const double p = max * den;
+  return p >= std::numeric_limits<double>::min() && err * 1.0000001 < p;
+}
+
 }  // namespace
 
 ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference, const ReferenceCompareOptions& o) {
@@ -147,20 +155,25 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
                 if (tol.angle_unit > 0 && angle != 0 && w > 0)
                   lim += tol.angle_unit * std::fabs(angle) * ln_term[static_cast<std::size_t>(j)];
               }
-              const double ratio = err / lim;
               if (lim >= 2 * std::max(1.0, std::fabs(expected))) ++c.vacuous;
               const bool first = f == 0 && r == 0 && j == 0;
+              // The divisions only where their quotient can reach the
+              // running maximum (Below): elsewhere the maximum and its
+              // entry would not change.
+              const double ratio = Below(err, c.max_ratio, lim) && !first ? 0.0 : err / lim;
               if (err > c.max_abs || first) {
                 c.max_abs = err, p.has_worst = true;
                 c.worst = ComparedEntry{f + r, pos, j, expected, found, err, lim};
               }
-              if (expected != 0) c.max_rel = std::max(c.max_rel, err / std::fabs(expected));
+              if (expected != 0 && !(Below(err, c.max_rel, std::fabs(expected))))
+                c.max_rel = std::max(c.max_rel, err / std::fabs(expected));
               // ulps at the larger of |expected| and |found|: finite where the
               // exact value is 0 (sin 0), the same as ulp(expected) elsewhere.
               const double scale =
                   std::isfinite(found) ? std::max(std::fabs(expected), std::fabs(found)) : std::fabs(expected);
-              c.max_ulp = std::max(c.max_ulp, err / ulp(scale));
-              if (ratio > c.max_ratio || first) {
+              const double u = ulp(scale);
+              if (!(Below(err, c.max_ulp, u))) c.max_ulp = std::max(c.max_ulp, err / u);
+              if ((ratio > c.max_ratio && !(Below(err, c.max_ratio, lim))) || first) {
                 c.max_ratio = ratio, p.has_ratio = true;
                 c.worst_ratio = ComparedEntry{f + r, pos, j, expected, found, err, lim};
               }
