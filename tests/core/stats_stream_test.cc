@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
 #include "core/dtype.h"
 #include "core/table.h"
@@ -108,6 +109,47 @@ TEST(StatsStream, SignedZeroTiesKeepTheRowMajorFirst) {
   MemoryRowSource src(info, bytes);
   const TableStats s = ComputeStats(src);
   EXPECT_FALSE(std::signbit(s.min));
+}
+
+}  // namespace
+}  // namespace pe
+
+namespace pe {
+namespace {
+
+// The bounds and norm checks (analysis/properties.cc), shared out by rows
+// to every core: the worst entry and the extreme norms are those of one
+// row-major pass written here (a NaN after an infinity wins, the first of
+// equal magnitudes wins, ties of norms keep the earliest row).
+TEST(StatsStream, BoundsAndNormEqualARowMajorPass) {
+  for (int variant = 0; variant < 3; ++variant) {
+    TableInfo info;
+    info.rows = 3000;
+    info.cols = 6;
+    info.dtype = DType::kFloat32;
+    std::vector<double> v(static_cast<std::size_t>(info.rows * info.cols));
+    for (std::int64_t r = 0; r < info.rows; ++r)
+      for (std::int64_t j = 0; j < info.cols; ++j) v[static_cast<std::size_t>(r * 6 + j)] = (j % 2 ? 0.5 : -0.5);  // equal norms
+    v[2900 * 6 + 1] = 3.0;  // magnitude 3 in the second half
+    v[10 * 6 + 4] = -3.0;   // the same magnitude earlier: it is the worst
+    if (variant >= 1) v[2000 * 6 + 2] = HUGE_VAL;
+    if (variant >= 2) v[2500 * 6 + 3] = std::nan("");  // after the inf: the NaN is the worst
+    std::vector<std::byte> bytes(static_cast<std::size_t>(info.rows) * info.row_bytes());
+    for (std::size_t i = 0; i < v.size(); ++i) StoreFromDouble(bytes.data(), info.dtype, i, v[i]);
+    MemoryRowSource src(info, bytes);
+    PropertyOptions o;
+    o.checks = {"bounds", "norm"};
+    o.tolerance = DefaultTolerance(DType::kFloat32);
+    const std::vector<Check> c = RunPropertyChecks(src, o);
+    ASSERT_EQ(c.size(), 2u);
+    const auto& b = c[0].details;
+    const std::int64_t want_row = variant == 0 ? 10 : variant == 1 ? 2000 : 2500;
+    EXPECT_EQ(b["row"].get<std::int64_t>(), want_row) << variant;
+    EXPECT_EQ(b["count_over"].get<std::int64_t>(), variant == 0 ? 2 : variant == 1 ? 3 : 4);
+    const auto& n = c[1].details;
+    EXPECT_EQ(n["min_row"].get<std::int64_t>(), 0);  // every other row has norm √1.5: the first
+    EXPECT_EQ(n["max_row"].get<std::int64_t>(), 10);  // √(1.25 + 9): row 10 before row 2900
+  }
 }
 
 }  // namespace

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "core/analysis/blocks.h"
 #include "core/error.h"
+#include "core/parallel_for.h"
+#include "core/pump.h"
 
 namespace pe {
 namespace {
@@ -43,6 +46,50 @@ std::string UnpairedNote(const Pairing& p) {
                      p.unpaired_cols.size() > 1 ? "s" : "", cols);
 }
 
+// Streams `t` in blocks of ~8 MiB, read once, and shares each block out by
+// consecutive row ranges to every core: fn(part, rows_as_doubles, first_row,
+// count) runs on each range with its own Part, and merge(part) then folds
+// the parts of the block in row order on the calling thread (so ties keep
+// the row-major first, as one sequential pass). Memory: the raw block and
+// ~1 MiB of doubles per thread.
+template <class Part, class Fn, class Merge>
+void StreamRowsParallel(RowSource& t, const Fn& fn, const Merge& merge) {
+  const TableInfo& info = t.info();
+  const std::int64_t block = std::min(info.rows, BlockRows(info.row_bytes(), info.rows) * 8);
+  const std::int64_t sub = std::max<std::int64_t>(1, BlockRows(info.cols * 8, info.rows));
+  const int threads = CoreCount();
+  std::vector<std::byte> raw;
+  std::vector<Part> parts;
+  std::vector<std::vector<double>> dbl(static_cast<std::size_t>(threads));
+  for (std::int64_t f = 0; f < info.rows; f += block) {
+    const std::int64_t n = std::min(block, info.rows - f);
+    raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    t.ReadRows(f, n, raw.data());
+    const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
+    parts.assign(static_cast<std::size_t>(np), Part{});
+    ParallelFor(np, [&](int k) {
+      std::vector<double>& v = dbl[static_cast<std::size_t>(k)];
+      const std::int64_t r0 = n * k / np, r1 = n * (k + 1) / np;
+      for (std::int64_t a = r0; a < r1; a += sub) {
+        const std::int64_t m = std::min(sub, r1 - a);
+        v.resize(static_cast<std::size_t>(m * info.cols));
+        const std::size_t base = static_cast<std::size_t>(a * info.cols);
+        if (info.dtype == DType::kFloat32) {
+          for (std::size_t i = 0; i < v.size(); ++i) {
+            float x;
+            std::memcpy(&x, raw.data() + 4 * (base + i), 4);
+            v[i] = x;
+          }
+        } else {
+          for (std::size_t i = 0; i < v.size(); ++i) v[i] = LoadAsDouble(raw.data(), info.dtype, base + i);
+        }
+        fn(parts[static_cast<std::size_t>(k)], v, f + a, m);
+      }
+    });
+    for (const Part& p : parts) merge(p);
+  }
+}
+
 std::vector<std::int64_t> Offsets(const PropertyOptions& o, std::int64_t rows) {
   std::vector<std::int64_t> ks;
   const std::vector<std::int64_t> def = {1, 2, 3, 10, 100, 1000, 10000};
@@ -55,25 +102,35 @@ Check Bounds(RowSource& t, const PropertyOptions& o) {
   Check c;
   c.name = "bounds";
   const TableInfo& info = t.info();
-  std::vector<std::byte> scratch;
-  std::vector<double> v;
   double worst = 0, worst_value = 0;  // NaN ranks above every magnitude
   std::int64_t wr = 0, wc = 0, over = 0;
-  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
-  for (std::int64_t f = 0; f < info.rows; f += block) {
-    const std::int64_t n = std::min(block, info.rows - f);
-    ReadRowsAsDouble(t, f, n, &scratch, &v);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
-      if (a > 1) ++over;
-      if (a > worst || (std::isnan(v[i]) && !std::isnan(worst_value))) {
-        worst = a;
-        worst_value = v[i];
-        wr = f + static_cast<std::int64_t>(i) / info.cols;
-        wc = static_cast<std::int64_t>(i) % info.cols;
-      }
-    }
-  }
+  struct Part {
+    double worst = 0, worst_value = 0;
+    std::int64_t wr = 0, wc = 0, over = 0;
+  };
+  // A NaN, or a larger magnitude, replaces the worst so far (a NaN only
+  // when the worst is not NaN yet): per range, then ranges in row order.
+  const auto better = [](double a, double v, double worst, double worst_value) {
+    return a > worst || (std::isnan(v) && !std::isnan(worst_value));
+  };
+  StreamRowsParallel<Part>(
+      t,
+      [&](Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) {
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
+          if (a > 1) ++p.over;
+          if (better(a, v[i], p.worst, p.worst_value)) {
+            p.worst = a;
+            p.worst_value = v[i];
+            p.wr = f + static_cast<std::int64_t>(i) / info.cols;
+            p.wc = static_cast<std::int64_t>(i) % info.cols;
+          }
+        }
+      },
+      [&](const Part& p) {
+        over += p.over;
+        if (better(p.worst, p.worst_value, worst, worst_value)) worst = p.worst, worst_value = p.worst_value, wr = p.wr, wc = p.wc;
+      });
   c.measured = worst;
   c.limit = 1;
   c.limit_why = "sin and cos lie in [-1, 1], and rounding to nearest cannot leave it";
@@ -91,8 +148,6 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
   c.name = "norm";
   const TableInfo& info = t.info();
   const double u = UnitRoundoff(o.tolerance.dtype);
-  std::vector<std::byte> scratch;
-  std::vector<double> v;
   // With a pairing, the norm is over the (sin, cos) columns: an unpaired sin
   // column (odd d) has no constant contribution, and is reported instead.
   // Without a pairing every column counts: no index list (8 bytes a column).
@@ -100,32 +155,42 @@ Check Norm(RowSource& t, const PropertyOptions& o) {
       o.pairing.found ? MeasuredColumns(o.pairing, info.cols) : std::vector<std::int64_t>{};
   double nmin = HUGE_VAL, nmax = -1;
   std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
-  std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
-  const std::int64_t block = BlockRows(info.row_bytes(), info.rows);
-  for (std::int64_t f = 0; f < info.rows; f += block) {
-    const std::int64_t n = std::min(block, info.rows - f);
-    ReadRowsAsDouble(t, f, n, &scratch, &v);
-    for (std::int64_t r = 0; r < n; ++r) {
-      if (skip.count(f + r)) {
-        ++skipped;
-        continue;
-      }
-      double s = 0;
-      const double* row = v.data() + static_cast<std::size_t>(r * info.cols);
-      if (o.pairing.found) {
-        for (std::int64_t j : cols) s += row[j] * row[j];
-      } else {
-        for (std::int64_t j = 0; j < info.cols; ++j) s += row[j] * row[j];
-      }
-      const double nr = std::sqrt(s);
-      if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
-        if (nonfinite++ == 0) first_nonfinite = f + r;
-        continue;
-      }
-      if (nr < nmin) nmin = nr, rmin = f + r;
-      if (nr > nmax) nmax = nr, rmax = f + r;
-    }
-  }
+  const std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
+  struct Part {
+    double nmin = HUGE_VAL, nmax = -1;
+    std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
+  };
+  StreamRowsParallel<Part>(
+      t,
+      [&](Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) {
+        for (std::int64_t r = 0; r < n; ++r) {
+          if (skip.count(f + r)) {
+            ++p.skipped;
+            continue;
+          }
+          double s = 0;
+          const double* row = v.data() + static_cast<std::size_t>(r * info.cols);
+          if (o.pairing.found) {
+            for (std::int64_t j : cols) s += row[j] * row[j];
+          } else {
+            for (std::int64_t j = 0; j < info.cols; ++j) s += row[j] * row[j];
+          }
+          const double nr = std::sqrt(s);
+          if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
+            if (p.nonfinite++ == 0) p.first_nonfinite = f + r;
+            continue;
+          }
+          if (nr < p.nmin) p.nmin = nr, p.rmin = f + r;
+          if (nr > p.nmax) p.nmax = nr, p.rmax = f + r;
+        }
+      },
+      [&](const Part& p) {
+        skipped += p.skipped;
+        if (p.nonfinite > 0 && nonfinite == 0) first_nonfinite = p.first_nonfinite;
+        nonfinite += p.nonfinite;
+        if (p.nmin < nmin) nmin = p.nmin, rmin = p.rmin;
+        if (p.nmax > nmax) nmax = p.nmax, rmax = p.rmax;
+      });
   if (nmax < 0) nmin = nmax = 0;
   c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}, {"padding_rows_skipped", skipped}};
   if (o.pairing.found) {
