@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "core/output.h"
 #include "cli/inline_spec.h"
+#include "cli/progress.h"
 #include "cli/scheme_flags.h"
 
 namespace pe::cli {
@@ -334,7 +335,12 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
   if (!o.junit.empty() && !junit_stdout) junit = std::make_unique<AtomicFile>(o.junit);
 
+  // Progress of the entry-by-entry comparison (the long part), on a terminal.
+  ProgressBar bar(console.stderr_is_tty() && !console.quiet() && !o.json, "verifying " + o.file);
+  const std::int64_t rows = table->info().rows;
+  vo.on_rows = [&bar, rows](std::int64_t done) { bar.Update(done, rows); };
   const VerifyReport rep = Verify(*table, o.file, vo);
+  bar.Finish();
 
   if (junit) {
     const std::string xml = JUnitXml(rep);
