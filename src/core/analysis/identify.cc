@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <numbers>
 #include <set>
 
 #include "core/analysis/blocks.h"
+#include "core/parallel_for.h"
+#include "core/pump.h"
 #include "core/analysis/check.h"
 #include "core/analysis/tolerance.h"
 #include "core/dtype.h"
@@ -451,37 +454,71 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   // Six buffers of doubles (file + five recipes): blocks of ~1 MiB each.
   const auto ranges = SampleRanges(info.rows, cols, options.max_entries,
                                    std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, cols), 1, 1024));
-  std::vector<double> file_v;
-  std::vector<std::vector<double>> ref_v(recipe_list.size());
-  std::vector<std::byte> ref_scratch;
   std::set<std::int64_t> zero_rows(best.zero_rows.begin(), best.zero_rows.end());
-  for (const auto& [first, count] : ranges) {
-    ReadRowsAsDouble(source, first, count, &scratch, &file_v);
-    for (std::size_t k = 0; k < refs.size(); ++k) ReadRowsAsDouble(*refs[k], first, count, &ref_scratch, &ref_v[k]);
-    for (std::int64_t r = 0; r < count; ++r) {
-      const double pos = static_cast<double>(best.start + first + r);
-      const bool zrow = zero_rows.count(first + r) > 0;
-      for (std::int64_t j = 0; j < cols; ++j) {
-        const std::size_t idx = static_cast<std::size_t>(r * cols + j);
-        const double found = file_v[idx];
-        const double exact = ref_v[0][idx];
-        const double err = std::fabs(found - exact);
-        id.max_abs_err = std::max(id.max_abs_err, err);
-        id.max_ulp_err = std::max(id.max_ulp_err, err / UlpOf(exact, dtype));
-        const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
-        const double omega = c.kind == SinusoidColumn::kZero || zrow ? 0 : w[static_cast<std::size_t>(c.pair)];
-        id.max_angle_err = std::max(id.max_angle_err, err / f32_bound.Limit(exact, pos * omega, omega));
-        f64_ratio = std::max(f64_ratio, err / f64_bound.Limit(exact, pos * omega, omega));
-        if (stats.grid != dtype) {
-          if (RoundTo(exact, stats.grid) != found) ++grid_bad;
-          grid_ulp_max = std::max(grid_ulp_max, err / UlpOf(exact, stats.grid));
-        }
-        for (std::size_t k = 0; k < recipe_list.size(); ++k) {
-          const double rv = ref_v[k][idx];
-          if (RoundTo(rv, stats.grid) == found) ++ident[k];
-          rmax[k] = std::max(rmax[k], std::fabs(found - rv));
+  // The sampled ranges are shared out to every core (the references are
+  // stateless generators; the file is read under a lock); every figure is a
+  // maximum or a count, so the parts merge to the same values in any order.
+  struct Part {
+    double max_abs_err = 0, max_ulp_err = 0, max_angle_err = 0, f64_ratio = 0, grid_ulp_max = 0;
+    std::int64_t grid_bad = 0;
+    std::vector<std::int64_t> ident;
+    std::vector<double> rmax;
+  };
+  const int threads = static_cast<int>(std::min<std::int64_t>(CoreCount(), static_cast<std::int64_t>(ranges.size())));
+  std::vector<Part> parts(static_cast<std::size_t>(std::max(1, threads)));
+  std::mutex file_lock;
+  if (threads > 0) ParallelFor(threads, [&](int t) {
+    Part& pt = parts[static_cast<std::size_t>(t)];
+    pt.ident.assign(recipe_list.size(), 0);
+    pt.rmax.assign(recipe_list.size(), 0);
+    std::vector<double> file_v;
+    std::vector<std::vector<double>> ref_v(recipe_list.size());
+    std::vector<std::byte> file_scratch, ref_scratch;
+    for (std::size_t q = static_cast<std::size_t>(t); q < ranges.size(); q += static_cast<std::size_t>(threads)) {
+      const auto [first, count] = ranges[q];
+      {
+        std::lock_guard<std::mutex> hold(file_lock);
+        ReadRowsAsDouble(source, first, count, &file_scratch, &file_v);
+      }
+      for (std::size_t k = 0; k < refs.size(); ++k) ReadRowsAsDouble(*refs[k], first, count, &ref_scratch, &ref_v[k]);
+      for (std::int64_t r = 0; r < count; ++r) {
+        const double pos = static_cast<double>(best.start + first + r);
+        const bool zrow = zero_rows.count(first + r) > 0;
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const std::size_t idx = static_cast<std::size_t>(r * cols + j);
+          const double found = file_v[idx];
+          const double exact = ref_v[0][idx];
+          const double err = std::fabs(found - exact);
+          pt.max_abs_err = std::max(pt.max_abs_err, err);
+          pt.max_ulp_err = std::max(pt.max_ulp_err, err / UlpOf(exact, dtype));
+          const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
+          const double omega = c.kind == SinusoidColumn::kZero || zrow ? 0 : w[static_cast<std::size_t>(c.pair)];
+          pt.max_angle_err = std::max(pt.max_angle_err, err / f32_bound.Limit(exact, pos * omega, omega));
+          pt.f64_ratio = std::max(pt.f64_ratio, err / f64_bound.Limit(exact, pos * omega, omega));
+          if (stats.grid != dtype) {
+            if (RoundTo(exact, stats.grid) != found) ++pt.grid_bad;
+            pt.grid_ulp_max = std::max(pt.grid_ulp_max, err / UlpOf(exact, stats.grid));
+          }
+          for (std::size_t k = 0; k < recipe_list.size(); ++k) {
+            const double rv = ref_v[k][idx];
+            if (RoundTo(rv, stats.grid) == found) ++pt.ident[k];
+            pt.rmax[k] = std::max(pt.rmax[k], std::fabs(found - rv));
+          }
         }
       }
+    }
+  });
+  for (const Part& pt : parts) {
+    if (pt.ident.empty()) continue;  // no range (an empty table)
+    id.max_abs_err = std::max(id.max_abs_err, pt.max_abs_err);
+    id.max_ulp_err = std::max(id.max_ulp_err, pt.max_ulp_err);
+    id.max_angle_err = std::max(id.max_angle_err, pt.max_angle_err);
+    f64_ratio = std::max(f64_ratio, pt.f64_ratio);
+    grid_bad += pt.grid_bad;
+    grid_ulp_max = std::max(grid_ulp_max, pt.grid_ulp_max);
+    for (std::size_t k = 0; k < recipe_list.size(); ++k) {
+      ident[k] += pt.ident[k];
+      rmax[k] = std::max(rmax[k], pt.rmax[k]);
     }
   }
   id.rows_compared = CountRows(ranges);
