@@ -50,7 +50,10 @@ class OrderedPipeline {
         info_(source.info()),
         block_(block),
         blocks_((info_.rows + block - 1) / block),
-        slots_(static_cast<std::size_t>(2 * threads)),
+        // Two slots per worker, but never more slots than blocks: an 8 MiB
+        // table in 4 MiB blocks had four fresh 4 MiB buffers, twice the
+        // table, each page faulted in and zero-filled.
+        slots_(static_cast<std::size_t>(std::min<std::int64_t>(2 * threads, std::max<std::int64_t>(blocks_, 1)))),
         buf_(slots_),
         text_(slots_),
         ready_(slots_, -1) {
