@@ -15,6 +15,7 @@
 #include "core/format.h"
 #include "core/metadata_json.h"
 #include "core/plot/heatmap.h"
+#include "cli/progress.h"
 
 namespace pe::cli {
 namespace {
@@ -191,7 +192,10 @@ int RunInspect(const InspectOptions& o, Console& console) {
   const bool slice = !o.rows.empty();
   if (slice) ParseSlice(o.rows, info.rows, "--rows", &r0, &r1);
 
-  const TableStats stats = ComputeStats(*src);
+  // Progress of the statistics pass (the one that reads every row), on a terminal.
+  ProgressBar bar(console.stderr_is_tty() && !console.quiet() && !o.json, "reading " + o.file);
+  const TableStats stats = ComputeStats(*src, [&bar, &info](std::int64_t done) { bar.Update(done, info.rows); });
+  bar.Finish();
   const bool has_scheme = info.meta.Find("scheme") != nullptr;
   const bool run_identify = !o.no_identify && (o.identify || !has_scheme);
   std::optional<Identification> id;

@@ -46,7 +46,7 @@ std::string UnpairedNote(const Pairing& p) {
                      p.unpaired_cols.size() > 1 ? "s" : "", cols);
 }
 
-// Streams `t` in blocks of ~8 MiB, read once, and shares each block out by
+// Streams `t` in blocks of ~4 MiB, read once, and shares each block out by
 // consecutive row ranges to every core: fn(part, rows_as_doubles, first_row,
 // count) runs on each range with its own Part, and merge(part) then folds
 // the parts of the block in row order on the calling thread (so ties keep
@@ -55,7 +55,7 @@ std::string UnpairedNote(const Pairing& p) {
 template <class Part, class Fn, class Merge>
 void StreamRowsParallel(RowSource& t, const Fn& fn, const Merge& merge) {
   const TableInfo& info = t.info();
-  const std::int64_t block = std::min(info.rows, BlockRows(info.row_bytes(), info.rows) * 8);
+  const std::int64_t block = std::min(info.rows, BlockRows(info.row_bytes(), info.rows) * 4);
   const std::int64_t sub = std::max<std::int64_t>(1, BlockRows(info.cols * 8, info.rows));
   const int threads = CoreCount();
   std::vector<std::byte> raw;

@@ -108,7 +108,7 @@ void StatsRows(const std::byte* raw, const TableInfo& info, std::int64_t first, 
 
 }  // namespace
 
-TableStats ComputeStats(RowSource& source) {
+TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t)>& on_rows) {
   const TableInfo& info = source.info();
   TableStats s;
   s.rows = info.rows;
@@ -128,10 +128,11 @@ TableStats ComputeStats(RowSource& source) {
   // running sum over every entry.
   double sum = 0, sum_err = 0;
   std::int64_t finite = 0;
-  // Blocks of about 8 MiB (or one row when a row is larger), read once and
-  // shared out by rows to every core. Memory: the raw block and, per
-  // thread, one flag per column.
-  const std::int64_t block = std::min(info.rows, BlockRows(info.row_bytes(), info.rows) * 8);
+  // Blocks of about 4 MiB with their rows' sums (or one row when a row is
+  // larger), read once and shared out by rows to every core. Memory: the
+  // block, 8 bytes a row for its sum and, per thread, one flag per column.
+  const std::int64_t block = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(info.rows, (std::int64_t{4} << 20) / static_cast<std::int64_t>(info.row_bytes() + 8)));
   const int threads = CoreCount();
   std::vector<std::byte> raw;
   std::vector<double> row_sum;
@@ -193,6 +194,7 @@ TableStats ComputeStats(RowSource& source) {
       fits_bf16 = fits_bf16 && p.fits_bf16;
       fits_f32 = fits_f32 && p.fits_f32;
     }
+    if (on_rows) on_rows(first + count);
   }
   // All-zero columns: counted, and the first kMaxListed listed (a 2^26-wide
   // zero table would otherwise list 512 MiB of indices).

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -35,8 +36,10 @@ struct TableStats {
   nlohmann::ordered_json ToJson() const;
 };
 
-/// One pass over every row of `source`. Throws pe::Error if reading fails.
-TableStats ComputeStats(RowSource& source);
+/// One pass over every row of `source`, in row blocks shared out to every
+/// core; `on_rows` (may be empty) gets the rows done after each block
+/// (progress). Throws pe::Error if reading fails.
+TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t)>& on_rows = {});
 
 /// True when `v` is exactly representable in `dtype`.
 bool Representable(double v, DType dtype);
