@@ -27,6 +27,7 @@ What is checked (each can fail):
   missing their factor, a yarn inv_freq made with the old rule (hf-4.45), a
   positional table from another model size, a sinusoidal embed_positions
   with its row offset off by one, an inv_freq stored in bf16;
+- BLOOM's ALiBi slopes (modeling_bloom.py build_alibi_tensor, transcribed);
 - hostile folders exit 2: a shard index naming ../x, /etc/passwd, a symlink
   leaving the folder, a config.json above 4 MiB;
 - JSON and JUnit reports; `pe generate rope --hf-config DIR` equals
@@ -158,7 +159,7 @@ def group(plan, name):
 # ---- 1. each config's plan, against the config read here ----
 EMBED = ("BF16", np.zeros((4, 8), dtype=np.int16))  # a non-positional tensor pe must not read
 for name in ["llama-3.1-8b", "qwen2.5-7b", "qwen2-vl-7b", "phi-3.5-mini", "gemma-3-4b", "deepseek-v3",
-             "gpt-oss-20b", "mistral-7b", "bart-base", "marian-en-de"]:
+             "gpt-oss-20b", "mistral-7b", "bart-base", "marian-en-de"]:  # bloom-560m (ALiBi) in 11b
     d = folder(name)
     j = inspect(d)
     cfg = json.load(open(os.path.join(DATA, name, "config.json")))
@@ -358,6 +359,20 @@ json.dump({"metadata": {}, "weight_map": {"model.rotary_emb.inv_freq": "model-00
 r, rep = verify(d)
 C.check(r.returncode == 0 and any(c["name"] == "model.rotary_emb.inv_freq" and c["status"] == "pass" for c in rep["checks"]),
         f"sharded: {r.returncode} {r.stderr}")
+
+# ---- 11b. ALiBi (BLOOM): slopes as modeling_bloom.py build_alibi_tensor computes them ----
+BL = json.load(open(os.path.join(DATA, "bloom-560m", "config.json")))
+nh = BL["n_head"]
+closest = 2 ** math.floor(math.log2(nh))
+base = torch.tensor(2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
+slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
+if closest != nh:
+    extra_base = torch.tensor(2 ** (-(2 ** -(math.log2(2 * closest) - 3))), dtype=torch.float32)
+    n_rem = min(closest, nh - closest)
+    slopes = torch.cat([slopes, torch.pow(extra_base, torch.arange(1, 1 + 2 * n_rem, 2, dtype=torch.int32))])
+j = inspect(folder("bloom", "bloom-560m"))
+C.check(j["plan"] is None and len(j["alibi_slopes"]) == nh and
+        max(abs(a - b) for a, b in zip(j["alibi_slopes"], slopes.tolist())) < 1e-6, f"bloom slopes {j.get('alibi_slopes')}")
 
 # ---- 12. usage ----
 r = C.pe("verify", "--model", good, "--model", good, "--model", good, ok=False)

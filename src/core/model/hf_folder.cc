@@ -26,6 +26,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -162,6 +163,55 @@ std::optional<AbsolutePositions> Absolute(const json& c, const std::string& type
   return std::nullopt;
 }
 
+struct AlibiInfo {
+  std::int64_t heads = 0;  ///< attention heads
+  std::string heads_key;   ///< the key they came from
+  double max_bias = 8;
+  std::string bias_source;
+};
+
+// ALiBi (Press et al.) in BLOOM (always), MPT (attn_config.alibi,
+// alibi_bias_max default 8) and Falcon (alibi: true); max bias 8 unless stated.
+std::optional<AlibiInfo> Alibi(const json& c, const std::string& type) {
+  AlibiInfo a;
+  a.bias_source = fmt::format("model_type {} (ALiBi max bias 8)", type);
+  auto heads = [&](const json& o, const char* key) -> bool {
+    auto v = Int(o, key);
+    if (!v || *v < 1 || *v > 4096) return false;
+    a.heads = *v;
+    a.heads_key = key;
+    return true;
+  };
+  if (type == "bloom") return heads(c, "n_head") || heads(c, "num_attention_heads") ? std::optional(a) : std::nullopt;
+  if (type == "falcon" && c.contains("alibi") && c["alibi"].is_boolean() && c["alibi"].get<bool>())
+    return heads(c, "num_attention_heads") || heads(c, "n_head") ? std::optional(a) : std::nullopt;
+  if (type == "mpt" && c.contains("attn_config") && c["attn_config"].is_object()) {
+    const json& ac = c["attn_config"];
+    if (!(ac.contains("alibi") && ac["alibi"].is_boolean() && ac["alibi"].get<bool>())) return std::nullopt;
+    if (ac.contains("alibi_bias_max") && ac["alibi_bias_max"].is_number()) {
+      a.max_bias = ac["alibi_bias_max"].get<double>();
+      a.bias_source = "config.json attn_config.alibi_bias_max";
+    }
+    if (!(a.max_bias > 0 && a.max_bias < 1e6)) return std::nullopt;
+    return heads(c, "n_heads") ? std::optional(a) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Whether the config describes a RoPE model: a rotary key, or a family
+// whose configuration class defaults to RoPE.
+bool HasRope(const json& c, const std::string& type) {
+  for (const char* k : {"rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor", "rotary_emb_base",
+                        "rotary_pct", "rotary_dim", "qk_rope_head_dim", "rope_local_base_freq", "no_rope_layers"})
+    if (c.contains(k) && !c[k].is_null()) return true;
+  static const std::set<std::string> kRope = {
+      "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_vl", "qwen2_5_vl", "gemma",
+      "gemma2", "gemma3", "gemma3_text", "phi3", "phi", "llama4", "llama4_text", "cohere", "cohere2", "smollm3",
+      "deepseek_v2", "deepseek_v3", "gpt_oss", "gptj", "gpt_neox", "granite", "granitemoe", "olmo", "olmo2",
+      "starcoder2", "stablelm", "internlm2", "minicpm", "baichuan", "exaone", "glm", "chatglm"};
+  return kRope.count(type) > 0;
+}
+
 // The settings of each plan group, with the config key each came from.
 void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifact* a) {
   const std::string pre = nested ? "config.json text_config." : "config.json ";
@@ -282,6 +332,15 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   if (a.absolute) {
     a.settings.push_back({"position_embedding", a.absolute->kind, a.absolute->source});
     if (a.absolute->offset) a.settings.push_back({"position_offset", fmt::format("{}", a.absolute->offset), a.absolute->source});
+  } else if (const auto alibi = Alibi(c, type)) {
+    // ALiBi models: no position table, a bias per head (slopes shown by inspect).
+    a.settings.push_back({"position_encoding", "alibi", fmt::format("config.json model_type {}", type)});
+    a.settings.push_back({"alibi_heads", fmt::format("{}", alibi->heads), "config.json " + alibi->heads_key});
+    a.settings.push_back({"alibi_max_bias", Num(alibi->max_bias), alibi->bias_source});
+  } else if (!HasRope(c, type)) {
+    a.notes.push_back(fmt::format("config.json (model_type '{}') states no RoPE, ALiBi or absolute position embedding "
+                                  "that pe reads: no plan",
+                                  type.size() > 64 ? type.substr(0, 64) + "..." : type));
   } else {
     SchemeSpec spec;
     spec.scheme = "rope-plan";
