@@ -229,6 +229,8 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
     PrintLine(fmt::format("positions: {} absolute embedding ({}), {} rows x d_model {}, offset {}", a.absolute->kind,
                           a.absolute->spec.scheme, a.absolute->spec.max_len, a.absolute->spec.d_model, a.absolute->offset));
     PrintLine(fmt::format("  {}", a.absolute->source));
+  } else if (!slopes.empty()) {
+    PrintLine("plan: ALiBi on every layer (a linear bias per head, no position table)");
   } else {
     PrintLine("plan: none stated (the artifact's metadata names no positional encoding)");
   }

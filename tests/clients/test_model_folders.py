@@ -218,6 +218,20 @@ for name in ["llama-3.1-8b", "qwen2.5-7b", "qwen2-vl-7b", "phi-3.5-mini", "gemma
     r = C.pe("inspect", d)  # the text form runs too
     C.check("plan (" in r.stdout, f"{name}: text inspect")
 
+# GPT-J (rotary_dim, interleaved), GPT-NeoX (rotary_pct, rotary_emb_base), a transformers 5.x config
+j = inspect(folder("gptj", "gpt-j-6b"))
+g0 = j["plan"]["groups"][0]
+C.check((g0["head_dim"], g0["rotary_dim"], g0["layout"], g0["rope_theta"], j["plan"]["num_layers"], j["context_length"])
+        == (4096 // 16, 64, "interleaved", 10000, 28, 2048), f"gpt-j plan {g0}")
+j = inspect(folder("pythia", "pythia-160m"))
+g0 = j["plan"]["groups"][0]
+C.check((g0["head_dim"], g0["rotary_dim"], g0["layout"], g0["rope_theta"]) == (64, 16, "half", 10000), f"pythia plan {g0}")
+j = inspect(folder("qwen3-v5", "qwen3-0.6b-v5"))
+g0 = j["plan"]["groups"][0]
+C.check((g0["head_dim"], g0["rope_theta"], g0["scaling"]["type"]) == (128, 1e6, "none"), f"qwen3 v5 plan {g0}")
+C.check(any(s["name"] == "rope_theta" and s["source"] == "config.json rope_parameters.rope_theta" for s in j["settings"]),
+        "qwen3 v5: theta source")
+
 # ---- 2. stored tensors that match ----
 LL = json.load(open(os.path.join(DATA, "llama-3.1-8b", "config.json")))
 ll_inv = llama3_inv(500000.0, 128, 8.0, 1.0, 4.0, 8192)

@@ -169,7 +169,9 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   const bool gemma3 = family == "gemma3", llama4 = family == "llama4", cohere2 = family == "cohere2",
              smollm3 = family == "smollm3";
   std::int64_t default_layers = gemma3 ? 26 : llama4 ? 48 : cohere2 ? 40 : smollm3 ? 36 : -1;
-  const std::int64_t n = PositiveInt(c, "num_hidden_layers", default_layers, kMaxPlanLayers, what);
+  // GPT-J / GPT-2-style configs spell the sizes n_layer, n_embd, n_head.
+  const char* layers_key = !c.contains("num_hidden_layers") && c.contains("n_layer") ? "n_layer" : "num_hidden_layers";
+  const std::int64_t n = PositiveInt(c, layers_key, default_layers, kMaxPlanLayers, what);
   if (n < 1) ThrowInput(what, "no num_hidden_layers in the config");
 
   // The head dimension.
@@ -177,9 +179,9 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   base.scheme = "rope";
   base.hf_config.clear();
   base.tensor.clear();
-  const std::int64_t hidden = PositiveInt(c, "hidden_size", gemma3 ? 2304 : llama4 ? 5120 : cohere2 ? 8192 : smollm3 ? 2048 : -1,
+  const std::int64_t hidden = PositiveInt(c, !c.contains("hidden_size") && c.contains("n_embd") ? "n_embd" : "hidden_size", gemma3 ? 2304 : llama4 ? 5120 : cohere2 ? 8192 : smollm3 ? 2048 : -1,
                                           std::int64_t{1} << 40, what);
-  const std::int64_t heads = PositiveInt(c, "num_attention_heads", gemma3 ? 8 : llama4 ? 40 : cohere2 ? 64 : smollm3 ? 16 : -1,
+  const std::int64_t heads = PositiveInt(c, !c.contains("num_attention_heads") && c.contains("n_head") ? "n_head" : "num_attention_heads", gemma3 ? 8 : llama4 ? 40 : cohere2 ? 64 : smollm3 ? 16 : -1,
                                          std::int64_t{1} << 20, what);
   if (auto r = Int(c, "qk_rope_head_dim"); r && *r > 0) {
     base.d_model = *r;  // DeepSeek-V2/V3 (MLA): RoPE covers the qk_rope_head_dim part of each head
@@ -199,6 +201,8 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   if (base.d_model < 2 || base.d_model > kMaxWidth)
     ThrowInput(what, fmt::format("head dimension {} is outside [2, {}]", base.d_model, kMaxWidth));
   if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v;
+  else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2;  // GPT-NeoX
+  if (auto v = Int(c, "rotary_dim"); v && *v > 0) base.rotary_dim = *v;     // GPT-J
   if (auto v = Int(c, "max_position_embeddings")) base.max_position_embeddings = *v;
   // DeepSeek-V3 (modeling_deepseek_v3.py): apply_rotary_pos_emb_interleave when
   // config.rope_interleave (default True); DeepSeek-V2 always interleaves.
@@ -206,11 +210,13 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
       family == "deepseek_v2" ||
       (family == "deepseek_v3" && !(c.contains("rope_interleave") && c["rope_interleave"].is_boolean() &&
                                     !c["rope_interleave"].get<bool>()));
-  if (spec.layout.empty()) base.layout = (llama4 || cohere2 || deepseek_interleave) ? "interleaved" : "half";
+  if (spec.layout.empty())
+    base.layout = (llama4 || cohere2 || deepseek_interleave || family == "gptj") ? "interleaved" : "half";
   // rope_theta defaults: the class's default_theta (PreTrainedConfig: 10000).
   base.base = gemma3 ? 1e6 : llama4 ? 500000.0 : smollm3 ? 2e6 : 10000.0;
   base.rope_scaling = "none";
   if (auto v = Num(c, "rope_theta")) base.base = *v;
+  else if (auto v2 = Num(c, "rotary_emb_base")) base.base = *v2;  // GPT-NeoX
   // Errors about a value from the config name the config, not a flag.
   for (const char* flag : {"--head-dim", "--base", "--factor", "--rotary-dim", "--partial-rotary-factor",
                            "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",

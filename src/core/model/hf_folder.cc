@@ -235,6 +235,10 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
       if (b.is_object() && b.contains("rope_theta")) theta_key = block + "rope_theta";
     } else if (family.rfind("gemma3", 0) == 0 && g.name == "sliding_attention") {
       theta_key = "rope_local_base_freq";
+    } else if (!c.contains("rope_theta") && c.contains("rotary_emb_base")) {
+      theta_key = "rotary_emb_base";  // GPT-NeoX
+    } else if (!c.contains("rope_theta")) {
+      theta_key = "rope_theta (absent: the class default)";
     }
     a->settings.push_back({gp + "rope_theta", Num(s.base), pre + theta_key});
     const std::int64_t rdim = s.rotary_dim > 0 ? s.rotary_dim
@@ -244,9 +248,16 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
                           : family.rfind("gemma3", 0) == 0 ? "head_dim (absent: Gemma3TextConfig default 256)"
                           : family.rfind("llama4", 0) == 0 ? "head_dim (absent: Llama4TextConfig default 128)"
                                                            : "hidden_size / num_attention_heads";
-    if (s.partial_rotary_factor != 1) dim_src += " x partial_rotary_factor";
+    if (s.rotary_dim > 0) dim_src = "rotary_dim";
+    else if (s.partial_rotary_factor != 1)
+      dim_src += c.contains("rotary_pct") ? " x rotary_pct" : " x partial_rotary_factor";
+    std::string head_src = c.contains("qk_rope_head_dim") ? "qk_rope_head_dim"
+                           : c.contains("head_dim")       ? "head_dim"
+                           : c.contains("n_embd")         ? "n_embd / n_head"
+                                                          : "hidden_size / num_attention_heads";
     a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), pre + dim_src});
-    a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model), pre + dim_src});
+    a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model),
+                           pre + (family.rfind("gemma3", 0) == 0 || family.rfind("llama4", 0) == 0 ? dim_src : head_src)});
     a->settings.push_back({gp + "layout", s.layout,
                            fmt::format("model_type {} ({})", family,
                                        s.layout == "interleaved" ? "rotate_every_two / interleaved pairs"
@@ -358,7 +369,8 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     a.plan->source = type.empty() ? "config.json" : type;
     RecordPlanSettings(top, c, nested, &a);
     a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
-                          std::string(nested ? "config.json text_config." : "config.json ") + "num_hidden_layers"});
+                          std::string(nested ? "config.json text_config." : "config.json ") +
+                              (c.contains("num_hidden_layers") || !c.contains("n_layer") ? "num_hidden_layers" : "n_layer")});
     if (c.contains("rope_scaling") && c["rope_scaling"].is_object() && c["rope_scaling"].contains("mrope_section"))
       a.settings.push_back({"mrope_section", c["rope_scaling"]["mrope_section"].dump(),
                             std::string(nested ? "config.json text_config." : "config.json ") + "rope_scaling.mrope_section"});
