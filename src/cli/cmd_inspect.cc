@@ -1,4 +1,5 @@
 #include "cli/cmd_inspect.h"
+#include "cli/cmd_model.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -166,10 +167,15 @@ Examples:
   pe inspect model.h5 --dataset encoder/pe --no-identify
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
 )");
+  cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/cmd_model.h)
   return cmd;
 }
 
 int RunInspect(const InspectOptions& o, Console& console) {
+  // A model folder or model file: its positional-encoding plan (cli/cmd_model.h).
+  if (o.dataset.empty() && o.format.empty() && o.rows.empty() && o.heatmap.empty() && o.pair.empty() &&
+      InspectsAsModel(o.file))
+    return RunModelInspect(o.file, o.json, console);
   OpenOptions oo;
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;

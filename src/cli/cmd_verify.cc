@@ -1,4 +1,5 @@
 #include "cli/cmd_verify.h"
+#include "cli/cmd_model.h"
 
 #include <fmt/format.h>
 
@@ -207,7 +208,8 @@ std::string JUnitXml(const VerifyReport& r) {
 CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   auto* cmd = app.add_subcommand("verify", "Check a table against the exact reference or another table; exit 1 if it differs");
   o.cmd = cmd;
-  cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
+  cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->type_name("FILE");
+  cmd->add_option("--model", o.models, "A model folder or file to verify (twice: compare the two plans)")->type_name("MODEL");
   AddSpecFlags(*cmd, o.spec, false);
   cmd->add_option("--reference", o.reference,
                   "Compare with this table file, or with an inline spec such as "
@@ -246,10 +248,16 @@ A RoPE table that fails is diagnosed in RoPE terms ("columns are interleaved
 pairs: add --layout interleaved", "positions start at 1: add --start 1");
 an inv_freq is judged as a vector of frequencies (docs/verify.md).
 )");
+  cmd->footer(cmd->get_footer() + kModelVerifyHelp);  // pe verify --model (cli/cmd_model.h)
   return cmd;
 }
 
 int RunVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
+    if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
+    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, console);
+  }
+  if (o.file.empty()) ThrowUsage("verify", "FILE is required (a table to verify), or --model MODEL");
   OpenOptions oo;
   oo.format = ForcedFormat(o.format, "--format");
   oo.dataset = o.dataset;

@@ -31,6 +31,7 @@ struct VerifyCliOptions {
   bool json = false;
   std::string junit;
   bool no_diagnose = false;
+  std::vector<std::string> models; ///< --model A [--model B] (cli/cmd_model.h)
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
 };
 

@@ -46,6 +46,15 @@ struct ArtifactTensor {
   std::function<std::unique_ptr<RowSource>()> open;
 };
 
+/// An absolute position embedding a config states (encoder-decoder and
+/// GPT-2/BERT-style models): learned, or a fixed sinusoid stored as weights.
+struct AbsolutePositions {
+  std::string kind;         ///< "learned" or "sinusoidal"
+  SchemeSpec spec;          ///< learned: d_model, max_len = rows; sinusoidal: the exact scheme (marian, fairseq)
+  std::int64_t offset = 0;  ///< rows before position 0 (BART/OPT/RoBERTa: 2)
+  std::string source;       ///< "config.json model_type bart (BartLearnedPositionalEmbedding, offset 2)"
+};
+
 struct ModelArtifact {
   std::string path;          ///< as given
   std::string kind;          ///< "gguf", "hf-folder", "onnx", "torch", "npz", "safetensors"
@@ -55,6 +64,10 @@ struct ModelArtifact {
   std::vector<ArtifactSetting> settings;
   std::vector<ArtifactTensor> tensors;
   std::vector<std::string> notes;     ///< what the reader could not use and why (shown by inspect)
+  std::optional<AbsolutePositions> absolute;  ///< an absolute position embedding the metadata states
+  /// The value of setting `name` ("rope_theta", or "<group>.rope_theta"
+  /// first when `group` is given), or nullptr.
+  const ArtifactSetting* FindSetting(const std::string& name, const std::string& group = "") const;
 };
 
 /// True when `path` is a model artifact rather than a single table file:

@@ -14,7 +14,15 @@ namespace {
 
 using json = nlohmann::json;
 
-json ReadJsonConfig(const std::string& path, const std::string& what) {
+}  // namespace
+
+std::string HfConfigFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path + "/config.json";
+  return path;
+}
+
+nlohmann::json ReadHfConfigJson(const std::string& path, const std::string& what, bool text_config) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
   if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
@@ -30,13 +38,17 @@ json ReadJsonConfig(const std::string& path, const std::string& what) {
     ThrowInput(what, "not valid JSON");
   }
   if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
-  if (c.contains("text_config") && c["text_config"].is_object()) {
+  if (text_config && c.contains("text_config") && c["text_config"].is_object()) {
     json t = c["text_config"];  // multimodal configs (gemma3, llama4)
     if (!t.contains("model_type") && c.contains("model_type")) t["model_type"] = c["model_type"];
     return t;
   }
   return c;
 }
+
+namespace {
+
+json ReadJsonConfig(const std::string& path, const std::string& what) { return ReadHfConfigJson(path, what, true); }
 
 std::optional<double> Num(const json& o, const char* key) {
   if (o.is_object() && o.contains(key) && o[key].is_number()) return o[key].get<double>();
@@ -71,6 +83,7 @@ void ApplyRopeBlock(const json& rs, SchemeSpec* s, const std::string& what) {
   if (!type.empty()) {
     if (type == "default") type = "none";
     if (type == "su") type = "longrope";  // HF's legacy name
+    if (type == "mrope") type = "none";   // Qwen2-VL: default RoPE frequencies, mrope_section splits them by axis
     s->rope_scaling = type;
   }
   if (auto v = Num(rs, "rope_theta")) s->base = *v;
@@ -147,7 +160,7 @@ std::int64_t PositiveInt(const json& c, const char* key, std::int64_t fallback, 
 
 PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   const std::string what = fmt::format("--hf-config '{}'", spec.hf_config);
-  const json c = ReadJsonConfig(spec.hf_config, what);
+  const json c = ReadJsonConfig(HfConfigFile(spec.hf_config), what);
   const std::string family = Family(c);
   PePlan plan;
   plan.source = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "unknown";
@@ -156,7 +169,9 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   const bool gemma3 = family == "gemma3", llama4 = family == "llama4", cohere2 = family == "cohere2",
              smollm3 = family == "smollm3";
   std::int64_t default_layers = gemma3 ? 26 : llama4 ? 48 : cohere2 ? 40 : smollm3 ? 36 : -1;
-  const std::int64_t n = PositiveInt(c, "num_hidden_layers", default_layers, kMaxPlanLayers, what);
+  // GPT-J / GPT-2-style configs spell the sizes n_layer, n_embd, n_head.
+  const char* layers_key = !c.contains("num_hidden_layers") && c.contains("n_layer") ? "n_layer" : "num_hidden_layers";
+  const std::int64_t n = PositiveInt(c, layers_key, default_layers, kMaxPlanLayers, what);
   if (n < 1) ThrowInput(what, "no num_hidden_layers in the config");
 
   // The head dimension.
@@ -164,11 +179,13 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   base.scheme = "rope";
   base.hf_config.clear();
   base.tensor.clear();
-  const std::int64_t hidden = PositiveInt(c, "hidden_size", gemma3 ? 2304 : llama4 ? 5120 : cohere2 ? 8192 : smollm3 ? 2048 : -1,
+  const std::int64_t hidden = PositiveInt(c, !c.contains("hidden_size") && c.contains("n_embd") ? "n_embd" : "hidden_size", gemma3 ? 2304 : llama4 ? 5120 : cohere2 ? 8192 : smollm3 ? 2048 : -1,
                                           std::int64_t{1} << 40, what);
-  const std::int64_t heads = PositiveInt(c, "num_attention_heads", gemma3 ? 8 : llama4 ? 40 : cohere2 ? 64 : smollm3 ? 16 : -1,
+  const std::int64_t heads = PositiveInt(c, !c.contains("num_attention_heads") && c.contains("n_head") ? "n_head" : "num_attention_heads", gemma3 ? 8 : llama4 ? 40 : cohere2 ? 64 : smollm3 ? 16 : -1,
                                          std::int64_t{1} << 20, what);
-  if (cohere2) {
+  if (auto r = Int(c, "qk_rope_head_dim"); r && *r > 0) {
+    base.d_model = *r;  // DeepSeek-V2/V3 (MLA): RoPE covers the qk_rope_head_dim part of each head
+  } else if (cohere2) {
     base.d_model = hidden / heads;  // Cohere2Config: head_dim = hidden_size // num_attention_heads, always
   } else if (auto h = Int(c, "head_dim")) {
     base.d_model = *h;
@@ -184,12 +201,22 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   if (base.d_model < 2 || base.d_model > kMaxWidth)
     ThrowInput(what, fmt::format("head dimension {} is outside [2, {}]", base.d_model, kMaxWidth));
   if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v;
+  else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2;  // GPT-NeoX
+  if (auto v = Int(c, "rotary_dim"); v && *v > 0) base.rotary_dim = *v;     // GPT-J
   if (auto v = Int(c, "max_position_embeddings")) base.max_position_embeddings = *v;
-  if (spec.layout.empty()) base.layout = (llama4 || cohere2) ? "interleaved" : "half";
+  // DeepSeek-V3 (modeling_deepseek_v3.py): apply_rotary_pos_emb_interleave when
+  // config.rope_interleave (default True); DeepSeek-V2 always interleaves.
+  const bool deepseek_interleave =
+      family == "deepseek_v2" ||
+      (family == "deepseek_v3" && !(c.contains("rope_interleave") && c["rope_interleave"].is_boolean() &&
+                                    !c["rope_interleave"].get<bool>()));
+  if (spec.layout.empty())
+    base.layout = (llama4 || cohere2 || deepseek_interleave || family == "gptj") ? "interleaved" : "half";
   // rope_theta defaults: the class's default_theta (PreTrainedConfig: 10000).
   base.base = gemma3 ? 1e6 : llama4 ? 500000.0 : smollm3 ? 2e6 : 10000.0;
   base.rope_scaling = "none";
   if (auto v = Num(c, "rope_theta")) base.base = *v;
+  else if (auto v2 = Num(c, "rotary_emb_base")) base.base = *v2;  // GPT-NeoX
   // Errors about a value from the config name the config, not a flag.
   for (const char* flag : {"--head-dim", "--base", "--factor", "--rotary-dim", "--partial-rotary-factor",
                            "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",
@@ -255,6 +282,9 @@ PePlan PlanFromHfConfig(const SchemeSpec& spec) {
       return s;
     }
     ApplyRopeBlock(single, &s, what);
+    // Phi-3 keeps original_max_position_embeddings at the top level.
+    if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
+      if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
     return s;
   };
   for (std::int64_t i = 0; i < n; ++i) {

@@ -24,9 +24,23 @@
 // Missing keys take the configuration class's default for that model.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <string>
+
 #include "core/model/pe_plan.h"
 
 namespace pe {
+
+/// `path`, or path/config.json when `path` is a folder (a model folder), so
+/// --hf-config takes either.
+std::string HfConfigFile(const std::string& path);
+
+/// The JSON object of config file `path` (at most 64 MiB, nesting at most
+/// 64 deep); with `text_config`, the nested text_config of a multimodal
+/// config (its model_type inherited when absent). Throws pe::Error (input)
+/// prefixed with `what`.
+nlohmann::json ReadHfConfigJson(const std::string& path, const std::string& what, bool text_config = true);
 
 /// The plan of the config file spec.hf_config; spec's dtype, layout (when
 /// set), start and max_len are kept. Throws pe::Error (input) naming the

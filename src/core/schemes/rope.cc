@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/formats/text_numbers.h"
+#include "core/model/hf_config.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope_scaling.h"
 #include "core/schemes/sinusoidal.h"
@@ -59,10 +60,11 @@ SchemeSpec WithHfConfig(const SchemeSpec& in) {
   if (in.hf_config.empty()) return in;
   SchemeSpec spec = in;
   const std::string what = fmt::format("--hf-config '{}'", in.hf_config);
+  const std::string file = HfConfigFile(in.hf_config);  // a model folder: its config.json
   struct stat st;
-  if (::stat(in.hf_config.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
+  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
   if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
-  std::ifstream f(in.hf_config);
+  std::ifstream f(file);
   nlohmann::json c;
   try {
     c = nlohmann::json::parse(f, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
@@ -117,8 +119,8 @@ SchemeSpec WithHfConfig(const SchemeSpec& in) {
   if (auto v = num(rs, "low_freq_factor")) spec.low_freq_factor = *v;
   if (auto v = num(rs, "high_freq_factor")) spec.high_freq_factor = *v;
   if (rs.contains("truncate") && rs["truncate"].is_boolean()) spec.truncate = rs["truncate"].get<bool>();
-  if (rs.contains("short_factor")) spec.short_factor = in.hf_config;  // ReadFactorList finds them in the file
-  if (rs.contains("long_factor")) spec.long_factor = in.hf_config;
+  if (rs.contains("short_factor")) spec.short_factor = file;  // ReadFactorList finds them in the file
+  if (rs.contains("long_factor")) spec.long_factor = file;
   // Scaling rules of issue 14 (docs/schemes.md, "Scaling rules and --semantics").
   // Hook for per-layer-type rope_parameters ({"full_attention": {...},
   // "sliding_attention": {...}}, transformers v5): a per-layer plan reads
