@@ -102,11 +102,20 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     lo = -m;
     hi = m;
   }
+  if (!std::isnan(spec.vmin)) lo = spec.vmin;
+  if (!std::isnan(spec.vmax)) hi = spec.vmax;
   if (hi <= lo) hi = lo + 1;
 
-  // Layout: title block on top, colour bar on the right.
+  // Layout: title block on top, colour bar on the right, sized so that its
+  // label stands clear of the widest tick label.
+  SetFont(cr, 11.5);
+  const auto v_ticks = NiceTicks(lo, hi, 6);
+  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
+  double v_label_w = 0;
+  for (double t : v_ticks) v_label_w = std::max(v_label_w, TextWidth(cr, TickLabel(t, vs)));
   const double top = spec.subtitle.empty() ? 52 : 70;
-  const double left = 84, right_room = 110, bottom_room = 62;
+  const double left = 84, bottom_room = 62;
+  const double right_room = 24 + 18 + 7 + v_label_w + 12 + 16 + 10;
   double pw = spec.width - left - right_room, ph = spec.height - top - bottom_room;
   if (spec.square_cells) {
     const double cell = std::min(pw / spec.cols, ph / spec.rows);
@@ -204,8 +213,6 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   cairo_rectangle(cr, std::round(bx) + 0.5, std::round(by) + 0.5, bw, std::round(bh));
   cairo_stroke(cr);
   SetFont(cr, 11.5);
-  const auto v_ticks = NiceTicks(lo, hi, 6);
-  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
   for (double t : v_ticks) {
     const double y = std::round(by + (hi - t) / (hi - lo) * bh) + 0.5;
     cairo_move_to(cr, bx + bw, y);
@@ -215,7 +222,9 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   }
   SetFont(cr, 12.5);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  DrawTextVertical(cr, spec.width - 14.0, by + bh / 2, spec.value_label);
+  // The label's baseline sits right of the tick labels (rotated text
+  // extends to the left of its centre line by about its ascent).
+  DrawTextVertical(cr, bx + bw + 7 + v_label_w + 12 + 10, by + bh / 2, spec.value_label);
   canvas.Finish();
 }
 

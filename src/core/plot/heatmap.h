@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct HeatmapSpec {
   double x_first = 0, x_last = 0, y_first = 0, y_last = 0;
   ColorMap map = ColorMap::kViridis;
   bool symmetric = false;  ///< colour range [-m, m], m = max |v| (diverging)
+  /// Colour range overrides (--vmin/--vmax); NaN = from the data.
+  double vmin = std::numeric_limits<double>::quiet_NaN();
+  double vmax = std::numeric_limits<double>::quiet_NaN();
   bool square_cells = false;
   int width = 900, height = 760;
 };
