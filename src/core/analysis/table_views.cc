@@ -178,7 +178,6 @@ ViewData GridView(const NamedTable& t, std::int64_t gh, std::int64_t gw, bool cl
   v.row_label = "grid row";
   v.col_label = "grid column";
   v.value_label = "cosine similarity";
-  v.signed_values = true;
   for (std::int64_t p : patches) {
     if (p < 0 || p >= cells) ThrowUsage("--patches", fmt::format("patch {} is outside the {}×{} grid", p, gh, gw));
     ViewPanel panel;
@@ -190,6 +189,8 @@ ViewData GridView(const NamedTable& t, std::int64_t gh, std::int64_t gw, bool cl
       for (std::int64_t c = 0; c < d.info.cols; ++c) dot += d.at(p + off, c) * d.at(q + off, c);
       const double n = norm[static_cast<std::size_t>(p)] * norm[static_cast<std::size_t>(q)];
       panel.values.push_back(n > 0 ? dot / n : 0);
+      // Signed data gets a diverging map around 0; one-signed a sequential one.
+      if (panel.values.back() < -1e-12) v.signed_values = true;
     }
     v.panels.push_back(std::move(panel));
   }

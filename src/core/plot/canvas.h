@@ -96,5 +96,8 @@ void DrawText(cairo_t* cr, double x, double y, const std::string& text, Align al
 /// Draws `text` rotated 90° counter-clockwise, centred at (x, y).
 void DrawTextVertical(cairo_t* cr, double x, double y, const std::string& text);
 double TextWidth(cairo_t* cr, const std::string& text);
+/// Sets the font to `size`, or smaller (down to 6) until `text` fits in
+/// `width`: a title or label never runs off the picture.
+void FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold = false);
 
 }  // namespace pe::plot

@@ -107,7 +107,7 @@ std::vector<double> LogTicks(double lo, double hi, int target) {
 std::string AxisLabel(double v, double step, bool log) {
   if (!log) return TickLabel(v, step);
   const double x = std::pow(10.0, v);
-  if (std::abs(v - std::round(v)) < 1e-9 && (v >= 5 || v <= -4)) return fmt::format("1e{}", std::lround(v));
+  if (std::abs(v - std::round(v)) < 1e-9 && (v >= 4 || v <= -3)) return fmt::format("1e{}", std::lround(v));
   return fmt::format("{:g}", x);
 }
 
@@ -216,10 +216,16 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
         }
       }
     }
-    if (best > 0 && spec.width - box_w - 40 > plot.left + 120) {
-      plot.right = spec.width - box_w - 40;
-      bx = plot.right + 14;
-      by = plot.top;
+    if (best > 0) {
+      if (spec.width - box_w - 40 > plot.left + std::max(120.0, spec.width * 0.45)) {  // right of the plot
+        plot.right = spec.width - box_w - 40;
+        bx = plot.right + 14;
+        by = plot.top;
+      } else {  // under the x axis label
+        plot.bottom = std::max(plot.top + 40, plot.bottom - box_h - 8);
+        bx = std::max(4.0, (spec.width - box_w) / 2);
+        by = plot.bottom + 52;
+      }
       std::tie(sx, sy) = scales(plot);
       envs.clear();
       for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
@@ -244,10 +250,10 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
 
   // Title and subtitle.
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  SetFont(cr, 17, true);
+  FitFont(cr, spec.title, 17, spec.width - 16.0, true);
   DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
   if (!spec.subtitle.empty()) {
-    SetFont(cr, 12.5);
+    FitFont(cr, spec.subtitle, 12.5, spec.width - 16.0);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
   }
@@ -341,7 +347,9 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
   cairo_stroke(cr);
   SetFont(cr, 13.5);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  DrawText(cr, (plot.left + plot.right) / 2, spec.height - 18.0, spec.x_label, Align::kCenter);
+  FitFont(cr, spec.x_label, 13.5, plot.w());
+  DrawText(cr, (plot.left + plot.right) / 2, plot.bottom + 44, spec.x_label, Align::kCenter);
+  FitFont(cr, spec.y_label, 13.5, plot.h());
   DrawTextVertical(cr, 18, (plot.top + plot.bottom) / 2, spec.y_label);
 
   // Markers (L_orig, ...): a dashed line and its label at the top.

@@ -126,10 +126,10 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   const double py = top;
 
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  SetFont(cr, 17, true);
+  FitFont(cr, spec.title, 17, spec.width - 16.0, true);
   DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
   if (!spec.subtitle.empty()) {
-    SetFont(cr, 12.5);
+    FitFont(cr, spec.subtitle, 12.5, spec.width - 16.0);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
   }
@@ -196,9 +196,10 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   }
   cairo_rectangle(cr, std::round(px) + 0.5, std::round(py) + 0.5, std::round(pw), std::round(ph));
   cairo_stroke(cr);
-  SetFont(cr, 13.5);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  FitFont(cr, spec.x_label, 13.5, pw + 60);
   DrawText(cr, px + pw / 2, py + ph + 44, spec.x_label, Align::kCenter);
+  FitFont(cr, spec.y_label, 13.5, ph);
   DrawTextVertical(cr, 22, py + ph / 2, spec.y_label);
 
   // Colour bar: a vertical gradient of the map with value ticks.
@@ -220,7 +221,7 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     cairo_stroke(cr);
     DrawText(cr, bx + bw + 7, y + 4, TickLabel(t, vs), Align::kLeft);
   }
-  SetFont(cr, 12.5);
+  FitFont(cr, spec.value_label, 12.5, bh);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   // The label's baseline sits right of the tick labels (rotated text
   // extends to the left of its centre line by about its ascent).

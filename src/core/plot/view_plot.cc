@@ -115,22 +115,26 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
   const double top = v.subtitle.empty() ? 52 : 70, left = 20, bottom = 20;
   const double right_room = 24 + 18 + 7 + label_w + 12 + 16 + 10;
   const double aw = c.width - left - right_room, ah = c.height - top - bottom;
-  const double cell_w = aw / static_cast<double>(ncol), cell_h = ah / static_cast<double>(nrow);
+  // Square panels (grid cells are square), centred in the free area.
+  const double cell = std::min(aw / static_cast<double>(ncol), ah / static_cast<double>(nrow));
+  const double cell_w = cell, cell_h = cell;
+  const double x_off = (aw - cell * static_cast<double>(ncol)) / 2;
   const bool titles = cell_h > 60 && cell_w > 50;
   const double gap = std::max(2.0, std::min(cell_w, cell_h) * 0.08);
   const double title_h = titles ? 14 : 0;
 
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  SetFont(cr, 17, true);
-  DrawText(cr, c.width / 2.0, 30, c.title.empty() ? v.title : c.title, Align::kCenter);
+  const std::string title = c.title.empty() ? v.title : c.title;
+  FitFont(cr, title, 17, c.width - 16.0, true);
+  DrawText(cr, c.width / 2.0, 30, title, Align::kCenter);
   if (!v.subtitle.empty()) {
-    SetFont(cr, 12.5);
+    FitFont(cr, v.subtitle, 12.5, c.width - 16.0);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, c.width / 2.0, 52, v.subtitle, Align::kCenter);
   }
   for (std::size_t i = 0; i < n; ++i) {
     const ViewPanel& p = v.panels[i];
-    const double x0 = left + static_cast<double>(i % ncol) * cell_w + gap / 2;
+    const double x0 = left + x_off + static_cast<double>(i % ncol) * cell_w + gap / 2;
     const double y0 = top + static_cast<double>(i / ncol) * cell_h + gap / 2 + title_h;
     const double w = cell_w - gap, h = cell_h - gap - title_h;
     const double cw = std::min(w / static_cast<double>(p.cols), h / static_cast<double>(p.rows));
@@ -151,7 +155,7 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     }
   }
   // Colour bar.
-  const double bx = left + aw + 24, bw = 18, by = top, bh = ah;
+  const double bx = left + x_off + cell * static_cast<double>(ncol) + 24, bw = 18, by = top, bh = ah;
   for (int i = 0; i < static_cast<int>(bh); ++i) {
     const Rgb col = MapColor(map, 1.0 - (i + 0.5) / bh);
     cairo_set_source_rgb(cr, col.r, col.g, col.b);
@@ -170,7 +174,7 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     cairo_stroke(cr);
     DrawText(cr, bx + bw + 7, y + 4, TickLabel(t, vs), Align::kLeft);
   }
-  SetFont(cr, 12.5);
+  FitFont(cr, v.value_label, 12.5, bh);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   DrawTextVertical(cr, bx + bw + 7 + label_w + 12 + 10, by + bh / 2, v.value_label);
   canvas.Finish();
