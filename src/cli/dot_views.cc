@@ -254,7 +254,21 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
           dtypes.push_back(*d);
         }
         if (dtypes.empty()) dtypes = {DType::kBFloat16, DType::kFloat16};
-        return CollisionsView(named, dtypes, o.window);
+        ViewData v = CollisionsView(named, dtypes, o.window);
+        // RoPE specs: also the rows a model computes with its positions in
+        // the low-precision type (where the collisions are).
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+          if (!inputs[i].spec || inputs[i].spec->scheme != "rope") continue;
+          const RopeSource r = RopeSourceFromSpec(*inputs[i].spec, inputs[i].name);
+          for (DType d : dtypes) {
+            const DenseTable t = RopeRowsWithPositionsIn(r.theta, tables[i].info.rows, d);
+            const std::string name = inputs[i].name + ", positions";  // + " in <dtype>"
+            ViewData extra = CollisionsView({{name, &t}}, {d}, o.window);
+            for (auto& s : extra.series) v.series.push_back(std::move(s));
+          }
+        }
+        if (v.series.size() > 64) ThrowUsage("--view collisions", "at most 64 curves");
+        return v;
       }
       std::vector<const DenseTable*> ex;
       for (const auto& e : exact) ex.push_back(&e);

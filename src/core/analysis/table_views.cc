@@ -83,6 +83,21 @@ ViewData CollisionsView(const std::vector<NamedTable>& tables, const std::vector
   return v;
 }
 
+DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_t rows, DType dtype) {
+  DenseTable t;
+  t.info.rows = rows;
+  t.info.cols = static_cast<std::int64_t>(theta.size()) * 2;
+  t.values.reserve(static_cast<std::size_t>(rows * t.info.cols));
+  for (std::int64_t p = 0; p < rows; ++p) {
+    const double d = static_cast<double>(p);
+    const double q = dtype == DType::kBFloat16 ? BFloat16BitsToDouble(DoubleToBFloat16Bits(d))
+                                               : HalfBitsToDouble(DoubleToHalfBits(d));
+    for (double th : theta) t.values.push_back(std::cos(q * th));
+    for (double th : theta) t.values.push_back(std::sin(q * th));
+  }
+  return t;
+}
+
 ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact) {
   ViewData v;
   v.kind = ViewKind::kPrecision;

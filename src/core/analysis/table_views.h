@@ -37,6 +37,12 @@ ViewData ColumnsView(const std::vector<NamedTable>& tables, const std::vector<st
 ViewData CollisionsView(const std::vector<NamedTable>& tables, const std::vector<DType>& dtypes,
                         std::int64_t window);
 
+/// The RoPE rows [cos(p̃·θ_i), sin(p̃·θ_i)] for p = 0..rows-1 where p̃ is p
+/// rounded to `dtype` (positions held in bfloat16/float16, as a model run
+/// in that type computes them): the table whose collisions show why
+/// low-precision RoPE breaks at long context.
+DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_t rows, DType dtype);
+
 /// Each table against its reference (same shape; throws pe::Error (input)
 /// otherwise).
 ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact);

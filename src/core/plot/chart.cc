@@ -107,7 +107,7 @@ std::vector<double> LogTicks(double lo, double hi, int target) {
 std::string AxisLabel(double v, double step, bool log) {
   if (!log) return TickLabel(v, step);
   const double x = std::pow(10.0, v);
-  if (std::abs(v - std::round(v)) < 1e-9 && (v >= 4 || v <= -3)) return fmt::format("1e{}", std::lround(v));
+  if (std::abs(v - std::round(v)) < 1e-9 && (v >= 4 || v <= -5)) return fmt::format("1e{}", std::lround(v));
   return fmt::format("{:g}", x);
 }
 
