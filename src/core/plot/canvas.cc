@@ -245,10 +245,11 @@ double TextWidth(cairo_t* cr, const std::string& text) {
   return e.x_advance;
 }
 
-void FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold) {
+bool FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold) {
   SetFont(cr, size, bold);
   const double w = TextWidth(cr, text);
   if (w > width && w > 0) SetFont(cr, std::max(6.0, size * width / w * 0.98), bold);
+  return TextWidth(cr, text) <= width;
 }
 
 void DrawText(cairo_t* cr, double x, double y, const std::string& text, Align align) {

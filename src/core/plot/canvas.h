@@ -97,7 +97,8 @@ void DrawText(cairo_t* cr, double x, double y, const std::string& text, Align al
 void DrawTextVertical(cairo_t* cr, double x, double y, const std::string& text);
 double TextWidth(cairo_t* cr, const std::string& text);
 /// Sets the font to `size`, or smaller (down to 6) until `text` fits in
-/// `width`: a title or label never runs off the picture.
-void FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold = false);
+/// `width`: a title or label never runs off the picture. False when even
+/// the smallest size does not fit (then the caller leaves the text out).
+bool FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold = false);
 
 }  // namespace pe::plot

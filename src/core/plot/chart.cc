@@ -163,20 +163,46 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
 
   // The legend's size, then its place: a corner of the plot where it hides
   // no drawn point, else outside on the right (the plot narrows).
-  std::vector<const ChartSeries*> entries;
-  for (const auto& s : spec.series)
+  std::vector<ChartSeries*> entries;
+  for (auto& s : spec.series)
     if (!s.name.empty()) entries.push_back(&s);
   const bool legend = entries.size() > 1 || !spec.note.empty();
-  const double row_h = 19;
+  // Legend text shrinks (down to 6 pt) until the box fits the picture's width.
+  double legend_font = 12;
+  double row_h = 19;
   double box_w = 0, box_h = 0;
   if (legend) {
     SetFont(cr, 12);
     double w = 0;
     for (const auto* s : entries) w = std::max(w, TextWidth(cr, s->name));
     SetFont(cr, 11);
-    const double note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
-    box_w = std::max(w + 44, note_w + 16);
-    box_h = entries.size() * row_h + (spec.note.empty() ? 0 : 17) + 10;
+    double note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
+    const double room = spec.width - 16.0;
+    const double need = std::max(w + 44, note_w + 16);
+    if (need > room) legend_font = std::max(6.0, 12 * (room - 44) / std::max(w, note_w * 12 / 11) * 0.98);
+    // Still too wide at the smallest size: names and note end in "…".
+    auto shorten = [&](std::string& text, double size, double max_w) {
+      SetFont(cr, size);
+      if (TextWidth(cr, text) <= max_w) return;
+      while (!text.empty() && TextWidth(cr, text + "…") > max_w) {
+        text.pop_back();
+        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+      }
+      text += "…";
+    };
+    w = 0;
+    for (auto* s : entries) {
+      shorten(s->name, legend_font, room - 44);
+      SetFont(cr, legend_font);
+      w = std::max(w, TextWidth(cr, s->name) * 12 / legend_font);
+    }
+    shorten(spec.note, legend_font * 11 / 12, room - 16);
+    SetFont(cr, legend_font * 11 / 12);
+    note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note) * 12 / legend_font;
+    row_h = legend_font * 1.6;
+    box_w = std::max(w * legend_font / 12 + 44, note_w * legend_font / 12 + 16);
+    box_h = entries.size() * row_h + (spec.note.empty() ? 0 : legend_font * 1.4) + 10;
   }
   auto scales = [&](const Box& b) {
     return std::make_pair(Scale{x_lo, x_hi, b.left, b.right}, Scale{y_lo, y_hi, b.bottom, b.top});
@@ -187,7 +213,7 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
   double bx = 0, by = 0;
   if (legend) {
     long best = -1;
-    const double xs[] = {plot.right - box_w - 10, plot.left + 10};
+    const double xs[] = {std::max(4.0, plot.right - box_w - 10), std::max(4.0, std::min(plot.left + 10, spec.width - box_w - 4))};
     const double ys[] = {plot.top + 10, plot.bottom - box_h - 10};
     for (double cy : ys) {
       for (double cx : xs) {
@@ -221,11 +247,11 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
         plot.right = spec.width - box_w - 40;
         bx = plot.right + 14;
         by = plot.top;
-      } else {  // under the x axis label
-        plot.bottom = std::max(plot.top + 40, plot.bottom - box_h - 8);
+      } else if (plot.bottom - box_h - 8 >= plot.top + 60) {  // under the x axis label
+        plot.bottom = plot.bottom - box_h - 8;
         bx = std::max(4.0, (spec.width - box_w) / 2);
         by = plot.bottom + 52;
-      }
+      }  // else no room outside: the corner that hides least
       std::tie(sx, sy) = scales(plot);
       envs.clear();
       for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
@@ -387,11 +413,12 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     const double from = axis(spec.shade_from, spec.log_x);
     if (!std::isnan(from) && from < x_hi) {
       const double x0 = std::max(sx(from), plot.left);
-      SetFont(cr, 11);
       cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-      const double w = TextWidth(cr, spec.shade_label);
-      if (x0 + w + 8 < plot.right) DrawText(cr, x0 + 4, plot.bottom - 6, spec.shade_label, Align::kLeft);
-      else DrawText(cr, x0 - 4, plot.bottom - 6, spec.shade_label, Align::kRight);
+      const double right = plot.right - x0 - 8, left = x0 - plot.left - 8;
+      if (FitFont(cr, spec.shade_label, 11, std::max(right, left))) {
+        if (right >= left) DrawText(cr, x0 + 4, plot.bottom - 6, spec.shade_label, Align::kLeft);
+        else DrawText(cr, x0 - 4, plot.bottom - 6, spec.shade_label, Align::kRight);
+      }
     }
   }
 
@@ -402,7 +429,7 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     cairo_fill_preserve(cr);
     cairo_set_source_rgb(cr, 0.8, 0.8, 0.8);
     cairo_stroke(cr);
-    SetFont(cr, 12);
+    SetFont(cr, legend_font);
     double y = by + 5 + row_h / 2;
     for (const auto* s : entries) {
       if (!s->band_lo.empty()) {
@@ -419,11 +446,11 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
       cairo_stroke(cr);
       cairo_set_dash(cr, nullptr, 0, 0);
       cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-      DrawText(cr, bx + 38, y + 4.5, s->name, Align::kLeft);
+      DrawText(cr, bx + 38, y + legend_font * 0.375, s->name, Align::kLeft);
       y += row_h;
     }
     if (!spec.note.empty()) {
-      SetFont(cr, 11);
+      SetFont(cr, legend_font * 11 / 12);
       cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
       DrawText(cr, bx + 8, y + 4, spec.note, Align::kLeft);
     }
