@@ -303,11 +303,9 @@ std::optional<ViewKind> PickDotView(const DotOptions& o) {
   } catch (const Error&) {
     return std::nullopt;  // reported by the decay path
   }
-  const bool tensor = !Tensor(o).empty();
-  if ((canon == "rope" || canon == "xpos") && !tensor) return ViewKind::kQk;
-  if (canon == "alibi" && !tensor) return ViewKind::kHeads;
-  if (canon == "sincos-2d") return ViewKind::kGrid;
-  return std::nullopt;
+  const ViewKind v = DefaultView(canon, !Tensor(o).empty());
+  if (v == ViewKind::kDecay) return std::nullopt;
+  return v;
 }
 
 bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format) {

@@ -371,6 +371,26 @@ check(r.returncode == 0 and r.stdout == "", "view -o /dev/null accepted")
 r = pe("dot", "--scheme", "sincos-2d", "--d-model", 32, "--grid", "4x4", "--view", "decay", "-o", "-", ok=False)
 check(r.returncode == 0 and r.stdout.count("\n") == 17, f"sincos-2d decay without --max-len: {r.stderr}")
 
+# ---- pe inspect --heatmap --group sincos: an interleaved sinusoid as two blocks ----
+ang = np.outer(np.arange(64.0), BASE ** (-np.arange(0, 64, 2) / 64))
+inter = np.empty((64, 64), dtype=np.float32)
+inter[:, 0::2], inter[:, 1::2] = np.sin(ang), np.cos(ang)
+np.save(f("inter.npy"), inter)
+
+
+def transitions(path):
+    px = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    row = px[120]  # a row through the cells, near the top of the table
+    return int((np.abs(np.diff(row, axis=0)).max(axis=1) > 60).sum())
+
+
+pe("inspect", f("inter.npy"), "--heatmap", f("bar.png"))
+pe("inspect", f("inter.npy"), "--heatmap", f("grouped.png"), "--group", "sincos")
+tb, tg = transitions(f("bar.png")), transitions(f("grouped.png"))
+check(tg * 4 < tb, f"--group sincos: {tg} colour jumps along a row, interleaved {tb} (a barcode)")
+r = pe("inspect", f("inter.npy"), "--heatmap", f("g.png"), "--group", "zigzag", ok=False)
+check(r.returncode == 2 and "--group 'zigzag'" in r.stderr, f"--group refusal: {r.stderr!r}")
+
 # ---- refusals ----
 for args, needle in [
     ((PLAIN, "--view", "heads"), "needs ALiBi"),

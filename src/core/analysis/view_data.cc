@@ -52,6 +52,13 @@ std::string ViewKindName(ViewKind kind) {
   return "?";
 }
 
+ViewKind DefaultView(const std::string& scheme, bool tensor_named) {
+  if ((scheme == "rope" || scheme == "xpos") && !tensor_named) return ViewKind::kQk;
+  if (scheme == "alibi" && !tensor_named) return ViewKind::kHeads;
+  if (scheme == "sincos-2d") return ViewKind::kGrid;
+  return ViewKind::kDecay;
+}
+
 void WriteViewCsv(ByteSink& sink, const ViewData& view) {
   if (!view.panels.empty()) {
     sink.Write(fmt::format("panel,{},{},{}\n", CsvField(view.row_label), CsvField(view.col_label), "value"));

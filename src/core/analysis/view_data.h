@@ -40,6 +40,13 @@ enum class ViewKind {
 ViewKind ParseViewKind(const std::string& name);
 std::string ViewKindName(ViewKind kind);
 
+/// The view a table of `scheme` (canonical name) gets by default: rope and
+/// xpos → qk (their frequencies, not the dot of cos rows), alibi → heads
+/// (heads are not positions), sincos-2d → grid (cells are not a 1-D
+/// sequence); anything else → decay. With `tensor_named` (one tensor of a
+/// rope/alibi set chosen) the decay of that tensor.
+ViewKind DefaultView(const std::string& scheme, bool tensor_named);
+
 struct ViewColumn {
   std::string name;             ///< CSV/JSON column name
   std::vector<double> values;

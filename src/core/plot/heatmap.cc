@@ -21,7 +21,7 @@ std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count) {
 }
 
 HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
-                         std::int64_t max_rows, std::int64_t max_cols) {
+                         std::int64_t max_rows, std::int64_t max_cols, bool group_sincos) {
   const TableInfo& info = source.info();
   if (info.rows < 1 || info.cols < 1)
     ThrowInput(fmt::format("table '{}'", info.name), "has no rows or no columns to draw");
@@ -36,8 +36,11 @@ HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
   };
   std::vector<std::int64_t> col_bin(static_cast<std::size_t>(info.cols));
   std::vector<double> col_count(static_cast<std::size_t>(n_cols), 0.0);
+  const std::int64_t evens = (info.cols + 1) / 2;
   for (std::int64_t c = 0; c < info.cols; ++c) {
-    col_bin[c] = bin(c, info.cols, n_cols);
+    // The drawn place of column c: itself, or (grouped) evens then odds.
+    const std::int64_t place = !group_sincos ? c : (c % 2 == 0 ? c / 2 : evens + c / 2);
+    col_bin[c] = bin(place, info.cols, n_cols);
     col_count[col_bin[c]] += 1;
   }
   std::vector<double> sums(static_cast<std::size_t>(n_rows * n_cols), 0.0);
@@ -74,7 +77,9 @@ HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
                                                             (info.rows + n_rows - 1) / n_rows,
                                                             (info.cols + n_cols - 1) / n_cols)
                                               : "");
-  spec.x_label = "dimension";
+  spec.x_label = group_sincos ? fmt::format("dimension: even columns 0..{} (sin), then odd columns 1..{} (cos)",
+                                            2 * (evens - 1), info.cols / 2 * 2 - 1)
+                             : "dimension";
   spec.y_label = "position (row)";
   spec.value_label = binned ? "value (cell mean)" : "value";
   spec.rows = n_rows;

@@ -40,8 +40,11 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
 /// on at most `max_rows` × `max_cols` cells, each the mean of its block of
 /// entries (a box filter: no aliasing); one streaming pass over the rows.
 /// `title` names it. Throws pe::Error (input) for an empty table.
+/// With `group_sincos` the columns are drawn even ones first, then odd ones
+/// (an interleaved sinusoid's sin columns, then its cos columns): the
+/// familiar two-block picture instead of a barcode.
 HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
-                         std::int64_t max_rows = 600, std::int64_t max_cols = 700);
+                         std::int64_t max_rows = 600, std::int64_t max_cols = 700, bool group_sincos = false);
 
 /// `count` indices spread evenly over [0, n): all of them when n <= count.
 std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count);
