@@ -84,7 +84,8 @@ DenseTable ReadTensor(const std::string& path, const std::string& tensor) {
 }
 
 RopeSource RopeOf(const Input& in) {
-  if (in.spec) return RopeSourceFromSpec(*in.spec, in.name);
+  // A usage error of a spec names the input it came from.
+  if (in.spec) return BuildInline(in.name, [&] { return RopeSourceFromSpec(*in.spec, in.name); });
   const std::vector<std::string> names = ListTensorNames(in.path);
   if (HasTensor(names, "inv_freq")) {
     const DenseTable f = ReadTensor(in.path, "inv_freq");
@@ -108,7 +109,7 @@ RopeSource RopeOf(const Input& in) {
 
 DenseTable TableOf(const Input& in, const DotOptions& o) {
   if (in.spec) {
-    auto g = MakeGenerator(*in.spec);
+    auto g = BuildInline(in.name, [&] { return MakeGenerator(*in.spec); });
     return ReadAll(*g);
   }
   return ReadTensor(in.path, Tensor(o));
