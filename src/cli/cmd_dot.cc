@@ -17,6 +17,8 @@
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 #include "core/plot/term_chart.h"
+#include "core/plot/view_plot.h"
+#include "cli/dot_views.h"
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
 
@@ -188,6 +190,28 @@ std::pair<int, int> ParseSize(const std::string& text) {
 
 std::string MeasureLabel(bool cosine) { return cosine ? "cosine similarity" : "dot product"; }
 
+// --title, --log-x/--log-y, --xlim/--ylim and --train-len on the decay chart.
+void ApplyControls(const DotOptions& o, plot::ChartSpec* spec) {
+  if (!o.title.empty()) spec->title = o.title;
+  spec->log_x = o.log_x;
+  spec->log_y = o.log_y && !o.linear_y;
+  auto limits = [](const std::string& text, const char* flag, double* lo, double* hi) {
+    if (text.empty()) return;
+    char comma = 0, extra = 0;
+    if (std::sscanf(text.c_str(), "%lf%c%lf%c", lo, &comma, hi, &extra) != 3 || (comma != ',' && comma != ':') ||
+        !std::isfinite(*lo) || !std::isfinite(*hi) || !(*hi > *lo))
+      ThrowUsage(fmt::format("{} '{}'", flag, text), "expected LO,HI with LO < HI, e.g. 0,1.5");
+  };
+  limits(o.xlim, "--xlim", &spec->x_min, &spec->x_max);
+  limits(o.ylim, "--ylim", &spec->y_min, &spec->y_max);
+  if (!std::isnan(o.train_len)) {
+    if (!(o.train_len >= 0) || !std::isfinite(o.train_len))
+      ThrowUsage("--train-len", fmt::format("must be a position (0 or more), got {}", o.train_len));
+    spec->shade_from = o.train_len;
+    spec->shade_label = fmt::format("beyond the training length {}", o.train_len);
+  }
+}
+
 void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
   using plot::ChartSeries;
   plot::ChartSpec spec;
@@ -255,6 +279,7 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
   if (spec.series.size() == 1) spec.series[0].name.clear();
   if (has_closed_form && all.size() > 1)
     spec.note += std::string(spec.note.empty() ? "" : " · ") + "pale wide: Σᵢ cos(k·ωᵢ)" + (o.cosine ? " / (d/2)" : "");
+  ApplyControls(o, &spec);
   plot::RenderLineChart(spec, o.plot, "--plot");
 }
 
@@ -273,7 +298,11 @@ void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
   spec.values = m.values;
   spec.x_first = spec.y_first = static_cast<double>(m.positions.front());
   spec.x_last = spec.y_last = static_cast<double>(m.positions.back());
-  spec.map = plot::ColorMap::kViridis;
+  spec.map = o.cmap.empty() ? plot::ColorMap::kViridis : plot::ParseColorMap(o.cmap, "--cmap");
+  spec.symmetric = plot::IsDiverging(spec.map) && std::isnan(o.vmin) && std::isnan(o.vmax);
+  spec.vmin = o.vmin;
+  spec.vmax = o.vmax;
+  if (!o.title.empty()) spec.title = o.title;
   spec.square_cells = true;
   spec.width = 860;
   spec.height = 800;
@@ -321,6 +350,7 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
                   "sinusoidal:d-model=64,max-len=128,base=100")
       ->type_name("INPUT...");
   AddSpecFlags(*cmd, o.spec, false);
+  AddPlotControlFlags(*cmd, o);
   // --tensor (a scheme flag, above) also names the tensor read from
   // multi-tensor files; --dataset is its spelling in inspect and verify.
   if (CLI::Option* t = cmd->get_option_no_throw("--tensor"))
@@ -334,7 +364,8 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
   cmd->add_option("--max-offset", o.max_offset, "Largest offset k (default: rows - 1)")->type_name("K");
   cmd->add_flag("--mean-only", o.mean_only, "Only the mean curve, by FFT: O(d·L log L), no min/max/std");
   cmd->add_flag("--fast", o.fast, "min/max/std from float32 Gram blocks (2x faster, ~1e-6 relative)");
-  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-' or absent: standard output")->type_name("PATH");
+  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-': standard output (absent: standard output unless --plot/--matrix); "
+                 "/dev/null: none")->type_name("PATH");
   cmd->add_option("--format", o.format, "Curve format: csv or json (default: from the extension; CSV on stdout)")
       ->type_name("FMT");
   cmd->add_flag("--json", o.json, "Same as --format json");
@@ -362,11 +393,17 @@ Examples:
   pe dot pe.npy --from 0 --cosine --json
   pe dot rope.safetensors --tensor cos --plot rope-cos.png
   pe dot --d-model 128 --max-len 256 --matrix sim.png
+  pe dot rope:head-dim=128,max-len=32768 rope:head-dim=128,max-len=32768,rope-scaling=llama3,factor=8 --plot qk.png
+  pe dot rope:head-dim=128,rope-scaling=yarn,factor=4 --view ratio --plot ratio.svg -o ratio.csv
+  pe dot --scheme sincos-2d --d-model 64 --grid 14x14 --plot vit.png
+Views (--view; docs/dot.md): decay qk bound spectrum ratio temperature heads grid
+columns precision collisions.
 )");
   return cmd;
 }
 
 int RunDot(const DotOptions& o, Console& console) {
+  if (const auto view = PickDotView(o)) return RunDotView(*view, o, console);
   // Validate every flag and name every output before the long work.
   std::string format = o.format;
   if (o.json) {
@@ -376,7 +413,9 @@ int RunDot(const DotOptions& o, Console& console) {
   }
   if (!format.empty() && format != "csv" && format != "json")
     ThrowUsage(fmt::format("--format '{}'", format), "pe dot writes csv or json");
-  if (format.empty() && !IsStdStream(o.output)) {
+  const bool discard = o.output == "/dev/null";
+  const bool to_file = !o.output.empty() && !IsStdStream(o.output) && !discard;
+  if (format.empty() && to_file) {
     const auto f = FormatFromExtension(o.output);
     if (f == Format::kCsv) format = "csv";
     else if (f == Format::kJson) format = "json";
@@ -424,9 +463,11 @@ int RunDot(const DotOptions& o, Console& console) {
     }
     all.push_back(std::move(s));
   }
-  if (o.spec.d_model != 0 || o.spec.max_len != 0) {
+  if (o.spec.d_model != 0 || o.spec.max_len != 0 || !o.spec.grid.empty()) {
     if (o.spec.d_model == 0) ThrowUsage("--d-model", "is required with --max-len (a scheme series)");
-    if (o.spec.max_len == 0) ThrowUsage("--max-len", "is required with --d-model (a scheme series)");
+    // sincos-2d takes its rows from --grid, as pe generate does.
+    if (o.spec.max_len == 0 && FindScheme(o.spec.scheme).needs_max_len)
+      ThrowUsage("--max-len", "is required with --d-model (a scheme series)");
     // --tensor also names the tensor of the file inputs: not the series' flag alone.
     CheckSchemeFlags(o.spec, o.spec.scheme, {"--tensor"});
     const SchemeSpec spec = ToSpec(o.spec);
@@ -465,8 +506,8 @@ int RunDot(const DotOptions& o, Console& console) {
 
   // Outputs: files first (atomic), then stdout.
   const bool stdout_tty = ::isatty(STDOUT_FILENO) == 1;
-  const bool data_to_stdout = IsStdStream(o.output) && (!stdout_tty || explicit_format);
-  if (!IsStdStream(o.output)) {
+  const bool data_to_stdout = CurveToStdout(o, stdout_tty, explicit_format);
+  if (to_file) {
     AtomicFile file(o.output);
     FileSink sink(file.file(), fmt::format("'{}'", o.output), file.replaces());
     if (format == "json") WriteJson(sink, all, o);
@@ -497,7 +538,7 @@ int RunDot(const DotOptions& o, Console& console) {
       std::fputs(text.c_str(), stderr);
     }
   }
-  if (stdout_tty && !data_to_stdout && IsStdStream(o.output))
+  if (stdout_tty && !data_to_stdout && o.output.empty() && o.plot.empty() && o.matrix.empty())
     console.Hint("the full curve: add -o curve.csv (or .json), or pipe stdout");
   return kExitOk;
 }

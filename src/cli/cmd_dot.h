@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct DotOptions {
   std::int64_t max_offset = -1;
   bool mean_only = false;
   bool fast = false;
-  std::string output = "-";
+  std::string output;               ///< -o; empty = not given (standard output)
   std::string format;               ///< csv | json; empty: by extension
   bool json = false;
   std::string plot;
@@ -30,6 +31,19 @@ struct DotOptions {
   std::int64_t matrix_size = 512;
   std::string size = "960x600";
   bool term = false;
+  // Views and plot controls (cli/dot_views.h).
+  std::string view;                 ///< --view; empty = by scheme
+  std::string title;
+  bool log_x = false, log_y = false, linear_y = false;
+  std::string xlim, ylim;           ///< "LO,HI"
+  double vmin = std::numeric_limits<double>::quiet_NaN();
+  double vmax = std::numeric_limits<double>::quiet_NaN();
+  std::string cmap;
+  double train_len = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::int64_t> columns;      ///< --columns (view columns)
+  std::int64_t window = 64;               ///< --window (view collisions)
+  std::vector<std::string> collision_dtypes;  ///< --collision-dtype
+  std::vector<std::int64_t> patches;      ///< --patches (view grid)
 };
 
 CLI::App* SetupDot(CLI::App& app, DotOptions& options);

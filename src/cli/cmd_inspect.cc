@@ -147,6 +147,9 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
       ->type_name("FILE");
   cmd->add_option("--heatmap", o.heatmap, "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
       ->type_name("FILE");
+  cmd->add_option("--group", o.heatmap_group,
+                  "--heatmap columns: none, or sincos (even columns, then odd: an interleaved sinusoid as two blocks)")
+      ->type_name("HOW");
   cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
 (interleaved / concatenated), frequency denominator (d or d/2-1), base, first
 position, zeroed padding rows and precision (exact, float16, bfloat16, float32
@@ -166,6 +169,7 @@ Examples:
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
+  pe inspect pe.h5 --heatmap table.png --group sincos   # sin columns, then cos columns
 )");
   cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/cmd_model.h)
   return cmd;
@@ -180,12 +184,15 @@ int RunInspect(const InspectOptions& o, Console& console) {
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;
   if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
+  if (o.heatmap_group != "none" && o.heatmap_group != "sincos")
+    ThrowUsage(fmt::format("--group '{}'", o.heatmap_group), "expected none or sincos");
   auto src = OpenTable(o.file, oo);
   const TableInfo& info = src->info();
   if (!o.heatmap.empty()) {
     const auto slash = o.file.find_last_of('/');
     plot::HeatmapSpec map = plot::TableHeatmap(
-        *src, "Table " + (slash == std::string::npos ? o.file : o.file.substr(slash + 1)));
+        *src, "Table " + (slash == std::string::npos ? o.file : o.file.substr(slash + 1)), 600, 700,
+        o.heatmap_group == "sincos");
     plot::RenderHeatmap(map, o.heatmap, "--heatmap");
   }
   std::string format_name = "?";

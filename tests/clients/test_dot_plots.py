@@ -73,7 +73,9 @@ check(root.tag.endswith("svg"), "one.svg: root is <svg>")
 check(root.get("width", "").startswith("960") and root.get("height", "").startswith("600"),
       f"one.svg: size {root.get('width')} x {root.get('height')}")
 paths = [e for e in root.iter() if e.tag.endswith("path")]
-check(len(paths) > 30, f"one.svg: {len(paths)} paths (blank?)")
+texts = [e for e in root.iter() if e.tag.endswith("text")]
+check(len(paths) > 10, f"one.svg: {len(paths)} paths (blank?)")
+check(len(texts) > 10, f"one.svg: {len(texts)} <text> elements (text as glyph paths?)")
 pdf = open(f("one.pdf"), "rb").read()
 check(pdf.startswith(b"%PDF-1."), "one.pdf: header")
 check(pdf.rstrip().endswith(b"%%EOF"), "one.pdf: trailer")

@@ -77,14 +77,12 @@ c, _ = pe_curve(st, "--tensor", "cos")
 s, _ = pe_curve(st, "--tensor", "sin")
 C.check(c and s and c[0]["mean"] != s[0]["mean"], "--tensor cos and --tensor sin give the same curve")
 
-# Several tensors, none named: one error line that lists them, exit 2.
+# A RoPE file (cos, sin, inv_freq), none named: the RoPE q·k view (issue 17;
+# its numbers are checked in test_dot_views.py), not an error.
 for path in (st, h5, js):
-    r = C.pe("dot", path, ok=False)
-    lines = r.stderr.strip().splitlines()
-    C.check(r.returncode == 2, f"{path} without --tensor: exit {r.returncode}")
-    C.check(len(lines) == 1 and lines[0].startswith("pe: error: ") and all(t in lines[0] for t in ("cos", "sin", "inv_freq")),
-            f"{path} without --tensor: stderr {r.stderr!r}")
-    C.check(r.stdout == "", f"{path} without --tensor: stdout {r.stdout!r}")
+    r = C.pe("dot", path, "-o", "-", ok=False)
+    C.check(r.returncode == 0 and r.stdout.startswith("series,k,qk\n"),
+            f"{path} without --tensor: the qk view, got exit {r.returncode} {r.stderr!r}")
 
 # An unknown tensor and conflicting names are errors (exit 2, one line).
 for args in ([st, "--tensor", "nope"], [h5, "--dataset", "nope"], [st, "--tensor", "cos", "--dataset", "sin"]):

@@ -93,7 +93,7 @@ check(r.returncode == 0, f"a switch key (no-truncate): {r.stderr}")
 #    against numpy's, one series per spec, named as written.
 specs = ["rope:head-dim=32,max-len=128,base=500000",
          "rope:head-dim=32,max-len=128,base=500000,rope-scaling=linear,factor=4"]
-r = pe("dot", *specs, "--max-offset", "5", "-o", "-")
+r = pe("dot", *specs, "--view", "decay", "--max-offset", "5", "-o", "-")  # the cos rows (default for RoPE: qk)
 check(r.returncode == 0, f"dot of two inline rope specs: {r.stderr}")
 rows = list(csv.DictReader(io.StringIO(r.stdout)))
 names = list(dict.fromkeys(x["series"] for x in rows))

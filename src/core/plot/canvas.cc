@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/output.h"
+#include "core/plot/colormap_data.h"
 
 namespace pe::plot {
 namespace {
@@ -31,6 +32,38 @@ cairo_status_t WriteToFile(void* closure, const unsigned char* data, unsigned in
                                                       : CAIRO_STATUS_WRITE_ERROR;
 }
 
+cairo_status_t WriteToString(void* closure, const unsigned char* data, unsigned int length) {
+  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+// SVG text: DrawText records each string here (the cairo context's user
+// data) instead of drawing glyph outlines; Finish() appends them as <text>.
+struct SvgText {
+  double font_size = 12;
+  bool bold = false;
+  std::string elements;
+};
+const cairo_user_data_key_t kSvgTextKey{};
+
+SvgText* SvgTextOf(cairo_t* cr) { return static_cast<SvgText*>(cairo_get_user_data(cr, &kSvgTextKey)); }
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default:
+        // Control bytes are not allowed in XML 1.0: a space stands in.
+        out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ImageFormat ImageFormatFromPath(const std::string& path, const std::string& flag) {
@@ -46,6 +79,8 @@ struct Canvas::Impl {
   ImageFormat format;
   AtomicFile file;
   cairo_surface_t* surface = nullptr;
+  std::string svg;  // the SVG document, completed with the text on Finish()
+  SvgText text;
   Impl(ImageFormat f, const std::string& path) : format(f), file(path) {}
 };
 
@@ -59,7 +94,7 @@ Canvas::Canvas(const std::string& path, const std::string& flag, int width, int 
       impl_->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
       break;
     case ImageFormat::kSvg:
-      impl_->surface = cairo_svg_surface_create_for_stream(WriteToFile, impl_->file.file(), width, height);
+      impl_->surface = cairo_svg_surface_create_for_stream(WriteToString, &impl_->svg, width, height);
       break;
     case ImageFormat::kPdf:
       impl_->surface = cairo_pdf_surface_create_for_stream(WriteToFile, impl_->file.file(), width, height);
@@ -72,6 +107,7 @@ Canvas::Canvas(const std::string& path, const std::string& flag, int width, int 
   if (cairo_surface_status(impl_->surface) != CAIRO_STATUS_SUCCESS)
     ThrowIo(fmt::format("'{}'", path), cairo_status_to_string(cairo_surface_status(impl_->surface)));
   cr_ = cairo_create(impl_->surface);
+  if (format == ImageFormat::kSvg) cairo_set_user_data(cr_, &kSvgTextKey, &impl_->text, nullptr);
   // White background everywhere (PNG would otherwise be transparent).
   cairo_set_source_rgb(cr_, 1, 1, 1);
   cairo_paint(cr_);
@@ -94,6 +130,15 @@ void Canvas::Finish() {
   } else {
     cairo_surface_finish(impl_->surface);  // flushes the SVG/PDF stream
     status = cairo_surface_status(impl_->surface);
+    if (status == CAIRO_STATUS_SUCCESS && impl_->format == ImageFormat::kSvg) {
+      // The recorded text goes last (on top of everything, as drawn last).
+      std::string& svg = impl_->svg;
+      const auto end = svg.rfind("</svg>");
+      if (end == std::string::npos) ThrowIo(fmt::format("'{}'", target), "cairo wrote no SVG document");
+      svg.insert(end, impl_->text.elements);
+      if (std::fwrite(svg.data(), 1, svg.size(), impl_->file.file()) != svg.size())
+        ThrowIo(fmt::format("'{}'", target), "write failed");
+    }
   }
   if (status != CAIRO_STATUS_SUCCESS)
     ThrowIo(fmt::format("'{}'", target), cairo_status_to_string(status));
@@ -115,26 +160,31 @@ Rgb SeriesColor(std::size_t i) {
 Rgb MapColor(ColorMap map, double t) {
   if (!(t >= 0)) t = 0;  // also NaN
   if (t > 1) t = 1;
-  // Control points, linearly interpolated: viridis (matplotlib) and RdBu_r
-  // (ColorBrewer), 9 and 11 stops.
-  static const std::vector<Rgb> kViridis = {
-      {0.267, 0.005, 0.329}, {0.283, 0.141, 0.458}, {0.254, 0.265, 0.530},
-      {0.207, 0.372, 0.553}, {0.164, 0.471, 0.558}, {0.128, 0.567, 0.551},
-      {0.135, 0.659, 0.518}, {0.267, 0.749, 0.441}, {0.478, 0.821, 0.318},
-      {0.741, 0.873, 0.150}, {0.993, 0.906, 0.144}};
-  static const std::vector<Rgb> kRdBu = {
-      {0.020, 0.188, 0.380}, {0.129, 0.400, 0.675}, {0.263, 0.576, 0.765},
-      {0.573, 0.773, 0.871}, {0.820, 0.898, 0.941}, {0.969, 0.969, 0.969},
-      {0.992, 0.859, 0.780}, {0.957, 0.647, 0.510}, {0.839, 0.376, 0.302},
-      {0.698, 0.094, 0.169}, {0.404, 0.000, 0.122}};
-  const auto& stops = map == ColorMap::kViridis ? kViridis : kRdBu;
-  const double x = t * static_cast<double>(stops.size() - 1);
-  const std::size_t i = std::min(static_cast<std::size_t>(x), stops.size() - 2);
+  const std::array<Rgb, 256>* listed = map == ColorMap::kViridis ? &kViridisData
+                                       : map == ColorMap::kMagma ? &kMagmaData
+                                       : map == ColorMap::kCividis ? &kCividisData
+                                                                   : nullptr;
+  if (listed != nullptr) return (*listed)[std::min<std::size_t>(255, static_cast<std::size_t>(t * 256))];
+  if (map == ColorMap::kDiverging) t = 1 - t;  // RdBu_r: blue low, red high
+  const double x = t * static_cast<double>(kRdBuData.size() - 1);
+  const std::size_t i = std::min(static_cast<std::size_t>(x), kRdBuData.size() - 2);
   const double f = x - static_cast<double>(i);
-  const Rgb& a = stops[i];
-  const Rgb& b = stops[i + 1];
+  const Rgb& a = kRdBuData[i];
+  const Rgb& b = kRdBuData[i + 1];
   return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
 }
+
+ColorMap ParseColorMap(const std::string& name, const std::string& flag) {
+  const std::string n = Lower(name);
+  if (n == "viridis") return ColorMap::kViridis;
+  if (n == "magma") return ColorMap::kMagma;
+  if (n == "cividis") return ColorMap::kCividis;
+  if (n == "rdbu") return ColorMap::kRdBu;
+  if (n == "rdbu_r") return ColorMap::kDiverging;
+  ThrowUsage(fmt::format("{} '{}'", flag, name), "expected viridis, magma, cividis, RdBu or RdBu_r");
+}
+
+bool IsDiverging(ColorMap map) { return map == ColorMap::kDiverging || map == ColorMap::kRdBu; }
 
 std::vector<double> NiceTicks(double lo, double hi, int target) {
   std::vector<double> ticks;
@@ -183,6 +233,10 @@ void SetFont(cairo_t* cr, double size, bool bold) {
   cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
                          bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size(cr, size);
+  if (SvgText* t = SvgTextOf(cr)) {
+    t->font_size = size;
+    t->bold = bold;
+  }
 }
 
 double TextWidth(cairo_t* cr, const std::string& text) {
@@ -191,9 +245,36 @@ double TextWidth(cairo_t* cr, const std::string& text) {
   return e.x_advance;
 }
 
+bool FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold) {
+  SetFont(cr, size, bold);
+  const double w = TextWidth(cr, text);
+  if (w > width && w > 0) SetFont(cr, std::max(6.0, size * width / w * 0.98), bold);
+  return TextWidth(cr, text) <= width;
+}
+
 void DrawText(cairo_t* cr, double x, double y, const std::string& text, Align align) {
   const double w = TextWidth(cr, text);
   const double x0 = align == Align::kLeft ? x : align == Align::kCenter ? x - w / 2 : x - w;
+  if (SvgText* t = SvgTextOf(cr)) {
+    // Where cairo would have put the glyphs: the user point in device
+    // space, and the rotation of the current matrix (vertical labels).
+    double dx = x0, dy = y;
+    cairo_user_to_device(cr, &dx, &dy);
+    cairo_matrix_t m;
+    cairo_get_matrix(cr, &m);
+    const double angle = std::atan2(m.yx, m.xx) * 180 / M_PI;
+    double r = 0, g = 0, b = 0, a = 1;
+    cairo_pattern_get_rgba(cairo_get_source(cr), &r, &g, &b, &a);
+    std::string e = fmt::format(
+        R"svg(<text x="{:.2f}" y="{:.2f}" font-family="DejaVu Sans" font-size="{:.2f}"{} fill="rgb({},{},{})")svg", dx, dy,
+        t->font_size, t->bold ? R"svg( font-weight="bold")svg" : "", std::lround(r * 255), std::lround(g * 255),
+        std::lround(b * 255));
+    if (a < 1) e += fmt::format(R"svg( fill-opacity="{:.3f}")svg", a);
+    if (std::abs(angle) > 1e-9) e += fmt::format(R"svg( transform="rotate({:.2f} {:.2f} {:.2f})")svg", angle, dx, dy);
+    e += ">" + XmlEscape(text) + "</text>\n";
+    t->elements += e;
+    return;
+  }
   cairo_move_to(cr, x0, y);
   cairo_show_text(cr, text.c_str());
 }

@@ -59,12 +59,24 @@ struct Rgb {
 Rgb SeriesColor(std::size_t i);
 
 enum class ColorMap {
-  kViridis,  ///< sequential, perceptually uniform (similarity matrices)
-  kDiverging,  ///< blue - white - red around 0 (tables with both signs)
+  kViridis,    ///< sequential, perceptually uniform (similarity matrices)
+  kDiverging,  ///< RdBu reversed: blue (low) - white - red (high), around 0
+  kMagma,      ///< sequential (matplotlib magma)
+  kCividis,    ///< sequential, colour-vision-deficiency friendly
+  kRdBu,       ///< ColorBrewer RdBu as published: red (low) - white - blue (high)
 };
 
-/// The colour of t in [0, 1] (clamped) under `map`.
+/// The colour of t in [0, 1] (clamped; NaN = 0) under `map`. The listed maps
+/// (viridis, magma, cividis) look up entry min(255, floor(256·t)) exactly as
+/// matplotlib's ListedColormap does; RdBu interpolates its 11 ColorBrewer
+/// classes linearly (matplotlib's LinearSegmentedColormap).
 Rgb MapColor(ColorMap map, double t);
+
+/// The map named `name` (viridis, magma, cividis, RdBu, RdBu_r; any case).
+/// Throws pe::Error (usage) naming `flag` for anything else.
+ColorMap ParseColorMap(const std::string& name, const std::string& flag);
+/// True for the maps meant for signed data (RdBu, RdBu_r).
+bool IsDiverging(ColorMap map);
 
 /// About `target` round tick values covering [lo, hi] (1, 2, 2.5, 5 × 10^n
 /// steps), inside the range.
@@ -77,10 +89,16 @@ std::string TickLabel(double value, double step);
 // Text helpers on a cairo context (DejaVu Sans).
 enum class Align { kLeft, kCenter, kRight };
 void SetFont(cairo_t* cr, double size, bool bold = false);
-/// Draws `text` with its baseline at y, aligned at x.
+/// Draws `text` with its baseline at y, aligned at x. On an SVG canvas the
+/// text becomes a real <text> element (editable, searchable) placed where
+/// cairo would have drawn it; on PNG/PDF cairo draws the glyphs.
 void DrawText(cairo_t* cr, double x, double y, const std::string& text, Align align);
 /// Draws `text` rotated 90° counter-clockwise, centred at (x, y).
 void DrawTextVertical(cairo_t* cr, double x, double y, const std::string& text);
 double TextWidth(cairo_t* cr, const std::string& text);
+/// Sets the font to `size`, or smaller (down to 6) until `text` fits in
+/// `width`: a title or label never runs off the picture. False when even
+/// the smallest size does not fit (then the caller leaves the text out).
+bool FitFont(cairo_t* cr, const std::string& text, double size, double width, bool bold = false);
 
 }  // namespace pe::plot

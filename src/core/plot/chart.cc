@@ -1,6 +1,7 @@
 #include "core/plot/chart.h"
 
 #include <cairo.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -62,9 +63,62 @@ void SetColor(cairo_t* cr, const Rgb& c, double alpha = 1.0) {
 
 }  // namespace
 
-void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::string& flag) {
-  Canvas canvas(path, flag, spec.width, spec.height);
+namespace {
+
+// A series in axis space: log10 of x/y on log axes, points that have no
+// logarithm (<= 0) left out.
+ChartSeries ToAxisSpace(const ChartSeries& s, bool log_x, bool log_y) {
+  if (!log_x && !log_y) return s;
+  ChartSeries t = s;
+  t.x.clear(), t.y.clear(), t.band_lo.clear(), t.band_hi.clear();
+  const bool band = !s.band_lo.empty();
+  auto f = [](double v, bool lg) { return lg ? (v > 0 ? std::log10(v) : std::nan("")) : v; };
+  for (std::size_t i = 0; i < s.x.size(); ++i) {
+    const double x = f(s.x[i], log_x), y = f(s.y[i], log_y);
+    if (std::isnan(x) || std::isnan(y)) continue;
+    t.x.push_back(x);
+    t.y.push_back(y);
+    if (band) {
+      const double lo = f(s.band_lo[i], log_y), hi = f(s.band_hi[i], log_y);
+      t.band_lo.push_back(std::isnan(lo) ? y : lo);
+      t.band_hi.push_back(std::isnan(hi) ? y : hi);
+    }
+  }
+  return t;
+}
+
+// Ticks on a log10 axis (values are exponents): whole decades, thinned to
+// about `target`; 1-2-5 inside a range under two decades.
+std::vector<double> LogTicks(double lo, double hi, int target) {
+  std::vector<double> t;
+  if (hi - lo < 2) {
+    for (double e = std::floor(lo); e <= std::ceil(hi); ++e)
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double v = e + std::log10(m);
+        if (v >= lo - 1e-9 && v <= hi + 1e-9) t.push_back(v);
+      }
+    return t;
+  }
+  const double step = std::max(1.0, std::ceil((std::floor(hi) - std::ceil(lo)) / std::max(1, target)));
+  for (double e = std::ceil(lo - 1e-9); e <= hi + 1e-9; e += step) t.push_back(e);
+  return t;
+}
+
+std::string AxisLabel(double v, double step, bool log) {
+  if (!log) return TickLabel(v, step);
+  const double x = std::pow(10.0, v);
+  if (std::abs(v - std::round(v)) < 1e-9 && (v >= 4 || v <= -5)) return fmt::format("1e{}", std::lround(v));
+  return fmt::format("{:g}", x);
+}
+
+}  // namespace
+
+void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const std::string& flag) {
+  Canvas canvas(path, flag, spec_in.width, spec_in.height);
   cairo_t* cr = canvas.cr();
+  ChartSpec spec = spec_in;
+  for (auto& s : spec.series) s = ToAxisSpace(s, spec.log_x, spec.log_y);
+  auto axis = [](double v, bool lg) { return lg ? (v > 0 ? std::log10(v) : std::nan("")) : v; };
 
   // Data ranges over every series and band.
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
@@ -75,38 +129,170 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
     for (double v : s.band_lo) y_lo = std::min(y_lo, v);
     for (double v : s.band_hi) y_hi = std::max(y_hi, v);
   }
+  for (const auto& [my, text] : spec.y_markers) {  // a marker line stays in view
+    const double v = axis(my, spec.log_y);
+    if (std::isfinite(v)) y_lo = std::min(y_lo, v), y_hi = std::max(y_hi, v);
+  }
   if (!std::isfinite(x_lo)) x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
+  if (!std::isfinite(y_lo)) y_lo = 0, y_hi = 1;
   if (x_hi <= x_lo) x_hi = x_lo + 1;
   if (y_hi <= y_lo) {
     const double pad = y_lo == 0 ? 1 : std::abs(y_lo) * 0.1;
     y_lo -= pad;
     y_hi += pad;
   }
-  const double y_pad = (y_hi - y_lo) * 0.04;
-  y_lo -= y_pad;
-  y_hi += y_pad;
+  // Padding, so the first point (k = 0) and the extremes are not drawn on
+  // the frame; limits given by the user are taken as they are.
+  const double x_pad = (x_hi - x_lo) * 0.02, y_pad = (y_hi - y_lo) * 0.04;
+  x_lo -= x_pad, x_hi += x_pad, y_lo -= y_pad, y_hi += y_pad;
+  if (!std::isnan(spec.x_min)) x_lo = axis(spec.x_min, spec.log_x);
+  if (!std::isnan(spec.x_max)) x_hi = axis(spec.x_max, spec.log_x);
+  if (!std::isnan(spec.y_min)) y_lo = axis(spec.y_min, spec.log_y);
+  if (!std::isnan(spec.y_max)) y_hi = axis(spec.y_max, spec.log_y);
+  if (!(x_hi > x_lo)) x_hi = x_lo + 1;
+  if (!(y_hi > y_lo)) y_hi = y_lo + 1;
 
   // Layout: room for the title lines, y tick labels and axis labels.
   SetFont(cr, 12);
-  const std::vector<double> y_ticks = NiceTicks(y_lo, y_hi, 7);
+  const std::vector<double> y_ticks = spec.log_y ? LogTicks(y_lo, y_hi, 7) : NiceTicks(y_lo, y_hi, 7);
   const double y_step = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
   double label_w = 0;
-  for (double t : y_ticks) label_w = std::max(label_w, TextWidth(cr, TickLabel(t, y_step)));
+  for (double t : y_ticks) label_w = std::max(label_w, TextWidth(cr, AxisLabel(t, y_step, spec.log_y)));
   const double top = spec.subtitle.empty() ? 52 : 70;
-  const Box plot{28 + label_w + 18, top, spec.width - 28.0, spec.height - 62.0};
-  const Scale sx{x_lo, x_hi, plot.left, plot.right};
-  const Scale sy{y_lo, y_hi, plot.bottom, plot.top};
-  const std::vector<double> x_ticks = NiceTicks(x_lo, x_hi, std::max(3, static_cast<int>(plot.w() / 110)));
+  Box plot{28 + label_w + 18, top, spec.width - 28.0, spec.height - 62.0};
+
+  // The legend's size, then its place: a corner of the plot where it hides
+  // no drawn point, else outside on the right (the plot narrows).
+  std::vector<ChartSeries*> entries;
+  for (auto& s : spec.series)
+    if (!s.name.empty()) entries.push_back(&s);
+  const bool legend = entries.size() > 1 || !spec.note.empty();
+  // Legend text shrinks (down to 6 pt) until the box fits the picture's width.
+  double legend_font = 12;
+  double row_h = 19;
+  double box_w = 0, box_h = 0;
+  if (legend) {
+    SetFont(cr, 12);
+    double w = 0;
+    for (const auto* s : entries) w = std::max(w, TextWidth(cr, s->name));
+    SetFont(cr, 11);
+    double note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
+    const double room = spec.width - 16.0;
+    const double need = std::max(w + 44, note_w + 16);
+    if (need > room) legend_font = std::max(6.0, 12 * (room - 44) / std::max(w, note_w * 12 / 11) * 0.98);
+    // Still too wide at the smallest size: names and note end in "…".
+    auto shorten = [&](std::string& text, double size, double max_w) {
+      SetFont(cr, size);
+      if (TextWidth(cr, text) <= max_w) return;
+      while (!text.empty() && TextWidth(cr, text + "…") > max_w) {
+        text.pop_back();
+        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+      }
+      text += "…";
+    };
+    w = 0;
+    for (auto* s : entries) {
+      shorten(s->name, legend_font, room - 44);
+      SetFont(cr, legend_font);
+      w = std::max(w, TextWidth(cr, s->name) * 12 / legend_font);
+    }
+    shorten(spec.note, legend_font * 11 / 12, room - 16);
+    SetFont(cr, legend_font * 11 / 12);
+    note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note) * 12 / legend_font;
+    row_h = legend_font * 1.6;
+    box_w = std::max(w * legend_font / 12 + 44, note_w * legend_font / 12 + 16);
+    box_h = entries.size() * row_h + (spec.note.empty() ? 0 : legend_font * 1.4) + 10;
+  }
+  auto scales = [&](const Box& b) {
+    return std::make_pair(Scale{x_lo, x_hi, b.left, b.right}, Scale{y_lo, y_hi, b.bottom, b.top});
+  };
+  auto [sx, sy] = scales(plot);
+  std::vector<Envelope> envs;
+  for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
+  double bx = 0, by = 0;
+  if (legend) {
+    long best = -1;
+    const double xs[] = {std::max(4.0, plot.right - box_w - 10), std::max(4.0, std::min(plot.left + 10, spec.width - box_w - 4))};
+    const double ys[] = {plot.top + 10, plot.bottom - box_h - 10};
+    for (double cy : ys) {
+      for (double cx : xs) {
+        long hidden = 0;
+        auto count = [&](double px, double py) {
+          hidden += px >= cx - 4 && px <= cx + box_w + 4 && py >= cy - 4 && py <= cy + box_h + 4;
+        };
+        for (const Envelope& e : envs) {
+          for (std::size_t j = 0; j < e.x.size(); ++j) {
+            const double px = sx(e.x[j]);
+            if (px < plot.left || px > plot.right) continue;
+            // The segment to the next point counts too (a line crossing the box).
+            const double ny_lo = j + 1 < e.x.size() ? std::min(e.y_lo[j + 1], e.y_lo[j]) : e.y_lo[j];
+            const double ny_hi = j + 1 < e.x.size() ? std::max(e.y_hi[j + 1], e.y_hi[j]) : e.y_hi[j];
+            const double top_px = std::max(plot.top, std::min(sy(ny_hi), plot.bottom));
+            const double bot_px = std::max(plot.top, std::min(sy(ny_lo), plot.bottom));
+            for (double v = top_px; v <= bot_px + 0.5; v += 2) count(px, v);
+            if (!e.band_lo.empty())
+              for (double v = sy(e.band_hi[j]); v <= sy(e.band_lo[j]) + 0.5; v += 2) count(px, v);
+          }
+        }
+        if (best < 0 || hidden < best) {
+          best = hidden;
+          bx = cx;
+          by = cy;
+        }
+      }
+    }
+    if (best > 0) {
+      if (spec.width - box_w - 40 > plot.left + std::max(120.0, spec.width * 0.45)) {  // right of the plot
+        plot.right = spec.width - box_w - 40;
+        bx = plot.right + 14;
+        by = plot.top;
+      } else if (plot.bottom - box_h - 8 >= plot.top + 60) {  // under the x axis label
+        plot.bottom = plot.bottom - box_h - 8;
+        bx = std::max(4.0, (spec.width - box_w) / 2);
+        by = plot.bottom + 52;
+      }  // else no room outside: the corner that hides least
+      std::tie(sx, sy) = scales(plot);
+      envs.clear();
+      for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
+    }
+  }
+
+  // x ticks: as many as fit with their labels apart (12 px at least).
+  SetFont(cr, 12);
+  std::vector<double> x_ticks;
+  for (int target = std::max(3, static_cast<int>(plot.w() / 110)); target >= 1; --target) {
+    x_ticks = spec.log_x ? LogTicks(x_lo, x_hi, target) : NiceTicks(x_lo, x_hi, target);
+    const double step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
+    double widest = 0;
+    for (double t : x_ticks) widest = std::max(widest, TextWidth(cr, AxisLabel(t, step, spec.log_x)));
+    if (x_ticks.size() < 2 || std::abs(sx(x_ticks[1]) - sx(x_ticks[0])) >= widest + 12) break;
+    if (target == 1) {  // keep the first and last
+      x_ticks = {x_ticks.front(), x_ticks.back()};
+      if (std::abs(sx(x_ticks[1]) - sx(x_ticks[0])) < widest + 12) x_ticks.resize(1);
+    }
+  }
   const double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
 
   // Title and subtitle.
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  SetFont(cr, 17, true);
+  FitFont(cr, spec.title, 17, spec.width - 16.0, true);
   DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
   if (!spec.subtitle.empty()) {
-    SetFont(cr, 12.5);
+    FitFont(cr, spec.subtitle, 12.5, spec.width - 16.0);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
+  }
+
+  // The region beyond the training length, under everything else.
+  if (!std::isnan(spec.shade_from)) {
+    const double from = axis(spec.shade_from, spec.log_x);
+    const double x0 = std::isnan(from) ? plot.left : std::clamp(sx(from), plot.left, plot.right);
+    if (x0 < plot.right) {
+      cairo_rectangle(cr, x0, plot.top, plot.right - x0, plot.h());
+      cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.16);
+      cairo_fill(cr);
+    }
   }
 
   // Grid and ticks.
@@ -114,12 +300,13 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
   SetFont(cr, 12);
   for (double t : y_ticks) {
     const double y = std::round(sy(t)) + 0.5;
-    cairo_set_source_rgb(cr, t == 0 ? 0.75 : 0.91, t == 0 ? 0.75 : 0.91, t == 0 ? 0.75 : 0.91);
+    const double g = t == 0 && !spec.log_y ? 0.75 : 0.91;
+    cairo_set_source_rgb(cr, g, g, g);
     cairo_move_to(cr, plot.left, y);
     cairo_line_to(cr, plot.right, y);
     cairo_stroke(cr);
     cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-    DrawText(cr, plot.left - 8, y + 4, TickLabel(t, y_step), Align::kRight);
+    DrawText(cr, plot.left - 8, y + 4, AxisLabel(t, y_step, spec.log_y), Align::kRight);
   }
   for (double t : x_ticks) {
     const double x = std::round(sx(t)) + 0.5;
@@ -131,15 +318,13 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
     cairo_move_to(cr, x, plot.bottom);
     cairo_line_to(cr, x, plot.bottom + 5);
     cairo_stroke(cr);
-    DrawText(cr, x, plot.bottom + 20, TickLabel(t, x_step), Align::kCenter);
+    DrawText(cr, x, plot.bottom + 20, AxisLabel(t, x_step, spec.log_x), Align::kCenter);
   }
 
   // Data, clipped to the plot box: bands first, then lines on top.
   cairo_save(cr);
   cairo_rectangle(cr, plot.left, plot.top, plot.w(), plot.h());
   cairo_clip(cr);
-  std::vector<Envelope> envs;
-  for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
   for (std::size_t i = 0; i < spec.series.size(); ++i) {
     const Envelope& e = envs[i];
     if (e.band_lo.empty() || e.x.empty()) continue;
@@ -188,55 +373,63 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
   cairo_stroke(cr);
   SetFont(cr, 13.5);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  DrawText(cr, (plot.left + plot.right) / 2, spec.height - 18.0, spec.x_label, Align::kCenter);
+  FitFont(cr, spec.x_label, 13.5, plot.w());
+  DrawText(cr, (plot.left + plot.right) / 2, plot.bottom + 44, spec.x_label, Align::kCenter);
+  FitFont(cr, spec.y_label, 13.5, plot.h());
   DrawTextVertical(cr, 18, (plot.top + plot.bottom) / 2, spec.y_label);
 
-  // Legend, top right inside the plot, on a white box.
-  std::vector<const ChartSeries*> entries;
-  for (const auto& s : spec.series)
-    if (!s.name.empty()) entries.push_back(&s);
-  if (entries.size() > 1 || !spec.note.empty()) {
-    SetFont(cr, 12);
-    double w = 0;
-    for (const auto* s : entries) w = std::max(w, TextWidth(cr, s->name));
+  // Markers (L_orig, ...): a dashed line and its label at the top.
+  for (const auto& [mx, text] : spec.markers) {
+    const double v = axis(mx, spec.log_x);
+    if (std::isnan(v) || v < x_lo || v > x_hi) continue;
+    const double x = std::round(sx(v)) + 0.5;
+    const double dashes[] = {4, 3};
+    cairo_set_dash(cr, dashes, 2, 0);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    cairo_move_to(cr, x, plot.top);
+    cairo_line_to(cr, x, plot.bottom);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, nullptr, 0, 0);
     SetFont(cr, 11);
-    const double note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
-    const double row_h = 19;
-    const double box_w = std::max(w + 44, note_w + 16);
-    const double box_h = entries.size() * row_h + (spec.note.empty() ? 0 : 17) + 10;
-    // The corner where the box hides the fewest drawn points (top right on
-    // ties): a legend must not cover the curve it explains.
-    double bx = plot.right - box_w - 10, by = plot.top + 10;
-    long best = -1;
-    const double xs[] = {plot.right - box_w - 10, plot.left + 10};
-    const double ys[] = {plot.top + 10, plot.bottom - box_h - 10};
-    for (double cy : ys) {
-      for (double cx : xs) {
-        long hidden = 0;
-        auto count = [&](double px, double py) {
-          hidden += px >= cx - 4 && px <= cx + box_w + 4 && py >= cy - 4 && py <= cy + box_h + 4;
-        };
-        for (const Envelope& e : envs) {
-          for (std::size_t j = 0; j < e.x.size(); ++j) {
-            const double px = sx(e.x[j]);
-            for (double v = sy(e.y_hi[j]); v <= sy(e.y_lo[j]) + 0.5; v += 2) count(px, v);
-            if (!e.band_lo.empty())  // the band counts, but less than a line
-              for (double v = sy(e.band_hi[j]); v <= sy(e.band_lo[j]) + 0.5; v += 16) count(px, v);
-          }
-        }
-        if (best < 0 || hidden < best) {
-          best = hidden;
-          bx = cx;
-          by = cy;
-        }
+    const bool right = x + TextWidth(cr, text) + 8 < plot.right;
+    DrawText(cr, right ? x + 4 : x - 4, plot.top + 14, text, right ? Align::kLeft : Align::kRight);
+  }
+  for (const auto& [my, text] : spec.y_markers) {
+    const double v = axis(my, spec.log_y);
+    if (std::isnan(v) || v < y_lo || v > y_hi) continue;
+    const double y = std::round(sy(v)) + 0.5;
+    const double dashes[] = {4, 3};
+    cairo_set_dash(cr, dashes, 2, 0);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    cairo_move_to(cr, plot.left, y);
+    cairo_line_to(cr, plot.right, y);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, nullptr, 0, 0);
+    SetFont(cr, 11);
+    const bool above = y - 18 > plot.top;
+    DrawText(cr, plot.left + 6, above ? y - 5 : y + 14, text, Align::kLeft);
+  }
+  if (!std::isnan(spec.shade_from) && !spec.shade_label.empty()) {
+    const double from = axis(spec.shade_from, spec.log_x);
+    if (!std::isnan(from) && from < x_hi) {
+      const double x0 = std::max(sx(from), plot.left);
+      cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+      const double right = plot.right - x0 - 8, left = x0 - plot.left - 8;
+      if (FitFont(cr, spec.shade_label, 11, std::max(right, left))) {
+        if (right >= left) DrawText(cr, x0 + 4, plot.bottom - 6, spec.shade_label, Align::kLeft);
+        else DrawText(cr, x0 - 4, plot.bottom - 6, spec.shade_label, Align::kRight);
       }
     }
+  }
+
+  // Legend on a white box, where it was placed above.
+  if (legend) {
     cairo_rectangle(cr, bx, by, box_w, box_h);
     cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
     cairo_fill_preserve(cr);
     cairo_set_source_rgb(cr, 0.8, 0.8, 0.8);
     cairo_stroke(cr);
-    SetFont(cr, 12);
+    SetFont(cr, legend_font);
     double y = by + 5 + row_h / 2;
     for (const auto* s : entries) {
       if (!s->band_lo.empty()) {
@@ -253,11 +446,11 @@ void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::
       cairo_stroke(cr);
       cairo_set_dash(cr, nullptr, 0, 0);
       cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-      DrawText(cr, bx + 38, y + 4.5, s->name, Align::kLeft);
+      DrawText(cr, bx + 38, y + legend_font * 0.375, s->name, Align::kLeft);
       y += row_h;
     }
     if (!spec.note.empty()) {
-      SetFont(cr, 11);
+      SetFont(cr, legend_font * 11 / 12);
       cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
       DrawText(cr, bx + 8, y + 4, spec.note, Align::kLeft);
     }

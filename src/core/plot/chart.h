@@ -4,6 +4,7 @@
 // pair of axes. Pure drawing: data in, image file out.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,24 @@ struct ChartSpec {
   std::string note;      ///< small text under the legend ("shaded: min–max")
   int width = 960, height = 600;
   std::vector<ChartSeries> series;
+  bool log_x = false, log_y = false;  ///< log10 axes; points <= 0 are left out
+  /// Axis limits (--xlim/--ylim); NaN = from the data (x padded by 2% each
+  /// side so the first and last points stand clear of the frame).
+  double x_min = kNaN, x_max = kNaN, y_min = kNaN, y_max = kNaN;
+  /// x from which the region is shaded (--train-len: beyond training); NaN = none.
+  double shade_from = kNaN;
+  std::string shade_label;
+  /// Vertical marker lines (e.g. L_orig) with a label at the top.
+  std::vector<std::pair<double, std::string>> markers;
+  /// Horizontal marker lines (a wavelength equal to L_orig) with a label.
+  std::vector<std::pair<double, std::string>> y_markers;
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Draws `spec` into `path` (.png/.svg/.pdf; `flag` names the option in
-/// errors). Series longer than the plot is wide are reduced to a per-pixel
+/// errors). The legend goes in the plot corner where it covers no drawn
+/// point, else outside, right of the plot; x tick labels are thinned until
+/// they do not touch. Series longer than the plot is wide are reduced to a per-pixel
 /// min/max envelope, so the image looks the same and stays small. Throws
 /// pe::Error (usage, io).
 void RenderLineChart(const ChartSpec& spec, const std::string& path, const std::string& flag);

@@ -21,7 +21,7 @@ std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count) {
 }
 
 HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
-                         std::int64_t max_rows, std::int64_t max_cols) {
+                         std::int64_t max_rows, std::int64_t max_cols, bool group_sincos) {
   const TableInfo& info = source.info();
   if (info.rows < 1 || info.cols < 1)
     ThrowInput(fmt::format("table '{}'", info.name), "has no rows or no columns to draw");
@@ -36,8 +36,11 @@ HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
   };
   std::vector<std::int64_t> col_bin(static_cast<std::size_t>(info.cols));
   std::vector<double> col_count(static_cast<std::size_t>(n_cols), 0.0);
+  const std::int64_t evens = (info.cols + 1) / 2;
   for (std::int64_t c = 0; c < info.cols; ++c) {
-    col_bin[c] = bin(c, info.cols, n_cols);
+    // The drawn place of column c: itself, or (grouped) evens then odds.
+    const std::int64_t place = !group_sincos ? c : (c % 2 == 0 ? c / 2 : evens + c / 2);
+    col_bin[c] = bin(place, info.cols, n_cols);
     col_count[col_bin[c]] += 1;
   }
   std::vector<double> sums(static_cast<std::size_t>(n_rows * n_cols), 0.0);
@@ -74,7 +77,9 @@ HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
                                                             (info.rows + n_rows - 1) / n_rows,
                                                             (info.cols + n_cols - 1) / n_cols)
                                               : "");
-  spec.x_label = "dimension";
+  spec.x_label = group_sincos ? fmt::format("dimension: even columns 0..{} (sin), then odd columns 1..{} (cos)",
+                                            2 * (evens - 1), info.cols / 2 * 2 - 1)
+                             : "dimension";
   spec.y_label = "position (row)";
   spec.value_label = binned ? "value (cell mean)" : "value";
   spec.rows = n_rows;
@@ -102,11 +107,20 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     lo = -m;
     hi = m;
   }
+  if (!std::isnan(spec.vmin)) lo = spec.vmin;
+  if (!std::isnan(spec.vmax)) hi = spec.vmax;
   if (hi <= lo) hi = lo + 1;
 
-  // Layout: title block on top, colour bar on the right.
+  // Layout: title block on top, colour bar on the right, sized so that its
+  // label stands clear of the widest tick label.
+  SetFont(cr, 11.5);
+  const auto v_ticks = NiceTicks(lo, hi, 6);
+  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
+  double v_label_w = 0;
+  for (double t : v_ticks) v_label_w = std::max(v_label_w, TextWidth(cr, TickLabel(t, vs)));
   const double top = spec.subtitle.empty() ? 52 : 70;
-  const double left = 84, right_room = 110, bottom_room = 62;
+  const double left = 84, bottom_room = 62;
+  const double right_room = 24 + 18 + 7 + v_label_w + 12 + 16 + 10;
   double pw = spec.width - left - right_room, ph = spec.height - top - bottom_room;
   if (spec.square_cells) {
     const double cell = std::min(pw / spec.cols, ph / spec.rows);
@@ -117,10 +131,10 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   const double py = top;
 
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  SetFont(cr, 17, true);
+  FitFont(cr, spec.title, 17, spec.width - 16.0, true);
   DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
   if (!spec.subtitle.empty()) {
-    SetFont(cr, 12.5);
+    FitFont(cr, spec.subtitle, 12.5, spec.width - 16.0);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
   }
@@ -187,9 +201,10 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   }
   cairo_rectangle(cr, std::round(px) + 0.5, std::round(py) + 0.5, std::round(pw), std::round(ph));
   cairo_stroke(cr);
-  SetFont(cr, 13.5);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  FitFont(cr, spec.x_label, 13.5, pw + 60);
   DrawText(cr, px + pw / 2, py + ph + 44, spec.x_label, Align::kCenter);
+  FitFont(cr, spec.y_label, 13.5, ph);
   DrawTextVertical(cr, 22, py + ph / 2, spec.y_label);
 
   // Colour bar: a vertical gradient of the map with value ticks.
@@ -204,8 +219,6 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   cairo_rectangle(cr, std::round(bx) + 0.5, std::round(by) + 0.5, bw, std::round(bh));
   cairo_stroke(cr);
   SetFont(cr, 11.5);
-  const auto v_ticks = NiceTicks(lo, hi, 6);
-  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
   for (double t : v_ticks) {
     const double y = std::round(by + (hi - t) / (hi - lo) * bh) + 0.5;
     cairo_move_to(cr, bx + bw, y);
@@ -213,9 +226,11 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     cairo_stroke(cr);
     DrawText(cr, bx + bw + 7, y + 4, TickLabel(t, vs), Align::kLeft);
   }
-  SetFont(cr, 12.5);
+  FitFont(cr, spec.value_label, 12.5, bh);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  DrawTextVertical(cr, spec.width - 14.0, by + bh / 2, spec.value_label);
+  // The label's baseline sits right of the tick labels (rotated text
+  // extends to the left of its centre line by about its ascent).
+  DrawTextVertical(cr, bx + bw + 7 + v_label_w + 12 + 10, by + bh / 2, spec.value_label);
   canvas.Finish();
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct HeatmapSpec {
   double x_first = 0, x_last = 0, y_first = 0, y_last = 0;
   ColorMap map = ColorMap::kViridis;
   bool symmetric = false;  ///< colour range [-m, m], m = max |v| (diverging)
+  /// Colour range overrides (--vmin/--vmax); NaN = from the data.
+  double vmin = std::numeric_limits<double>::quiet_NaN();
+  double vmax = std::numeric_limits<double>::quiet_NaN();
   bool square_cells = false;
   int width = 900, height = 760;
 };
@@ -36,8 +40,11 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
 /// on at most `max_rows` × `max_cols` cells, each the mean of its block of
 /// entries (a box filter: no aliasing); one streaming pass over the rows.
 /// `title` names it. Throws pe::Error (input) for an empty table.
+/// With `group_sincos` the columns are drawn even ones first, then odd ones
+/// (an interleaved sinusoid's sin columns, then its cos columns): the
+/// familiar two-block picture instead of a barcode.
 HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
-                         std::int64_t max_rows = 600, std::int64_t max_cols = 700);
+                         std::int64_t max_rows = 600, std::int64_t max_cols = 700, bool group_sincos = false);
 
 /// `count` indices spread evenly over [0, n): all of them when n <= count.
 std::vector<std::int64_t> SpreadIndices(std::int64_t n, std::int64_t count);

@@ -1,0 +1,31 @@
+// `pe dot --view`: the views of core/analysis/view_data.h from files and
+// inline specs (and the --scheme flags), written as CSV/JSON and drawn with
+// plot/view_plot.h. Which view a table gets by default is PickDotView's
+// choice: RoPE (a rope spec, or a file with cos and sin or inv_freq and no
+// --tensor) → qk with RoFormer's bound; ALiBi → heads; sincos-2d and
+// vision-rope → grid; anything else → decay (cmd_dot.cc).
+#pragma once
+
+#include <optional>
+
+#include "cli/cmd_dot.h"
+#include "core/analysis/view_data.h"
+
+namespace pe::cli {
+
+/// The view `o` asks for (--view), else the default for its first input;
+/// nullopt = the decay curve of cmd_dot.cc.
+std::optional<ViewKind> PickDotView(const DotOptions& o);
+
+/// Computes, writes and draws `view`. Throws pe::Error (usage) for a view
+/// that does not apply to an input, naming both.
+int RunDotView(ViewKind view, const DotOptions& o, Console& console);
+
+/// The plot flags shared by every view and the decay curve.
+void AddPlotControlFlags(CLI::App& cmd, DotOptions& o);
+
+/// True when the curve goes to standard output: -o - (or no -o) with no
+/// picture asked for and stdout not a terminal, or -o - given explicitly.
+bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format);
+
+}  // namespace pe::cli

@@ -1,0 +1,60 @@
+// Views of a table's values (not of its frequencies), for `pe dot --view`:
+//
+//  - columns:    chosen columns against position (the Annotated
+//                Transformer's figure of PE columns 4..7)
+//  - collisions: how many distinct rows each window of W positions has once
+//                the values are rounded to bfloat16 or float16 (round to
+//                nearest even, as torch's .to(dtype)); fewer than W means
+//                positions the model cannot tell apart
+//  - precision:  |table − exact| along position: the largest and mean
+//                absolute error of each row against a float64 reference
+//  - heads:      ALiBi's bias −m_h·k, heads × offsets, one panel
+//  - grid:       2-D encodings: cosine similarity of chosen patches with
+//                every patch, each drawn on the H × W grid (ViT, Dosovitskiy
+//                et al. 2021, Fig. 7)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/analysis/view_data.h"
+#include "core/dtype.h"
+#include "core/table.h"
+
+namespace pe {
+
+struct NamedTable {
+  std::string name;
+  const DenseTable* table;
+};
+
+/// Throws pe::Error (usage) for a column outside a table.
+ViewData ColumnsView(const std::vector<NamedTable>& tables, const std::vector<std::int64_t>& columns);
+
+/// `dtypes` are kBFloat16 and/or kFloat16. Throws pe::Error (usage) for
+/// window < 1 or another dtype.
+ViewData CollisionsView(const std::vector<NamedTable>& tables, const std::vector<DType>& dtypes,
+                        std::int64_t window);
+
+/// The RoPE rows [cos(p̃·θ_i), sin(p̃·θ_i)] for p = 0..rows-1 where p̃ is p
+/// rounded to `dtype` (positions held in bfloat16/float16, as a model run
+/// in that type computes them): the table whose collisions show why
+/// low-precision RoPE breaks at long context.
+DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_t rows, DType dtype);
+
+/// Each table against its reference (same shape; throws pe::Error (input)
+/// otherwise).
+ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact);
+
+/// ALiBi slopes (one per head) over offsets 0..max_k.
+ViewData HeadsView(const std::string& name, const std::vector<double>& slopes, std::int64_t max_k);
+
+/// `table` has grid_h·grid_w rows (+1 leading class-token row with `cls`);
+/// `patches` are grid cells (row-major index); empty = every cell when the
+/// grid has at most 256 cells, else 9 spread over it. Throws pe::Error
+/// (usage) for a patch outside the grid or a table of another size.
+ViewData GridView(const NamedTable& table, std::int64_t grid_h, std::int64_t grid_w, bool cls,
+                  std::vector<std::int64_t> patches);
+
+}  // namespace pe
