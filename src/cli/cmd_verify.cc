@@ -12,6 +12,8 @@
 #include "core/output.h"
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
+#include "cli/tensor_set_view.h"
+#include "cli/verify_text.h"
 
 namespace pe::cli {
 namespace {
@@ -68,6 +70,8 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
     const MetaValue* meta = info.meta.Find(key);
     const bool is_flag = opt->get_expected_min() == 0;
     const CLI::Option* mine = o.cmd->get_option_no_throw("--" + ln);
+    if (ln == "tensor" && !o.reference_dataset.empty())  // --reference-tensor names the scheme's tensor
+      mine = o.cmd->get_option_no_throw("--reference-tensor");
     if (mine && mine->count() > 0) {
       extra_given = true;
       std::string joined;
@@ -76,7 +80,9 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
         args.push_back(is_flag ? "--" + ln : "--" + ln + "=" + r);
       }
       if (meta && !is_flag && MetaToString(*meta) != joined)
-        notes->push_back(fmt::format("--{} {} overrides the file's metadata {} = {}", ln, joined, key, MetaToString(*meta)));
+        notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}",
+                                     mine->get_lnames().empty() ? "--" + ln : "--" + mine->get_lnames()[0], joined, key,
+                                     MetaToString(*meta)));
     } else if (meta && other_scheme) {
       skipped_meta = true;
     } else if (meta) {
@@ -212,8 +218,20 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
                   "Compare with this table file, or with an inline spec such as "
                   "'rope:head-dim=128,base=500000,rope-scaling=llama3,factor=8' (see docs/cli.md)")
       ->type_name("REF");
-  cmd->add_option("--dataset", o.dataset, "HDF5 dataset of FILE")->type_name("NAME");
-  cmd->add_option("--reference-dataset", o.reference_dataset, "HDF5 dataset of REF")->type_name("NAME");
+  // --tensor/--dataset: FILE's tensor, as in every command (issue 16). The
+  // scheme's own --tensor (AddSpecFlags) is replaced by it: a file's tensor
+  // named cos is checked against the scheme's cos, and for a file of one
+  // unnamed tensor (.npy, .csv) --tensor says which of the scheme's tensors
+  // it is. --reference-tensor names REF's tensor (or the scheme's, when it
+  // differs); --reference-dataset is its old spelling.
+  cmd->remove_option(cmd->get_option("--tensor"));
+  cmd->add_option("--tensor,--dataset", o.dataset,
+                  "FILE's tensor (HDF5 dataset, safetensors/JSON/npz... tensor; for a .npy/.csv, which of the scheme's "
+                  "tensors it is: cos|sin|inv_freq...); default: every tensor the metadata describes")
+      ->type_name("NAME");
+  cmd->add_option("--reference-tensor,--reference-dataset", o.reference_dataset,
+                  "REF's tensor, or the scheme tensor to compare with (default: the one named like FILE's)")
+      ->type_name("NAME");
   cmd->add_option("--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--atol", o.atol, "Absolute tolerance (replaces the default rule)")->type_name("X");
   cmd->add_option("--rtol", o.rtol, "Relative tolerance (replaces the default rule)")->type_name("X");
@@ -249,6 +267,9 @@ an inv_freq is judged as a vector of frequencies (docs/verify.md).
 }
 
 int RunVerify(const VerifyCliOptions& o, Console& console) {
+  // A file of several tensors: each one the metadata describes (cli/verify_text.h).
+  if (!o.report_out)
+    if (auto names = WholeFileTensors(o.file, o.dataset, o.format); !names.empty()) return RunVerifySet(o, console, names);
   OpenOptions oo;
   oo.format = ForcedFormat(o.format, "--format");
   oo.dataset = o.dataset;
@@ -335,6 +356,11 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   if (!o.junit.empty() && !junit_stdout) junit = std::make_unique<AtomicFile>(o.junit);
 
   const VerifyReport rep = Verify(*table, o.file, vo);
+  if (o.report_out) {
+    *o.report_out = rep;
+    if (o.reference_line_out) *o.reference_line_out = ReferenceLine(rep);
+    return rep.passed ? kExitOk : kExitCheckFailed;
+  }
 
   if (junit) {
     const std::string xml = JUnitXml(rep);
@@ -351,22 +377,7 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
     } else if (o.json) {
       WriteStdout(JsonText(rep.ToJson(), 2) + "\n");
     } else {
-      PrintLine(fmt::format("verify {} [{} x {}, {}] against {}", o.file, info.rows, info.cols, Traits(info.dtype).name,
-                            ReferenceLine(rep)));
-      for (const auto& n : rep.notes) PrintLine(fmt::format("note: {}", n));
-      PrintLine(fmt::format("tolerance: {}", rep.tolerance.why));
-      std::size_t width = 0;
-      for (const auto& c : rep.checks) width = std::max(width, c.name.size());
-      for (const auto& c : rep.checks) {
-        const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
-        WriteStdout(console.Status(status) + EscapeText(fmt::format(" {:<{}}  {}", c.name, width, c.summary)) + "\n");
-      }
-      if (rep.diagnosed) PrintLine(fmt::format("diagnosis: {}", rep.diagnosis_text));
-      int failed = 0;
-      for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-      WriteStdout("result: " + console.Status(rep.passed ? "PASS" : "FAIL") +
-                  (rep.passed ? fmt::format(" ({} checks)\n", rep.checks.size())
-                              : fmt::format(" ({} of {} checks failed)\n", failed, rep.checks.size())));
+      PrintVerifyText(rep, ReferenceLine(rep), console);
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return verdict;
