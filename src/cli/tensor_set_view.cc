@@ -85,6 +85,26 @@ std::vector<std::string> WholeFileTensors(const std::string& path, const std::st
   return names;
 }
 
+std::string PickDotTensor(const std::string& path) {
+  const std::vector<std::string> names = WholeFileTensors(path, "", "");
+  if (names.empty()) return "";
+  std::vector<std::string> tables, described;
+  for (const std::string& name : names) {
+    OpenOptions one;
+    one.dataset = name;
+    auto src = OpenTable(path, one);
+    const std::string axes = AxesOf(src->info());
+    described.push_back(fmt::format("{} [{} x {}: {}]", name, src->info().rows, src->info().cols, axes));
+    if (axes == "positions x channels" || axes == "grid cells x channels") tables.push_back(name);
+  }
+  if (tables.size() == 1) return tables[0];
+  ThrowUsage(fmt::format("'{}'", path),
+             fmt::format("holds {} tensors: {}; {}", names.size(), fmt::join(described, ", "),
+                         tables.empty() ? "none is a table of positions x channels"
+                                        : fmt::format("{} are tables of positions", fmt::join(tables, " and "))),
+             fmt::format("name the one to draw with --tensor {}", tables.empty() ? names[0] : tables[0]));
+}
+
 int RunInspectSet(const InspectOptions& o, Console& console, const std::vector<std::string>& names) {
   using Json = nlohmann::ordered_json;
   OpenOptions oo;

@@ -32,6 +32,13 @@ std::string KindOf(RowSource& source, bool identify);
 std::vector<std::string> WholeFileTensors(const std::string& path, const std::string& tensor,
                                           const std::string& format);
 
+/// The tensor `pe dot FILE` draws when none is named: "" for a file of one
+/// tensor; of several, the one table of positions x channels (an HDF5 file
+/// with pe and a slopes side tensor, a learned table with its ids); when
+/// there are none or several (rope cos and sin), a usage error that lists
+/// every tensor with its axes and says to pick one with --tensor.
+std::string PickDotTensor(const std::string& path);
+
 /// `pe inspect` of a multi-tensor file: a listing (name, shape, dtype, axes,
 /// kind/identification), then the details of each tensor as `pe inspect
 /// FILE --tensor NAME` prints them. --json: one document
