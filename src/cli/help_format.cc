@@ -203,6 +203,9 @@ class HelpFormatter : public CLI::Formatter {
 
 }  // namespace
 
+std::string HelpTypeName(std::string type) { return TypeName(std::move(type)); }
+bool IsSpecHelpFlag(const CLI::Option* opt) { return IsSpecFlag(opt); }
+
 std::shared_ptr<CLI::Formatter> MakeHelpFormatter() { return std::make_shared<HelpFormatter>(); }
 
 }  // namespace pe::cli

@@ -17,11 +17,19 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <string>
 
 namespace pe::cli {
 
 /// The help group that holds the scheme-parameter flags (cli/scheme_flags.cc).
 extern const char kSchemeParamGroup[];
+
+/// `type` without the validator text CLI11 appends (":INT in [1 - 1024]").
+std::string HelpTypeName(std::string type);
+
+/// Whether `opt` is a scheme-spec flag (the scheme group, or --scheme,
+/// --d-model, --max-len, --base, --start, --dtype): no default is shown.
+bool IsSpecHelpFlag(const CLI::Option* opt);
 
 /// The formatter for `app` and the subcommands added after it is set.
 std::shared_ptr<CLI::Formatter> MakeHelpFormatter();
