@@ -57,7 +57,7 @@ OptionModel ReadOption(const std::string& command, const CLI::Option& opt) {
   m.shorts = opt.get_snames();
   m.longs = opt.get_lnames();
   if (opt.get_positional()) m.positional = opt.get_name(true);
-  m.flag = opt.get_type_size() == 0;
+  m.flag = opt.get_expected_max() == 0;  // a flag takes no value (get_type_size() is not 0 for them in CLI11 2.1)
   if (!m.flag) m.type_name = HelpTypeName(opt.get_type_name());
   m.description = opt.get_description();
   // As in --help: no default on a spec flag (the scheme's or the file's decides).
