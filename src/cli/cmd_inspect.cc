@@ -162,7 +162,8 @@ Examples:
   pe inspect pe.h5
   pe inspect table.npy --json
   pe inspect hf_cos.npy                       # a RoPE cos cache: layout, base, scaling
-  pe inspect rope.safetensors --dataset cos   # cos+sin in one file
+  pe inspect rope.safetensors                 # every tensor listed, then each
+  pe inspect rope.safetensors --tensor cos    # one (cos+sin in one file)
   pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify

@@ -251,6 +251,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error.
 
 Examples:
   pe verify pe.h5
+  pe verify rope.safetensors                  # every tensor (cos, sin, inv_freq), one section each
   pe verify theirs.npy --scheme sinusoidal --d-model 512
   pe verify theirs.npy --reference ours.h5 --max-ulp 2
   pe verify cos.npy --reference rope:head-dim=128,base=500000,tensor=cos

@@ -92,8 +92,8 @@ class HelpFormatter : public CLI::Formatter {
     if (is_positional) return opt->get_name(true, false);
     // Built from the names themselves: no "{false}" default-flag-value suffix.
     std::string out;
-    for (const std::string& s : opt->get_snames()) out += (out.empty() ? "-" : ", -") + s;
-    for (const std::string& l : opt->get_lnames()) out += (out.empty() ? "--" : ", --") + l;
+    for (const std::string& s : opt->get_snames()) out += (out.empty() ? "-" : ",-") + s;
+    for (const std::string& l : opt->get_lnames()) out += (out.empty() ? "--" : ",--") + l;
     return out;
   }
 

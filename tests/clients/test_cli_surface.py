@@ -97,7 +97,7 @@ for cmd in ["", "generate", "dot", "inspect", "verify", "schemes"]:
     check(r.returncode == 0, f"pe {cmd} --help: rc {r.returncode}")
     no_artefacts(r.stdout, f"pe {cmd} --help")
     if cmd in ("generate", "dot", "verify"):
-        listed = re.findall(r"^  (?:-\w, )?(--[a-z0-9-]+)", r.stdout, re.M)
+        listed = re.findall(r"^  (?:-\w,)?(--[a-z0-9-]+)", r.stdout, re.M)
         check("--rope-scaling" not in listed and "--heads" not in listed and f"pe {cmd} --scheme NAME --help" in r.stdout,
               f"pe {cmd} --help lists scheme parameters or no pointer to them")
         for s in schemes:
@@ -105,7 +105,7 @@ for cmd in ["", "generate", "dot", "inspect", "verify", "schemes"]:
             no_artefacts(h.stdout, f"pe {cmd} --scheme {s['name']} --help")
             sec = h.stdout.split(f"Parameters of scheme {s['name']}")
             listed = set(re.findall(r"^  (--[a-z0-9-]+)", sec[1], re.M)) if len(sec) == 2 else set()
-            opts = set(re.findall(r"^  (?:-\w, )?(--[a-z0-9-]+)", h.stdout.split("Parameters of scheme")[0], re.M))
+            opts = set(re.findall(r"^  (?:-\w,)?(--[a-z0-9-]+)", h.stdout.split("Parameters of scheme")[0], re.M))
             scheme_flags |= listed
             # The scheme group lists exactly the scheme's own parameters (the
             # common ones, --d-model .. --start, are in Options).
