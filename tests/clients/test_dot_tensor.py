@@ -82,7 +82,9 @@ for path in (st, h5, js):
     r = C.pe("dot", path, ok=False)
     lines = r.stderr.strip().splitlines()
     C.check(r.returncode == 2, f"{path} without --tensor: exit {r.returncode}")
-    C.check(len(lines) == 1 and lines[0].startswith("pe: error: ") and all(t in lines[0] for t in ("cos", "sin", "inv_freq")),
+    # It asks: the tensors with their axes, and a hint naming --tensor (issue 16).
+    C.check(len(lines) == 2 and lines[0].startswith("pe: error: ") and all(t in lines[0] for t in ("cos", "sin", "inv_freq"))
+            and "cos and sin are tables of positions" in lines[0] and lines[1] == "pe: hint: name the one to draw with --tensor cos",
             f"{path} without --tensor: stderr {r.stderr!r}")
     C.check(r.stdout == "", f"{path} without --tensor: stdout {r.stdout!r}")
 
