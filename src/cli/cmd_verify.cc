@@ -72,6 +72,11 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
     const CLI::Option* mine = o.cmd->get_option_no_throw("--" + ln);
     if (ln == "tensor" && !o.reference_dataset.empty())  // --reference-tensor names the scheme's tensor
       mine = o.cmd->get_option_no_throw("--reference-tensor");
+    else if (ln == "tensor" && [&] {  // FILE's named tensor (a container): its metadata says which scheme tensor it is
+               const auto f = o.format.empty() ? FormatFromExtension(o.file) : FormatFromName(o.format);
+               return f && HoldsSeveralTensors(*f) && !info.name.empty() && info.name != "pe";
+             }())
+      mine = nullptr;
     if (mine && mine->count() > 0) {
       extra_given = true;
       std::string joined;
@@ -228,7 +233,8 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   cmd->add_option("--tensor,--dataset", o.dataset,
                   "FILE's tensor (HDF5 dataset, safetensors/JSON/npz... tensor; for a .npy/.csv, which of the scheme's "
                   "tensors it is: cos|sin|inv_freq...); default: every tensor the metadata describes")
-      ->type_name("NAME");
+      ->type_name("NAME")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // --tensor cos --dataset cos: one name, twice
   cmd->add_option("--reference-tensor,--reference-dataset", o.reference_dataset,
                   "REF's tensor, or the scheme tensor to compare with (default: the one named like FILE's)")
       ->type_name("NAME");

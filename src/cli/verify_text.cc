@@ -40,8 +40,14 @@ std::vector<std::string> ReferenceLines(const Check& c) {
     first += fmt::format(" at position {}, column {} (|err| {} against a limit of {})", w.value("position", 0),
                          w.value("col", 0), G(Num(w, "error", 0)), G(Num(w, "limit", 0)));
   }
-  if (d.contains("entries"))
+  // The count as the check words it ("0 of 64 frequencies over tolerance").
+  const auto over = c.summary.rfind(" over tolerance");
+  if (over != std::string::npos) {
+    const auto from = c.summary.rfind("; ", over);
+    first += "; " + c.summary.substr(from == std::string::npos ? 0 : from + 2, over + 15 - (from == std::string::npos ? 0 : from + 2));
+  } else if (d.contains("entries")) {
     first += fmt::format("; {} of {} entries over tolerance", d.value("count_over", 0), d.value("entries", 0));
+  }
   lines.push_back(first);
   const double abs_err = Num(d, "max_abs_err"), rel = Num(d, "max_rel_err"), ulp = Num(d, "max_ulp_err");
   std::string raw;
