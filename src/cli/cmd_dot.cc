@@ -21,6 +21,7 @@
 #include "cli/dot_views.h"
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
+#include "cli/tensor_set_view.h"
 
 namespace pe::cli {
 namespace {
@@ -354,7 +355,7 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
   // --tensor (a scheme flag, above) also names the tensor read from
   // multi-tensor files; --dataset is its spelling in inspect and verify.
   if (CLI::Option* t = cmd->get_option_no_throw("--tensor"))
-    t->description("Tensor of multi-tensor input files (rope.safetensors: cos|sin|inv_freq) and of the generated "
+    t->group("Options")->description("Tensor of multi-tensor input files (rope.safetensors: cos|sin|inv_freq) and of the generated "
                    "series (rope: cos|sin|inv_freq; alibi: slopes|bias; xpos: cos|sin|scale|inv_freq)");
   cmd->add_option("--dataset", o.dataset,
                   "Tensor/dataset of multi-tensor input files (HDF5, safetensors, JSON); same as --tensor")
@@ -457,6 +458,8 @@ int RunDot(const DotOptions& o, Console& console) {
       // lists them (OpenTable); one-tensor formats ignore the name.
       OpenOptions oo;
       oo.dataset = tensor;
+      // None named: the file's one table of positions, or a question that lists them (cli/tensor_set_view.h).
+      if (tensor.empty()) oo.dataset = PickDotTensor(in);
       s.table = OpenTable(in, oo);
       s.name = BaseName(in);
       if (!tensor.empty() && s.table->info().name == tensor) s.name += "[" + tensor + "]";

@@ -17,6 +17,7 @@
 #include "core/metadata_json.h"
 #include "core/plot/heatmap.h"
 #include "cli/progress.h"
+#include "cli/tensor_set_view.h"
 
 namespace pe::cli {
 namespace {
@@ -133,7 +134,9 @@ void ParseSlice(const std::string& text, std::int64_t size, const char* flag, st
 CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
   cmd->add_option("FILE", o.file, "Table file (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
-  cmd->add_option("--dataset", o.dataset, "HDF5 dataset to read (default: 'pe' or the only one)")->type_name("NAME");
+  cmd->add_option("--tensor,--dataset", o.dataset,
+                  "The file's tensor to show (HDF5 dataset path, safetensors/JSON/npz... tensor); default: every tensor")
+      ->type_name("NAME");
   cmd->add_option("--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--rows", o.rows, "Print rows A:B (Python-style slice; negative counts from the end)")->type_name("A:B");
   cmd->add_option("--cols", o.cols, "Only columns A:B (in the slice and the preview)")->type_name("A:B");
@@ -164,7 +167,8 @@ Examples:
   pe inspect pe.h5
   pe inspect table.npy --json
   pe inspect hf_cos.npy                       # a RoPE cos cache: layout, base, scaling
-  pe inspect rope.safetensors --dataset cos   # cos+sin in one file
+  pe inspect rope.safetensors                 # every tensor listed, then each
+  pe inspect rope.safetensors --tensor cos    # one (cos+sin in one file)
   pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
@@ -180,6 +184,8 @@ int RunInspect(const InspectOptions& o, Console& console) {
   if (o.dataset.empty() && o.format.empty() && o.rows.empty() && o.heatmap.empty() && o.pair.empty() &&
       InspectsAsModel(o.file))
     return RunModelInspect(o.file, o.json, console);
+  // A file of several tensors opens whole (cli/tensor_set_view.h).
+  if (auto names = WholeFileTensors(o.file, o.dataset, o.format); !names.empty()) return RunInspectSet(o, console, names);
   OpenOptions oo;
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;
@@ -315,7 +321,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
 
   PrintLine(fmt::format("file      {}", o.file));
   PrintLine(fmt::format("format    {}{}", format_name, format_name == "hdf5" ? fmt::format(" (dataset '{}')", info.name) : ""));
-  PrintLine(fmt::format("shape     {} x {}  (positions x channels)", info.rows, info.cols));
+  PrintLine(fmt::format("shape     {} x {}  ({})", info.rows, info.cols, AxesOf(info)));
   PrintLine(fmt::format("dtype     {}", Traits(info.dtype).name));
   if (info.meta.empty()) {
     PrintLine("metadata  (none)");
@@ -327,15 +333,15 @@ int RunInspect(const InspectOptions& o, Console& console) {
   PrintLine(fmt::format("  min {}  max {}  mean {:.6g}", Num(stats.min, info.dtype), Num(stats.max, info.dtype), stats.mean));
   PrintLine(fmt::format("  row norm  min {:.9g} (row {})  max {:.9g} (row {})", stats.row_norm_min, stats.row_norm_min_row,
              stats.row_norm_max, stats.row_norm_max_row));
-  auto list = [](const std::vector<std::int64_t>& xs, std::int64_t total) {
-    if (xs.empty()) return std::string("none");
+  // A count, then the indices in their own words: "1 (row 0)", never a bare "0".
+  auto list = [](const std::vector<std::int64_t>& xs, std::int64_t total, const char* what) {
+    if (total == 0) return std::string("0");
     std::string s;
     for (std::size_t i = 0; i < xs.size() && i < 10; ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
-    if (total > 10) s += fmt::format(", ... ({} in all)", total);
-    return s;
+    return fmt::format("{} ({}{} {}{})", total, what, total > 1 ? "s" : "", s, total > 10 ? ", ..." : "");
   };
-  PrintLine(fmt::format("  zero rows: {}; zero columns: {}", list(stats.zero_rows, stats.zero_row_count),
-             list(stats.zero_cols, stats.zero_col_count)));
+  PrintLine(fmt::format("  all-zero rows: {}; all-zero columns: {}", list(stats.zero_rows, stats.zero_row_count, "row"),
+             list(stats.zero_cols, stats.zero_col_count, "column")));
   if (stats.nonfinite)
     PrintLine(fmt::format("  non-finite entries: {} (NaN {}, +inf {}, -inf {})", stats.nonfinite, stats.nan,
                           stats.pos_inf, stats.neg_inf));
@@ -368,8 +374,10 @@ int RunInspect(const InspectOptions& o, Console& console) {
     else cols = PreviewCols(c0, c1);
     PrintLine(fmt::format("{}", slice ? fmt::format("rows {}:{}, columns {}:{}", r0, r1, c0, c1)
                              : fmt::format("preview (columns {}:{})", c0, c1)));
+    // Shortest round-trip text: up to 23 characters for float64, 15 for float32.
+    const int w = info.dtype == DType::kFloat64 ? 23 : 15;
     std::string header = fmt::format("  {:>8} {:>8}", "row", "pos");
-    for (std::int64_t c : cols) header += c < 0 ? "  ..." : fmt::format(" {:>14}", fmt::format("c{}", c));
+    for (std::int64_t c : cols) header += c < 0 ? "  ..." : fmt::format(" {:>{}}", fmt::format("c{}", c), w);
     PrintLine(header);
     std::int64_t prev_end = -1;
     for (const auto& [f, l] : ranges) {
@@ -377,7 +385,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
       ForEachRawRow(*src, f, l, [&](std::int64_t r, const std::byte* row) {
         std::string line = fmt::format("  {:>8} {:>8}", r, start + r);
         for (std::int64_t c : cols)
-          line += c < 0 ? "  ..." : fmt::format(" {:>14}", Num(LoadAsDouble(row, info.dtype, static_cast<std::size_t>(c)), info.dtype));
+          line += c < 0 ? "  ..." : fmt::format(" {:>{}}", Num(LoadAsDouble(row, info.dtype, static_cast<std::size_t>(c)), info.dtype), w);
         PrintLine(line);
       });
       prev_end = l;

@@ -15,6 +15,7 @@ namespace pe::cli {
 CLI::App* SetupManpage(CLI::App& app, ManpageOptions& o) {
   auto* cmd = app.add_subcommand("manpage", "Print the man page of pe or of one command (roff)");
   cmd->add_option("command", o.command, "A command (generate, dot, ...); absent: pe(1)")->type_name("COMMAND");
+  cmd->add_flag("--model-json", o.model_json, "The command model (every command's options) as JSON");
   cmd->group("");  // hidden: the build makes the installed pages with it
   return cmd;
 }
@@ -170,6 +171,10 @@ std::string Page(const CommandModel& root, const CommandModel& c, bool is_root) 
 
 int RunManpage(const CLI::App& root, const ManpageOptions& o, Console&) {
   const CommandModel model = ReadCommandModel(root);
+  if (o.model_json) {
+    std::fputs((CommandModelJson(model).dump(2) + "\n").c_str(), stdout);
+    return kExitOk;
+  }
   if (o.command.empty()) {
     std::fputs(Page(model, model, true).c_str(), stdout);
     return kExitOk;

@@ -15,6 +15,7 @@ namespace pe::cli {
 
 struct ManpageOptions {
   std::string command;  ///< empty: pe(1)
+  bool model_json = false;  ///< --model-json: the command model as JSON (tests/clients/test_cli_surface.py)
 };
 
 CLI::App* SetupManpage(CLI::App& app, ManpageOptions& options);

@@ -14,6 +14,8 @@
 #include "cli/inline_spec.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
+#include "cli/tensor_set_view.h"
+#include "cli/verify_text.h"
 
 namespace pe::cli {
 namespace {
@@ -70,6 +72,13 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
     const MetaValue* meta = info.meta.Find(key);
     const bool is_flag = opt->get_expected_min() == 0;
     const CLI::Option* mine = o.cmd->get_option_no_throw("--" + ln);
+    if (ln == "tensor" && !o.reference_dataset.empty())  // --reference-tensor names the scheme's tensor
+      mine = o.cmd->get_option_no_throw("--reference-tensor");
+    else if (ln == "tensor" && [&] {  // FILE's named tensor (a container): its metadata says which scheme tensor it is
+               const auto f = o.format.empty() ? FormatFromExtension(o.file) : FormatFromName(o.format);
+               return f && HoldsSeveralTensors(*f) && !info.name.empty() && info.name != "pe";
+             }())
+      mine = nullptr;
     if (mine && mine->count() > 0) {
       extra_given = true;
       std::string joined;
@@ -78,7 +87,9 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
         args.push_back(is_flag ? "--" + ln : "--" + ln + "=" + r);
       }
       if (meta && !is_flag && MetaToString(*meta) != joined)
-        notes->push_back(fmt::format("--{} {} overrides the file's metadata {} = {}", ln, joined, key, MetaToString(*meta)));
+        notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}",
+                                     mine->get_lnames().empty() ? "--" + ln : "--" + mine->get_lnames()[0], joined, key,
+                                     MetaToString(*meta)));
     } else if (meta && other_scheme) {
       skipped_meta = true;
     } else if (meta) {
@@ -215,8 +226,21 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
                   "Compare with this table file, or with an inline spec such as "
                   "'rope:head-dim=128,base=500000,rope-scaling=llama3,factor=8' (see docs/cli.md)")
       ->type_name("REF");
-  cmd->add_option("--dataset", o.dataset, "HDF5 dataset of FILE")->type_name("NAME");
-  cmd->add_option("--reference-dataset", o.reference_dataset, "HDF5 dataset of REF")->type_name("NAME");
+  // --tensor/--dataset: FILE's tensor, as in every command (issue 16). The
+  // scheme's own --tensor (AddSpecFlags) is replaced by it: a file's tensor
+  // named cos is checked against the scheme's cos, and for a file of one
+  // unnamed tensor (.npy, .csv) --tensor says which of the scheme's tensors
+  // it is. --reference-tensor names REF's tensor (or the scheme's, when it
+  // differs); --reference-dataset is its old spelling.
+  cmd->remove_option(cmd->get_option("--tensor"));
+  cmd->add_option("--tensor,--dataset", o.dataset,
+                  "FILE's tensor (HDF5 dataset, safetensors/JSON/npz... tensor; for a .npy/.csv, which of the scheme's "
+                  "tensors it is: cos|sin|inv_freq...); default: every tensor the metadata describes")
+      ->type_name("NAME")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // --tensor cos --dataset cos: one name, twice
+  cmd->add_option("--reference-tensor,--reference-dataset", o.reference_dataset,
+                  "REF's tensor, or the scheme tensor to compare with (default: the one named like FILE's)")
+      ->type_name("NAME");
   cmd->add_option("--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--atol", o.atol, "Absolute tolerance (replaces the default rule)")->type_name("X");
   cmd->add_option("--rtol", o.rtol, "Relative tolerance (replaces the default rule)")->type_name("X");
@@ -236,6 +260,7 @@ Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error.
 
 Examples:
   pe verify pe.h5
+  pe verify rope.safetensors                  # every tensor (cos, sin, inv_freq), one section each
   pe verify theirs.npy --scheme sinusoidal --d-model 512
   pe verify theirs.npy --reference ours.h5 --max-ulp 2
   pe verify cos.npy --reference rope:head-dim=128,base=500000,tensor=cos
@@ -258,6 +283,9 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
     return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, console);
   }
   if (o.file.empty()) ThrowUsage("verify", "FILE is required (a table to verify), or --model MODEL");
+  // A file of several tensors: each one the metadata describes (cli/verify_text.h).
+  if (!o.report_out)
+    if (auto names = WholeFileTensors(o.file, o.dataset, o.format); !names.empty()) return RunVerifySet(o, console, names);
   OpenOptions oo;
   oo.format = ForcedFormat(o.format, "--format");
   oo.dataset = o.dataset;
@@ -349,6 +377,11 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   vo.on_rows = [&bar, rows](std::int64_t done) { bar.Update(done, rows); };
   const VerifyReport rep = Verify(*table, o.file, vo);
   bar.Finish();
+  if (o.report_out) {
+    *o.report_out = rep;
+    if (o.reference_line_out) *o.reference_line_out = ReferenceLine(rep);
+    return rep.passed ? kExitOk : kExitCheckFailed;
+  }
 
   if (junit) {
     const std::string xml = JUnitXml(rep);
@@ -365,22 +398,7 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
     } else if (o.json) {
       WriteStdout(JsonText(rep.ToJson(), 2) + "\n");
     } else {
-      PrintLine(fmt::format("verify {} [{} x {}, {}] against {}", o.file, info.rows, info.cols, Traits(info.dtype).name,
-                            ReferenceLine(rep)));
-      for (const auto& n : rep.notes) PrintLine(fmt::format("note: {}", n));
-      PrintLine(fmt::format("tolerance: {}", rep.tolerance.why));
-      std::size_t width = 0;
-      for (const auto& c : rep.checks) width = std::max(width, c.name.size());
-      for (const auto& c : rep.checks) {
-        const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
-        WriteStdout(console.Status(status) + EscapeText(fmt::format(" {:<{}}  {}", c.name, width, c.summary)) + "\n");
-      }
-      if (rep.diagnosed) PrintLine(fmt::format("diagnosis: {}", rep.diagnosis_text));
-      int failed = 0;
-      for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-      WriteStdout("result: " + console.Status(rep.passed ? "PASS" : "FAIL") +
-                  (rep.passed ? fmt::format(" ({} checks)\n", rep.checks.size())
-                              : fmt::format(" ({} of {} checks failed)\n", failed, rep.checks.size())));
+      PrintVerifyText(rep, ReferenceLine(rep), console);
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return verdict;

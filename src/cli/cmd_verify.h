@@ -33,6 +33,10 @@ struct VerifyCliOptions {
   bool no_diagnose = false;
   std::vector<std::string> models; ///< --model A [--model B] (cli/cmd_model.h)
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
+  /// When set (cli/verify_text.h, one tensor of a multi-tensor file): the
+  /// report and its reference line are stored here and nothing is printed.
+  VerifyReport* report_out = nullptr;
+  std::string* reference_line_out = nullptr;
 };
 
 CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& options);

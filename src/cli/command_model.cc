@@ -3,6 +3,7 @@
 #include "core/dtype.h"
 #include "core/format.h"
 #include "core/scheme.h"
+#include "cli/help_format.h"
 
 namespace pe::cli {
 
@@ -56,10 +57,11 @@ OptionModel ReadOption(const std::string& command, const CLI::Option& opt) {
   m.shorts = opt.get_snames();
   m.longs = opt.get_lnames();
   if (opt.get_positional()) m.positional = opt.get_name(true);
-  m.flag = opt.get_type_size() == 0;
-  if (!m.flag) m.type_name = opt.get_type_name();
+  m.flag = opt.get_expected_max() == 0;  // a flag takes no value (get_type_size() is not 0 for them in CLI11 2.1)
+  if (!m.flag) m.type_name = HelpTypeName(opt.get_type_name());
   m.description = opt.get_description();
-  m.default_value = opt.get_default_str();
+  // As in --help: no default on a spec flag (the scheme's or the file's decides).
+  if (!IsSpecHelpFlag(&opt)) m.default_value = opt.get_default_str();
   m.group = opt.get_group();
   m.repeatable = opt.get_positional() && opt.get_items_expected_max() > 1;
   m.file = !m.flag && IsPath(m.type_name);
@@ -82,6 +84,28 @@ CommandModel ReadCommandModel(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
     m.subcommands.push_back(ReadCommandModel(*sub));
   return m;
+}
+
+nlohmann::ordered_json CommandModelJson(const CommandModel& m) {
+  auto options = [](const std::vector<OptionModel>& list) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const OptionModel& o : list)
+      out.push_back({{"shorts", o.shorts},
+                     {"longs", o.longs},
+                     {"positional", o.positional},
+                     {"type_name", o.type_name},
+                     {"group", o.group},
+                     {"flag", o.flag},
+                     {"default", o.default_value}});
+    return out;
+  };
+  nlohmann::ordered_json j;
+  j["name"] = m.name;
+  j["options"] = options(m.options);
+  j["positionals"] = options(m.positionals);
+  j["subcommands"] = nlohmann::ordered_json::array();
+  for (const CommandModel& s : m.subcommands) j["subcommands"].push_back(CommandModelJson(s));
+  return j;
 }
 
 }  // namespace pe::cli

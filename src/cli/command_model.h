@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ struct CommandModel {
 
 /// Reads the model of `app` and its visible subcommands.
 CommandModel ReadCommandModel(const CLI::App& app);
+
+/// The model as JSON: {"name", "options": [{"shorts", "longs", "type_name",
+/// "group", "flag", "default"}], "positionals": [...], "subcommands": [...]}
+/// (docs/cli.md's grammar table is checked against it).
+nlohmann::ordered_json CommandModelJson(const CommandModel& model);
 
 /// "a, b, c" -> {"a", "b", "c"}.
 std::vector<std::string> SplitList(const std::string& list);

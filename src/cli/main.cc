@@ -18,6 +18,7 @@
 #include "cli/cmd_verify.h"
 #include "cli/cmd_schemes.h"
 #include "cli/console.h"
+#include "cli/help_format.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/output.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   app.name("pe");
   app.set_version_flag("--version", "pe " PE_VERSION);
   app.footer(kFooter);
+  app.formatter(pe::cli::MakeHelpFormatter());  // before the subcommands: they inherit it
   app.require_subcommand(1);
   bool quiet = false;
   std::string color = "auto";

@@ -82,6 +82,10 @@ std::string DescribeParseError(const CLI::ParseError& error, const CLI::App& app
   // "--d-model is required"
   if (msg.size() > 12 && msg.compare(msg.size() - 12, 12, " is required") == 0)
     return fmt::format("{}: required option missing (see '{}')", msg.substr(0, msg.size() - 12), help);
+  // "--output: At Most 1 required but received 2": an option given twice.
+  if (msg.find(": At Most ") != std::string::npos && msg.find(" but received ") != std::string::npos)
+    return fmt::format("{}: given {} times; it takes one value (see '{}')", msg.substr(0, msg.find(':')),
+                       msg.substr(msg.rfind(' ') + 1), help);
   // "--d-model: 1 required N missing"
   if (msg.find(" required ") != std::string::npos && msg.find(" missing") != std::string::npos) {
     return fmt::format("{}: needs a value", msg.substr(0, msg.find(':')));

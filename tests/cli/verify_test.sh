@@ -41,7 +41,10 @@ expect_error "verify: bad base" "--base" -- verify t.npy --d-model 16 --base -3
 "$PE" verify t.h5 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] && grep -q "^result: PASS" out.txt && [ ! -s err.txt ] && ok || bad "verify t.h5: exit $rc"
 "$PE" verify t.npy --d-model 16 --start 1 >out.txt 2>err.txt; rc=$?
-[ "$rc" -eq 1 ] && grep -q "^FAIL reference" out.txt && grep -q "^diagnosis: .*first position (0 instead of 1)" out.txt \
+# The verdict and its figure first; the diagnosis over several lines, ending with the fix.
+[ "$rc" -eq 1 ] && head -1 out.txt | grep -q "^FAIL — 1023 of 1024 entries over tolerance" && grep -q "^FAIL reference" out.txt \
+  && grep -q "^diagnosis:$" out.txt && grep -q "^  differs in: first position (0 instead of 1)" out.txt \
+  && grep -qF 'accept with `--start 0`' out.txt \
   && ok || bad "verify with a wrong --start: exit $rc: $(cat out.txt)"
 "$PE" verify t.csv --d-model 16 --junit r.xml >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] && grep -q "<testsuites" r.xml && [ -z "$(ls -A | grep -F '.tmp')" ] && ok || bad "junit file: exit $rc"

@@ -257,7 +257,7 @@ diag(C.path("neox_padded_cos.npy"), "--scheme", "rope", "--head-dim", 128, "--pa
 # JUnit and text carry the same diagnosis.
 xml = C.path("gptj.xml")
 r = C.pe("verify", C.path("gptj_cos.npy"), "--scheme", "rope", "--head-dim", 64, "--tensor", "cos", "--junit", xml, ok=False)
-C.check(r.returncode == 1 and "diagnosis: columns are interleaved pairs" in r.stdout, f"text report: {r.stdout}")
+C.check(r.returncode == 1 and "diagnosis:\n  columns are interleaved pairs" in r.stdout, f"text report: {r.stdout}")
 C.check("add --layout interleaved" in open(xml).read(), "JUnit failure body lacks the diagnosis")
 
 C.finish()

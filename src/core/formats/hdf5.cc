@@ -407,18 +407,28 @@ struct RootLinks {
 };
 
 // The datasets of one group below the root ("sliding_attention/cos":
-// rope-plan files), one level deep only.
+// rope-plan files; "decoder/layer0/pe"), down to kMaxGroupDepth levels: a
+// hard-link cycle (a group linking to its parent) ends there, and the
+// 10,000-dataset cap bounds the list.
+constexpr int kMaxGroupDepth = 8;
 struct GroupLinks {
   RootLinks* links;
   std::string prefix;
+  int depth = 1;
 };
 
 herr_t CollectChild(hid_t loc, const char* name, const H5L_info_t* info, void* data) {
   auto* g = static_cast<GroupLinks*>(data);
   if (info == nullptr || info->type != H5L_TYPE_HARD) return 0;
   H5O_info_t oinfo;
-  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 && oinfo.type == H5O_TYPE_DATASET)
-    g->links->datasets.push_back(g->prefix + name);
+  if (H5Oget_info_by_name2(loc, name, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0) {
+    if (oinfo.type == H5O_TYPE_DATASET) {
+      g->links->datasets.push_back(g->prefix + name);
+    } else if (oinfo.type == H5O_TYPE_GROUP && g->depth < kMaxGroupDepth) {
+      GroupLinks sub{g->links, g->prefix + name + "/", g->depth + 1};
+      H5Literate_by_name(loc, name, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectChild, &sub, H5P_DEFAULT);
+    }
+  }
   return g->links->datasets.size() >= 10000 ? 1 : 0;
 }
 
