@@ -131,7 +131,7 @@ void ParseSlice(const std::string& text, std::int64_t size, const char* flag, st
 CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
   cmd->add_option("FILE", o.file, "Table file (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
-  cmd->add_option("--dataset", o.dataset, "HDF5 dataset to read (default: 'pe' or the only one)")->type_name("NAME");
+  cmd->add_option("--dataset", o.dataset, "Tensor to read: an HDF5 dataset, or a tensor of a .safetensors, .npz or PyTorch checkpoint (default: 'pe' or the only one)")->type_name("NAME");
   cmd->add_option("--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--rows", o.rows, "Print rows A:B (Python-style slice; negative counts from the end)")->type_name("A:B");
   cmd->add_option("--cols", o.cols, "Only columns A:B (in the slice and the preview)")->type_name("A:B");
@@ -163,6 +163,8 @@ Examples:
   pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
+  pe inspect rope.npz --dataset cos                                  # numpy's np.savez
+  pe inspect model.pt --dataset model.layers.0.self_attn.rotary_emb.inv_freq   # torch.save checkpoint
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
 )");
   return cmd;
