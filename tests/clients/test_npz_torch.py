@@ -167,6 +167,16 @@ for ext in ("bin", "ckpt"):
     torch.save({"wpe.weight": torch.randn(16, 8)}, other)
     values(other, "wpe.weight", torch.load(other)["wpe.weight"].numpy())
 
+# A tensor subclass pickles its class (torch._tensor._rebuild_from_type_v2 with
+# __main__.Sub): refused by name, as torch.load(weights_only=True) refuses it.
+class Sub(torch.Tensor):
+    pass
+
+
+subp = os.path.join(SCRATCH, "subclass.pt")
+torch.save({"inv_freq": torch.arange(4.0).as_subclass(Sub)}, subp)
+refused(["inspect", subp], "refuses to load global __main__.Sub")
+
 # Legacy (non-zip) serialization: a clear refusal naming the format.
 legacy = os.path.join(SCRATCH, "legacy.pt")
 torch.save(sd, legacy, _use_new_zipfile_serialization=False)

@@ -88,7 +88,7 @@ def member(name, payload, method=0, size=None, crc=None, flags=0, comp=None):
                 crc=zlib.crc32(payload) if crc is None else crc, flags=flags)
 
 
-def build_zip(members, cd_offset=None, count=None, local_offsets=None):
+def build_zip(members, cd_offset=None, count=None, local_offsets=None, zip64_end=False, z64_offset=None):
     out = bytearray()
     offsets = []
     for m in members:
@@ -110,6 +110,13 @@ def build_zip(members, cd_offset=None, count=None, local_offsets=None):
         out += m["name"] + extra
     cd_size = len(out) - cd_start
     n = len(members) if count is None else count
+    if zip64_end:  # APPNOTE 4.3.14 zip64 end record, 4.3.15 locator; the end record's fields all 0xff
+        z64 = len(out)
+        out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, cd_size,
+                           cd_start if cd_offset is None else cd_offset)
+        out += struct.pack("<IIQI", 0x07064B50, 0, z64 if z64_offset is None else z64_offset, 1)
+        out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+        return bytes(out)
     out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, n, n, cd_size, cd_start if cd_offset is None else cd_offset, 0)
     return bytes(out)
 
@@ -127,6 +134,18 @@ open(path, "wb").write(good)
 r, _ = run(["inspect", path, "--no-identify"])
 check(r.returncode == 0, f"the writer's own good.npz is not read: {r.stderr}")  # the writer is sound
 check(np.array_equal(np.load(path)["cos"], cos), "numpy does not read the test writer's archive")
+
+# Zip64 end records (as written for archives past 65535 members or 4 GiB) are followed.
+z64 = build_zip([member("cos.npy", npy(cos))], zip64_end=True)
+path = os.path.join(SCRATCH, "zip64.npz")
+open(path, "wb").write(z64)
+check(np.array_equal(np.load(path)["cos"], cos), "numpy does not read the test writer's zip64 archive")
+r, _ = run(["inspect", path, "--no-identify", "--json"])
+check(r.returncode == 0, f"zip64 end record: {r.stderr}")
+refused("zip64_past_eof.npz", build_zip([member("cos.npy", npy(cos))], zip64_end=True, z64_offset=1 << 40),
+        ["zip64 end record offset"])
+refused("zip64_cd_past_eof.npz", build_zip([member("cos.npy", npy(cos))], zip64_end=True, cd_offset=1 << 40),
+        ["outside the file"])
 
 # ---- zip bombs ---------------------------------------------------------------
 zeros = raw_deflate(b"\0" * (1 << 20))

@@ -44,7 +44,12 @@ const char* const kStorageTypes[] = {
 // The allow-list (see the header); false for everything else.
 bool Allowed(const std::string& module, const std::string& name) {
   if (module == "collections" && name == "OrderedDict") return true;
-  if (module == "torch._utils" && (name == "_rebuild_tensor_v2" || name == "_rebuild_parameter")) return true;
+  if (module == "torch._utils" &&
+      (name == "_rebuild_tensor_v2" || name == "_rebuild_parameter" || name == "_rebuild_parameter_with_state"))
+    return true;
+  if (module == "torch._tensor" && name == "_rebuild_from_type_v2") return true;
+  // Types named as the second argument of _rebuild_from_type_v2 (never called).
+  if ((module == "torch" && name == "Tensor") || (module == "torch.nn.parameter" && name == "Parameter")) return true;
   if (module == "torch" && name == "Size") return true;
   if (module == "torch.storage" && (name == "UntypedStorage" || name == "TypedStorage")) return true;
   if (module == "torch")
@@ -184,7 +189,12 @@ class Unpickler {
       if (a.size() != 1 || objs_[a[0]].k != K::kTuple) Fail("torch.Size with unexpected arguments");
       return a[0];
     }
-    if (name == "torch._utils._rebuild_parameter") {
+    if (name == "torch._tensor._rebuild_from_type_v2") {
+      // (func, new_type, args, state): func(*args), the type and state dropped.
+      if (a.size() < 3) Fail("_rebuild_from_type_v2 with fewer than 3 arguments");
+      return Call(a[0], a[2]);
+    }
+    if (name == "torch._utils._rebuild_parameter" || name == "torch._utils._rebuild_parameter_with_state") {
       if (a.empty() || objs_[a[0]].k != K::kTensor) Fail("_rebuild_parameter of something that is not a tensor");
       return a[0];
     }

@@ -7,10 +7,14 @@
 //
 // The opcodes follow CPython's Lib/pickletools.py (the opcode table, 3.11);
 // the allow-list idea follows PyTorch's torch/_weights_only_unpickler.py
+// (read at 00f730b66e58769f9698d9236f58cd46c3794115)
 // (torch.load(weights_only=True)), reduced to what a state dict needs:
 //   collections.OrderedDict            dicts (state dicts and their _metadata)
 //   torch._utils._rebuild_tensor_v2    (storage, offset, size, stride, ...)
 //   torch._utils._rebuild_parameter    (tensor, requires_grad, hooks)
+//   torch._utils._rebuild_parameter_with_state  (tensor, requires_grad, hooks, state)
+//   torch._tensor._rebuild_from_type_v2 (func, type, args, state): func(*args)
+//   torch.Tensor, torch.nn.parameter.Parameter  (only as that type argument)
 //   torch.Size                         a tuple
 //   torch.<T>Storage                   storage types in persistent ids
 //                                      (Float, Half, BFloat16, Double, Long,
