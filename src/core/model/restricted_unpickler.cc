@@ -346,17 +346,10 @@ class Unpickler {
           Push(Int(static_cast<std::int64_t>(v)));
           break;
         }
-        case 'G': {  // BINFLOAT, big-endian
-          const unsigned char* q = Take(8);
-          std::uint64_t u = 0;
-          for (int k = 0; k < 8; ++k) u = (u << 8) | q[k];
-          double d;
-          std::memcpy(&d, &u, 8);
-          const std::uint32_t o = New(K::kFloat);
-          objs_[o].i = static_cast<std::int64_t>(d);
-          Push(o);
+        case 'G':  // BINFLOAT (8 bytes, big-endian): no tensor needs its value
+          Take(8);
+          Push(New(K::kFloat));
           break;
-        }
         case 'N': Push(New(K::kNone)); break;
         case 0x88: case 0x89: { const auto o = New(K::kBool); objs_[o].i = op == 0x88; Push(o); break; }
         case 'X': Push(Str(ULe(4))); break;
