@@ -201,6 +201,12 @@ for kind, save in (("stored", np.savez), ("deflated", np.savez_compressed)):
         r = pe("verify", path, "--dataset", tensor, "--scheme", "rope", "--head-dim", "16", "--max-len", "32",
                "--tensor", tensor, "--check", "none")
         check(r.returncode == 0, f"verify {kind} npz {tensor}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    # --tensor alone picks the file's tensor of that name (no --dataset).
+    r = pe("verify", path, "--scheme", "rope", "--head-dim", "16", "--max-len", "32", "--tensor", "sin", "--json")
+    check(r.returncode == 0 and '"tensor": "sin"' in r.stdout.replace('"tensor":"sin"', '"tensor": "sin"'),
+          f"verify {kind} npz --tensor sin without --dataset: exit {r.returncode} {r.stderr}")
+    r = pe("verify", path, "--scheme", "rope", "--head-dim", "16", "--max-len", "32", "--tensor", "cos", "--start", "1")
+    check(r.returncode == 1, f"verify {kind} npz --tensor cos --start 1 must fail, got {r.returncode}")
     r = pe("dot", path, "--dataset", "cos", "--max-offset", "4", "--format", "csv")
     check(r.returncode == 0, f"pe dot {kind}.npz: exit {r.returncode} {r.stderr}")
     refused(["inspect", path], "holds several arrays", "cos, sin")
