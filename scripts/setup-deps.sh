@@ -16,6 +16,7 @@ BUILD=(
   build-essential cmake pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libhdf5-dev
   libfftw3-dev libopenblas-dev libcairo2-dev
+  zlib1g-dev
 )
 # The test suite: GoogleTest, the MPFR oracle, Google Benchmark, the Python
 # clients (numpy, h5py, mpmath, torch, PIL, pytest for the Python module),

@@ -135,7 +135,7 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
   cmd->add_option("FILE", o.file, "Table file (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
   cmd->add_option("--tensor,--dataset", o.dataset,
-                  "The file's tensor to show (HDF5 dataset path, safetensors/JSON/npz... tensor); default: every tensor")
+                  "The file's tensor to show (HDF5 dataset path, a tensor of safetensors, JSON, .npz, a PyTorch checkpoint, GGUF or ONNX); default: every tensor")
       ->type_name("NAME");
   cmd->add_option("--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--rows", o.rows, "Print rows A:B (Python-style slice; negative counts from the end)")->type_name("A:B");
@@ -172,6 +172,8 @@ Examples:
   pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
+  pe inspect rope.npz --dataset cos                                  # numpy's np.savez
+  pe inspect model.pt --dataset model.layers.0.self_attn.rotary_emb.inv_freq   # torch.save checkpoint
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
   pe inspect pe.h5 --heatmap table.png --group sincos   # sin columns, then cos columns
 )");

@@ -19,6 +19,8 @@
 #include "core/formats/hdf5.h"
 #include "core/formats/json.h"
 #include "core/formats/npy.h"
+#include "core/formats/npz.h"
+#include "core/formats/torch_checkpoint.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
 #include "core/output.h"
@@ -257,8 +259,8 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kHdf5: return OpenHdf5(path, options.dataset);
     case Format::kSafetensors: return OpenSafetensors(path, options.dataset);
     // Readers of model containers (core/model/): each replaces its line.
-    case Format::kNpz: break;
-    case Format::kTorch: break;
+    case Format::kNpz: return OpenNpz(path, options.dataset);
+    case Format::kTorch: return OpenTorch(path, options.dataset);
     case Format::kGguf: break;
     case Format::kOnnx: break;
   }
@@ -301,8 +303,8 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
     case Format::kCsv:
     case Format::kNpy: break;
     // Readers of model containers (core/model/): each replaces its line.
-    case Format::kNpz: break;
-    case Format::kTorch: break;
+    case Format::kNpz: names = ListNpz(path); break;
+    case Format::kTorch: names = ListTorch(path); break;
     case Format::kGguf: break;
     case Format::kOnnx: break;
   }

@@ -190,22 +190,9 @@ class NpySource : public RowSource {
 
 }  // namespace
 
-std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
-  const std::string what = fmt::format("'{}'", path);
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
-  struct Closer {
-    int fd;
-    bool armed = true;
-    ~Closer() { if (armed) ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
-  const auto file_size = static_cast<std::uint64_t>(st.st_size);
-
-  unsigned char pre[12] = {};
-  const ssize_t got = ::pread(fd, pre, sizeof pre, 0);
+NpyLayout ParseNpyHeader(std::string_view head, std::uint64_t file_size, const std::string& what) {
+  const auto* pre = reinterpret_cast<const unsigned char*>(head.data());
+  const std::size_t got = head.size();
   if (got < 10 || std::memcmp(pre, kMagic, 6) != 0)
     ThrowInput(what, "not an NPY file (missing the \\x93NUMPY magic)");
   const int major = pre[6];
@@ -224,10 +211,9 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
     ThrowInput(what, fmt::format("NPY header of {} bytes exceeds numpy's limit of {}", header_len, kMaxHeaderLen));
   if (prefix + header_len > file_size)
     ThrowInput(what, fmt::format("NPY header claims {} bytes but the file has {}", header_len, file_size));
-  std::string header(header_len, '\0');
-  if (::pread(fd, header.data(), header_len, static_cast<off_t>(prefix)) != static_cast<ssize_t>(header_len))
-    ThrowInput(what, "cannot read the NPY header");
-  if (header.find('\0') != std::string::npos) ThrowInput(what, "NPY header contains a NUL byte");
+  if (prefix + header_len > head.size()) ThrowInput(what, "cannot read the NPY header");
+  const std::string_view header = head.substr(prefix, header_len);
+  if (header.find('\0') != std::string_view::npos) ThrowInput(what, "NPY header contains a NUL byte");
 
   DictParser p(header, what);
   p.Expect('{');
@@ -313,8 +299,39 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
                        "(numpy.ascontiguousarray)",
                        kMaxFortranBytes >> 20, need));
   }
+  NpyLayout layout;
+  layout.info = std::move(info);
+  layout.data_offset = data_offset;
+  layout.big_endian = big;
+  layout.fortran = fortran;
+  return layout;
+}
+
+std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
+  const std::string what = fmt::format("'{}'", path);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct Closer {
+    int fd;
+    bool armed = true;
+    ~Closer() { if (armed) ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file_size, kNpyMaxHeadBytes)), '\0');
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t n = ::pread(fd, head.data() + got, head.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  head.resize(got);
+  NpyLayout l = ParseNpyHeader(head, file_size, what);
   closer.armed = false;
-  return std::make_unique<NpySource>(fd, std::move(info), data_offset, big, fortran, path);
+  return std::make_unique<NpySource>(fd, std::move(l.info), l.data_offset, l.big_endian, l.fortran, path);
 }
 
 }  // namespace pe

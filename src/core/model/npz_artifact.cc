@@ -1,11 +1,35 @@
-// Placeholder until the npz reader lands (replaced by its own change).
+// An .npz read as a model artifact: numpy's container holds bare arrays
+// with no plan, so the artifact is its readable arrays, each with the role
+// its name suggests (core/model/tensor_role.h); arrays pe cannot read as
+// tables (integers, objects, empty) are listed in the notes.
+#include <fmt/format.h>
+
 #include "core/error.h"
+#include "core/formats/npz.h"
 #include "core/model/artifact.h"
+#include "core/model/tensor_role.h"
 
 namespace pe {
 
 ModelArtifact ReadNpzArtifact(const std::string& path) {
-  ThrowInput("'" + path + "'", "reading npz is not supported yet");
+  ModelArtifact a;
+  a.path = path;
+  a.kind = "npz";
+  auto zip = ZipArchive::Open(path, fmt::format("'{}'", path));
+  for (const NpzEntry& e : ReadNpzEntries(*zip)) {
+    if (!e.layout) {
+      a.notes.push_back(fmt::format("array '{}' is not read: {}", e.name, e.problem));
+      continue;
+    }
+    ArtifactTensor t;
+    t.name = e.name;
+    t.role = RoleFromTensorName(e.name);
+    t.info = e.layout->info;
+    t.open = [zip, e]() { return OpenNpzEntry(zip, e); };
+    a.tensors.push_back(std::move(t));
+  }
+  if (a.tensors.empty() && a.notes.empty()) a.notes.push_back("the archive holds no .npy array");
+  return a;
 }
 
 }  // namespace pe

@@ -1,11 +1,56 @@
-// Placeholder until the PyTorch checkpoints reader lands (replaced by its own change).
+// A PyTorch checkpoint (torch.save's zip format) read as a model artifact:
+// the tensors whose names are positional (inv_freq, cos_cached/sin_cached,
+// embed_positions, position_embeddings, wpe, ...; core/model/tensor_role.h),
+// found through the restricted unpickler (core/formats/torch_checkpoint.h).
+// A checkpoint states no plan: when a config.json sits beside it, the notes
+// say to read the folder (the Hugging Face folder reader takes the plan
+// from the config).
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <memory>
+
 #include "core/error.h"
+#include "core/formats/torch_checkpoint.h"
 #include "core/model/artifact.h"
+#include "core/model/tensor_role.h"
 
 namespace pe {
 
 ModelArtifact ReadTorchArtifact(const std::string& path) {
-  ThrowInput("'" + path + "'", "reading PyTorch checkpoints is not supported yet");
+  ModelArtifact a;
+  a.path = path;
+  a.kind = "torch";
+  auto ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(path));
+  std::size_t others = 0;
+  for (std::size_t i = 0; i < ck->tensors.size(); ++i) {
+    const TorchTensorEntry& e = ck->tensors[i];
+    const std::string role = RoleFromTensorName(e.tensor.path);
+    if (role.empty()) {
+      ++others;
+      continue;
+    }
+    if (!e.info) {
+      a.notes.push_back(fmt::format("tensor '{}' ({}) is not read: {}", e.tensor.path, role, e.problem));
+      continue;
+    }
+    ArtifactTensor t;
+    t.name = e.tensor.path;
+    t.role = role;
+    t.info = *e.info;
+    t.open = [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); };
+    a.tensors.push_back(std::move(t));
+  }
+  if (others > 0)
+    a.notes.push_back(fmt::format("{} other tensor{} (weights, by name not positional)", others, others == 1 ? "" : "s"));
+  const auto slash = path.rfind('/');
+  const std::string config = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "config.json";
+  struct stat st;
+  if (::stat(config.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan", config));
+  else
+    a.notes.push_back("a checkpoint states no positional-encoding plan (no config.json beside it)");
+  return a;
 }
 
 }  // namespace pe
