@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cli/inspect_gguf.h"
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
@@ -131,7 +132,7 @@ void ParseSlice(const std::string& text, std::int64_t size, const char* flag, st
 CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
   cmd->add_option("FILE", o.file, "Table file (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
-  cmd->add_option("--dataset", o.dataset, "HDF5 dataset to read (default: 'pe' or the only one)")->type_name("NAME");
+  cmd->add_option("--dataset,--tensor", o.dataset, "Dataset/tensor to read: HDF5 dataset, safetensors or GGUF tensor (default: 'pe' or the only one)")->type_name("NAME");
   cmd->add_option("--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--rows", o.rows, "Print rows A:B (Python-style slice; negative counts from the end)")->type_name("A:B");
   cmd->add_option("--cols", o.cols, "Only columns A:B (in the slice and the preview)")->type_name("A:B");
@@ -173,6 +174,11 @@ int RunInspect(const InspectOptions& o, Console& console) {
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;
   if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
+  // A GGUF model without --tensor: its plan and tensor list (cli/inspect_gguf.h).
+  if (o.dataset.empty() && (oo.format ? *oo.format : FormatFromExtension(o.file).value_or(Format::kCsv)) == Format::kGguf) {
+    PrintGgufSummary(o.file, o.json);
+    return 0;
+  }
   auto src = OpenTable(o.file, oo);
   const TableInfo& info = src->info();
   if (!o.heatmap.empty()) {

@@ -21,6 +21,7 @@
 #include "core/formats/npy.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
+#include "core/model/gguf_tables.h"
 #include "core/output.h"
 #include "core/pump.h"
 
@@ -259,7 +260,7 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     // Readers of model containers (core/model/): each replaces its line.
     case Format::kNpz: break;
     case Format::kTorch: break;
-    case Format::kGguf: break;
+    case Format::kGguf: return OpenGgufTensor(path, options.dataset);
     case Format::kOnnx: break;
   }
   if (!Traits(format).writable)
@@ -303,7 +304,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
     // Readers of model containers (core/model/): each replaces its line.
     case Format::kNpz: break;
     case Format::kTorch: break;
-    case Format::kGguf: break;
+    case Format::kGguf: names = ListGgufTensorNames(path); break;
     case Format::kOnnx: break;
   }
   return names;
