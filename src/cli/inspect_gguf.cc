@@ -39,7 +39,7 @@ void PrintGgufSummary(const std::string& path, bool json) {
       j["tensors"].push_back({{"name", t.name}, {"type", FindGgmlType(t.type)->name}, {"shape", ne}});
     }
     j["notes"] = a.notes;
-    PrintLine(j.dump(2));
+    cli::WriteStdout(j.dump(2) + "\n");
     return;
   }
   PrintLine(fmt::format("file      {}", path));

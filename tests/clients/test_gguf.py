@@ -30,6 +30,7 @@ public models, and builds their RoPE the way llama.cpp does.
 
 Usage: test_gguf.py PE_BIN SCRATCH_DIR
 """
+import json
 import math
 import os
 import struct
@@ -175,8 +176,9 @@ c.check(r.returncode == 2 and "Q8_0" in r.stderr, f"quantized tensor: exit {r.re
 r = c.pe("inspect", tables, "--tensor", "t.f32")
 c.check("5" in r.stdout and "6" in r.stdout, "inspect --tensor t.f32 shows its shape")
 r = c.pe("inspect", tables, "--tensor", "v.f32", "--json")
-c.check('"rows": 7' in r.stdout.replace(" ", "").replace('"rows":7', '"rows": 7') or "7" in r.stdout,
-        "1-D tensor is 7 x 1")
+c.check(json.loads(r.stdout)["shape"] == [7, 1], f"1-D tensor [7] is 7 x 1: {r.stdout[:200]}")
+r = c.pe("inspect", tables, "--tensor", "c.f64", "--json")
+c.check(json.loads(r.stdout)["shape"] == [6, 4], f"3-D tensor [2, 3, 4] is 6 x 4: {r.stdout[:200]}")
 r = c.pe("dot", tables, "--tensor", "t.f64", ok=False)
 c.check(r.returncode == 0, f"pe dot on a GGUF tensor: {r.stderr.strip()}")
 
@@ -274,6 +276,36 @@ r = c.pe("inspect", path["gpt2"], "--tensor", "position_embd.weight")
 c.check("64" in r.stdout, "inspect position_embd shape")
 r = c.pe("verify", path["gpt2"], "--dataset", "position_embd.weight", "--scheme", "sinusoidal", "--d-model", "32", ok=False)
 c.check(r.returncode == 1, f"verify a learned table against sinusoidal fails (exit {r.returncode}): {r.stderr.strip()}")
+
+# Flags beside --gguf: the GGUF's base replaces --base; --layout given is kept.
+g, gm, _ = pe_rope("--gguf", path["qwen2"], "--max-len", 8, "--base", "10000", "--layout", "interleaved")
+c.check(gm.get("base") in ("1000000", "1000000.0") and gm.get("layout") == "interleaved",
+        f"--gguf with --base/--layout: base {gm.get('base')}, layout {gm.get('layout')}")
+# rope --gguf on Gemma 3 takes the global (full-attention) layers' RoPE.
+g, gm, _ = pe_rope("--gguf", path["gemma3"], "--max-len", 8)
+c.check(np.allclose(g["inv_freq"].reshape(-1), 1e6 ** (-2.0 * np.arange(128) / 256) / 8, rtol=2.0**-50, atol=0),
+        "gemma3 rope --gguf: the full-attention layers' RoPE")
+# An architecture llama.cpp does not list: no plan, unless --layout is given.
+w = base_model("mystery", 4096, 512, 8, 2, 10000.0)
+odd = w.write(c.path("mystery.gguf"))
+r = c.pe("generate", "--scheme", "rope", "--gguf", odd, "--max-len", 4, "-o", c.path("m.csv"), ok=False)
+c.check(r.returncode == 2 and "rope-type table" in r.stderr, f"unknown architecture: {r.returncode} {r.stderr.strip()}")
+g, gm, _ = pe_rope("--gguf", odd, "--max-len", 4, "--layout", "half")
+c.check(g["inv_freq"].size == 32, "unknown architecture with --layout: head dim 64")
+r = c.pe("generate", "--scheme", "rope", "--gguf", path["qwen2"], "--hf-config", hf, "--max-len", 4, ok=False)
+c.check(r.returncode == 2 and "not both" in r.stderr, f"--gguf with --hf-config: {r.stderr.strip()}")
+# pe verify with the GGUF's plan as the reference.
+out = c.path("qwen-cos.npy")
+c.pe("generate", "--scheme", "rope", "--head-dim", "128", "--base", "1000000", "--max-len", 64, "--tensor", "cos",
+     "-o", out)
+r = c.pe("verify", out, "--scheme", "rope", "--gguf", path["qwen2"], "--tensor", "cos", ok=False)
+c.check(r.returncode == 0, f"verify a qwen2 cos against --gguf: {r.returncode} {r.stderr.strip()} {r.stdout[-300:]}")
+r = c.pe("verify", out, "--scheme", "rope", "--gguf", path["llama"], "--tensor", "cos", ok=False)
+c.check(r.returncode == 1, f"verify a NEOX/1e6 cos against llama's GGUF fails: {r.returncode} {r.stderr.strip()}")
+r = c.pe("inspect", path["gemma3"], "--json")
+j = json.loads(r.stdout)
+c.check(j["architecture"] == "gemma3" and len(j["layer_plan"]) == 34 and len(j["groups"]) == 2,
+        f"inspect --json gemma3: {r.stdout[:300]}")
 
 # Summaries
 r = c.pe("inspect", path["llama"])
