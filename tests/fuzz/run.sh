@@ -11,7 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-fmt=${1:?format: npy, csv, json, hdf5, safetensors}
+fmt=${1:?format: npy, csv, json, hdf5, safetensors, gguf}
 secs=${2:-600}
 build=${3:-$root/build-fuzz}
 bin=$build/tests/fuzz/fuzz_$fmt
