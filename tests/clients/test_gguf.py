@@ -267,6 +267,32 @@ t2, m2, _ = read_safetensors(out)
 for k in t:
     c.check(k in t2 and np.array_equal(t[k], t2[k]), f"gemma3: GGUF plan tensor {k} differs from the config.json plan")
 
+# Llama 4 Scout (tests/data/plans/Llama-4-Scout-17B-16E.config.json): 48
+# layers, head_dim 128, theta 5e5, llama3 factor 8 as rope_freqs; llama.cpp:
+# every 4th layer NoPE (n_no_rope_layer_step = 4, no GGUF key) with the
+# attention temperature (floor 8192, scale 0.1). The GGUF plan equals the
+# config.json plan: same layer map, same attn_scale, inv_freq within the
+# float32 factors (2^-22).
+w = base_model("llama4", 262144, 5120, 40, 48, 500000.0, 128)
+w.add("llama4.attention.key_length", gw.U32, 128)
+w.add_tensor("rope_freqs.weight", llama3_rope_factors(500000.0, 128))
+scout = w.write(c.path("scout.gguf"))
+out_g, out_h = c.path("scout-gguf.safetensors"), c.path("scout-hf.safetensors")
+c.pe("generate", "--scheme", "rope-plan", "--gguf", scout, "--max-len", 64, "--dtype", "float64", "-o", out_g)
+hf4 = os.path.join(os.path.dirname(hf), "Llama-4-Scout-17B-16E.config.json")
+c.pe("generate", "--scheme", "rope-plan", "--hf-config", hf4, "--max-len", 64, "--dtype", "float64", "-o", out_h)
+tg, mg, _ = read_safetensors(out_g)
+th, mh, _ = read_safetensors(out_h)
+c.check(mg.get("layer_plan") == mh.get("layer_plan") and mg.get("layer_types") == mh.get("layer_types"),
+        f"llama4 layer plan: {mg.get('layer_plan')} vs {mh.get('layer_plan')}")
+c.check(sorted(tg) == sorted(th), f"llama4 tensors: {sorted(tg)} vs {sorted(th)}")
+if "nope/attn_scale" in tg and "nope/attn_scale" in th:
+    c.check(np.array_equal(tg["nope/attn_scale"], th["nope/attn_scale"]), "llama4 attn_scale")
+k = "chunked_attention/inv_freq"
+if k in tg and k in th:
+    rel = np.max(np.abs(tg[k] / th[k] - 1))
+    c.check(rel <= 2.0**-22, f"llama4 inv_freq vs config llama3: relative {rel}")
+
 # GPT-2: no RoPE; the plan refuses, inspect lists position_embd.
 r = c.pe("generate", "--scheme", "rope", "--gguf", path["gpt2"], "--max-len", 4, "-o", c.path("x.csv"), ok=False)
 c.check(r.returncode == 2 and "no RoPE" in r.stderr, f"gpt2 --gguf: {r.returncode} {r.stderr.strip()}")

@@ -296,6 +296,10 @@ std::vector<LayerKind> LayerKinds(Reader& r, std::int64_t n, bool* temperature, 
     every(4, LayerKind::kNoPE, LayerKind::kSliding);
     *rule = "cohere2: every 4th layer global, without RoPE (llama.cpp set_swa_pattern(4); RoPE on SWA layers only)";
   } else if (r.arch == "llama4") {
+    if (const GgufValue* w = r.Key("attention.sliding_window"); w && w->integer() == 0) {
+      *rule = "llama4 with attention.sliding_window = 0: every layer RoPE (llama.cpp n_no_rope_layer_step = n_layer)";
+      return k;
+    }
     every(4, LayerKind::kNoPE, LayerKind::kFull);
     *temperature = true;
     *rule = "llama4: every 4th layer NoPE with the attention temperature (llama.cpp n_no_rope_layer_step = 4)";
