@@ -90,6 +90,8 @@ Examples:
       --original-max-position-embeddings 4096 --semantics llama.cpp -o yarn.safetensors
   pe generate --scheme alibi --heads 12 --max-len 512 --tensor slopes -o slopes.csv
   pe generate --scheme rope-plan --hf-config gemma-3-4b-it/config.json --max-len 8192 -o gemma3.h5
+  pe generate --scheme rope --gguf Meta-Llama-3.1-8B-Q4_K_M.gguf --max-len 8192 -o rope.safetensors
+  pe generate --scheme rope-plan --gguf gemma-3-4b-it-Q4_K_M.gguf --max-len 8192 -o gemma3.h5
   pe generate --scheme rope-plan --head-dim 128 --num-layers 36 --no-rope-interval 4 \
       --base 5e6 --max-len 4096 --tensor full_attention/cos -o smollm3_cos.npy
   pe generate --scheme sincos-2d --d-model 768 --grid 14x14 --cls-token -o mae.npy

@@ -47,6 +47,9 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--long-factor", x.long_factor, "longrope long_factor: as --short-factor", "FILE|LIST");
   opt("--seq-len", x.seq_len, "rope dynamic/longrope: the sequence length the cache is built for (default: start + max-len)", "N");
   opt("--hf-config", x.hf_config, "rope: take head_dim, rope_theta, partial rotary, max_position_embeddings and rope_scaling from a Hugging Face config.json", "FILE");
+  // GGUF (core/model/gguf_plan.h): the plan from a GGUF file's metadata, as --hf-config from config.json
+  opt("--gguf", x.gguf, "rope, rope-plan: take the head dim, freq_base, rotary dim, scaling, rope_freqs and the per-layer plan from a GGUF model's metadata (llama.cpp's reading)", "FILE");
+  opt("--freq-factors", x.freq_factors, "rope: divide inv_freq[i] by factor i (llama.cpp rope_freqs / freq_factors): a JSON list file or a comma list", "FILE|LIST");
   // rope scaling rules and semantics (docs/schemes.md, "Scaling rules and --semantics")
   opt("--semantics", x.semantics, "rope: whose rule where implementations disagree: hf (current transformers) | hf-4.45 (yarn) | vllm (ntk, dynamic, yarn, longrope) | llama.cpp (yarn)", "S")->capture_default_str();
   opt("--alpha", x.alpha, "rope dynamic: NTK-alpha (Hunyuan), base*alpha^(dim/(dim-2)), in [1, 1e12]", "A");

@@ -23,6 +23,7 @@
 #include "core/formats/torch_checkpoint.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
+#include "core/model/gguf_tables.h"
 #include "core/output.h"
 #include "core/pump.h"
 
@@ -261,7 +262,7 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     // Readers of model containers (core/model/): each replaces its line.
     case Format::kNpz: return OpenNpz(path, options.dataset);
     case Format::kTorch: return OpenTorch(path, options.dataset);
-    case Format::kGguf: break;
+    case Format::kGguf: return OpenGgufTensor(path, options.dataset);
     case Format::kOnnx: break;
   }
   if (!Traits(format).writable)
@@ -305,7 +306,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
     // Readers of model containers (core/model/): each replaces its line.
     case Format::kNpz: names = ListNpz(path); break;
     case Format::kTorch: names = ListTorch(path); break;
-    case Format::kGguf: break;
+    case Format::kGguf: names = ListGgufTensorNames(path); break;
     case Format::kOnnx: break;
   }
   return names;

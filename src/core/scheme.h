@@ -60,6 +60,8 @@ struct SchemeSpec {
   std::int64_t seq_len = -1;       ///< --seq-len (dynamic, longrope; default start+max_len)
   double scale_base = 512;         ///< --scale-base (xpos)
   std::string hf_config;           ///< --hf-config: a Hugging Face config.json (rope)
+  std::string gguf;                ///< --gguf: a GGUF model file (rope, rope-plan; core/model/gguf_plan.h)
+  std::string freq_factors;        ///< --freq-factors FILE|list: llama.cpp rope_freqs, inv_freq[i] / f[i]
   // rope scaling rules and semantics (docs/schemes.md, "Scaling rules and --semantics")
   std::string semantics = "hf";    ///< --semantics hf|hf-4.45|vllm|llama.cpp: whose rule where peers disagree
   double alpha = -1;               ///< --alpha: dynamic NTK-alpha (Hunyuan), base·alpha^(dim/(dim-2))

@@ -139,6 +139,8 @@ const std::vector<Param>& Params() {
         {"long_factor", Text(&SchemeSpec::long_factor)},
         {"seq_len", Int(&SchemeSpec::seq_len)},
         {"hf_config", Text(&SchemeSpec::hf_config)},
+        {"gguf", Text(&SchemeSpec::gguf)},
+        {"freq_factors", Text(&SchemeSpec::freq_factors)},
         {"scale_base", Real(&SchemeSpec::scale_base)},
         {"heads", Int(&SchemeSpec::heads)},
         {"alibi_bias", Text(&SchemeSpec::alibi_bias)},

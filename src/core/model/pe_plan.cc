@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/model/gguf_plan.h"
 #include "core/model/hf_config.h"
 #include "core/schemes/quad_source.h"
 #include "core/version.h"
@@ -30,11 +31,11 @@ namespace {
 
 // Everything that makes two rope specs give different tables.
 std::string SpecKey(const SchemeSpec& s) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.d_model, s.base, s.rotary_dim,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.d_model, s.base, s.rotary_dim,
                      s.partial_rotary_factor, s.rope_scaling, s.factor, s.max_position_embeddings,
                      s.original_max_position_embeddings, s.beta_fast, s.beta_slow, s.mscale, s.mscale_all_dim,
                      s.attention_factor, s.truncate, s.low_freq_factor, s.high_freq_factor, s.short_factor,
-                     s.long_factor, s.seq_len, s.layout);
+                     s.long_factor, s.seq_len, s.layout, s.freq_factors, s.semantics, s.attn_factor);
 }
 
 // "a, b ,c" or ["a","b","c"] -> {"a", "b", "c"}; at most kMaxPlanLayers items (counted
@@ -176,7 +177,9 @@ PePlan PlanFromFlags(const SchemeSpec& spec) {
 }
 
 PePlan BuildPlan(const SchemeSpec& spec) {
-  PePlan plan = spec.hf_config.empty() ? PlanFromFlags(spec) : PlanFromHfConfig(spec);
+  if (!spec.gguf.empty() && !spec.hf_config.empty())
+    ThrowUsage("--gguf", "give --gguf or --hf-config, not both (compare them with pe verify --model)");
+  PePlan plan = !spec.gguf.empty() ? PlanFromGguf(spec) : spec.hf_config.empty() ? PlanFromFlags(spec) : PlanFromHfConfig(spec);
   const bool any_temperature = std::any_of(plan.layers.begin(), plan.layers.end(),
                                            [](const PlanLayer& l) { return l.temperature; });
   if (any_temperature) {
@@ -312,6 +315,7 @@ void RecordFlagForm(const SchemeSpec& f, Metadata* m) {
   }
   if (!f.short_factor.empty()) m->Set("short_factor", f.short_factor);
   if (!f.long_factor.empty()) m->Set("long_factor", f.long_factor);
+  if (!f.freq_factors.empty()) m->Set("freq_factors", f.freq_factors);
   if (f.seq_len > 0) m->Set("seq_len", f.seq_len);
   m->Set("num_layers", f.num_layers);
   if (f.local_base > 0) m->Set("local_base", f.local_base);
@@ -331,6 +335,7 @@ TableSet PlanTableSet(const PePlan& plan, const SchemeSpec& common) {
   m.Set("scheme", std::string("rope-plan"));
   m.Set("source", plan.source);
   if (!common.hf_config.empty()) m.Set("source_config", common.hf_config);
+  if (!common.gguf.empty()) m.Set("source_gguf", common.gguf);
   m.Set("max_len", common.max_len);
   m.Set("start", common.start);
   m.Set("dtype", std::string(Traits(common.dtype).name));
@@ -407,6 +412,8 @@ SchemeInfo RopePlanSchemeInfo() {
   info.params = {
       {"--hf-config", "a model's config.json: the plan by the model's own rule (gemma3, llama4, cohere2, smollm3, "
                       "or layer_types + rope_parameters)", "-"},
+      {"--gguf", "a GGUF model: the plan from its metadata as llama.cpp reads it (rope type by architecture, "
+                 "sliding-window layers, rope_freqs)", "-"},
       {"--head-dim", "head dimension (without --hf-config)", "required"},
       {"--max-len", "rows (positions)", "required"},
       {"--start", "position of the first row", "0"},

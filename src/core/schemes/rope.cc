@@ -13,6 +13,7 @@
 #include "core/exact_sincos.h"
 #include "core/formats/text_numbers.h"
 #include "core/model/hf_config.h"
+#include "core/model/gguf_plan.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope_scaling.h"
 #include "core/schemes/sinusoidal.h"
@@ -56,7 +57,8 @@ std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow
   return {std::max(low, 0.0), std::min(high, static_cast<double>(dim - 1))};
 }
 
-SchemeSpec WithHfConfig(const SchemeSpec& in) {
+SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
+  const SchemeSpec in = WithGguf(in_flags);  // --gguf (core/model/gguf_plan.h); no-op without it
   if (in.hf_config.empty()) return in;
   SchemeSpec spec = in;
   const std::string what = fmt::format("--hf-config '{}'", in.hf_config);
@@ -258,6 +260,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   } else {
     ThrowUsage(fmt::format("--rope-scaling '{}'", type), "expected none, linear, ntk, dynamic, yarn, longrope, llama3 or proportional");
   }
+  if (!spec.freq_factors.empty()) ApplyFreqFactors(spec, &out);
   if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
   if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
   return out;
@@ -439,6 +442,8 @@ SchemeInfo RopeSchemeInfo() {
       {"--rope-ratio", "ChatGLM: base*rope_ratio", "-"},
       {"--attn-factor", "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"},
       {"--hf-config", "a Hugging Face config.json: head_dim, rope_theta, partial rotary, rope_scaling (overrides those flags)", "-"},
+      {"--gguf", "a GGUF model: head dim, freq_base, rotary dim, scaling, rope_freqs, layout by architecture (overrides those flags; the full-attention layers' RoPE)", "-"},
+      {"--freq-factors", "divide inv_freq[i] by f[i] (llama.cpp rope_freqs; JSON file or comma list)", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
   };
   info.tensors = {"cos", "sin", "inv_freq"};
@@ -461,6 +466,7 @@ SchemeInfo RopeSchemeInfo() {
     set.meta.Set("attention_factor", QToD(f.attention_factor));
     // Provenance only: every parameter it gave is recorded above.
     if (!spec.hf_config.empty()) set.meta.Set("source_config", spec.hf_config);
+    if (!spec.gguf.empty()) set.meta.Set("source_gguf", spec.gguf);
     set.meta.Set("pe_version", std::string(PE_VERSION));
     set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
                                       true, f.attention_factor, spec.start));

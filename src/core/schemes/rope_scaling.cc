@@ -455,4 +455,18 @@ void ComputeProportionalFrequencies(const SchemeSpec& spec, Q base, RopeFrequenc
   out->meta.Set("nope_angles", hd / 2 - angles);
 }
 
+void ApplyFreqFactors(const SchemeSpec& spec, RopeFrequencies* out) {
+  if (spec.rope_scaling == "longrope" || spec.rope_scaling == "proportional")
+    ThrowUsage("--freq-factors", fmt::format("is not read with --rope-scaling {} (its own factors divide the "
+                                             "frequencies)",
+                                             spec.rope_scaling));
+  const auto ff = ReadFactorList(spec.freq_factors, "--freq-factors", "freq_factors");
+  if (ff.size() != out->inv_freq.size())
+    ThrowUsage("--freq-factors", fmt::format("needs {} numbers (rotary dim / 2), got {}", out->inv_freq.size(), ff.size()));
+  for (double v : ff)
+    if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--freq-factors", "factors must be finite and above 0");
+  for (std::size_t i = 0; i < ff.size(); ++i) out->inv_freq[i] /= static_cast<Q>(ff[i]);
+  out->meta.Set("freq_factors", NumberList(ff));
+}
+
 }  // namespace pe

@@ -52,6 +52,13 @@ double RopeRequireFactor(const SchemeSpec& spec, double fallback);
 /// metadata replayed as flags (pe verify) rebuilds the same table.
 void RecordRopeInputs(const SchemeSpec& spec, Metadata* m);
 
+/// llama.cpp's freq_factors (GGUF rope_freqs.weight; ggml_rope_ext's third
+/// tensor, ggml/src/ggml-cpu/ops.cpp: theta_i = p·base^(-2i/n_dims) /
+/// freq_factors[i]): divides out->inv_freq[i] by the i-th number of
+/// spec.freq_factors (dim/2 numbers, finite, > 0). Refused with longrope
+/// and proportional, whose own factors play that part.
+void ApplyFreqFactors(const SchemeSpec& spec, RopeFrequencies* out);
+
 /// Each rule below fills out->inv_freq (dim/2 values), out->attention_factor
 /// and out->meta for rotary dimension `dim` (even, >= 4 where the rule
 /// raises to dim/(dim-2)) and frequency base `base` (rope_theta, times
