@@ -21,6 +21,7 @@
 #include "core/formats/npy.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
+#include "core/model/onnx.h"
 #include "core/output.h"
 #include "core/pump.h"
 
@@ -260,7 +261,7 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kNpz: break;
     case Format::kTorch: break;
     case Format::kGguf: break;
-    case Format::kOnnx: break;
+    case Format::kOnnx: return OpenOnnx(path, options.dataset);
   }
   if (!Traits(format).writable)
     ThrowUsage(fmt::format("'{}'", path), fmt::format("reading {} files is not supported yet", Traits(format).name));
@@ -304,7 +305,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
     case Format::kNpz: break;
     case Format::kTorch: break;
     case Format::kGguf: break;
-    case Format::kOnnx: break;
+    case Format::kOnnx: names = ListOnnxTensors(path); break;
   }
   return names;
 }
