@@ -111,10 +111,12 @@ void IdentifyCache(const std::string& path, const ArtifactTensor& t, const std::
     const std::string src = fmt::format("{} (identified from its values)", t.name);
     art->settings.push_back({"rope_theta", fmt::format("{}", id.spec.base), src});
     art->settings.push_back({"rotary_dim", fmt::format("{}", id.shape.rotary_dim), src});
-    art->notes.push_back(fmt::format("{}: {}; pe verify: --dataset {} --scheme rope --head-dim {} --max-len {} "
-                                     "--layout cache{} --tensor cos",
-                                     t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows,
-                                     RopeSpecFlags(id.spec)));
+    std::string flags = RopeSpecFlags(id.spec);
+    if (flags.find("--tensor") == std::string::npos) flags += " --tensor cos";
+    art->notes.push_back(fmt::format("{}: an onnxruntime cache [L, rotary_dim/2], the first half of a {}; check it with "
+                                     "pe verify MODEL --dataset {} --scheme rope --head-dim {} --max-len {} --layout "
+                                     "cache{}",
+                                     t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
   } catch (const Error& e) {
     art->notes.push_back(fmt::format("{}: not identified ({})", t.name, e.what()));
   }
