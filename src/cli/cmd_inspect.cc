@@ -163,6 +163,7 @@ Examples:
   pe inspect cos.npy --pair sin.npy           # cos+sin in two files
   pe inspect table.npy --rows 100:104 --cols 0:8
   pe inspect model.h5 --dataset encoder/pe --no-identify
+  pe inspect model.onnx --dataset cos_cache  # an ONNX initializer (no --dataset: lists them)
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
 )");
   return cmd;
