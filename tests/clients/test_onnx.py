@@ -211,6 +211,15 @@ got, _ = read_back(p3, "f64_double_data", 40, 8)
 same_bits(got, d64, "float64 double_data")
 got, j = read_back(p3, "inv_freq", 32, 1)
 same_bits(got, t_1d and numpy_helper.to_array(t_1d).reshape(32, 1), "1-D inv_freq")
+bf = ["--scheme", "rope", "--head-dim", "128", "--max-len", "300", "--layout", "cache", "--tensor", "cos", "--dtype",
+      "bfloat16"]
+r = run("verify", p3, "--dataset", "bf16_int32", *bf, "--base", "500000")
+check(r.returncode == 0, f"verify bfloat16 cache theta 500000: exit {r.returncode}\n{r.stdout}{r.stderr}")
+r = run("verify", p3, "--dataset", "bf16_raw", *bf, "--base", "10000")
+check(r.returncode == 1, f"bfloat16 cache against theta 10000 must fail: exit {r.returncode}")
+r = run("verify", p3, "--dataset", "inv_freq", "--scheme", "rope", "--head-dim", "64", "--max-len", "1", "--tensor",
+        "inv_freq")
+check(r.returncode == 0, f"verify a 1-D inv_freq initializer: exit {r.returncode}\n{r.stdout}{r.stderr}")
 # numpy's own reading of the file agrees with ours (the writer's round trip).
 back = {t.name: numpy_helper.to_array(t) for t in onnx.load(p3).graph.initializer}
 check(np.array_equal(back["f32_float_data"], c32), "onnx reads back float_data")
