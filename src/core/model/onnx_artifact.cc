@@ -150,9 +150,13 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
   ModelArtifact art;
   art.path = path;
   art.kind = "onnx";
+  std::int64_t others = 0;
   for (auto& d : DescribeOnnx(path)) {
     const std::string role = RoleOf(d.info.name);
-    if (role.empty()) continue;
+    if (role.empty()) {
+      ++others;
+      continue;
+    }
     ArtifactTensor t;
     t.name = d.info.name;
     t.role = role;
@@ -163,6 +167,10 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
     t.open = [path, name = t.name] { return OpenOnnx(path, name); };
     art.tensors.push_back(std::move(t));
   }
+  if (others > 0)
+    art.notes.push_back(fmt::format("{} other tensor{} (weights, constants) not positional by name; pe inspect MODEL "
+                                    "--dataset NAME reads any FLOAT, FLOAT16, BFLOAT16 or DOUBLE one",
+                                    others, others == 1 ? "" : "s"));
   const std::string folder = Folder(path);
   for (const std::string& dir : {folder, folder + "/.."}) {
     if (IsFile(dir + "/genai_config.json")) {
