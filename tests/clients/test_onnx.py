@@ -279,6 +279,10 @@ expect_error(["inspect", external_model("inside.bin"), "--dataset", "cos_cache"]
              "no offset, no length: the whole file must be the tensor")
 expect_error(["inspect", external_model("missing.bin", 0, nbytes), "--dataset", "cos_cache"], "missing.bin",
              "a missing external file")
+os.mkfifo(f"{ext}/fifo.bin")
+r = subprocess.run([PE, "inspect", external_model("fifo.bin", 0, nbytes), "--dataset", "cos_cache"],
+                   capture_output=True, text=True, timeout=20)
+check(r.returncode == 2 and "regular file" in r.stderr, f"a FIFO as external data: exit {r.returncode} {r.stderr.strip()}")
 
 # --- 6. Hostile protobuf: exit 2, one line
 hostile = f"{SCRATCH}/hostile"

@@ -71,7 +71,7 @@ std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
   auto m = std::make_shared<OnnxModelFile>();
   m->path = path;
   m->what = fmt::format("'{}'", path);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO must not block
   if (fd.get() < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
@@ -186,7 +186,7 @@ std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor
   if (real.compare(0, prefix.size(), prefix) != 0)
     ThrowInput(what, fmt::format("resolves to '{}', outside the model's folder '{}' (a symlink?); refused", real,
                                  real_folder));
-  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // a FIFO must not block
   if (fd < 0) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
   Fd guard(fd);
   struct stat st;
