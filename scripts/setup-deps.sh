@@ -30,6 +30,7 @@ TEST=(
   clang libclang-rt-14-dev hdf5-tools
   bash-completion zsh fish man-db groff-base dpkg-dev fakeroot file
   time bc
+  python3-onnx  # ONNX test models (tests/clients/test_onnx.py)
 )
 
 set_name=${1:-build}

@@ -175,6 +175,7 @@ Examples:
   pe inspect model.h5 --dataset encoder/pe --no-identify
   pe inspect rope.npz --dataset cos                                  # numpy's np.savez
   pe inspect model.pt --dataset model.layers.0.self_attn.rotary_emb.inv_freq   # torch.save checkpoint
+  pe inspect model.onnx --dataset cos_cache  # an ONNX initializer (no --dataset: lists them)
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
   pe inspect pe.h5 --heatmap table.png --group sincos   # sin columns, then cos columns
 )");

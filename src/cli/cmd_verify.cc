@@ -269,6 +269,7 @@ Examples:
   pe verify hf_cos.npy --scheme rope --head-dim 128 --base 500000 --tensor cos
   pe verify inv_freq.npy --scheme rope --head-dim 128 --base 500000 --tensor inv_freq
   pe verify rope.npz --scheme rope --head-dim 128 --max-len 4096 --tensor sin   # the file's 'sin'
+  pe verify model.onnx --dataset cos_cache --scheme rope --head-dim 64 --max-len 4096 --layout cache --tensor cos
 
 A RoPE table that fails is diagnosed in RoPE terms ("columns are interleaved
 pairs: add --layout interleaved", "positions start at 1: add --start 1");

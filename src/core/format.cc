@@ -24,6 +24,7 @@
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
 #include "core/model/gguf_tables.h"
+#include "core/model/onnx.h"
 #include "core/output.h"
 #include "core/pump.h"
 
@@ -263,7 +264,7 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kNpz: return OpenNpz(path, options.dataset);
     case Format::kTorch: return OpenTorch(path, options.dataset);
     case Format::kGguf: return OpenGgufTensor(path, options.dataset);
-    case Format::kOnnx: break;
+    case Format::kOnnx: return OpenOnnx(path, options.dataset);
   }
   if (!Traits(format).writable)
     ThrowUsage(fmt::format("'{}'", path), fmt::format("reading {} files is not supported yet", Traits(format).name));
@@ -307,7 +308,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
     case Format::kNpz: names = ListNpz(path); break;
     case Format::kTorch: names = ListTorch(path); break;
     case Format::kGguf: names = ListGgufTensorNames(path); break;
-    case Format::kOnnx: break;
+    case Format::kOnnx: names = ListOnnxTensors(path); break;
   }
   return names;
 }

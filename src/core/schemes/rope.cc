@@ -268,12 +268,17 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
 
 namespace {
 
-enum class RopeLayout { kHalf, kInterleaved };
+// kCache: onnxruntime's cos_cache/sin_cache, [L, dim/2], one column per
+// frequency (the first half of the half layout; docs/formats.md, "ONNX").
+enum class RopeLayout { kHalf, kInterleaved, kCache };
 
 RopeLayout ParseRopeLayout(const std::string& s) {
   if (s.empty() || s == "half" || s == "neox" || s == "rotate-half") return RopeLayout::kHalf;
   if (s == "interleaved" || s == "gptj") return RopeLayout::kInterleaved;
-  ThrowUsage(fmt::format("--layout '{}'", s), "the RoPE layouts are half (Llama/NeoX) and interleaved (GPT-J/Meta)");
+  if (s == "cache" || s == "ort-cache") return RopeLayout::kCache;
+  ThrowUsage(fmt::format("--layout '{}'", s),
+             "the RoPE layouts are half (Llama/NeoX), interleaved (GPT-J/Meta) and cache (onnxruntime's [L, dim/2] "
+             "cos_cache/sin_cache)");
 }
 
 // scale·sin(p·ω) or scale·cos(p·ω), correctly rounded (Ziv's strategy).
@@ -370,8 +375,9 @@ std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv
   SinusoidPlan plan;
   for (Q f : inv_freq) plan.frequencies.push_back(FrequencyFromQuad(f));
   const auto kind = cosine ? SinusoidColumn::kCos : SinusoidColumn::kSin;
-  for (std::int64_t j = 0; j < 2 * half; ++j) {
-    const std::int64_t i = layout == RopeLayout::kHalf ? j % half : j / 2;
+  const std::int64_t width = layout == RopeLayout::kCache ? half : 2 * half;
+  for (std::int64_t j = 0; j < width; ++j) {
+    const std::int64_t i = layout == RopeLayout::kInterleaved ? j / 2 : j % half;
     plan.columns.push_back({static_cast<std::int32_t>(i), kind});
   }
   if (scale == 1) return std::make_unique<SinusoidSource>(std::move(info), std::move(plan), start);
@@ -420,7 +426,7 @@ SchemeInfo RopeSchemeInfo() {
       {"--max-len", "rows (positions)", "required"},
       {"--base", "rope_theta", "10000"},
       {"--start", "position of the first row", "0"},
-      {"--layout", "half (Llama/NeoX rotate_half) | interleaved (GPT-J/Meta)", "half"},
+      {"--layout", "half (Llama/NeoX rotate_half) | interleaved (GPT-J/Meta) | cache (onnxruntime cos_cache [L, dim/2])", "half"},
       {"--rotary-dim", "partial rotary: channels rotated", "head-dim"},
       {"--partial-rotary-factor", "rotary dim = int(head_dim * f)", "1"},
       {"--rope-scaling", "none|linear|ntk|dynamic|yarn|longrope|llama3|proportional (Gemma 4)", "none"},
@@ -460,7 +466,9 @@ SchemeInfo RopeSchemeInfo() {
     RopeFrequencies f = ComputeRopeFrequencies(spec);
     const RopeLayout layout = ParseRopeLayout(spec.layout);
     TableSet set;
-    set.meta = RopeMetadata(spec, f.dim, layout == RopeLayout::kHalf ? "half" : "interleaved");
+    set.meta = RopeMetadata(spec, f.dim,
+                            layout == RopeLayout::kHalf ? "half" : layout == RopeLayout::kCache ? "cache" : "interleaved");
+    const std::int64_t width = layout == RopeLayout::kCache ? f.dim / 2 : f.dim;  // cache: one column per frequency
     set.meta.Set("rope_scaling", spec.rope_scaling == "default" ? std::string("none") : spec.rope_scaling);
     for (const auto& [k, v] : f.meta.entries()) set.meta.Set(k, v);
     set.meta.Set("attention_factor", QToD(f.attention_factor));
@@ -468,9 +476,9 @@ SchemeInfo RopeSchemeInfo() {
     if (!spec.hf_config.empty()) set.meta.Set("source_config", spec.hf_config);
     if (!spec.gguf.empty()) set.meta.Set("source_gguf", spec.gguf);
     set.meta.Set("pe_version", std::string(PE_VERSION));
-    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
+    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", spec.max_len, width, spec.dtype), f.inv_freq, layout,
                                       true, f.attention_factor, spec.start));
-    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "sin", spec.max_len, f.dim, spec.dtype), f.inv_freq, layout,
+    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "sin", spec.max_len, width, spec.dtype), f.inv_freq, layout,
                                       false, f.attention_factor, spec.start));
     CheckInvFreqFinite(spec, f.inv_freq);
     set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));

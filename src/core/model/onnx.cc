@@ -1,0 +1,289 @@
+#include "core/model/onnx.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/model/onnx_wire.h"
+
+namespace pe {
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_;
+};
+
+// The .onnx file mapped read-only, with its tensors parsed.
+struct OnnxModelFile {
+  std::string path;
+  std::string what;  // "'path'"
+  const std::byte* data = nullptr;
+  std::size_t size = 0;
+  std::vector<OnnxTensor> tensors;  // each name once (see Dedupe)
+  ~OnnxModelFile() {
+    if (data) ::munmap(const_cast<std::byte*>(data), size);
+  }
+};
+
+// One entry per name: the shallowest graph's, then the first in the file.
+std::vector<OnnxTensor> Dedupe(std::vector<OnnxTensor> all) {
+  std::unordered_map<std::string, std::size_t> at;
+  std::vector<OnnxTensor> out;
+  for (auto& t : all) {
+    if (t.name.empty()) continue;
+    auto it = at.find(t.name);
+    if (it == at.end()) {
+      at.emplace(t.name, out.size());
+      out.push_back(std::move(t));
+    } else if (t.depth < out[it->second].depth) {
+      out[it->second] = std::move(t);
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
+  auto m = std::make_shared<OnnxModelFile>();
+  m->path = path;
+  m->what = fmt::format("'{}'", path);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO must not block
+  if (fd.get() < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) ThrowInput(m->what, "is not a regular file");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size == 0) ThrowInput(m->what, "the file is empty (not an ONNX model)");
+  if (size > kMaxOnnxFileBytes)
+    ThrowInput(m->what, fmt::format("{} bytes: beyond protobuf's 2 GiB limit for one message (larger ONNX models keep "
+                                    "their weights in external data)",
+                                    size));
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (p == MAP_FAILED) ThrowInput(fmt::format("cannot map '{}'", path), std::strerror(errno));
+  m->data = static_cast<const std::byte*>(p);
+  m->size = size;
+  m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what));
+  return m;
+}
+
+TableInfo InfoOf(const OnnxTensor& t, DType dtype) {
+  TableInfo info;
+  info.name = t.name;
+  info.dtype = dtype;
+  if (t.dims.size() <= 1) {
+    info.rows = t.dims.empty() ? 1 : t.dims[0];
+    info.cols = 1;
+  } else {
+    info.cols = t.dims.back();
+    info.rows = info.cols == 0 ? 0 : t.elements / info.cols;
+  }
+  info.shape = t.dims;
+  if (t.dims.empty()) info.shape = {1};
+  info.meta.Set("onnx_data_type", OnnxDataTypeName(t.data_type));
+  info.meta.Set("onnx_origin", t.origin);
+  return info;
+}
+
+// Rows straight from the mapping (raw_data) or from decoded bytes.
+class MappedSource : public RowSource {
+ public:
+  MappedSource(std::shared_ptr<OnnxModelFile> model, TableInfo info, const std::byte* rows)
+      : model_(std::move(model)), info_(std::move(info)), rows_(rows) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::size_t rb = info_.row_bytes();
+    std::memcpy(out, rows_ + static_cast<std::size_t>(first) * rb, static_cast<std::size_t>(count) * rb);
+  }
+  bool concurrent_reads() const override { return true; }
+
+ private:
+  std::shared_ptr<OnnxModelFile> model_;
+  TableInfo info_;
+  const std::byte* rows_;
+};
+
+class ExternalSource : public RowSource {
+ public:
+  ExternalSource(std::string file, int fd, TableInfo info, std::uint64_t offset)
+      : file_(std::move(file)), fd_(fd), info_(std::move(info)), offset_(offset) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::size_t rb = info_.row_bytes();
+    std::size_t left = static_cast<std::size_t>(count) * rb;
+    auto off = static_cast<off_t>(offset_ + static_cast<std::uint64_t>(first) * rb);
+    while (left > 0) {
+      const ssize_t n = ::pread(fd_.get(), out, left, off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) ThrowInput(fmt::format("cannot read '{}'", file_), std::strerror(errno));
+      if (n == 0) ThrowInput(fmt::format("'{}'", file_), "ends early (truncated external data)");
+      out += n;
+      left -= static_cast<std::size_t>(n);
+      off += n;
+    }
+  }
+
+ private:
+  std::string file_;
+  Fd fd_;
+  TableInfo info_;
+  std::uint64_t offset_;
+};
+
+std::string RealPath(const std::string& p) {
+  char buf[PATH_MAX];
+  if (!::realpath(p.c_str(), buf)) return "";
+  return buf;
+}
+
+// The external data file of `t`, opened after the folder rule
+// (docs/formats.md, "ONNX"); `bytes` is the tensor's size.
+std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor& t, TableInfo info,
+                                        std::uint64_t bytes) {
+  const std::string what = fmt::format("{}: tensor '{}' external data '{}'", m.what, t.name, t.location);
+  const std::string& loc = t.location;
+  if (loc.empty()) ThrowInput(fmt::format("{}: tensor '{}'", m.what, t.name), "external data without a location");
+  if (loc.find('\0') != std::string::npos) ThrowInput(what, "the location holds a NUL byte; refused");
+  if (loc.front() == '/') ThrowInput(what, "an absolute path; pe reads external data only inside the model's folder");
+  for (std::size_t b = 0; b <= loc.size();) {
+    std::size_t e = loc.find('/', b);
+    if (e == std::string::npos) e = loc.size();
+    if (loc.compare(b, e - b, "..") == 0 && e - b == 2)
+      ThrowInput(what, "the path climbs out with '..'; pe reads external data only inside the model's folder");
+    b = e + 1;
+  }
+  const auto slash = m.path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : m.path.substr(0, slash));
+  const std::string real_folder = RealPath(folder);
+  if (real_folder.empty()) ThrowInput(what, fmt::format("cannot resolve the model's folder: {}", std::strerror(errno)));
+  const std::string candidate = folder + "/" + loc;
+  const std::string real = RealPath(candidate);
+  if (real.empty()) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
+  const std::string prefix = real_folder == "/" ? "/" : real_folder + "/";
+  if (real.compare(0, prefix.size(), prefix) != 0)
+    ThrowInput(what, fmt::format("resolves to '{}', outside the model's folder '{}' (a symlink?); refused", real,
+                                 real_folder));
+  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // a FIFO must not block
+  if (fd < 0) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
+  Fd guard(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "is not a regular file");
+  const auto fsize = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t offset = t.has_offset ? t.ext_offset : 0;
+  if (offset > fsize) ThrowInput(what, fmt::format("offset {} is past the end of the {}-byte file", offset, fsize));
+  if (t.has_length) {
+    if (t.ext_length > fsize - offset)
+      ThrowInput(what, fmt::format("offset {} + length {} is past the end of the {}-byte file", offset, t.ext_length,
+                                   fsize));
+    if (t.ext_length != bytes)
+      ThrowInput(what, fmt::format("length {} but the dims {} of {} make {} bytes", t.ext_length,
+                                   fmt::join(t.dims, "x"), OnnxDataTypeName(t.data_type), bytes));
+  } else if (fsize - offset != bytes) {
+    ThrowInput(what, fmt::format("{} bytes from offset {} to the end of the file, but the dims {} of {} make {} bytes",
+                                 fsize - offset, offset, fmt::join(t.dims, "x"), OnnxDataTypeName(t.data_type),
+                                 bytes));
+  }
+  return std::make_unique<ExternalSource>(real, guard.release(), std::move(info), offset);
+}
+
+std::string NameList(const std::vector<std::string>& names) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(names.size(), 20);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += fmt::format(", ... ({} more)", names.size() - shown);
+  return out;
+}
+
+}  // namespace
+
+std::vector<OnnxTensorInfo> DescribeOnnx(const std::string& path) {
+  auto m = Load(path);
+  std::vector<OnnxTensorInfo> out;
+  for (const auto& t : m->tensors) {
+    OnnxTensorInfo o;
+    DType d = DType::kFloat32;
+    o.readable = OnnxDTypeOf(t.data_type, &d);
+    o.info = InfoOf(t, d);
+    o.data_type = OnnxDataTypeName(t.data_type);
+    o.external = t.external;
+    o.origin = t.origin;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::vector<std::string> ListOnnxTensors(const std::string& path) {
+  std::vector<std::string> names;
+  for (const auto& t : DescribeOnnx(path))
+    if (t.readable) names.push_back(t.info.name);
+  return names;
+}
+
+std::unique_ptr<RowSource> OpenOnnx(const std::string& path, const std::string& name) {
+  auto m = Load(path);
+  std::vector<std::string> readable;
+  for (const auto& t : m->tensors) {
+    DType d;
+    if (OnnxDTypeOf(t.data_type, &d)) readable.push_back(t.name);
+  }
+  const OnnxTensor* chosen = nullptr;
+  const std::string want = name.empty() ? "pe" : name;
+  for (const auto& t : m->tensors)
+    if (t.name == want) chosen = &t;
+  if (!chosen && name.empty() && readable.size() == 1)
+    for (const auto& t : m->tensors)
+      if (t.name == readable[0]) chosen = &t;
+  if (!chosen) {
+    if (readable.empty()) ThrowInput(m->what, "the model holds no FLOAT, FLOAT16, BFLOAT16 or DOUBLE tensor");
+    ThrowInput(m->what, name.empty() ? fmt::format("holds several tensors ({}); name the one to read (--dataset)",
+                                                   NameList(readable))
+                                     : fmt::format("no tensor '{}' (the model has: {})", name, NameList(readable)));
+  }
+  const OnnxTensor& t = *chosen;
+  DType dtype;
+  if (!OnnxDTypeOf(t.data_type, &dtype))
+    ThrowInput(m->what, fmt::format("tensor '{}' is {}; pe reads FLOAT, FLOAT16, BFLOAT16 and DOUBLE tensors", t.name,
+                                    OnnxDataTypeName(t.data_type)));
+  TableInfo info = InfoOf(t, dtype);
+  const std::uint64_t bytes = static_cast<std::uint64_t>(t.elements) * Traits(dtype).size;
+  if (t.external) return OpenExternal(*m, t, std::move(info), bytes);
+  if (t.has_raw) {
+    if (t.raw_size != bytes)
+      ThrowInput(m->what, fmt::format("tensor '{}' has {} bytes of raw_data but its dims {} of {} make {} bytes", t.name,
+                                      t.raw_size, fmt::join(t.dims, "x"), OnnxDataTypeName(t.data_type), bytes));
+    const std::byte* rows = m->data + t.raw_offset;
+    return std::make_unique<MappedSource>(std::move(m), std::move(info), rows);
+  }
+  bool typed = false;
+  for (const auto& f : t.typed) typed = typed || f.field == OnnxTypedField(dtype);
+  if (!typed && t.elements > 0)
+    ThrowInput(m->what, fmt::format("tensor '{}' holds no data (no raw_data, no typed values, no external data)", t.name));
+  std::vector<std::byte> decoded;
+  DecodeOnnxTypedData(m->data, m->size, t, dtype, &decoded, m->what);
+  return std::make_unique<MemoryRowSource>(std::move(info), std::move(decoded));
+}
+
+}  // namespace pe
