@@ -260,14 +260,12 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kNpy: return OpenNpy(path);
     case Format::kHdf5: return OpenHdf5(path, options.dataset);
     case Format::kSafetensors: return OpenSafetensors(path, options.dataset);
-    // Readers of model containers (core/model/): each replaces its line.
+    // Read-only model containers (core/formats/npz, torch_checkpoint; core/model/gguf, onnx).
     case Format::kNpz: return OpenNpz(path, options.dataset);
     case Format::kTorch: return OpenTorch(path, options.dataset);
     case Format::kGguf: return OpenGgufTensor(path, options.dataset);
     case Format::kOnnx: return OpenOnnx(path, options.dataset);
   }
-  if (!Traits(format).writable)
-    ThrowUsage(fmt::format("'{}'", path), fmt::format("reading {} files is not supported yet", Traits(format).name));
   throw Error(ErrorKind::kInternal, "unknown format");
 }
 
@@ -304,7 +302,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
       break;
     case Format::kCsv:
     case Format::kNpy: break;
-    // Readers of model containers (core/model/): each replaces its line.
+    // Read-only model containers (core/formats/npz, torch_checkpoint; core/model/gguf, onnx).
     case Format::kNpz: names = ListNpz(path); break;
     case Format::kTorch: names = ListTorch(path); break;
     case Format::kGguf: names = ListGgufTensorNames(path); break;
