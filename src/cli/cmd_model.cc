@@ -133,7 +133,10 @@ bool InspectsAsModel(const std::string& path) {
   std::string e = path.size() >= 5 ? path.substr(path.size() - 5) : path;
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
   if (e == ".gguf" || e == ".onnx") return true;
-  // A checkpoint or .npz of one tensor stays a table; several make a model.
+  // An .npz is a container of arrays, not a model: several open whole as a
+  // table set (cli/tensor_set_view.h), as safetensors do.
+  if (e.size() >= 4 && e.substr(e.size() - 4) == ".npz") return false;
+  // A checkpoint of one tensor stays a table; several make a model.
   try {
     return ListTensorNames(path).size() > 1;
   } catch (const Error&) {
