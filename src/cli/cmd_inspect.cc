@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/inspect_gguf.h"
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
@@ -196,11 +195,6 @@ int RunInspect(const InspectOptions& o, Console& console) {
   if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
   if (o.heatmap_group != "none" && o.heatmap_group != "sincos")
     ThrowUsage(fmt::format("--group '{}'", o.heatmap_group), "expected none or sincos");
-  // A GGUF model without --tensor: its plan and tensor list (cli/inspect_gguf.h).
-  if (o.dataset.empty() && (oo.format ? *oo.format : FormatFromExtension(o.file).value_or(Format::kCsv)) == Format::kGguf) {
-    PrintGgufSummary(o.file, o.json);
-    return 0;
-  }
   auto src = OpenTable(o.file, oo);
   const TableInfo& info = src->info();
   if (!o.heatmap.empty()) {

@@ -269,7 +269,7 @@ Examples:
   pe verify hf_cos.npy --scheme rope --head-dim 128 --base 500000 --tensor cos
   pe verify inv_freq.npy --scheme rope --head-dim 128 --base 500000 --tensor inv_freq
   pe verify rope.npz --scheme rope --head-dim 128 --max-len 4096 --tensor sin   # the file's 'sin'
-  pe verify model.onnx --dataset cos_cache --scheme rope --head-dim 64 --max-len 4096 --layout cache --tensor cos
+  pe verify model.onnx --tensor cos_cache --scheme rope --head-dim 64 --max-len 4096 --layout cache --reference-tensor cos
 
 A RoPE table that fails is diagnosed in RoPE terms ("columns are interleaved
 pairs: add --layout interleaved", "positions start at 1: add --start 1");
@@ -291,12 +291,6 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   OpenOptions oo;
   oo.format = ForcedFormat(o.format, "--format");
   oo.dataset = o.dataset;
-  // A file of several tensors (safetensors, .npz, a checkpoint) and --tensor
-  // NAME without --dataset: the file's tensor of that name, when it has one.
-  if (oo.dataset.empty() && !o.spec.extra.tensor.empty()) {
-    const std::vector<std::string> names = ListTensorNames(o.file, oo);
-    if (std::find(names.begin(), names.end(), o.spec.extra.tensor) != names.end()) oo.dataset = o.spec.extra.tensor;
-  }
   auto table = OpenTable(o.file, oo);
   const TableInfo& info = table->info();
 

@@ -166,7 +166,14 @@ class HelpFormatter : public CLI::Formatter {
     is_verify_ = app->get_name() == "verify";
     const SchemeInfo* scheme = ChosenScheme(app);
     std::stringstream out;
-    for (const std::string& group : app->get_groups()) {
+    // The scheme's parameters come last, after the command's own groups
+    // (dot's views and plot controls among them), so they read as one block.
+    std::vector<std::string> groups;
+    for (const std::string& group : app->get_groups())
+      if (group != kSchemeParamGroup) groups.push_back(group);
+    for (const std::string& group : app->get_groups())
+      if (group == kSchemeParamGroup) groups.push_back(group);
+    for (const std::string& group : groups) {
       if (group.empty()) continue;
       std::vector<const CLI::Option*> opts = app->get_options([&](const CLI::Option* opt) {
         if (opt->get_group() != group || !opt->nonpositional()) return false;

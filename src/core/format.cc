@@ -173,7 +173,7 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
 }
 
 bool HoldsSeveralTensors(Format format) {
-  return format == Format::kHdf5 || format == Format::kJson || format == Format::kSafetensors;
+  return format == Format::kHdf5 || format == Format::kJson || format == Format::kSafetensors || !Traits(format).writable;
 }
 
 void WriteTables(TableSet& set, Format format, const std::string& path) {

@@ -207,9 +207,10 @@ r = pe("dot", model_h5, "--max-offset", "2")
 lines = r.stderr.splitlines()
 check(r.returncode == 2 and len(lines) == 2 and "decoder/layer0/pe [3 x 4" in lines[0] and "encoder/pe [6 x 8" in lines[0]
       and lines[1].startswith("pe: hint: name the one to draw with --tensor"), f"dot on unlabelled tensors asks: {r.stderr!r}")
-r = pe("dot", S("rope.safetensors"), "--max-offset", "2")
-check(r.returncode == 2 and "cos and sin are tables of positions" in r.stderr and "pe: hint: name the one to draw with --tensor cos" in r.stderr,
-      f"dot asks for rope: {r.stderr!r}")
+# A RoPE file (cos, sin, inv_freq) needs no choice: its q·k view (issue 17,
+# values checked in test_dot_views.py).
+r = pe("dot", S("rope.safetensors"), "-o", "-")
+check(r.returncode == 0 and r.stdout.startswith("series,k,qk"), f"dot on a RoPE file: the qk view: {r.returncode} {r.stderr!r}")
 r = pe("dot", S("rope.safetensors"), "--tensor", "sin", "--max-offset", "2")
 check(r.returncode == 0, f"dot --tensor sin: {r.stderr!r}")
 

@@ -234,8 +234,11 @@ FILTER = ("dataset 'lzf' uses filter 32000 ({}), which is not built into the HDF
           "plugins (it reads deflate, shuffle, fletcher32, szip, nbit and scaleoffset)")
 for cmd in READ_COMMANDS[:3]:
     expect_refusal([cmd[0], "filter.h5", "--dataset", "lzf"] + cmd[1:], "filter.h5", FILTER.format("lzf"), env=penv)
-r, _, _ = run(["inspect", "filter.h5"], env=penv)
+r, _, _ = run(["inspect", "filter.h5", "--dataset", "pe"], env=penv)
 check(r.returncode == 0 and b"16 x 8" in r.stdout, f"filter.h5 (dataset pe): exit {r.returncode} {r.stderr[:300]!r}")
+# The whole file (issue 16: every dataset) meets the filtered one: refused by name.
+r, _, _ = run(["inspect", "filter.h5"], env=penv)
+check(r.returncode == 2 and FILTER.format("lzf").encode() in r.stderr, f"filter.h5 whole: exit {r.returncode} {r.stderr[:300]!r}")
 r, _, _ = run(["generate", "--d-model", "8", "--max-len", "16", "-o", "gen.h5"], env=penv)
 check(r.returncode == 0, f"generate with HDF5_PLUGIN_PATH: exit {r.returncode} {r.stderr!r}")
 check(not os.path.exists(marker), "a plugin library was loaded by pe (marker file created)")
@@ -246,8 +249,11 @@ ESC = "a\x1b[2J\x1b]0;pwned\x07\nb"
 with h5py.File("names.h5", "w") as f:
     f[ESC] = table()
     f["c\rd"] = table()
-expect_refusal(["inspect", "names.h5"], "names.h5",
-               "no dataset 'pe'; choose one with --dataset (a\\x1b[2J\\x1b]0;pwned\\x07\\x0ab, c\\x0dd)")
+# The whole file is listed (issue 16): each name escaped, no raw control byte.
+r, _, _ = run(["inspect", "names.h5"])
+check(r.returncode == 0, f"inspect names.h5: exit {r.returncode} {r.stderr[:300]!r}")
+check(not re.search(rb"[\x00-\x09\x0b-\x1f\x7f]", r.stdout), f"inspect names.h5: raw control byte in stdout: {r.stdout[:400]!r}")
+check(b"a\\x1b[2J\\x1b]0;pwned\\x07" in r.stdout and b"c\\rd" in r.stdout, f"inspect names.h5: names not escaped: {r.stdout[:400]!r}")
 with h5py.File("names_soft.h5", "w") as f:
     f["pe"] = h5py.SoftLink("/x\x1b[31m\ny")
 expect_refusal(["inspect", "names_soft.h5"], "names_soft.h5",

@@ -121,11 +121,11 @@ if doc:
 values(ck, f"{name}.sin_cached", rot.sin_cached[0, 0].numpy())
 values(ck, "model.layers.0.self_attn.q_proj.weight", model.model.layers[0].self_attn.q_proj.weight.detach().numpy())
 for tensor in ("cos", "sin"):
-    r = pe("verify", ck, "--dataset", f"{name}.{tensor}_cached", "--scheme", "rope", "--head-dim", "64",
-           "--max-len", "128", "--base", "500000", "--tensor", tensor, "--check", "none")
+    r = pe("verify", ck, "--tensor", f"{name}.{tensor}_cached", "--scheme", "rope", "--head-dim", "64",
+           "--max-len", "128", "--base", "500000", "--reference-tensor", tensor, "--check", "none")
     check(r.returncode == 0, f"verify {tensor}_cached of the torch.save'd rotary module: exit {r.returncode}\n{r.stdout}{r.stderr}")
-r = pe("verify", ck, "--dataset", f"{name}.cos_cached", "--scheme", "rope", "--head-dim", "64", "--max-len", "128",
-       "--base", "10000", "--tensor", "cos", "--check", "none")
+r = pe("verify", ck, "--tensor", f"{name}.cos_cached", "--scheme", "rope", "--head-dim", "64", "--max-len", "128",
+       "--base", "10000", "--reference-tensor", "cos", "--check", "none")
 check(r.returncode == 1, f"verify against the wrong base must fail (exit 1), got {r.returncode}")
 r = pe("dot", ck, "--dataset", f"{name}.cos_cached", "--max-offset", "4", "--format", "csv")
 check(r.returncode == 0 and r.stdout.count("\n") >= 5, f"pe dot of a checkpoint tensor: exit {r.returncode} {r.stderr}")

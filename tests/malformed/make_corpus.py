@@ -132,7 +132,7 @@ put("json_tensors_shape_huge.json", '{"tensors": {"a": {"shape": [2147483648], "
 put("valid_meta_tensors.json", '{"meta": {"x": "tensors", "tensors": "y"}, "shape": [1, 2], "data": [[0.5, 1]]}')
 put("valid_json_numbers.json", '{"data": [[1e-400, 5e-324, -1e-400, 2.4703282292062328e-324, 123456789012345678901234567890]]}')
 put("valid_tensors_key_order.json", '{"tensors": {"a": {"data": [[1, 2], [3, 4.5]], "shape": [2, 2]}}}')
-put("json_tensors_two.json", '{"tensors": {"a": {"shape": [1], "data": [0]}, "b": {"shape": [1], "data": [1]}}}')
+put("valid_json_tensors_two.json", '{"tensors": {"a": {"shape": [1], "data": [0]}, "b": {"shape": [1], "data": [1]}}}')
 
 # ---- HDF5 ------------------------------------------------------------------
 def h5(name, fill):
@@ -149,7 +149,7 @@ put("h5_only_superblock.h5", whole[:96])
 put("h5_not_hdf5.h5", b"\x89HDF\r\n\x1a\n" + b"\xff" * 200)
 put("h5_text.h5", "position,dim_0\n0,0\n")
 h5("h5_no_dataset.h5", lambda f: f.create_group("nothing"))
-h5("h5_two_datasets.h5", lambda f: (f.create_dataset("a", data=table), f.create_dataset("b", data=table)))
+h5("valid_two_datasets.h5", lambda f: (f.create_dataset("a", data=table), f.create_dataset("b", data=table)))
 h5("h5_int.h5", lambda f: f.create_dataset("pe", data=np.arange(12, dtype="<i4").reshape(3, 4)))
 h5("h5_string.h5", lambda f: f.create_dataset("pe", data=np.array([b"abc", b"def"])))
 h5("h5_compound.h5", lambda f: f.create_dataset("pe", data=np.zeros(3, dtype=[("a", "<f4"), ("b", "<f4")])))
@@ -197,7 +197,7 @@ put("st_meta_not_string.safetensors", st({"__metadata__": {"scheme": 1}, "pe": F
 put("st_truncated.safetensors", st({"pe": F32}, data=good[:40]))
 put("st_zero_rows.safetensors", st({"pe": {"dtype": "F32", "shape": [0, 4], "data_offsets": [0, 0]}}, data=b""))
 put("st_no_tensor.safetensors", st({"__metadata__": {"scheme": "sinusoidal"}}, data=b""))
-put("st_two_tensors.safetensors", st({"a": {"dtype": "F32", "shape": [1, 4], "data_offsets": [0, 16]},
+put("valid_st_two_tensors.safetensors", st({"a": {"dtype": "F32", "shape": [1, 4], "data_offsets": [0, 16]},
                                       "b": {"dtype": "F32", "shape": [2, 4], "data_offsets": [16, 48]}}))
 # Duplicate keys: the reference implementation refuses them (serde), pe too.
 T = '"pe":{"dtype":"F32","shape":[3,4],"data_offsets":[0,48]}'
