@@ -11,9 +11,6 @@
 #include <cstring>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-#include <fstream>
-
 #include "core/error.h"
 #include "core/formats/csv.h"
 #include "core/formats/hdf5.h"
@@ -285,20 +282,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
       for (const auto& t : ListSafetensors(path)) names.push_back(t.name);
       break;
     case Format::kJson:
-      if (LooksLikeJsonTensors(path)) {
-        // The names are the keys of "tensors" (the reader re-parses the file
-        // for each tensor; multi-tensor JSON files are small by nature).
-        std::ifstream in(path, std::ios::binary);
-        nlohmann::json doc;
-        try {
-          doc = nlohmann::json::parse(in);
-        } catch (const nlohmann::json::exception& e) {
-          ThrowInput(fmt::format("'{}'", path), fmt::format("not valid JSON ({})", e.what()));
-        }
-        const auto it = doc.find("tensors");
-        if (it != doc.end() && it->is_object())
-          for (const auto& [k, v] : it->items()) names.push_back(k);
-      }
+      if (LooksLikeJsonTensors(path)) names = ListJsonTensorNames(path);
       break;
     case Format::kCsv:
     case Format::kNpy: break;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
@@ -433,6 +434,67 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   TableInfo info = sax.Finish();
   return std::make_unique<JsonValuesSource>(std::move(info), std::move(sax.values()));
+}
+
+namespace {
+
+// Collects the keys at depth 2 under the top-level key "tensors"; every
+// value is skipped as it is read.
+class TensorKeys : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<std::string> names;
+  std::string error;
+
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool start_object(std::size_t) override { return Open(true); }
+  bool start_array(std::size_t) override { return Open(false); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& k) override {
+    if (depth_ == 1) in_tensors_key_ = k == "tensors";
+    if (depth_ == 2 && tensors_open_) names.push_back(k);
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    error = fmt::format("not valid JSON at byte {} ({})", position, e.what());
+    return false;
+  }
+
+ private:
+  bool Value() {
+    if (depth_ == 1) in_tensors_key_ = false;
+    return true;
+  }
+  bool Open(bool object) {
+    ++depth_;
+    if (depth_ == 2) tensors_open_ = object && in_tensors_key_;
+    return true;
+  }
+  bool Close() {
+    if (depth_ == 2) tensors_open_ = false;
+    if (depth_ == 1) in_tensors_key_ = false;
+    --depth_;
+    return true;
+  }
+  int depth_ = 0;
+  bool in_tensors_key_ = false;
+  bool tensors_open_ = false;
+};
+
+}  // namespace
+
+std::vector<std::string> ListJsonTensorNames(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  TensorKeys keys;
+  if (!nlohmann::json::sax_parse(in, &keys)) ThrowInput(fmt::format("'{}'", path), keys.error.empty() ? "not valid JSON" : keys.error);
+  return keys.names;
 }
 
 }  // namespace pe

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/output.h"
 #include "core/table_set.h"
@@ -28,6 +29,11 @@ void WriteJsonTensors(TableSet& set, ByteSink& sink);
 /// keys of its top-level object, "tensors" comes before any "data" (parsed
 /// as JSON up to that key; keys of nested objects and strings do not count).
 bool LooksLikeJsonTensors(const std::string& path);
+
+/// The keys of the file's top-level "tensors" object, in file order, read by
+/// a SAX pass that keeps no values (memory independent of the file's size).
+/// Throws pe::Error (input) naming the file when it is not valid JSON.
+std::vector<std::string> ListJsonTensorNames(const std::string& path);
 
 /// Opens tensor `name` of a multi-tensor JSON file (empty: the only tensor,
 /// else an error listing them). Nested data is viewed as [rows, cols] like
