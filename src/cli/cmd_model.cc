@@ -192,7 +192,7 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
     j["tensors"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < a.tensors.size(); ++i) {
       const ArtifactTensor& t = a.tensors[i];
-      nlohmann::ordered_json tj = {{"name", t.name}, {"role", t.role}, {"shape", t.info.shape},
+      nlohmann::ordered_json tj = {{"name", t.name}, {"role", t.role}, {"shape", t.info.shape.empty() ? std::vector<std::int64_t>{t.info.rows, t.info.cols} : t.info.shape},
                                    {"dtype", std::string(Traits(t.info.dtype).name)}};
       for (const Check& c : tensor_checks)
         if (c.name == t.name) tj["check"] = c.ToJson();
@@ -259,7 +259,7 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
   }
   PrintLine(fmt::format("positional tensors: {}", a.tensors.empty() ? "none stored" : fmt::format("{}", a.tensors.size())));
   for (const ArtifactTensor& t : a.tensors) {
-    PrintLine(fmt::format("  {} [{}] {} ({})", t.name, fmt::join(t.info.shape, " x "), Traits(t.info.dtype).name,
+    PrintLine(fmt::format("  {} [{}] {} ({})", t.name, fmt::join(t.info.shape.empty() ? std::vector<std::int64_t>{t.info.rows, t.info.cols} : t.info.shape, " x "), Traits(t.info.dtype).name,
                           t.role.empty() ? "unknown role" : t.role));
     for (const Check& c : tensor_checks)
       if (c.name == t.name || c.name.rfind(t.name + ":", 0) == 0)

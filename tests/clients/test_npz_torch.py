@@ -159,7 +159,10 @@ refused(["inspect", nk, "--dataset", "transposed"], "not contiguous", "stride (1
 refused(["inspect", nk, "--dataset", "ints"], "int64")
 refused(["inspect", nk, "--dataset", "scalar"], "scalar")
 refused(["inspect", nk, "--dataset", "nope"], "no tensor 'nope'")
-refused(["inspect", nk], "holds several tensors", "extra.list.0")
+# Without --dataset: a checkpoint of several tensors is a model (docs/models.md):
+# inspect reports it (exit 0) with its positional tensors.
+r = pe("inspect", nk)
+check(r.returncode == 0 and "torch" in r.stdout, f"inspect {nk} without --dataset: the model view, exit {r.returncode} {r.stderr}")
 
 # The same under other extensions (.bin as transformers' pytorch_model.bin, .ckpt).
 for ext in ("bin", "ckpt"):
@@ -209,7 +212,10 @@ for kind, save in (("stored", np.savez), ("deflated", np.savez_compressed)):
     check(r.returncode == 1, f"verify {kind} npz --tensor cos --start 1 must fail, got {r.returncode}")
     r = pe("dot", path, "--dataset", "cos", "--max-offset", "4", "--format", "csv")
     check(r.returncode == 0, f"pe dot {kind}.npz: exit {r.returncode} {r.stderr}")
-    refused(["inspect", path], "holds several arrays", "cos, sin")
+    # Without --dataset: every array, listed then shown (issue 16).
+    r = pe("inspect", path)
+    check(r.returncode == 0 and "== tensor cos ==" in r.stdout and "== tensor sin ==" in r.stdout,
+          f"inspect {kind}.npz lists its arrays: exit {r.returncode} {r.stderr} {r.stdout[:300]!r}")
     refused(["inspect", path, "--dataset", "tan"], "no array 'tan'")
     # One array: no name needed.
     one = os.path.join(SCRATCH, f"one_{kind}.npz")

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/pread_all.h"
 #include "core/formats/raw_rows_writer.h"
 #include "core/pump.h"
 #include "core/formats/text_numbers.h"
@@ -64,18 +65,6 @@ class FileHandle {
  private:
   int fd_;
 };
-
-void PreadAll(int fd, void* dst, std::size_t size, std::uint64_t off, const std::string& what) {
-  auto* p = static_cast<char*>(dst);
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ThrowInput(what, n < 0 ? std::string(std::strerror(errno)) : "unexpected end of file (truncated?)");
-    p += n;
-    size -= static_cast<std::size_t>(n);
-    off += static_cast<std::uint64_t>(n);
-  }
-}
 
 // Parses and validates the header; returns the entries in file order.
 std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/pread_all.h"
 
 namespace pe {
 namespace {
@@ -28,18 +29,6 @@ class Fd {
  private:
   int fd_;
 };
-
-void PreadAll(int fd, void* dst, std::size_t size, std::uint64_t off, const std::string& what) {
-  auto* p = static_cast<char*>(dst);
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ThrowInput(what, n < 0 ? std::string(std::strerror(errno)) : "unexpected end of file (truncated?)");
-    p += n;
-    size -= static_cast<std::size_t>(n);
-    off += static_cast<std::uint64_t>(n);
-  }
-}
 
 class FileBytes : public GgufBytes {
  public:
