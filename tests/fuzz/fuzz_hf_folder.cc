@@ -24,8 +24,10 @@
 
 namespace {
 
+// The folder's name lives for the whole process (never destroyed): the exit
+// handler that removes the folder runs after static destructors would.
 const std::string& Folder() {
-  static const std::string dir = [] {
+  static const std::string* const dir = new std::string([] {
     const char* base = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     std::string d = std::string(base) + "/pe-fuzz-folder-" + std::to_string(::getpid());
     ::mkdir(d.c_str(), 0700);
@@ -35,8 +37,8 @@ const std::string& Folder() {
       ::rmdir(Folder().c_str());
     });
     return d;
-  }();
-  return dir;
+  }());
+  return *dir;
 }
 
 void Put(const std::string& name, std::string_view bytes, bool present) {
