@@ -73,6 +73,11 @@ class Unpickler {
 
   std::vector<PickledTensor> Run() {
     const std::uint32_t root = Load();
+    // Counted over the shared graph first, so a subtree shared 2^60 ways is refused in time
+    // linear in the pickle instead of after kMaxWalkVisits string-building visits.
+    path_counts_.assign(objs_.size(), 0);
+    if (CountPaths(root, 0) > kMaxWalkVisits)
+      Fail(fmt::format("the object tree has more than {} paths", kMaxWalkVisits));
     Walk(root, "", 0);
     return std::move(found_);
   }
@@ -400,6 +405,31 @@ class Unpickler {
     }
   }
 
+  // How many nodes Walk(o) would visit, saturated just above kMaxWalkVisits. A container met
+  // again while its own count is under way holds itself (APPEND can build that): refused as
+  // nesting without end, as Walk would after kMaxNesting levels.
+  std::uint64_t CountPaths(std::uint32_t o, int depth) {
+    constexpr std::uint64_t kCounting = ~std::uint64_t{0}, kCap = kMaxWalkVisits + 1;
+    if (depth > kMaxNesting + 1) Fail("containers nested too deeply");
+    std::uint64_t& memo = path_counts_[o];
+    if (memo == kCounting) Fail("containers nested too deeply (a container holds itself)");
+    if (memo != 0) return memo;
+    memo = kCounting;
+    std::uint64_t n = 1;
+    const Obj& x = objs_[o];
+    auto add = [&](std::uint32_t child) { n = std::min(kCap, n + CountPaths(child, depth + 1)); };
+    if (x.k == K::kDict) {
+      for (std::size_t k = 0; k + 1 < x.items.size() && n < kCap; k += 2) {
+        const K key = objs_[x.items[k]].k;
+        if (key == K::kStr || key == K::kInt) add(x.items[k + 1]);
+      }
+    } else if (x.k == K::kList || x.k == K::kTuple) {
+      for (std::size_t k = 0; k < x.items.size() && n < kCap; ++k) add(x.items[k]);
+    }
+    memo = n;  // path_counts_ never grows during the count, so the reference stays valid
+    return n;
+  }
+
   void Walk(std::uint32_t o, const std::string& path, int depth) {
     if (depth > kMaxNesting + 1) Fail("containers nested too deeply");
     if (++visits_ > kMaxWalkVisits) Fail(fmt::format("the object tree has more than {} paths", kMaxWalkVisits));
@@ -441,6 +471,7 @@ class Unpickler {
   std::vector<PickledTensor> tensors_;
   std::vector<PickledTensor> found_;
   std::size_t visits_ = 0;
+  std::vector<std::uint64_t> path_counts_;  // CountPaths' memo: 0 unknown, ~0 under way
 };
 
 }  // namespace
