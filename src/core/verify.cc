@@ -188,16 +188,17 @@ std::optional<SchemeSpec> ResolveReferenceSpec(const TableInfo& file, const Spec
       *f.out = *f.given;
     }
   }
-  // base
-  const auto meta_base = MetaNumber(m, "base");
-  if (!flags.base && m.Find("base")) {
+  // base, or Hugging Face's name for it (rope_theta) in files other tools wrote
+  const char* base_key = !m.Find("base") && m.Find("rope_theta") ? "rope_theta" : "base";
+  const auto meta_base = MetaNumber(m, base_key);
+  if (!flags.base && m.Find(base_key)) {
     if (!meta_base || !std::isfinite(*meta_base) || !(*meta_base > 0))
-      ThrowInput(meta_name("base"), "not a finite number above 0");
-    spec.origin["--base"] = meta_name("base");
+      ThrowInput(meta_name(base_key), "not a finite number above 0");
+    spec.origin["--base"] = meta_name(base_key);
   }
   spec.base = meta_base.value_or(10000.0);
   if (flags.base) {
-    if (meta_base) note_override("--base", "base", fmt::format("{}", *flags.base), fmt::format("{}", *meta_base));
+    if (meta_base) note_override("--base", base_key, fmt::format("{}", *flags.base), fmt::format("{}", *meta_base));
     spec.base = *flags.base;
   }
   // dtype: the file's own; a declared one that differs is reported.
@@ -312,7 +313,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       scheme_checks = si.default_checks(*o.spec, si.tensors.empty() ? std::string_view() : std::string_view(ref->info().name));
     // Metadata the scheme itself writes (layout, ...) that the file contradicts.
     for (const auto& [key, value] : ref->info().meta.entries()) {
-      if (key == "pe_version" || key == "dtype" || key == "max_len" || key == "d_model" || key == "base" ||
+      if (key == "pe_version" || key == "dtype" || key == "max_len" || key == "d_model" || key == "base" || key == "rope_theta" ||
           key == "start" || key == "scheme")
         continue;
       if (const MetaValue* fv = info.meta.Find(key); fv && MetaToString(*fv) != MetaToString(value))

@@ -102,6 +102,7 @@ const std::vector<Param>& Params() {
         {"d_model", Int(&SchemeSpec::d_model)},
         {"max_len", Int(&SchemeSpec::max_len)},
         {"base", Real(&SchemeSpec::base)},
+        {"rope_theta", Real(&SchemeSpec::base)},  // Hugging Face's name of base
         {"start", Int(&SchemeSpec::start)},
         {"dtype",
          [](SchemeSpec& s, std::string_view k, std::string_view v) {
@@ -123,6 +124,7 @@ const std::vector<Param>& Params() {
         {"rotary_dim", Int(&SchemeSpec::rotary_dim)},
         {"partial_rotary_factor", Real(&SchemeSpec::partial_rotary_factor)},
         {"rope_scaling", Text(&SchemeSpec::rope_scaling)},
+        {"rope_type", Text(&SchemeSpec::rope_scaling)},  // Hugging Face's name ("default" = none)
         {"factor", Real(&SchemeSpec::factor)},
         {"max_position_embeddings", Int(&SchemeSpec::max_position_embeddings)},
         {"original_max_position_embeddings", Int(&SchemeSpec::original_max_position_embeddings)},

@@ -345,6 +345,7 @@ SchemeInfo MropeSchemeInfo() {
     m.Set("max_len", L);
     m.Set("start", spec.start);
     m.Set("base", spec.base);
+    m.Set("rope_theta", spec.base);  // Hugging Face's name
     m.Set("layout", std::string("half"));
     m.Set("mrope_section", fmt::format("{},{},{}", s.section[0], s.section[1], s.section[2]));
     m.Set("mrope_interleaved", static_cast<std::int64_t>(spec.mrope_interleaved ? 1 : 0));
@@ -352,6 +353,7 @@ SchemeInfo MropeSchemeInfo() {
     if (!spec.positions.empty()) m.Set("positions", spec.positions);
     if (!spec.mrope_layout.empty()) m.Set("mrope_layout", spec.mrope_layout);
     m.Set("rope_scaling", spec.rope_scaling);
+    m.Set("rope_type", spec.rope_scaling == "none" ? std::string("default") : spec.rope_scaling);
     for (const auto& [k, v] : s.freqs.meta.entries()) m.Set(k, v);
     m.Set("attention_factor", static_cast<double>(s.freqs.attention_factor));
     if (!spec_in.hf_config.empty()) m.Set("source_config", spec_in.hf_config);

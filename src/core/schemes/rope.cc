@@ -400,6 +400,7 @@ Metadata RopeMetadata(const SchemeSpec& spec, std::int64_t dim, const char* layo
   m.Set("max_len", spec.max_len);
   m.Set("start", spec.start);
   m.Set("base", spec.base);
+  m.Set("rope_theta", spec.base);  // Hugging Face's name for the same number
   m.Set("layout", std::string(layout));
   m.Set("dtype", std::string(Traits(spec.dtype).name));
   return m;
@@ -470,6 +471,8 @@ SchemeInfo RopeSchemeInfo() {
                             layout == RopeLayout::kHalf ? "half" : layout == RopeLayout::kCache ? "cache" : "interleaved");
     const std::int64_t width = layout == RopeLayout::kCache ? f.dim / 2 : f.dim;  // cache: one column per frequency
     set.meta.Set("rope_scaling", spec.rope_scaling == "default" ? std::string("none") : spec.rope_scaling);
+    // Hugging Face's name and spelling of the same choice (rope_parameters.rope_type; "default" = none).
+    set.meta.Set("rope_type", spec.rope_scaling == "none" ? std::string("default") : spec.rope_scaling);
     for (const auto& [k, v] : f.meta.entries()) set.meta.Set(k, v);
     set.meta.Set("attention_factor", QToD(f.attention_factor));
     // Provenance only: every parameter it gave is recorded above.
