@@ -76,6 +76,25 @@ bool IsRopeFile(const std::string& path) {
   return HasTensor(names, "inv_freq") || (HasTensor(names, "cos") && HasTensor(names, "sin"));
 }
 
+// The metadata of a file's first tensor (every tensor of a pe file carries the
+// scheme's parameters); empty when the file cannot be opened, which the view
+// or decay path then reports.
+Metadata FileMetadata(const std::string& path) {
+  try {
+    const std::vector<std::string> names = ListTensorNames(path);
+    OpenOptions oo;
+    if (names.size() > 1) oo.dataset = names.front();
+    return OpenTable(path, oo)->info().meta;
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+std::string MetaText(const Metadata& m, const char* key) {
+  const MetaValue* v = m.Find(key);
+  return v ? MetaToString(*v) : std::string();
+}
+
 DenseTable ReadTensor(const std::string& path, const std::string& tensor) {
   OpenOptions oo;
   oo.dataset = tensor;
@@ -201,7 +220,12 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
         slopes = ReadTensor(in.path, "slopes").values;
         if (slopes.size() > 4096) ThrowInput(fmt::format("'{}'", in.name), "more than 4096 slopes");
       }
-      std::int64_t max_k = o.max_offset >= 0 ? o.max_offset : (in.spec && in.spec->max_len > 0 ? in.spec->max_len - 1 : 63);
+      std::int64_t len = in.spec ? in.spec->max_len : 0;
+      if (!in.spec) {  // the file's own length (an ALiBi file records max_len)
+        const std::string m = MetaText(FileMetadata(in.path), "max_len");
+        len = std::strtoll(m.c_str(), nullptr, 10);
+      }
+      std::int64_t max_k = o.max_offset >= 0 ? o.max_offset : (len > 0 ? len - 1 : 63);
       if (max_k > 65535) ThrowUsage("--max-offset", "at most 65535 for the heads view");
       return HeadsView(in.name, slopes, max_k);
     }
@@ -210,7 +234,11 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       const Input& in = inputs[0];
       SchemeSpec g;
       if (in.spec) g = *in.spec;
-      else ParseGrid(o.spec.grid, &g);
+      else if (!o.spec.grid.empty()) ParseGrid(o.spec.grid, &g);
+      else if (const Metadata m = FileMetadata(in.path); !MetaText(m, "grid").empty()) {
+        ParseGrid(MetaText(m, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
+        g.cls_token = MetaText(m, "cls_token") == "1";
+      }
       if (in.spec && in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
         ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope); '{}' is scheme '{}'",
                                               in.name, in.spec->scheme));
@@ -294,6 +322,7 @@ std::optional<ViewKind> PickDotView(const DotOptions& o) {
   if (!o.inputs.empty()) {
     if (const auto s = ParseInlineSpec(o.inputs[0])) scheme = s->flags.scheme;
     else if (Tensor(o).empty() && IsRopeFile(o.inputs[0])) return ViewKind::kQk;
+    else scheme = MetaText(FileMetadata(o.inputs[0]), "scheme");  // a file pe wrote names its scheme
   } else if (FlagSeries(o)) {
     scheme = o.spec.scheme;
   }

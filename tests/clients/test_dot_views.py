@@ -228,6 +228,24 @@ for i, patch in enumerate((0, 14)):
     check(err < 1e-6, f"grid: patch {patch} similarity, max error {err:.3g}")
 check(rows[0]["panel"] == "(0,0)" and rows[36]["panel"] == "(2,2)", "grid: panel titles name grid cells")
 
+# Files pe wrote pick their view from the scheme in their metadata: a
+# sincos-2d file draws the grid (its grid from metadata, no --grid), an ALiBi
+# file the heads (also with --tensor bias: heads are not positions).
+pe("generate", "--scheme", "sincos-2d", "--d-model", 32, "--grid", "6x6", "-o", f("grid.h5"))
+r = pe("dot", f("grid.h5"), "--patches", "0,14", "-o", "-")
+rows = list(csv.DictReader(io.StringIO(r.stdout)))
+got = np.array([float(x["value"]) for x in rows]).reshape(2, 36) if len(rows) == 72 else None
+for i, patch in enumerate((0, 14)):
+    err = np.abs(got[i] - unit @ unit[patch]).max() if got is not None else float("inf")
+    check(err < 1e-6, f"grid file: patch {patch} similarity from the file's metadata grid, max error {err:.3g}")
+pe("generate", "--scheme", "alibi", "--heads", 12, "--max-len", 32, "-o", f("alibi.h5"))
+for extra in ([], ["--tensor", "bias"]):
+    r = pe("dot", f("alibi.h5"), *extra, "-o", "-")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    ok = len(rows) == 12 * 32 and list(rows[0].keys())[1] == "head h"
+    vals = np.array([float(x["value"]) for x in rows]).reshape(12, 32) if ok else None
+    check(ok and np.abs(vals - want).max() < 1e-6, f"alibi file {extra}: heads view, bias = -m_h·k")
+
 # columns: the sinusoid's columns against position.
 pe("dot", "sinusoidal:d-model=32,max-len=100", "--view", "columns", "--columns", "4,7", "-o", f("cols.csv"))
 got = read_csv(f("cols.csv"))

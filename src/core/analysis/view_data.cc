@@ -54,7 +54,7 @@ std::string ViewKindName(ViewKind kind) {
 
 ViewKind DefaultView(const std::string& scheme, bool tensor_named) {
   if ((scheme == "rope" || scheme == "xpos") && !tensor_named) return ViewKind::kQk;
-  if (scheme == "alibi" && !tensor_named) return ViewKind::kHeads;
+  if (scheme == "alibi") return ViewKind::kHeads;  // bias rows are heads, not positions: never a decay curve
   if (scheme == "sincos-2d") return ViewKind::kGrid;
   return ViewKind::kDecay;
 }

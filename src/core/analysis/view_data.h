@@ -44,7 +44,8 @@ std::string ViewKindName(ViewKind kind);
 /// xpos → qk (their frequencies, not the dot of cos rows), alibi → heads
 /// (heads are not positions), sincos-2d → grid (cells are not a 1-D
 /// sequence); anything else → decay. With `tensor_named` (one tensor of a
-/// rope/alibi set chosen) the decay of that tensor.
+/// rope set chosen) the decay of that tensor; an ALiBi tensor always gets the
+/// heads view.
 ViewKind DefaultView(const std::string& scheme, bool tensor_named);
 
 struct ViewColumn {
