@@ -303,11 +303,13 @@ VIEWS = [
     ("ratio", [YARN, LLAMA3, LIN]),
     ("spectrum", [PLAIN, LLAMA3]),
     ("heads", ["alibi:heads=8,max-len=64"]),
+    ("bias", ["alibi:heads=8", "--max-offset", 23]),
+    ("buckets", ["t5-bucket:"]),
     ("grid", ["--scheme", "sincos-2d", "--d-model", 32, "--grid", "4x4"]),
     ("collisions", ["rope:head-dim=16,max-len=4096", "--window", 512]),
 ]
 for view, args in VIEWS:
-    for size in ("200x150", "960x600") + (("10000x10000",) if view in ("qk", "heads") else ()):
+    for size in ("200x150", "960x600") + (("10000x10000",) if view in ("qk", "heads", "bias") else ()):
         path = f(f"{view}-{size}.svg")
         pe("dot", *args, "--view", view, "--plot", path, "--size", size)
         w, h, boxes = text_boxes(path)
@@ -396,7 +398,7 @@ for args, needle in [
     ((PLAIN, "--view", "heads"), "needs ALiBi"),
     (("alibi:heads=4,max-len=8", "--view", "qk"), "needs a rotary input"),
     ((f("rope.safetensors"), "--view", "ratio"), "no unscaled frequencies"),
-    ((f("h.npy"), "--view", "precision"), "needs a spec"),
+    ((f("h.npy"), "--view", "precision"), "records no scheme in its metadata"),
     ((PLAIN, "--view", "grid"), "needs a 2-D encoding"),
     ((f("h.npy"), "--view", "qk"), "a rotary view needs"),
     ((PLAIN, "--view", "nope"), "unknown view"),
