@@ -286,9 +286,12 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       if (inputs.size() != 1) ThrowUsage(fmt::format("--view {}", vname), "takes one input (one model's heads)");
       const Input& in = inputs[0];
       const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
-      std::int64_t max_d = o.max_offset >= 0 ? o.max_offset
-                           : in.spec && in.spec->max_len > 0 && view == ViewKind::kHeads ? in.spec->max_len - 1
-                                                                                        : size - 1;
+      // A spec's --max-len is its number of positions (small multiples: at
+      // most 64 a side unless --max-offset asks for more).
+      std::int64_t max_d = size - 1;
+      if (o.max_offset >= 0) max_d = o.max_offset;
+      else if (in.spec && in.spec->max_len > 0)
+        max_d = (view == ViewKind::kHeads ? in.spec->max_len : std::min<std::int64_t>(in.spec->max_len, 64)) - 1;
       if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
       HeadBias bias = in.spec ? HeadBiasFromSpec({in.name, *in.spec}, max_d) : HeadBiasOfFile(in, max_d);
       if (view == ViewKind::kHeads) return HeadsView(bias);

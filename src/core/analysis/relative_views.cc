@@ -48,6 +48,7 @@ ViewData BucketsFrame() {
   v.x_label = "relative position r = j − i (key − query)";
   v.y_label = "bucket / index";
   v.x_name = "relative_position";
+  v.steps = true;
   return v;
 }
 
@@ -70,11 +71,15 @@ ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r) {
   ViewData v = BucketsFrame();
   const bool many = specs.size() > 1;
   for (const NamedSpec& in : specs) {
+    // Name the input only where two inputs share a scheme (its label
+    // already names the scheme).
+    const bool shared = std::count_if(specs.begin(), specs.end(),
+                                      [&](const NamedSpec& o) { return o.spec.scheme == in.spec.scheme; }) > 1;
     if (!HasBuckets(in.spec.scheme))
       ThrowUsage("--view buckets", fmt::format("needs t5-bucket, deberta-bucket or relative-index; '{}' is scheme '{}'",
                                                in.name, in.spec.scheme));
     const SchemeSpec s = Validated(in);
-    const std::string pre = many ? in.name + " · " : std::string();
+    const std::string pre = shared ? in.name + " · " : std::string();
     if (s.scheme == "t5-bucket") {
       const std::int64_t nb = s.num_buckets, md = s.max_distance;
       v.series.push_back(Staircase(pre + "T5 bidirectional (encoder)", max_r,
@@ -105,7 +110,9 @@ ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r) {
       if (!many) v.subtitle = fmt::format("Shaw et al. (tensor2tensor): clamp(j − i, −{0}, {0}) + {0}", k);
     }
   }
-  // A marker outside the drawn offsets would stretch the axis.
+  // Markers explain one scheme; with several they crowd each other out. A
+  // marker outside the drawn offsets would stretch the axis.
+  if (many) v.markers.clear();
   std::vector<std::pair<double, std::string>> kept;
   for (const auto& m : v.markers)
     if (std::abs(m.first) < static_cast<double>(max_r) &&

@@ -76,6 +76,7 @@ struct ViewData {
   std::string title, subtitle, x_label, y_label, value_label, note;
   std::string x_name = "x";  ///< CSV/JSON name of x
   bool log_x = false, log_y = false;  ///< what the picture uses by default
+  bool steps = false;  ///< integer x, piecewise constant: drawn as steps x ± 1/2 (bucket staircases)
   std::vector<ViewSeries> series;
   std::vector<std::pair<double, std::string>> markers;  ///< marker lines (L_orig)
   bool markers_on_y = false;  ///< markers are y values (horizontal lines)

@@ -38,8 +38,16 @@ void DrawLines(const ViewData& v, const PlotControls& c, const std::string& path
     for (const ViewColumn& col : s.columns) {
       if (!col.draw) continue;
       ChartSeries line;
-      line.x = s.x;
-      line.y = col.values;
+      if (v.steps) {
+        // Each value holds over [x − 1/2, x + 1/2]: a staircase, not a ramp.
+        for (std::size_t k = 0; k < s.x.size() && k < col.values.size(); ++k) {
+          line.x.insert(line.x.end(), {s.x[k] - 0.5, s.x[k] + 0.5});
+          line.y.insert(line.y.end(), {col.values[k], col.values[k]});
+        }
+      } else {
+        line.x = s.x;
+        line.y = col.values;
+      }
       line.color = SeriesColor(i);
       line.dashed = col.dashed;
       // One legend entry per series (its first line); a second line of the
@@ -108,7 +116,9 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     ncol = static_cast<std::size_t>(v.panels[0].cols);
   const std::size_t nrow = (n + ncol - 1) / ncol;
   SetFont(cr, 11.5);
-  const auto v_ticks = NiceTicks(lo, hi, 6);
+  // As many colour-bar ticks as its height holds (about 28 px apart).
+  const double bar_h = c.height - (v.subtitle.empty() ? 52 : 70) - 20;
+  const auto v_ticks = NiceTicks(lo, hi, std::clamp(static_cast<int>(bar_h / 28), 2, 6));
   const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
   double label_w = 0;
   for (double t : v_ticks) label_w = std::max(label_w, TextWidth(cr, TickLabel(t, vs)));
@@ -164,7 +174,7 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
       cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
       DrawText(cr, px + pw / 2, py - 4, p.title, Align::kCenter);
     }
-    if (axes) {
+    if (axes && cell >= 56) {  // room for the first and last index
       SetFont(cr, 10);
       cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
       if (i % ncol == 0) {
@@ -184,7 +194,8 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     FitFont(cr, v.col_label, 12, grid_w);
     DrawText(cr, left + x_off + grid_w / 2, grid_bottom + 14 + 14, v.col_label, Align::kCenter);
     FitFont(cr, v.row_label, 12, ah);
-    DrawTextVertical(cr, 8 + 12, top + (grid_bottom - top) / 2, v.row_label);
+    // Beside the panels (they are centred: the margin may be wider).
+    DrawTextVertical(cr, left + x_off - tick_w - 4 - 8, top + (grid_bottom - top) / 2, v.row_label);
   }
   // Colour bar.
   const double bx = left + x_off + cell * static_cast<double>(ncol) + 24, bw = 18, by = top, bh = ah;
