@@ -197,12 +197,24 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   const double y_hi = spec.y_last + (spec.rows > 1 ? (spec.y_last - spec.y_first) / (spec.rows - 1) / 2 : 0.5);
   const double x_label_w =
       std::max(TextWidth(cr, TickLabel(spec.x_first, 1)), TextWidth(cr, TickLabel(spec.x_last, 1)));
-  const auto x_ticks = SpacedTicks(std::ceil(x_lo), std::floor(x_hi), pw * (std::floor(x_hi) - std::ceil(x_lo)) /
+  auto x_ticks = SpacedTicks(std::ceil(x_lo), std::floor(x_hi), pw * (std::floor(x_hi) - std::ceil(x_lo)) /
                                                                            std::max(x_hi - x_lo, 1e-300),
                                    x_label_w + 10, std::max(3, static_cast<int>(pw / 90)));
-  const auto y_ticks = SpacedTicks(std::ceil(y_lo), std::floor(y_hi), ph * (std::floor(y_hi) - std::ceil(y_lo)) /
+  auto y_ticks = SpacedTicks(std::ceil(y_lo), std::floor(y_hi), ph * (std::floor(y_hi) - std::ceil(y_lo)) /
                                                                            std::max(y_hi - y_lo, 1e-300),
                                    18, std::max(3, static_cast<int>(ph / 70)));
+  // Cells at whole coordinates (rows, heads, positions): no tick between
+  // two of them (a "head 0.5" does not exist).
+  auto whole = [](std::vector<double> t, double first, double last, std::int64_t n) {
+    const double step = n > 1 ? (last - first) / static_cast<double>(n - 1) : 1;
+    if (step != std::round(step) || first != std::round(first)) return t;
+    std::vector<double> kept;
+    for (double v : t)
+      if (v == std::round(v)) kept.push_back(v);
+    return kept;
+  };
+  x_ticks = whole(std::move(x_ticks), spec.x_first, spec.x_last, spec.cols);
+  y_ticks = whole(std::move(y_ticks), spec.y_first, spec.y_last, spec.rows);
   const double xs = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
   const double ys = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
