@@ -23,34 +23,17 @@ import csv
 import json
 import math
 import os
-import struct
-import subprocess
 import sys
 
 import mpmath
 import numpy as np
 from PIL import Image
 
-PE, SCRATCH = sys.argv[1], sys.argv[2]
-os.makedirs(SCRATCH, exist_ok=True)
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import Checker, read_safetensors  # noqa: E402
 
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-
-
-def pe(*args, ok=True):
-    r = subprocess.run([PE, *map(str, args)], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if ok and r.returncode != 0:
-        raise SystemExit(f"pe {' '.join(map(str, args))} failed: {r.stderr}")
-    return r
-
-
-def f(name):
-    return os.path.join(SCRATCH, name)
+C = Checker(sys.argv[1], sys.argv[2])
+check, pe, f = C.check, C.pe, C.path
 
 
 def read_csv(path):
@@ -197,25 +180,6 @@ for form in ("offsets", "matrix"):
 
 
 # ---- precision of a FILE: bfloat16 sinusoid against mpmath ----
-def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    head = json.loads(raw[8:8 + n])
-    out = {}
-    for k, t in head.items():
-        if k == "__metadata__":
-            continue
-        a, b = t["data_offsets"]
-        buf = raw[8 + n + a:8 + n + b]
-        if t["dtype"] == "BF16":
-            bits = np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16
-            out[k] = bits.view(np.float32).astype(np.float64).reshape(t["shape"])
-        else:
-            out[k] = np.frombuffer(buf, dtype={"F32": "<f4", "F64": "<f8", "F16": "<f2"}[t["dtype"]]) \
-                .astype(np.float64).reshape(t["shape"])
-    return out
-
-
 D, L = 32, 300
 mpmath.mp.prec = 80
 exact = np.zeros((L, D))
@@ -226,7 +190,7 @@ for i in range(D // 2):
         exact[p, 2 * i + 1] = float(mpmath.cos(p * w))
 pe("generate", "--scheme", "sinusoidal", "--d-model", D, "--max-len", L, "--dtype", "bfloat16",
    "-o", f("sin-bf16.safetensors"))
-table = read_safetensors(f("sin-bf16.safetensors"))["pe"]
+table = read_safetensors(f("sin-bf16.safetensors"))[0]["pe"]
 err = np.abs(table - exact)
 pe("dot", f("sin-bf16.safetensors"), "--view", "precision", "-o", f("prec.csv"))
 rows = list(read_csv(f("prec.csv")).values())
@@ -286,7 +250,4 @@ for size in ("200x150", "640x480", None):
     want = tuple(map(int, size.split("x"))) if size else (860, 800)
     check(png(path).size == want, f"--matrix --size {size}: {png(path).size}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+C.finish()
