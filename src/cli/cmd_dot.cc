@@ -180,15 +180,6 @@ void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions&
   sink.Write(JsonText(doc, 1) + "\n");
 }
 
-std::pair<int, int> ParseSize(const std::string& text) {
-  int w = 0, h = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') ||
-      w < 200 || h < 150 || w > 10000 || h > 10000)
-    ThrowUsage(fmt::format("--size '{}'", text), "expected WIDTHxHEIGHT, each 200..10000 (150.. for height)");
-  return {w, h};
-}
-
 std::string MeasureLabel(bool cosine) { return cosine ? "cosine similarity" : "dot product"; }
 
 // --title, --log-x/--log-y, --xlim/--ylim and --train-len on the decay chart.
@@ -305,8 +296,8 @@ void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
   spec.vmax = o.vmax;
   if (!o.title.empty()) spec.title = o.title;
   spec.square_cells = true;
-  spec.width = 860;
-  spec.height = 800;
+  // A square picture unless --size asks for another.
+  std::tie(spec.width, spec.height) = o.size.empty() ? std::pair<int, int>{860, 800} : ParseSize(o.size);
   plot::RenderHeatmap(spec, path, "--matrix");
 }
 
@@ -378,7 +369,9 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
   cmd->add_option("--matrix-size", o.matrix_size, "Largest number of positions per heatmap side")
       ->type_name("N")
       ->capture_default_str();
-  cmd->add_option("--size", o.size, "Plot size in pixels (points for SVG/PDF)")->type_name("WxH")->capture_default_str();
+  cmd->add_option("--size", o.size,
+                  "Plot size in pixels (points for SVG/PDF): default 960x600, 860x800 for --matrix; e.g. --size 640x400")
+      ->type_name("WxH");
   cmd->add_flag("--term", o.term, "Draw a Unicode chart of the curve (default when stdout is a terminal)");
   cmd->footer(R"(For each offset k = 0..K, over every p with p+k in the table, of
 PE(p)·PE(p+k): mean (FFT autocorrelation), min, max and std (blocked Gram

@@ -29,7 +29,7 @@ struct DotOptions {
   std::string plot;
   std::vector<std::string> matrix;  ///< one per input, in order
   std::int64_t matrix_size = 512;
-  std::string size = "960x600";
+  std::string size;                 ///< --size WxH; empty = the picture's default
   bool term = false;
   // Views and plot controls (cli/dot_views.h).
   std::string view;                 ///< --view; empty = by scheme

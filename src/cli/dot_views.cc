@@ -6,16 +6,20 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <variant>
 
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
+#include "core/analysis/relative_views.h"
 #include "core/analysis/rope_views.h"
 #include "core/analysis/table_views.h"
+#include "core/api/spec_params.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/output.h"
 #include "core/plot/view_plot.h"
 #include "core/schemes/more_schemes.h"
+#include "core/table_set.h"
 
 namespace pe::cli {
 namespace {
@@ -25,6 +29,7 @@ struct Input {
   std::string name;
   std::optional<SchemeSpec> spec;
   std::string path;
+  bool from_flags = false;  ///< the --scheme flags, not an argument
 };
 
 std::string BaseName(const std::string& path) {
@@ -56,6 +61,7 @@ std::vector<Input> Inputs(const DotOptions& o) {
     Input i;
     i.spec = ToSpec(o.spec);
     i.name = fmt::format("{} (flags)", i.spec->scheme);
+    i.from_flags = true;
     all.push_back(std::move(i));
   }
   if (all.empty()) ThrowUsage("pe dot", "needs an input: a table file, an inline spec, or --scheme flags");
@@ -76,22 +82,22 @@ bool IsRopeFile(const std::string& path) {
   return HasTensor(names, "inv_freq") || (HasTensor(names, "cos") && HasTensor(names, "sin"));
 }
 
-// The metadata of a file's first tensor (every tensor of a pe file carries the
-// scheme's parameters); empty when the file cannot be opened, which the view
-// or decay path then reports.
-Metadata FileMetadata(const std::string& path) {
+// The info of a file's first tensor (every tensor of a pe file carries the
+// scheme's parameters in its metadata); empty when the file cannot be opened,
+// which the view or decay path then reports.
+TableInfo FirstTensorInfo(const std::string& path) {
   try {
     const std::vector<std::string> names = ListTensorNames(path);
     OpenOptions oo;
     if (names.size() > 1) oo.dataset = names.front();
-    return OpenTable(path, oo)->info().meta;
+    return OpenTable(path, oo)->info();
   } catch (const Error&) {
     return {};
   }
 }
 
-std::string MetaText(const Metadata& m, const char* key) {
-  const MetaValue* v = m.Find(key);
+std::string MetaText(const TableInfo& info, const char* key) {
+  const MetaValue* v = info.meta.Find(key);
   return v ? MetaToString(*v) : std::string();
 }
 
@@ -143,7 +149,10 @@ std::pair<double, double> ParseLimits(const std::string& text, const char* flag)
   return {a, b};
 }
 
+}  // namespace
+
 std::pair<int, int> ParseSize(const std::string& text) {
+  if (text.empty()) return {960, 600};
   int w = 0, h = 0;
   char x = 0, extra = 0;
   if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 200 ||
@@ -151,6 +160,8 @@ std::pair<int, int> ParseSize(const std::string& text) {
     ThrowUsage(fmt::format("--size '{}'", text), "expected WIDTHxHEIGHT, each 200..10000 (150.. for height)");
   return {w, h};
 }
+
+namespace {
 
 plot::PlotControls Controls(const DotOptions& o) {
   plot::PlotControls c;
@@ -172,6 +183,93 @@ plot::PlotControls Controls(const DotOptions& o) {
     c.train_len = o.train_len;
   }
   return c;
+}
+
+// The scheme a file's metadata names ("" when it names none).
+std::string MetaScheme(const TableInfo& info) {
+  const MetaValue* v = info.meta.Find("scheme");
+  return v && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : std::string();
+}
+
+std::int64_t MetaInt(const TableInfo& info, const char* key, std::int64_t fallback) {
+  const MetaValue* v = info.meta.Find(key);
+  if (!v) return fallback;
+  if (std::holds_alternative<std::int64_t>(*v)) return std::get<std::int64_t>(*v);
+  if (std::holds_alternative<double>(*v) && std::isfinite(std::get<double>(*v))) return std::llround(std::get<double>(*v));
+  return fallback;
+}
+
+// Heads × distances from a file: an ALiBi set (its slopes), or a kerple /
+// sandwich table (offsets form [H, L], or matrix form [H, Q, K]).
+HeadBias HeadBiasOfFile(const Input& in, std::int64_t max_d) {
+  const std::vector<std::string> names = ListTensorNames(in.path);
+  if (HasTensor(names, "slopes")) {
+    std::vector<double> slopes = ReadTensor(in.path, "slopes").values;
+    if (slopes.size() > 4096) ThrowInput(fmt::format("'{}'", in.name), "more than 4096 slopes");
+    return AlibiHeadBias(in.name, slopes, max_d);
+  }
+  DenseTable t = ReadTensor(in.path, "");
+  const std::string scheme = MetaScheme(t.info);
+  if (scheme != "kerple" && scheme != "sandwich")
+    ThrowUsage("--view heads",
+               fmt::format("'{}' has no 'slopes' tensor (ALiBi) and its metadata names no kerple or sandwich table; "
+                           "give the scheme as a spec, e.g. alibi:heads=12", in.name));
+  const auto& shape = t.info.shape;
+  DenseTable off;
+  if (shape.size() == 3) {
+    // The last query sees every key before it (a causal table masks the
+    // keys after the query): b_h(k) = M[h, Q-1, Q-1-k].
+    const std::int64_t q = shape[1];
+    if (q > shape[2])
+      ThrowInput(fmt::format("'{}'", in.name), fmt::format("{} queries but only {} keys", q, shape[2]));
+    off.info.rows = shape[0];
+    off.info.cols = std::min<std::int64_t>(q, max_d + 1);
+    for (std::int64_t h = 0; h < shape[0]; ++h)
+      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h * q + q - 1, q - 1 - d));
+  } else {
+    off.info.rows = t.info.rows;
+    off.info.cols = std::min<std::int64_t>(t.info.cols, max_d + 1);
+    for (std::int64_t h = 0; h < t.info.rows; ++h)
+      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h, d));
+  }
+  return HeadBiasFromOffsets(in.name, scheme, std::move(off));
+}
+
+// A t5-bucket file: one bucket per row, rows are r = start + row.
+ViewData BucketsOfFile(const Input& in) {
+  const DenseTable t = ReadTensor(in.path, "");
+  if (MetaScheme(t.info) != "t5-bucket")
+    ThrowUsage("--view buckets",
+               fmt::format("'{}' is not a t5-bucket table (its metadata names no scheme t5-bucket); give the scheme "
+                           "as a spec, e.g. t5-bucket or deberta-bucket:bucket-size=256,max-position=512",
+                           in.name));
+  return BucketsViewOfTable(in.name, t, MetaInt(t.info, "start", 0), MetaInt(t.info, "bidirectional", 0) != 0);
+}
+
+// The exact (float64) values of a precision input: its spec in float64;
+// for a file, the --scheme flags when given, else the recipe its metadata
+// records (as pe verify resolves it), one tensor of a multi-tensor scheme.
+DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<SchemeSpec>& flags) {
+  std::optional<SchemeSpec> e = in.spec ? in.spec : flags;
+  if (!e) {
+    OpenOptions oo;
+    oo.dataset = Tensor(o);
+    const auto t = OpenTable(in.path, oo);
+    std::vector<std::string> notes;
+    e = BuildReferenceSpec(t->info(), std::nullopt, in.name, &notes);
+    if (!e)
+      ThrowUsage("--view precision",
+                 fmt::format("'{}' records no scheme in its metadata: give its recipe with the --scheme flags (e.g. "
+                             "--scheme rope --d-model 64 --max-len 4096) or as a spec",
+                             in.name));
+  }
+  if (!in.spec) e->tensor = Tensor(o);
+  e->dtype = DType::kFloat64;
+  return BuildInline(in.name, [&] {
+    if (e->tensor.empty()) return ReadAll(*MakeGenerator(*e));
+    TableSet set = MakeTableSet(*e);
+    return ReadAll(*set.Take(e->tensor));
+  });
 }
 
 ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& inputs) {
@@ -202,32 +300,42 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       if (view == ViewKind::kRatio) return RopeRatioView(src);
       return TemperatureView(src, max_k);
     }
-    case ViewKind::kHeads: {
-      if (inputs.size() != 1) ThrowUsage("--view heads", "takes one input (one model's heads)");
+    case ViewKind::kHeads:
+    case ViewKind::kBias: {
+      if (inputs.size() != 1) ThrowUsage(fmt::format("--view {}", vname), "takes one input (one model's heads)");
       const Input& in = inputs[0];
-      std::vector<double> slopes;
-      if (in.spec) {
-        if (in.spec->scheme != "alibi")
-          ThrowUsage("--view heads", fmt::format("needs ALiBi (heads × offsets); '{}' is scheme '{}'", in.name,
-                                                 in.spec->scheme));
-        if (in.spec->heads < 1 || in.spec->heads > 4096) ThrowUsage("--heads", "alibi needs 1..4096 heads");
-        for (auto m : AlibiSlopes(in.spec->heads, in.spec->max_bias)) slopes.push_back(static_cast<double>(m));
-      } else {
-        const std::vector<std::string> names = ListTensorNames(in.path);
-        if (!HasTensor(names, "slopes"))
-          ThrowUsage("--view heads", fmt::format("'{}' has no 'slopes' tensor (an ALiBi file from pe generate "
-                                                 "--scheme alibi)", in.name));
-        slopes = ReadTensor(in.path, "slopes").values;
-        if (slopes.size() > 4096) ThrowInput(fmt::format("'{}'", in.name), "more than 4096 slopes");
-      }
+      const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
+      // A spec's --max-len is its number of positions (small multiples: at
+      // most 64 a side unless --max-offset asks for more).
+      std::int64_t max_d = size - 1;
+      if (o.max_offset >= 0) max_d = o.max_offset;
       std::int64_t len = in.spec ? in.spec->max_len : 0;
-      if (!in.spec) {  // the file's own length (an ALiBi file records max_len)
-        const std::string m = MetaText(FileMetadata(in.path), "max_len");
-        len = std::strtoll(m.c_str(), nullptr, 10);
+      if (!in.spec) len = MetaInt(FirstTensorInfo(in.path), "max_len", 0);  // pe's ALiBi/KERPLE/Sandwich files record it
+      if (o.max_offset < 0 && len > 0)
+        max_d = (view == ViewKind::kHeads ? len : std::min<std::int64_t>(len, 64)) - 1;
+      if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
+      HeadBias bias = in.spec ? HeadBiasFromSpec({in.name, *in.spec}, max_d) : HeadBiasOfFile(in, max_d);
+      if (view == ViewKind::kHeads) return HeadsView(bias);
+      return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
+    }
+    case ViewKind::kBuckets: {
+      std::vector<NamedSpec> specs;
+      for (const Input& in : inputs) {
+        if (!in.spec) {
+          if (inputs.size() != 1)
+            ThrowUsage("--view buckets", fmt::format("'{}' is not an inline spec (SCHEME:KEY=VALUE,..., e.g. t5-bucket:): "
+                                                     "the view draws one file, or any number of specs", in.name));
+          return BucketsOfFile(in);
+        }
+        specs.push_back({in.name, *in.spec});
       }
-      std::int64_t max_k = o.max_offset >= 0 ? o.max_offset : (len > 0 ? len - 1 : 63);
-      if (max_k > 65535) ThrowUsage("--max-offset", "at most 65535 for the heads view");
-      return HeadsView(in.name, slopes, max_k);
+      std::int64_t max_r = o.max_offset;
+      if (max_r < 0) {
+        max_r = 1;
+        for (const NamedSpec& s : specs)
+          if (HasBuckets(s.spec.scheme)) max_r = std::max(max_r, DefaultBucketReach(s.spec));
+      }
+      return BucketsView(specs, max_r);
     }
     case ViewKind::kGrid: {
       if (inputs.size() != 1) ThrowUsage("--view grid", "takes one input (one grid)");
@@ -235,7 +343,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       SchemeSpec g;
       if (in.spec) g = *in.spec;
       else if (!o.spec.grid.empty()) ParseGrid(o.spec.grid, &g);
-      else if (const Metadata m = FileMetadata(in.path); !MetaText(m, "grid").empty()) {
+      else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m, "grid").empty()) {
         ParseGrid(MetaText(m, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
         g.cls_token = MetaText(m, "cls_token") == "1";
       }
@@ -252,20 +360,21 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
     case ViewKind::kPrecision: {
       std::vector<DenseTable> tables;
       std::vector<DenseTable> exact;
-      for (const Input& in : inputs) {
-        if (view == ViewKind::kPrecision) {
-          if (!in.spec)
-            ThrowUsage("--view precision", fmt::format("needs a spec, not a file ('{}'): the exact values come from "
-                                                       "the recipe, e.g. rope:head-dim=64,max-len=4096,dtype=bfloat16",
-                                                       in.name));
-          SchemeSpec e = *in.spec;
-          e.dtype = DType::kFloat64;
-          exact.push_back(ReadAll(*MakeGenerator(e)));
+      std::vector<Input> used = inputs;
+      if (view == ViewKind::kPrecision) {
+        // With a file, the --scheme flags are the file's recipe (its exact
+        // values), not a series of their own.
+        const auto flags = std::find_if(used.begin(), used.end(), [](const Input& i) { return i.from_flags; });
+        std::optional<SchemeSpec> flag_spec;
+        if (flags != used.end() && std::any_of(used.begin(), used.end(), [](const Input& i) { return !i.spec; })) {
+          flag_spec = flags->spec;
+          used.erase(flags);
         }
-        tables.push_back(TableOf(in, o));
+        for (const Input& in : used) exact.push_back(ExactOf(in, o, flag_spec));
       }
+      for (const Input& in : used) tables.push_back(TableOf(in, o));
       std::vector<NamedTable> named;
-      for (std::size_t i = 0; i < inputs.size(); ++i) named.push_back({inputs[i].name, &tables[i]});
+      for (std::size_t i = 0; i < used.size(); ++i) named.push_back({used[i].name, &tables[i]});
       if (view == ViewKind::kColumns) {
         std::vector<std::int64_t> cols = o.columns;
         if (cols.empty())
@@ -322,7 +431,7 @@ std::optional<ViewKind> PickDotView(const DotOptions& o) {
   if (!o.inputs.empty()) {
     if (const auto s = ParseInlineSpec(o.inputs[0])) scheme = s->flags.scheme;
     else if (Tensor(o).empty() && IsRopeFile(o.inputs[0])) return ViewKind::kQk;
-    else scheme = MetaText(FileMetadata(o.inputs[0]), "scheme");  // a file pe wrote names its scheme
+    else scheme = MetaScheme(FirstTensorInfo(o.inputs[0]));  // a file pe wrote names its scheme
   } else if (FlagSeries(o)) {
     scheme = o.spec.scheme;
   }
@@ -348,8 +457,10 @@ bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format) {
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
   const char* g = "Views and plot controls";
   cmd.add_option("--view", o.view,
-                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, grid, columns, "
-                 "precision, collisions (default by scheme: rope → qk, alibi → heads, sincos-2d → grid, else decay)")
+                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, bias, buckets, grid, "
+                 "columns, precision, collisions (default by scheme: rope → qk, alibi/kerple/sandwich → heads, "
+                 "t5-bucket/deberta-bucket/relative-index → buckets, sincos-2d → grid, else decay); e.g. "
+                 "pe dot t5-bucket --view buckets --plot t5.png")
       ->type_name("VIEW")
       ->group(g);
   cmd.add_option("--title", o.title, "Plot title")->type_name("TEXT")->group(g);

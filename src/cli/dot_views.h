@@ -7,6 +7,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "cli/cmd_dot.h"
 #include "core/analysis/view_data.h"
@@ -20,6 +22,10 @@ std::optional<ViewKind> PickDotView(const DotOptions& o);
 /// Computes, writes and draws `view`. Throws pe::Error (usage) for a view
 /// that does not apply to an input, naming both.
 int RunDotView(ViewKind view, const DotOptions& o, Console& console);
+
+/// --size WxH (each 200..10000, height from 150); empty: 960x600. Throws
+/// pe::Error (usage).
+std::pair<int, int> ParseSize(const std::string& text);
 
 /// The plot flags shared by every view and the decay curve.
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o);

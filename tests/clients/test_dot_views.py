@@ -321,11 +321,13 @@ VIEWS = [
     ("ratio", [YARN, LLAMA3, LIN]),
     ("spectrum", [PLAIN, LLAMA3]),
     ("heads", ["alibi:heads=8,max-len=64"]),
+    ("bias", ["alibi:heads=8", "--max-offset", 23]),
+    ("buckets", ["t5-bucket:"]),
     ("grid", ["--scheme", "sincos-2d", "--d-model", 32, "--grid", "4x4"]),
     ("collisions", ["rope:head-dim=16,max-len=4096", "--window", 512]),
 ]
 for view, args in VIEWS:
-    for size in ("200x150", "960x600") + (("10000x10000",) if view in ("qk", "heads") else ()):
+    for size in ("200x150", "960x600") + (("10000x10000",) if view in ("qk", "heads", "bias") else ()):
         path = f(f"{view}-{size}.svg")
         pe("dot", *args, "--view", view, "--plot", path, "--size", size)
         w, h, boxes = text_boxes(path)
@@ -340,6 +342,27 @@ for view, args in VIEWS:
                 for j in range(i + 1, len(boxes)):
                     if overlaps(boxes[i][1], boxes[j][1]):
                         check(False, f"{view} {size}: '{boxes[i][0]}' overlaps '{boxes[j][0]}'")
+
+# --matrix honours --size: inside the picture at the smallest size, no
+# overlapping labels from a wide one up (the y label beside its ticks).
+for size in ("200x150", "1200x500", "10000x10000"):
+    path = f(f"matrix-{size}.svg")
+    pe("dot", "--d-model", 32, "--max-len", 64, "--matrix", path, "--size", size)
+    w, h, boxes = text_boxes(path)
+    W, H = map(int, size.split("x"))
+    check((w, h) == (W, H), f"matrix {size}: SVG size {w}x{h}")
+    for text, b in boxes:
+        check(b[0] >= -1 and b[1] >= -1 and b[2] <= W + 1 and b[3] <= H + 1,
+              f"matrix {size}: text '{text}' box {tuple(round(v) for v in b)} outside {W}x{H}")
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            if overlaps(boxes[i][1], boxes[j][1]):
+                check(False, f"matrix {size}: '{boxes[i][0]}' overlaps '{boxes[j][0]}'")
+    ylab = [b for t, b in boxes if t == "position p (row)"]
+    ticks = [b for t, b in boxes if t == "0"]
+    if size != "200x150":  # there the axis labels do not fit and are left out
+        check(ylab and ticks and min(t[0] for t in ticks) - ylab[0][2] < 60,
+              f"matrix {size}: y label beside its tick labels")
 
 # The title and an axis label are searchable text.
 root = ET.parse(f("qk-960x600.svg")).getroot()
@@ -414,7 +437,7 @@ for args, needle in [
     ((PLAIN, "--view", "heads"), "needs ALiBi"),
     (("alibi:heads=4,max-len=8", "--view", "qk"), "needs a rotary input"),
     ((f("rope.safetensors"), "--view", "ratio"), "no unscaled frequencies"),
-    ((f("h.npy"), "--view", "precision"), "needs a spec"),
+    ((f("h.npy"), "--view", "precision"), "records no scheme in its metadata"),
     ((PLAIN, "--view", "grid"), "needs a 2-D encoding"),
     ((f("h.npy"), "--view", "qk"), "a rotary view needs"),
     ((PLAIN, "--view", "nope"), "unknown view"),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <complex>
 
+#include "core/analysis/relative_views.h"
 #include "core/analysis/rope_views.h"
 #include "core/analysis/table_views.h"
 #include "core/analysis/view_data.h"
@@ -58,7 +59,7 @@ TEST(Views, RatioRefusesWithoutUnscaled) {
 }
 
 TEST(Views, AlibiBiasAndCollisions) {
-  const ViewData v = HeadsView("a", {0.5, 0.25}, 3);
+  const ViewData v = HeadsView(AlibiHeadBias("a", {0.5, 0.25}, 3));
   ASSERT_EQ(v.panels.size(), 1u);
   EXPECT_EQ(v.panels[0].values, (std::vector<double>{-0.0, -0.5, -1.0, -1.5, -0.0, -0.25, -0.5, -0.75}));
   DenseTable t;
@@ -100,6 +101,41 @@ TEST(Views, ColorMapsMatchPublishedEntries) {
   const plot::Rgb r1 = plot::MapColor(plot::ColorMap::kDiverging, 0.0);
   EXPECT_NEAR(r1.b * 255, 0x61, 1e-9);
   EXPECT_THROW(plot::ParseColorMap("jet", "--cmap"), Error);
+}
+
+}  // namespace
+}  // namespace pe
+
+namespace pe {
+namespace {
+
+// The T5 reference vectors of /work/shared/reference/schemes.md §7
+// (bidirectional 32/128, memory - query), read off the buckets view.
+TEST(Views, T5BucketsStaircase) {
+  SchemeSpec s;
+  s.scheme = "t5-bucket";
+  const ViewData v = BucketsView({{"t5", s}}, 128);
+  ASSERT_EQ(v.series.size(), 2u);
+  auto at = [&](std::size_t series, int r) { return v.series[series].columns[0].values[static_cast<std::size_t>(r + 128)]; };
+  const std::pair<int, int> bidi[] = {{-128, 15}, {-20, 10}, {-8, 8}, {-7, 7}, {0, 0}, {1, 17}, {8, 24}, {16, 26},
+                                      {32, 28}, {64, 30}, {127, 31}};
+  for (const auto& [r, b] : bidi) EXPECT_EQ(at(0, r), b) << r;
+  EXPECT_EQ(at(1, -16), 16);
+  EXPECT_EQ(at(1, -64), 26);
+  EXPECT_EQ(at(1, 5), 0);  // causal: keys after the query share bucket 0
+  SchemeSpec bad = s;
+  bad.scheme = "rope";
+  EXPECT_THROW(BucketsView({{"r", bad}}, 8), Error);
+}
+
+TEST(Views, BiasPanelsMaskCausalKeys) {
+  const ViewData v = BiasPanelsView(AlibiHeadBias("a", {0.5}, 3), 3);
+  ASSERT_EQ(v.panels.size(), 1u);
+  const auto& p = v.panels[0].values;
+  EXPECT_EQ(p[0], 0.0);
+  EXPECT_TRUE(std::isnan(p[1]));        // (0, 1): a key after the query
+  EXPECT_DOUBLE_EQ(p[2 * 3 + 0], -1.0);  // (2, 0): −0.5·2
+  EXPECT_FALSE(v.signed_values);
 }
 
 }  // namespace

@@ -134,38 +134,6 @@ ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<
   return v;
 }
 
-ViewData HeadsView(const std::string& name, const std::vector<double>& slopes, std::int64_t max_k) {
-  if (slopes.empty()) ThrowInput(fmt::format("'{}'", name), "no ALiBi slopes (no heads)");
-  ViewData v;
-  v.kind = ViewKind::kHeads;
-  v.title = fmt::format("ALiBi bias −m_h·k: {} heads × {} offsets", slopes.size(), max_k + 1);
-  v.subtitle = name;
-  v.row_label = "head h";
-  v.col_label = "offset k = i − j";
-  v.value_label = "bias −m_h·k";
-  v.x_name = "offset";
-  ViewPanel p;
-  p.title = "heads × offsets";
-  p.rows = static_cast<std::int64_t>(slopes.size());
-  p.cols = max_k + 1;
-  for (double m : slopes)
-    for (std::int64_t k = 0; k <= max_k; ++k) p.values.push_back(-m * static_cast<double>(k));
-  v.panels.push_back(std::move(p));
-  // The same numbers as curves: one series per head.
-  for (std::size_t h = 0; h < slopes.size(); ++h) {
-    ViewSeries s;
-    s.name = fmt::format("head {} (m = {:.6g})", h, slopes[h]);
-    ViewColumn b{"bias", {}, true, false, ""};
-    for (std::int64_t k = 0; k <= max_k; ++k) {
-      s.x.push_back(static_cast<double>(k));
-      b.values.push_back(-slopes[h] * static_cast<double>(k));
-    }
-    s.columns.push_back(std::move(b));
-    v.series.push_back(std::move(s));
-  }
-  return v;
-}
-
 ViewData GridView(const NamedTable& t, std::int64_t gh, std::int64_t gw, bool cls, std::vector<std::int64_t> patches) {
   const DenseTable& d = *t.table;
   const std::int64_t cells = gh * gw, off = cls ? 1 : 0;

@@ -8,7 +8,6 @@
 //                positions the model cannot tell apart
 //  - precision:  |table − exact| along position: the largest and mean
 //                absolute error of each row against a float64 reference
-//  - heads:      ALiBi's bias −m_h·k, heads × offsets, one panel
 //  - grid:       2-D encodings: cosine similarity of chosen patches with
 //                every patch, each drawn on the H × W grid (ViT, Dosovitskiy
 //                et al. 2021, Fig. 7)
@@ -46,9 +45,6 @@ DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_
 /// Each table against its reference (same shape; throws pe::Error (input)
 /// otherwise).
 ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact);
-
-/// ALiBi slopes (one per head) over offsets 0..max_k.
-ViewData HeadsView(const std::string& name, const std::vector<double>& slopes, std::int64_t max_k);
 
 /// `table` has grid_h·grid_w rows (+1 leading class-token row with `cls`);
 /// `patches` are grid cells (row-major index); empty = every cell when the

@@ -10,7 +10,7 @@
 namespace pe {
 namespace {
 
-constexpr std::array<std::pair<ViewKind, const char*>, 11> kNames = {{
+constexpr std::array<std::pair<ViewKind, const char*>, 13> kNames = {{
     {ViewKind::kDecay, "decay"},
     {ViewKind::kQk, "qk"},
     {ViewKind::kBound, "bound"},
@@ -18,6 +18,8 @@ constexpr std::array<std::pair<ViewKind, const char*>, 11> kNames = {{
     {ViewKind::kRatio, "ratio"},
     {ViewKind::kTemperature, "temperature"},
     {ViewKind::kHeads, "heads"},
+    {ViewKind::kBias, "bias"},
+    {ViewKind::kBuckets, "buckets"},
     {ViewKind::kGrid, "grid"},
     {ViewKind::kColumns, "columns"},
     {ViewKind::kPrecision, "precision"},
@@ -55,6 +57,8 @@ std::string ViewKindName(ViewKind kind) {
 ViewKind DefaultView(const std::string& scheme, bool tensor_named) {
   if ((scheme == "rope" || scheme == "xpos") && !tensor_named) return ViewKind::kQk;
   if (scheme == "alibi") return ViewKind::kHeads;  // bias rows are heads, not positions: never a decay curve
+  if ((scheme == "kerple" || scheme == "sandwich") && !tensor_named) return ViewKind::kHeads;
+  if (scheme == "t5-bucket" || scheme == "deberta-bucket" || scheme == "relative-index") return ViewKind::kBuckets;
   if (scheme == "sincos-2d") return ViewKind::kGrid;
   return ViewKind::kDecay;
 }

@@ -28,7 +28,9 @@ enum class ViewKind {
   kSpectrum,     ///< RoPE: wavelength 2π/θ_i and rotations within the context per pair
   kRatio,        ///< RoPE: scaled / unscaled frequency per pair
   kTemperature,  ///< attention temperature (YaRN mscale², Llama 4 NoPE) against position
-  kHeads,        ///< ALiBi: bias per head, heads × offsets
+  kHeads,        ///< per-head bias (ALiBi, KERPLE, Sandwich), heads × distances
+  kBias,         ///< the same, one query × key panel per head (small multiples)
+  kBuckets,      ///< T5 / DeBERTa / Shaw: bucket index against relative position
   kGrid,         ///< 2-D: similarity of chosen patches to every patch, on the grid
   kColumns,      ///< chosen columns against position
   kPrecision,    ///< error against the exact value along position
@@ -36,13 +38,14 @@ enum class ViewKind {
 };
 
 /// The view named `name` (decay, qk, bound, spectrum, ratio, temperature,
-/// heads, grid, columns, precision, collisions). Throws pe::Error (usage).
+/// heads, bias, buckets, grid, columns, precision, collisions). Throws pe::Error (usage).
 ViewKind ParseViewKind(const std::string& name);
 std::string ViewKindName(ViewKind kind);
 
 /// The view a table of `scheme` (canonical name) gets by default: rope and
-/// xpos → qk (their frequencies, not the dot of cos rows), alibi → heads
-/// (heads are not positions), sincos-2d → grid (cells are not a 1-D
+/// xpos → qk (their frequencies, not the dot of cos rows), alibi, kerple
+/// and sandwich → heads (heads are not positions), t5-bucket,
+/// deberta-bucket and relative-index → buckets (indices, not vectors), sincos-2d → grid (cells are not a 1-D
 /// sequence); anything else → decay. With `tensor_named` (one tensor of a
 /// rope set chosen) the decay of that tensor; an ALiBi tensor always gets the
 /// heads view.
@@ -74,6 +77,7 @@ struct ViewData {
   std::string title, subtitle, x_label, y_label, value_label, note;
   std::string x_name = "x";  ///< CSV/JSON name of x
   bool log_x = false, log_y = false;  ///< what the picture uses by default
+  bool steps = false;  ///< integer x, piecewise constant: drawn as steps x ± 1/2 (bucket staircases)
   std::vector<ViewSeries> series;
   std::vector<std::pair<double, std::string>> markers;  ///< marker lines (L_orig)
   bool markers_on_y = false;  ///< markers are y values (horizontal lines)

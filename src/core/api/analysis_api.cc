@@ -30,8 +30,8 @@ bool IsCommonKey(const std::string& key) {
   return key == "d_model" || key == "max_len" || key == "base" || key == "start" || key == "dtype";
 }
 
-// The reference spec of `info` (see the file comment). nullopt: nothing
-// names a scheme.
+}  // namespace
+
 std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
                                              const std::string& name, std::vector<std::string>* notes) {
   SpecOverrides ov;
@@ -88,8 +88,6 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
                                  spec.scheme));
   return spec;
 }
-
-}  // namespace
 
 IdentifyResult IdentifyTable(RowStream& table) {
   RowSource& src = *table.impl().source;

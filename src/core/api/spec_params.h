@@ -9,11 +9,15 @@
 // flag the registry lists (`pe schemes`) has a key here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <pe/table.h>
+
 #include "core/scheme.h"
+#include "core/table.h"
 
 namespace pe {
 
@@ -30,5 +34,14 @@ std::string CanonicalSpecKey(std::string_view key);
 /// for an unknown key (with a "did you mean"). Ranges are checked later by
 /// the scheme (ValidateSpec), as for the CLI.
 void SetSpecParam(SchemeSpec& spec, std::string_view key, std::string_view value);
+
+/// The reference spec of a table (analysis_api.cc), as `pe verify` resolves
+/// it: the metadata of `info`, then `given` over it (the common fields
+/// through ResolveReferenceSpec, every other scheme parameter matched to the
+/// metadata key of the same name). `name` names the table in errors; notes
+/// get every override. nullopt: neither names a scheme. Throws pe::Error
+/// (input) for a metadata value its flag refuses, (usage) for a bad `given`.
+std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
+                                             const std::string& name, std::vector<std::string>* notes);
 
 }  // namespace pe

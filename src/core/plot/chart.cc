@@ -390,9 +390,13 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     cairo_line_to(cr, x, plot.bottom);
     cairo_stroke(cr);
     cairo_set_dash(cr, nullptr, 0, 0);
+    // The label on the side with room; shrunk, or left out, when neither
+    // side holds it (a small picture).
     SetFont(cr, 11);
-    const bool right = x + TextWidth(cr, text) + 8 < plot.right;
-    DrawText(cr, right ? x + 4 : x - 4, plot.top + 14, text, right ? Align::kLeft : Align::kRight);
+    const bool right = x + TextWidth(cr, text) + 8 < plot.right || plot.right - x > x - plot.left;
+    const double room = right ? plot.right - x - 8 : x - plot.left - 8;
+    if (FitFont(cr, text, 11, room))
+      DrawText(cr, right ? x + 4 : x - 4, plot.top + 14, text, right ? Align::kLeft : Align::kRight);
   }
   for (const auto& [my, text] : spec.y_markers) {
     const double v = axis(my, spec.log_y);

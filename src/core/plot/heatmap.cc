@@ -94,6 +94,20 @@ HeatmapSpec TableHeatmap(RowSource& source, const std::string& title,
   return spec;
 }
 
+// Nice ticks over [lo, hi] drawn along `len` pixels, at least `gap` pixels
+// apart (labels that never overlap, down to the smallest --size): fewer
+// ticks until they fit, then the two ends, at worst the first alone.
+std::vector<double> SpacedTicks(double lo, double hi, double len, double gap, int most) {
+  std::vector<double> t;
+  for (int target = std::max(most, 2); target >= 2; --target) {
+    t = NiceTicks(lo, hi, target);
+    if (t.size() < 2 || !(hi > lo) || len * (t[1] - t[0]) / (hi - lo) >= gap) return t;
+  }
+  // Too small for nice steps: the ends, or the first alone.
+  if (len >= gap) return {lo, hi};
+  return {lo};
+}
+
 void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::string& flag) {
   Canvas canvas(path, flag, spec.width, spec.height);
   cairo_t* cr = canvas.cr();
@@ -114,7 +128,8 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   // Layout: title block on top, colour bar on the right, sized so that its
   // label stands clear of the widest tick label.
   SetFont(cr, 11.5);
-  const auto v_ticks = NiceTicks(lo, hi, 6);
+  const double bar_guess = spec.height - (spec.subtitle.empty() ? 52 : 70) - 62.0;
+  const auto v_ticks = SpacedTicks(lo, hi, bar_guess, 24, 6);
   const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
   double v_label_w = 0;
   for (double t : v_ticks) v_label_w = std::max(v_label_w, TextWidth(cr, TickLabel(t, vs)));
@@ -180,8 +195,26 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   const double x_hi = spec.x_last + (spec.cols > 1 ? (spec.x_last - spec.x_first) / (spec.cols - 1) / 2 : 0.5);
   const double y_lo = spec.y_first - (spec.rows > 1 ? (spec.y_last - spec.y_first) / (spec.rows - 1) / 2 : 0.5);
   const double y_hi = spec.y_last + (spec.rows > 1 ? (spec.y_last - spec.y_first) / (spec.rows - 1) / 2 : 0.5);
-  const auto x_ticks = NiceTicks(std::ceil(x_lo), std::floor(x_hi), std::max(3, static_cast<int>(pw / 90)));
-  const auto y_ticks = NiceTicks(std::ceil(y_lo), std::floor(y_hi), std::max(3, static_cast<int>(ph / 70)));
+  const double x_label_w =
+      std::max(TextWidth(cr, TickLabel(spec.x_first, 1)), TextWidth(cr, TickLabel(spec.x_last, 1)));
+  auto x_ticks = SpacedTicks(std::ceil(x_lo), std::floor(x_hi), pw * (std::floor(x_hi) - std::ceil(x_lo)) /
+                                                                           std::max(x_hi - x_lo, 1e-300),
+                                   x_label_w + 10, std::max(3, static_cast<int>(pw / 90)));
+  auto y_ticks = SpacedTicks(std::ceil(y_lo), std::floor(y_hi), ph * (std::floor(y_hi) - std::ceil(y_lo)) /
+                                                                           std::max(y_hi - y_lo, 1e-300),
+                                   18, std::max(3, static_cast<int>(ph / 70)));
+  // Cells at whole coordinates (rows, heads, positions): no tick between
+  // two of them (a "head 0.5" does not exist).
+  auto whole = [](std::vector<double> t, double first, double last, std::int64_t n) {
+    const double step = n > 1 ? (last - first) / static_cast<double>(n - 1) : 1;
+    if (step != std::round(step) || first != std::round(first)) return t;
+    std::vector<double> kept;
+    for (double v : t)
+      if (v == std::round(v)) kept.push_back(v);
+    return kept;
+  };
+  x_ticks = whole(std::move(x_ticks), spec.x_first, spec.x_last, spec.cols);
+  y_ticks = whole(std::move(y_ticks), spec.y_first, spec.y_last, spec.rows);
   const double xs = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
   const double ys = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
@@ -192,7 +225,9 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     cairo_stroke(cr);
     DrawText(cr, x, py + ph + 20, TickLabel(t, xs), Align::kCenter);
   }
+  double y_label_w = 0;
   for (double t : y_ticks) {
+    y_label_w = std::max(y_label_w, TextWidth(cr, TickLabel(t, ys)));
     const double y = std::round(axis_pos(spec.y_first, spec.y_last, spec.rows, py, ph, t)) + 0.5;
     cairo_move_to(cr, px - 5, y);
     cairo_line_to(cr, px, y);
@@ -202,10 +237,13 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   cairo_rectangle(cr, std::round(px) + 0.5, std::round(py) + 0.5, std::round(pw), std::round(ph));
   cairo_stroke(cr);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  FitFont(cr, spec.x_label, 13.5, pw + 60);
-  DrawText(cr, px + pw / 2, py + ph + 44, spec.x_label, Align::kCenter);
-  FitFont(cr, spec.y_label, 13.5, ph);
-  DrawTextVertical(cr, 22, py + ph / 2, spec.y_label);
+  // An axis label that does not fit its side even shrunk is left out (a
+  // tiny picture) rather than drawn over the title or the ticks.
+  if (FitFont(cr, spec.x_label, 13.5, pw + 60))
+    DrawText(cr, px + pw / 2, py + ph + 44, spec.x_label, Align::kCenter);
+  // Beside the tick labels (a square plot is centred: the margin may be wide).
+  if (FitFont(cr, spec.y_label, 13.5, ph + 20))
+    DrawTextVertical(cr, std::max(22.0, px - 8 - y_label_w - 12), py + ph / 2, spec.y_label);
 
   // Colour bar: a vertical gradient of the map with value ticks.
   const double bx = px + pw + 24, bw = 18, by = py, bh = ph;
@@ -226,11 +264,11 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     cairo_stroke(cr);
     DrawText(cr, bx + bw + 7, y + 4, TickLabel(t, vs), Align::kLeft);
   }
-  FitFont(cr, spec.value_label, 12.5, bh);
+  const bool value_label = FitFont(cr, spec.value_label, 12.5, bh + 20);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   // The label's baseline sits right of the tick labels (rotated text
   // extends to the left of its centre line by about its ascent).
-  DrawTextVertical(cr, bx + bw + 7 + v_label_w + 12 + 10, by + bh / 2, spec.value_label);
+  if (value_label) DrawTextVertical(cr, bx + bw + 7 + v_label_w + 12 + 10, by + bh / 2, spec.value_label);
   canvas.Finish();
 }
 

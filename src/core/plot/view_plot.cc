@@ -38,8 +38,16 @@ void DrawLines(const ViewData& v, const PlotControls& c, const std::string& path
     for (const ViewColumn& col : s.columns) {
       if (!col.draw) continue;
       ChartSeries line;
-      line.x = s.x;
-      line.y = col.values;
+      if (v.steps) {
+        // Each value holds over [x − 1/2, x + 1/2]: a staircase, not a ramp.
+        for (std::size_t k = 0; k < s.x.size() && k < col.values.size(); ++k) {
+          line.x.insert(line.x.end(), {s.x[k] - 0.5, s.x[k] + 0.5});
+          line.y.insert(line.y.end(), {col.values[k], col.values[k]});
+        }
+      } else {
+        line.x = s.x;
+        line.y = col.values;
+      }
       line.color = SeriesColor(i);
       line.dashed = col.dashed;
       // One legend entry per series (its first line); a second line of the
@@ -108,11 +116,22 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     ncol = static_cast<std::size_t>(v.panels[0].cols);
   const std::size_t nrow = (n + ncol - 1) / ncol;
   SetFont(cr, 11.5);
-  const auto v_ticks = NiceTicks(lo, hi, 6);
+  // As many colour-bar ticks as its height holds (about 28 px apart).
+  const double bar_h = c.height - (v.subtitle.empty() ? 52 : 70) - 20;
+  const auto v_ticks = NiceTicks(lo, hi, std::clamp(static_cast<int>(bar_h / 28), 2, 6));
   const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
   double label_w = 0;
   for (double t : v_ticks) label_w = std::max(label_w, TextWidth(cr, TickLabel(t, vs)));
-  const double top = v.subtitle.empty() ? 52 : 70, left = 20, bottom = 20;
+  // Shared axes: one axis label per side, and the first and last index on
+  // the outer panels (left column, bottom row).
+  const bool axes = !v.row_label.empty() && !v.col_label.empty();
+  std::int64_t max_rows = 1, max_cols = 1;
+  for (const ViewPanel& p : v.panels) max_rows = std::max(max_rows, p.rows), max_cols = std::max(max_cols, p.cols);
+  SetFont(cr, 10);
+  const double tick_w = axes ? TextWidth(cr, fmt::format("{}", max_rows - 1)) + 4 : 0;
+  const double top = v.subtitle.empty() ? 52 : 70;
+  const double left = axes ? 8 + 16 + 4 + tick_w : 20, bottom = axes ? 8 + 16 + 14 : 20;
+  SetFont(cr, 11.5);
   const double right_room = 24 + 18 + 7 + label_w + 12 + 16 + 10;
   const double aw = c.width - left - right_room, ah = c.height - top - bottom;
   // Square panels (grid cells are square), centred in the free area.
@@ -132,6 +151,7 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, c.width / 2.0, 52, v.subtitle, Align::kCenter);
   }
+  double grid_bottom = top;
   for (std::size_t i = 0; i < n; ++i) {
     const ViewPanel& p = v.panels[i];
     const double x0 = left + x_off + static_cast<double>(i % ncol) * cell_w + gap / 2;
@@ -143,16 +163,39 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
     for (std::int64_t r = 0; r < p.rows; ++r)
       for (std::int64_t q = 0; q < p.cols; ++q) {
         const double val = p.values[static_cast<std::size_t>(r * p.cols + q)];
-        const Rgb col = std::isfinite(val) ? MapColor(map, (val - lo) / (hi - lo)) : Rgb{0.5, 0.5, 0.5};
+        // Empty cells (masked, e.g. keys after a causal query) stay pale.
+        const Rgb col = std::isfinite(val) ? MapColor(map, (val - lo) / (hi - lo)) : Rgb{0.95, 0.95, 0.95};
         cairo_set_source_rgb(cr, col.r, col.g, col.b);
         cairo_rectangle(cr, px + cw * static_cast<double>(q), py + cw * static_cast<double>(r), cw + 0.3, cw + 0.3);
         cairo_fill(cr);
       }
     if (titles) {
-      SetFont(cr, 10.5);
+      FitFont(cr, p.title, 10.5, cell_w - 2);
       cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
       DrawText(cr, px + pw / 2, py - 4, p.title, Align::kCenter);
     }
+    if (axes && cell >= 56) {  // room for the first and last index
+      SetFont(cr, 10);
+      cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+      if (i % ncol == 0) {
+        DrawText(cr, px - 3, py + 8, "0", Align::kRight);
+        DrawText(cr, px - 3, py + ph, fmt::format("{}", p.rows - 1), Align::kRight);
+      }
+      if (i + ncol >= n) {
+        DrawText(cr, px + 2, py + ph + 11, "0", Align::kLeft);
+        DrawText(cr, px + pw, py + ph + 11, fmt::format("{}", p.cols - 1), Align::kRight);
+      }
+    }
+    grid_bottom = std::max(grid_bottom, py + ph);
+  }
+  if (axes) {
+    const double grid_w = cell * static_cast<double>(ncol);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    FitFont(cr, v.col_label, 12, grid_w);
+    DrawText(cr, left + x_off + grid_w / 2, grid_bottom + 14 + 14, v.col_label, Align::kCenter);
+    FitFont(cr, v.row_label, 12, ah);
+    // Beside the panels (they are centred: the margin may be wider).
+    DrawTextVertical(cr, left + x_off - tick_w - 4 - 8, top + (grid_bottom - top) / 2, v.row_label);
   }
   // Colour bar.
   const double bx = left + x_off + cell * static_cast<double>(ncol) + 24, bw = 18, by = top, bh = ah;
