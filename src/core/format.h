@@ -58,12 +58,17 @@ class TableWriter {
 
   /// Optional, for text writers whose bytes for a block depend only on the
   /// block (CSV): when true, the pump calls EncodeRows for several blocks at
-  /// once on worker threads (appending the block's bytes to `out`), then
-  /// WriteEncoded with each block's bytes in order instead of WriteRows.
+  /// once on worker threads, then WriteEncoded with each block's bytes in
+  /// order instead of WriteRows. EncodeRows writes the block's bytes from
+  /// buf[0] and returns their count; `buf` is scratch reused from block to
+  /// block, only ever grown (a std::string zero-fills what resize adds: a
+  /// buffer cleared for every block was zero-filled for every row).
   virtual bool encodes_rows() const { return false; }
-  virtual void EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
-                          std::string& out) const {}
-  virtual void WriteEncoded(std::int64_t first, std::int64_t count, const std::string& bytes) {}
+  virtual std::size_t EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
+                                 std::string& buf) const {
+    return 0;
+  }
+  virtual void WriteEncoded(std::int64_t first, std::int64_t count, std::string_view bytes) {}
 };
 
 /// Streams every row of `source` to `path` ("-" = stdout) in `format`.

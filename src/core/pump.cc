@@ -6,8 +6,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -56,8 +58,10 @@ class OrderedPipeline {
         slots_(static_cast<std::size_t>(std::min<std::int64_t>(2 * threads, std::max<std::int64_t>(blocks_, 1)))),
         buf_(slots_),
         text_(slots_),
+        text_len_(slots_, 0),
         ready_(slots_, -1) {
-    for (auto& b : buf_) b.resize(static_cast<std::size_t>(block_) * info_.row_bytes());
+    // Not zero-filled: every block is written whole by ReadRows before use.
+    for (auto& b : buf_) b = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(block_) * info_.row_bytes());
     workers_.reserve(static_cast<std::size_t>(threads));
     for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { Work(); });
   }
@@ -80,9 +84,9 @@ class OrderedPipeline {
       const std::int64_t n = std::min(block_, info_.rows - first);
       try {
         if (encode_)
-          writer.WriteEncoded(first, n, text_[slot]);
+          writer.WriteEncoded(first, n, std::string_view(text_[slot]).substr(0, text_len_[slot]));
         else
-          writer.WriteRows(first, n, buf_[slot].data());
+          writer.WriteRows(first, n, buf_[slot].get());
       } catch (...) {
         Stop();
         throw;
@@ -111,11 +115,8 @@ class OrderedPipeline {
       const std::int64_t first = b * block_;
       const std::int64_t n = std::min(block_, info_.rows - first);
       try {
-        source_.ReadRows(first, n, buf_[slot].data());
-        if (encode_) {
-          text_[slot].clear();
-          writer_.EncodeRows(first, n, buf_[slot].data(), text_[slot]);
-        }
+        source_.ReadRows(first, n, buf_[slot].get());
+        if (encode_) text_len_[slot] = writer_.EncodeRows(first, n, buf_[slot].get(), text_[slot]);
       } catch (...) {
         std::lock_guard lock(mu_);
         if (!error_) error_ = std::current_exception();
@@ -145,8 +146,9 @@ class OrderedPipeline {
   const TableInfo& info_;
   const std::int64_t block_, blocks_;
   const std::size_t slots_;
-  std::vector<std::vector<std::byte>> buf_;
-  std::vector<std::string> text_;  ///< encoded bytes per slot (encode_)
+  std::vector<std::unique_ptr<std::byte[]>> buf_;
+  std::vector<std::string> text_;  ///< encoded bytes per slot (encode_): scratch, only grown
+  std::vector<std::size_t> text_len_;  ///< bytes of text_ that hold the slot's block
   std::vector<std::int64_t> ready_;  ///< block held by each slot, -1 none
   std::atomic<std::int64_t> next_{0};
   std::mutex mu_;
@@ -182,11 +184,11 @@ void PumpRows(RowSource& source, TableWriter& writer, const WriteSettings& setti
     OrderedPipeline pipeline(source, writer, block, threads);
     pipeline.Run(writer, settings);
   } else {
-    std::vector<std::byte> buf(static_cast<std::size_t>(block) * info.row_bytes());
+    const auto buf = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(block) * info.row_bytes());
     for (std::int64_t first = 0; first < info.rows; first += block) {
       const std::int64_t n = std::min(block, info.rows - first);
-      source.ReadRows(first, n, buf.data());
-      writer.WriteRows(first, n, buf.data());
+      source.ReadRows(first, n, buf.get());
+      writer.WriteRows(first, n, buf.get());
       if (settings.progress) settings.progress(first + n, info.rows);
     }
   }

@@ -22,7 +22,7 @@
 namespace pe {
 
 /// Bytes per block pumped (several rows; one row when a row is larger).
-inline constexpr std::size_t kPumpBlockBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kPumpBlockBytes = std::size_t{512} << 10;
 
 /// The same for writers that encode on the workers (CSV, JSON): a block's
 /// text is about three times its binary size, and smaller blocks let the

@@ -1,5 +1,6 @@
 // Text readers (issue 13): Metadata costs, Python's number grammar, the two
 // ways JSON numbers are stored, CSV rows read out of order.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -111,6 +112,50 @@ TEST(JsonReader, DuplicateKeysAreRefused) {
                           R"({"tensors": {"a": {"shape": [1], "data": [1], "data": [1]}}})"}) {
     const std::string path = TempFile(".json", doc);
     EXPECT_THROW(OpenTable(path), Error) << doc;
+    std::remove(path.c_str());
+  }
+}
+
+// The streamed JSON readers (formats/json.h): rows read in any order, from
+// checkpoints many blocks apart, hold the closed-form values written; a file
+// rewritten between the passes gives an error, not wrong numbers.
+TEST(JsonReader, RowsInAnyOrderFromCheckpoints) {
+  constexpr int kRows = 300, kCols = 257;  // 77,100 numbers: four checkpoints
+  auto value = [](int r, int c) { return (r * kCols + c) * 0.25 - 5000.0; };
+  std::string one = "{\"data\": [", nested = "{\"tensors\": {\"x\": {\"shape\": [3, 100, 257], \"data\": [[";
+  for (int r = 0; r < kRows; ++r) {
+    std::string row = "[";
+    for (int c = 0; c < kCols; ++c) row += (c ? (c % 7 ? "," : " ,\n\t") : "") + fmt::format("{}", value(r, c));
+    row += "]";
+    one += (r ? ",\n" : "") + row;
+    nested += (r ? (r % 100 ? ",\n" : "],\n[") : "") + row;
+  }
+  one += "]}";
+  nested += "]]}}}";
+  for (const std::string& doc : {one, nested}) {
+    const std::string path = TempFile(".json", doc);
+    auto src = OpenTable(path);
+    ASSERT_EQ(src->info().rows, kRows);
+    ASSERT_EQ(src->info().cols, kCols);
+    ASSERT_EQ(src->info().dtype, DType::kFloat32);  // quarters are float32
+    for (int first : {250, 0, 299, 64, 63, 65, 128, 1, 200, 190, 299}) {
+      const int n = std::min(9, kRows - first);
+      std::vector<float> part(static_cast<std::size_t>(n) * kCols);
+      src->ReadRows(first, n, reinterpret_cast<std::byte*>(part.data()));
+      for (int r = 0; r < n; ++r)
+        for (int c = 0; c < kCols; ++c)
+          ASSERT_EQ(part[static_cast<std::size_t>(r) * kCols + c], static_cast<float>(value(first + r, c)))
+              << first + r << "," << c;
+    }
+    // Rewritten with other text: reading again must refuse.
+    std::string changed = doc;
+    for (char& ch : changed)
+      if (ch == ',') ch = '}';
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    std::fwrite(changed.data(), 1, changed.size(), f);
+    std::fclose(f);
+    std::vector<float> row(kCols);
+    EXPECT_THROW(src->ReadRows(0, 1, reinterpret_cast<std::byte*>(row.data())), Error);
     std::remove(path.c_str());
   }
 }

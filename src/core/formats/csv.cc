@@ -41,50 +41,60 @@ class CsvWriter : public TableWriter {
     sink_.Write(header);
   }
   void WriteRows(std::int64_t first, std::int64_t count, const std::byte* rows) override {
-    buf_.clear();
-    EncodeRows(first, count, rows, buf_);
-    sink_.Write(buf_);
+    const std::size_t n = EncodeRows(first, count, rows, buf_);
+    sink_.Write(buf_.data(), n);
   }
   void End() override {}
 
   // Blocks are encoded on the pump's threads (core/pump.h), written in order.
   bool encodes_rows() const override { return true; }
-  void EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows, std::string& out) const override {
+  std::size_t EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
+                         std::string& buf) const override {
     const auto cols = static_cast<std::size_t>(info_.cols);
-    for (std::int64_t r = 0; r < count; ++r) {
-      const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
-      if (info_.dtype == DType::kFloat32) {
-        // float32 fast path: the same shortest round-trip digits as
-        // AppendNumber, formatted straight into the output.
-        const std::size_t at = out.size();
-        // Room: the position, then per value a comma and the text, and the
-        // scratch bytes WriteShortestFloats may leave after the last one.
-        out.resize(at + 24 + cols * (kShortestFloatMax + 1) + kShortestFloatRoom);
-        char* p = out.data() + at;
-        p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
+    if (info_.dtype == DType::kFloat32) {
+      // float32 fast path: the same shortest round-trip digits as
+      // AppendNumber, formatted straight into the buffer. Room per row: the
+      // position, then per value a comma and the text; plus the scratch
+      // bytes WriteShortestFloats may leave after the last one. The buffer
+      // is only grown, never cleared: its capacity is reserved for the
+      // worst case, but its size (what resize zero-fills, so what is
+      // faulted in) only follows the text written, about 60% of that.
+      const std::size_t row_room = 24 + cols * (kShortestFloatMax + 1);
+      const std::size_t need = static_cast<std::size_t>(count) * row_room + kShortestFloatRoom;
+      if (buf.capacity() < need) buf.reserve(need);
+      std::size_t used = 0;
+      for (std::int64_t r = 0; r < count; ++r) {
+        if (buf.size() < used + row_room + kShortestFloatRoom) buf.resize(used + row_room + kShortestFloatRoom);
+        char* p = buf.data() + used;
+        const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
         for (std::size_t j = 0; j < cols; ++j) {
           float f;
           std::memcpy(&f, row + 4 * j, 4);
           if (!std::isfinite(f)) {
-            out.resize(at);
             std::string probe;
             AppendNumber(probe, row, info_.dtype, j, "CSV output");  // throws the usual error
           }
         }
+        p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
         p = WriteShortestFloats(p, row, cols, ',');
         *p++ = '\n';
-        out.resize(static_cast<std::size_t>(p - out.data()));
-        continue;
+        used = static_cast<std::size_t>(p - buf.data());
       }
-      fmt::format_to(std::back_inserter(out), "{}", start_ + first + r);
-      for (std::size_t j = 0; j < cols; ++j) {
-        out.push_back(',');
-        AppendNumber(out, row, info_.dtype, j, "CSV output");
-      }
-      out.push_back('\n');
+      return used;
     }
+    buf.clear();
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
+      fmt::format_to(std::back_inserter(buf), "{}", start_ + first + r);
+      for (std::size_t j = 0; j < cols; ++j) {
+        buf.push_back(',');
+        AppendNumber(buf, row, info_.dtype, j, "CSV output");
+      }
+      buf.push_back('\n');
+    }
+    return buf.size();
   }
-  void WriteEncoded(std::int64_t, std::int64_t, const std::string& bytes) override { sink_.Write(bytes); }
+  void WriteEncoded(std::int64_t, std::int64_t, std::string_view bytes) override { sink_.Write(bytes.data(), bytes.size()); }
 
  private:
   ByteSink& sink_;

@@ -9,6 +9,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -161,6 +164,7 @@ class TableSax {
           if (const MetaValue* d = meta_.Find("dtype"))
             if (const auto* name = std::get_if<std::string>(d))
               if (auto dt = DTypeFromName(*name)) values_.SetDType(*dt);
+          values_.MarkDataStart();
           stack_.push_back(Ctx::kData);
         } else if (key_ == "meta") {
           if (array) Fail("\"meta\" must be an object");
@@ -276,6 +280,183 @@ class TableSax {
 
 }  // namespace
 
+// ---- JsonValues ----
+
+// Re-reads the numbers of an indexed "data" from the file: a cursor (the
+// index of the next number and the buffer around it) that continues where
+// the last Copy stopped, or restarts from the nearest checkpoint.
+struct JsonValues::Scanner {
+  static constexpr std::size_t kBufBytes = std::size_t{1} << 18;
+  static constexpr std::size_t kMaxToken = 4096;  // a longer number is parsed from a copy
+
+  int fd = -1;
+  std::string what;
+  std::vector<char> buf = std::vector<char>(kBufBytes);
+  std::uint64_t buf_off = 0;    // file offset of buf[0]
+  std::size_t pos = 0, len = 0;  // next byte, bytes held
+  std::uint64_t next = 0;       // index of the next number
+  bool valid = false;           // the cursor is somewhere in the data
+  std::string long_token;
+
+  ~Scanner() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  [[noreturn]] void Changed() { ThrowInput(what, "changed while being read (the numbers are not where the first pass found them)"); }
+
+  void Seek(std::uint64_t offset, std::uint64_t index) {
+    buf_off = offset;
+    pos = len = 0;
+    next = index;
+    valid = true;
+  }
+  // Keeps at least `want` bytes from pos in the buffer unless the file ends;
+  // false at the end of the file.
+  bool Ensure(std::size_t want) {
+    if (len - pos >= want) return true;
+    std::memmove(buf.data(), buf.data() + pos, len - pos);
+    buf_off += pos;
+    len -= pos;
+    pos = 0;
+    while (len < buf.size()) {
+      const ssize_t n = ::pread(fd, buf.data() + len, buf.size() - len, static_cast<off_t>(buf_off + len));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ThrowIo(fmt::format("cannot read {}", what), std::strerror(errno));
+      }
+      if (n == 0) break;
+      len += static_cast<std::size_t>(n);
+    }
+    return len > pos;
+  }
+  static bool NumberChar(char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+
+  // The next number's text, [*first, *last): skips the whitespace, commas
+  // and brackets before it (nothing else may come between two numbers).
+  void Token(const char** first, const char** last) {
+    for (;;) {
+      if (pos == len && !Ensure(1)) Changed();
+      const char c = buf[pos];
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',' || c == '[' || c == ']') {
+        ++pos;
+        continue;
+      }
+      if (c != '-' && (c < '0' || c > '9')) Changed();
+      break;
+    }
+    Ensure(kMaxToken);
+    std::size_t end = pos;
+    while (end < len && NumberChar(buf[end])) ++end;
+    if (end == len && end - pos >= kMaxToken) {  // a very long number: gather it
+      long_token.assign(buf.data() + pos, end - pos);
+      pos = end;
+      for (;;) {
+        if (pos == len && !Ensure(1)) break;
+        if (!NumberChar(buf[pos])) break;
+        long_token.push_back(buf[pos++]);
+      }
+      *first = long_token.data();
+      *last = long_token.data() + long_token.size();
+      return;
+    }
+    *first = buf.data() + pos;
+    *last = buf.data() + end;
+    pos = end;
+  }
+
+  double Number() {
+    const char *first, *last;
+    Token(&first, &last);
+    ++next;
+    double v = 0;
+    const auto r = std::from_chars(first, last, v);
+    if (r.ptr != last) Changed();
+    bool integer = true;
+    for (const char* c = first; c != last; ++c) integer = integer && *c != '.' && *c != 'e' && *c != 'E';
+    if (r.ec == std::errc::result_out_of_range) {
+      // Only an underflow can get here (the first pass refused overflows):
+      // strtod, which nlohmann uses, gives a zero of the number's sign.
+      v = *first == '-' ? -0.0 : 0.0;
+    } else if (r.ec != std::errc()) {
+      Changed();
+    }
+    // nlohmann reads an integer -0 as the integer 0 (so does Python's json).
+    if (integer && v == 0) v = 0.0;
+    return v;
+  }
+  void Skip() {
+    const char *first, *last;
+    Token(&first, &last);
+    ++next;
+  }
+};
+
+JsonValues::JsonValues() = default;
+JsonValues::~JsonValues() = default;
+JsonValues::JsonValues(JsonValues&&) noexcept = default;
+JsonValues& JsonValues::operator=(JsonValues&&) noexcept = default;
+
+void JsonValues::StreamFrom(int fd, const JsonFileChars* chars, const std::string& what) {
+  scanner_ = std::make_unique<Scanner>();
+  scanner_->what = what;
+  scanner_->fd = ::dup(fd);
+  if (scanner_->fd < 0) ThrowIo(fmt::format("cannot read {}", what), std::strerror(errno));
+  chars_ = chars;
+}
+
+void JsonValues::MarkDataStart() {
+  if (scanner_ && size_ == 0 && checkpoints_.empty()) checkpoints_.push_back({0, chars_->consumed()});
+}
+
+void JsonValues::Push(double v) {
+  if (scanner_) {
+    // nlohmann has consumed the character after the number: what follows
+    // holds no digit of it.
+    if (++size_ % kStride == 0) checkpoints_.push_back({size_, chars_->consumed()});
+    return;
+  }
+  const std::size_t es = Traits(dtype_).size;
+  const std::size_t per_chunk = kChunkBytes / es;
+  const std::size_t at = size_ % per_chunk;
+  if (at == 0) chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(kChunkBytes));
+  if (direct_) StoreFromDouble(chunks_.back().get(), dtype_, at, v);
+  else std::memcpy(chunks_.back().get() + at * es, &v, es);
+  ++size_;
+}
+
+void JsonValues::Copy(std::size_t first, std::size_t n, DType dtype, std::byte* out) const {
+  if (scanner_) {
+    Scanner& s = *scanner_;
+    if (checkpoints_.empty()) s.Changed();
+    // The last checkpoint at or before `first`.
+    auto it = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), std::uint64_t{first},
+                               [](std::uint64_t i, const Checkpoint& c) { return i < c.index; });
+    const Checkpoint& c = *(it - 1);
+    if (!s.valid || s.next > first || s.next < c.index) s.Seek(c.offset, c.index);
+    while (s.next < first) s.Skip();
+    for (std::size_t k = 0; k < n; ++k) StoreFromDouble(out, dtype, k, s.Number());
+    return;
+  }
+  const std::size_t es = Traits(dtype_).size;
+  const std::size_t per_chunk = kChunkBytes / es;
+  std::size_t done = 0;
+  while (done < n) {
+    const std::size_t i = first + done;
+    const std::size_t at = i % per_chunk;
+    const std::size_t run = std::min(n - done, per_chunk - at);
+    const std::byte* src = chunks_[i / per_chunk].get() + at * es;
+    if (direct_ && dtype == dtype_) {
+      std::memcpy(out + done * es, src, run * es);
+    } else {
+      for (std::size_t k = 0; k < run; ++k) {
+        const double v = direct_ ? LoadAsDouble(src, dtype_, k) : LoadAsDouble(src, DType::kFloat64, k);
+        StoreFromDouble(out, dtype, done + k, v);
+      }
+    }
+    done += run;
+  }
+}
+
 std::string JsonKeyQuoted(const std::string& key) {
   return nlohmann::json(key.size() > 100 ? key.substr(0, 100) + "..." : key)
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -303,6 +484,7 @@ std::unique_ptr<RowSource> OpenJson(const std::string& path) {
     ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
   TableSax sax(what);
   JsonFileChars chars(f);
+  if (S_ISREG(st.st_mode)) sax.values().StreamFrom(::fileno(f), &chars, what);
   nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   sax.Finish();

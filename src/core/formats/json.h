@@ -6,9 +6,10 @@
 //
 // Reading accepts the same shape from other tools; "meta" is optional, a
 // "dtype" in it sets the table's dtype, else it is float32 when every value
-// is exactly a float32. JSON cannot be read by rows, so a JSON table is held
-// in memory while read (files up to 1 GiB), in its dtype when "meta" gives
-// it before "data", else as doubles (JsonValues).
+// is exactly a float32. JSON cannot be read by rows, so a first pass checks
+// the document and indexes its numbers, and rows are parsed again from the
+// file when read (JsonValues; files up to 1 GiB, in a few hundred KiB of
+// memory). A pipe is held in memory instead.
 #pragma once
 
 #include <algorithm>
@@ -27,14 +28,36 @@ namespace pe {
 std::unique_ptr<TableWriter> MakeJsonWriter(ByteSink& sink);
 std::unique_ptr<RowSource> OpenJson(const std::string& path);
 
-/// The numbers of a JSON table's "data" (both JSON readers), in chunks of 1 MiB (no reallocation that holds
-/// the old and the new copy at once): in the table's dtype when it is known
-/// before the data (pe's files give it in "meta" first), else as doubles,
-/// rounded to the dtype when rows are read.
+class JsonFileChars;
+
+/// The numbers of a JSON table's "data" (both JSON readers). Two modes:
+///
+/// - Indexed (StreamFrom; a regular file): the parse keeps no numbers, only
+///   their count and, every kStride numbers, a checkpoint (the number's index
+///   and the byte offset where the text before it holds only whitespace,
+///   commas and brackets). Copy re-reads the numbers from the file, from the
+///   nearest checkpoint (sequential reads just continue), with
+///   std::from_chars: memory is a few hundred KiB whatever the file's size.
+///   The numbers are the parse's: correctly rounded to double like
+///   nlohmann's strtod and integer conversions (an integer -0 is +0, as
+///   nlohmann and Python read it), then rounded to the table's dtype.
+/// - Held (a pipe or other unseekable input): the numbers in chunks of 1 MiB
+///   (no reallocation that holds the old and the new copy at once), in the
+///   table's dtype when it is known before the data (pe's files give it in
+///   "meta" first), else as doubles, rounded to the dtype when rows are read.
 class JsonValues {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+  static constexpr std::uint64_t kStride = 16384;  ///< numbers between two checkpoints
 
+  JsonValues();
+  ~JsonValues();
+  JsonValues(JsonValues&&) noexcept;
+  JsonValues& operator=(JsonValues&&) noexcept;
+
+  /// Index instead of holding: `fd` (duplicated; the caller keeps its own)
+  /// is the file that `chars` parses; `what` names it in errors.
+  void StreamFrom(int fd, const JsonFileChars* chars, const std::string& what);
   /// Store values in `dtype` from now on; only before the first value.
   void SetDType(DType dtype) {
     if (size_ == 0) {
@@ -42,45 +65,28 @@ class JsonValues {
       dtype_ = dtype;
     }
   }
-  void Push(double v) {
-    const std::size_t es = Traits(dtype_).size;
-    const std::size_t per_chunk = kChunkBytes / es;
-    const std::size_t at = size_ % per_chunk;
-    if (at == 0) chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(kChunkBytes));
-    if (direct_) StoreFromDouble(chunks_.back().get(), dtype_, at, v);
-    else std::memcpy(chunks_.back().get() + at * es, &v, es);
-    ++size_;
-  }
+  /// The "data" array opened: its first number comes after the current offset.
+  void MarkDataStart();
+  void Push(double v);
   std::size_t size() const { return size_; }
   /// Writes values [first, first + n) to `out` in `dtype`.
-  void Copy(std::size_t first, std::size_t n, DType dtype, std::byte* out) const {
-    const std::size_t es = Traits(dtype_).size;
-    const std::size_t per_chunk = kChunkBytes / es;
-    std::size_t done = 0;
-    while (done < n) {
-      const std::size_t i = first + done;
-      const std::size_t at = i % per_chunk;
-      const std::size_t run = std::min(n - done, per_chunk - at);
-      const std::byte* src = chunks_[i / per_chunk].get() + at * es;
-      if (direct_ && dtype == dtype_) {
-        std::memcpy(out + done * es, src, run * es);
-      } else {
-        for (std::size_t k = 0; k < run; ++k) {
-          const double v = direct_ ? LoadAsDouble(src, dtype_, k) : LoadAsDouble(src, DType::kFloat64, k);
-          StoreFromDouble(out, dtype, done + k, v);
-        }
-      }
-      done += run;
-    }
-  }
+  void Copy(std::size_t first, std::size_t n, DType dtype, std::byte* out) const;
   bool direct() const { return direct_; }
   DType dtype() const { return dtype_; }
 
  private:
+  struct Checkpoint {
+    std::uint64_t index, offset;
+  };
+  struct Scanner;  // the re-reading side of the indexed mode (json.cc)
+
   bool direct_ = false;
   DType dtype_ = DType::kFloat64;
   std::size_t size_ = 0;
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  const JsonFileChars* chars_ = nullptr;  ///< set while an indexed parse runs
+  std::vector<Checkpoint> checkpoints_;
+  std::unique_ptr<Scanner> scanner_;  ///< indexed mode
 };
 
 /// Both JSON readers' key rules. A key given twice in one object is refused
@@ -136,9 +142,13 @@ class JsonFileChars {
   };
   Iterator begin() { return Iterator(this); }
   Iterator end() { return Iterator(); }
+  /// Bytes of the file handed to the parser so far (nlohmann has read one
+  /// character past a number when it reports it).
+  std::uint64_t consumed() const { return base_ + pos_; }
 
  private:
   bool Fill() {
+    base_ += len_;
     len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
     pos_ = 0;
     return len_ > 0;
@@ -146,6 +156,7 @@ class JsonFileChars {
   std::FILE* f_;
   std::vector<char> buf_;
   std::size_t pos_ = 0, len_ = 0;
+  std::uint64_t base_ = 0;  ///< file offset of buf_[0]
 };
 
 /// JSON tables above this size are not read (both JSON readers).
