@@ -281,9 +281,23 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       if (view == ViewKind::kRatio) return RopeRatioView(src);
       return TemperatureView(src, max_k);
     }
+    case ViewKind::kOffsets:
+      // A learned table and the t5-bucket spec that indexes it.
+      if (inputs.size() == 2 && !inputs[0].spec && inputs[1].spec) {
+        const DenseTable w = TableOf(inputs[0], o);
+        const NamedSpec b{inputs[1].name, *inputs[1].spec};
+        const std::int64_t max_r =
+            o.max_offset >= 0 ? o.max_offset : (b.spec.scheme == "t5-bucket" ? DefaultBucketReach(b.spec) : 1);
+        return LearnedBucketView(inputs[0].name, w, b, max_r);
+      }
+      [[fallthrough]];
     case ViewKind::kHeads:
     case ViewKind::kBias: {
-      if (inputs.size() != 1) ThrowUsage(fmt::format("--view {}", vname), "takes one input (one model's heads)");
+      if (inputs.size() != 1)
+        ThrowUsage(fmt::format("--view {}", vname),
+                   view == ViewKind::kOffsets ? "takes one input (one model's heads), or a learned bias table and "
+                                                "the t5-bucket spec that indexes it"
+                                              : "takes one input (one model's heads)");
       const Input& in = inputs[0];
       const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
       // A spec's --max-len is its number of positions (small multiples: at
@@ -291,10 +305,11 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       std::int64_t max_d = size - 1;
       if (o.max_offset >= 0) max_d = o.max_offset;
       else if (in.spec && in.spec->max_len > 0)
-        max_d = (view == ViewKind::kHeads ? in.spec->max_len : std::min<std::int64_t>(in.spec->max_len, 64)) - 1;
+        max_d = (view == ViewKind::kBias ? std::min<std::int64_t>(in.spec->max_len, 64) : in.spec->max_len) - 1;
       if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
       HeadBias bias = in.spec ? HeadBiasFromSpec({in.name, *in.spec}, max_d) : HeadBiasOfFile(in, max_d);
       if (view == ViewKind::kHeads) return HeadsView(bias);
+      if (view == ViewKind::kOffsets) return OffsetsView(bias);
       return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
     }
     case ViewKind::kBuckets: {
@@ -431,7 +446,7 @@ bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format) {
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
   const char* g = "Views and plot controls";
   cmd.add_option("--view", o.view,
-                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, bias, buckets, grid, "
+                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, bias, offsets, buckets, grid, "
                  "columns, precision, collisions (default by scheme: rope → qk, alibi/kerple/sandwich → heads, "
                  "t5-bucket/deberta-bucket/relative-index → buckets, sincos-2d → grid, else decay); e.g. "
                  "pe dot t5-bucket --view buckets --plot t5.png")

@@ -179,6 +179,34 @@ for form in ("offsets", "matrix"):
     check(v.shape == (2, 40) and np.allclose(v, want, rtol=1e-12, atol=1e-15), f"kerple file {form}: {v.shape}")
 
 
+# ---- offsets: per-head curves; a learned T5 table through the buckets ----
+pe("dot", "--scheme", "kerple", "--r1", "1.5,0.7", "--r2", "0.5,2", "--max-len", 40, "--view", "offsets",
+   "-o", f("koff.csv"))
+s = read_csv(f("koff.csv"))
+check(len(s) == 2, f"kerple offsets: {len(s)} curves")
+for h, rows in enumerate(s.values()):
+    y = np.array([float(r["bias"]) for r in rows])
+    check(np.allclose(y, want[h], rtol=1e-12, atol=1e-15), f"kerple offsets head {h}")
+W = np.random.default_rng(7).normal(size=(32, 5))
+np.save(f("t5w.npy"), W)
+pe("dot", f("t5w.npy"), "t5-bucket:bidirectional", "--view", "offsets", "--max-offset", 300, "-o", f("t5w.csv"))
+s = read_csv(f("t5w.csv"))
+check(len(s) == 5, f"learned T5 bias: {len(s)} heads")
+for h, rows in enumerate(s.values()):
+    x = np.array([int(r["relative_position"]) for r in rows])
+    y = np.array([float(r["bias"]) for r in rows])
+    check(np.array_equal(x, np.arange(-300, 301)) and np.array_equal(y, W[t5_bucket(x, True), h]),
+          f"learned T5 bias head {h}: W[bucket(r), h]")
+np.save(f("t5wt.npy"), W.T)  # [heads, num_buckets]
+pe("dot", f("t5wt.npy"), "t5-bucket:", "--view", "offsets", "-o", f("t5wt.csv"))
+rows = list(read_csv(f("t5wt.csv")).values())[2]
+x = np.array([int(r["relative_position"]) for r in rows])
+check(np.array_equal(np.array([float(r["bias"]) for r in rows]), W[t5_bucket(x, False), 2]),
+      "learned T5 bias, [heads, buckets] table, causal")
+r = pe("dot", f("t5w.npy"), "t5-bucket:num-buckets=16", "--view", "offsets", ok=False)
+check(r.returncode == 2 and "num_buckets = 16" in r.stderr, f"learned table of another size refused: {r.stderr!r}")
+
+
 # ---- precision of a FILE: bfloat16 sinusoid against mpmath ----
 D, L = 32, 300
 mpmath.mp.prec = 80

@@ -184,6 +184,12 @@ HeadBias HeadBiasFromSpec(const NamedSpec& in, std::int64_t max_d) {
   if (s.scheme == "kerple") {
     b.scheme = "KERPLE";
     b.formula = s.kerple_form == "power" ? "−r1·k^r2" : "−r1·log(1 + r2·k)";
+    // Each head's parameters in its label (one value stands for every head).
+    const std::vector<double> r1 = ParseHeadList(s.r1, "--r1"), r2 = ParseHeadList(s.r2, "--r2");
+    for (std::int64_t h = 0; h < b.offsets.info.rows; ++h) {
+      const auto pick = [h](const std::vector<double>& v) { return v[v.size() == 1 ? 0 : static_cast<std::size_t>(h)]; };
+      b.head_labels.push_back(fmt::format("r1 = {:.4g}, r2 = {:.4g}", pick(r1), pick(r2)));
+    }
   } else {
     b.scheme = "Sandwich";
     b.formula = "(Σᵢcos(k·ωᵢ) − d/2)/(8h/H)";
@@ -233,6 +239,65 @@ ViewData HeadsView(const HeadBias& bias) {
     }
     s.columns.push_back(std::move(c));
     v.series.push_back(std::move(s));
+  }
+  return v;
+}
+
+ViewData OffsetsView(const HeadBias& bias) {
+  ViewData v = HeadsView(bias);
+  v.kind = ViewKind::kOffsets;
+  v.panels.clear();
+  v.title = fmt::format("{} bias {} per head", bias.scheme, bias.formula);
+  v.x_label = "offset k = i − j";
+  v.y_label = "bias " + bias.formula;
+  return v;
+}
+
+ViewData LearnedBucketView(const std::string& name, const DenseTable& w, const NamedSpec& buckets, std::int64_t max_r) {
+  if (buckets.spec.scheme != "t5-bucket")
+    ThrowUsage(fmt::format("input '{}'", buckets.name),
+               fmt::format("a learned bias table is indexed by t5-bucket buckets, not scheme '{}'", buckets.spec.scheme));
+  if (max_r < 1 || max_r > (std::int64_t{1} << 20)) ThrowUsage("--max-offset", "must be 1..2^20");
+  SchemeSpec s = buckets.spec;
+  if (s.max_len < 1) s.max_len = 1;
+  const SchemeInfo& info = FindScheme(s.scheme);
+  try {
+    if (info.validate) info.validate(s);
+  } catch (const Error& e) {
+    ThrowUsage(fmt::format("input '{}'", buckets.name), e.what());
+  }
+  const std::int64_t nb = s.num_buckets;
+  // HF's nn.Embedding(num_buckets, n_heads) weight is [num_buckets, heads];
+  // a transposed [heads, num_buckets] table is read the other way.
+  const bool heads_first = w.info.rows != nb && w.info.cols == nb;
+  const std::int64_t heads = heads_first ? w.info.rows : w.info.cols;
+  if (w.info.rows != nb && !heads_first)
+    ThrowInput(fmt::format("'{}'", name),
+               fmt::format("is {} × {}: neither axis has num_buckets = {} entries (a [num_buckets, heads] table, "
+                           "e.g. T5's relative_attention_bias.weight)",
+                           w.info.rows, w.info.cols, nb));
+  if (heads > 256) ThrowInput(fmt::format("'{}'", name), fmt::format("{} heads: at most 256 curves", heads));
+  ViewData v;
+  v.kind = ViewKind::kOffsets;
+  v.title = "Learned relative bias per head, through T5's buckets";
+  v.subtitle = fmt::format("{} · {} · num_buckets {} · max_distance {}", name,
+                           s.bidirectional ? "bidirectional" : "causal", nb, s.max_distance);
+  v.x_label = "relative position r = j − i (key − query)";
+  v.y_label = "bias b_h(bucket(r))";
+  v.x_name = "relative_position";
+  v.steps = true;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    ViewSeries series;
+    series.name = fmt::format("head {}", h);
+    ViewColumn c{"bias", {}, true, false, ""}, b{"bucket", {}, false, false, ""};
+    for (std::int64_t r = -max_r; r <= max_r; ++r) {
+      const std::int64_t k = T5Bucket(r, s.bidirectional, nb, s.max_distance);
+      series.x.push_back(static_cast<double>(r));
+      c.values.push_back(heads_first ? w.at(h, k) : w.at(k, h));
+      b.values.push_back(static_cast<double>(k));
+    }
+    series.columns = {std::move(c), std::move(b)};
+    v.series.push_back(std::move(series));
   }
   return v;
 }

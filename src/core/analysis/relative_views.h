@@ -9,6 +9,8 @@
 //             offsets end and logarithmic buckets begin.
 //  - heads:   a per-head bias over offsets k = 0..L−1 (ALiBi −m_h·k, KERPLE,
 //             Sandwich) as one heads × distances heatmap (HeadsView).
+//  - offsets: the same biases as one curve per head; a learned table
+//             indexed by T5 buckets (relative_attention_bias) against j − i.
 //  - bias:    the same biases as small multiples, one query × key panel per
 //             head on shared axes: b_h(|i − j|), keys after the query left
 //             empty for causal schemes (ALiBi).
@@ -74,6 +76,18 @@ HeadBias HeadBiasFromOffsets(const std::string& name, const std::string& scheme,
 
 /// heads × distances as one heatmap panel, plus one curve per head (data).
 ViewData HeadsView(const HeadBias& bias);
+
+/// One curve per head: the bias against the offset k = 0..cols−1.
+ViewData OffsetsView(const HeadBias& bias);
+
+/// A learned table indexed by buckets (T5's relative_attention_bias.weight:
+/// [num_buckets, heads]; a [heads, num_buckets] table is recognised) seen
+/// through the buckets of `buckets` (a t5-bucket spec): one curve per head,
+/// b_h(r) = W[bucket(r), h] for r = j − i = −max_r..max_r (T5's memory −
+/// query), drawn as steps. Throws pe::Error (input) when the table's bucket
+/// axis is not num_buckets long, (usage) for another scheme.
+ViewData LearnedBucketView(const std::string& name, const DenseTable& weights, const NamedSpec& buckets,
+                           std::int64_t max_r);
 
 /// One `size` × `size` query × key panel per head (size ≤ offsets.cols).
 /// Throws pe::Error (usage) for size < 2 or more than offsets.cols, or more
