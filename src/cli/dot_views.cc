@@ -307,7 +307,17 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       else if (in.spec && in.spec->max_len > 0)
         max_d = (view == ViewKind::kBias ? std::min<std::int64_t>(in.spec->max_len, 64) : in.spec->max_len) - 1;
       if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
-      HeadBias bias = in.spec ? HeadBiasFromSpec({in.name, *in.spec}, max_d) : HeadBiasOfFile(in, max_d);
+      HeadBias bias;
+      if (in.spec) {
+        try {
+          bias = HeadBiasFromSpec({in.name, *in.spec}, max_d);
+        } catch (const Error& e) {  // name the view too
+          if (e.kind() != ErrorKind::kUsage) throw;
+          ThrowUsage(fmt::format("--view {}", vname), e.what());
+        }
+      } else {
+        bias = HeadBiasOfFile(in, max_d);
+      }
       if (view == ViewKind::kHeads) return HeadsView(bias);
       if (view == ViewKind::kOffsets) return OffsetsView(bias);
       return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
