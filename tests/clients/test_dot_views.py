@@ -305,6 +305,7 @@ VIEWS = [
     ("heads", ["alibi:heads=8,max-len=64"]),
     ("bias", ["alibi:heads=8", "--max-offset", 23]),
     ("buckets", ["t5-bucket:"]),
+    ("offsets", ["--scheme", "kerple", "--r1", "1.5,0.7", "--r2", "0.5,2", "--max-len", 64]),
     ("grid", ["--scheme", "sincos-2d", "--d-model", 32, "--grid", "4x4"]),
     ("collisions", ["rope:head-dim=16,max-len=4096", "--window", 512]),
 ]
