@@ -12,7 +12,8 @@ Independent sources (transcribed here, not taken from pe):
  - DeBERTa-v2: microsoft/DeBERTa DeBERTa/deberta/da_utils.py
    make_log_bucket_position (numpy float64).
  - Shaw et al.: tensor2tensor _generate_relative_positions_matrix.
- - ALiBi slopes: ofirpress/attention_with_linear_biases get_slopes.
+ - ALiBi slopes: ofirpress/attention_with_linear_biases get_slopes
+   (peer_tables.alibi_get_slopes).
  - KERPLE: NVIDIA NeMo kerple_relative_position_embedding.py (log form
    -r1·log(1 + r2·|i-j|)).
  - Sinusoid: Vaswani et al. 2017, PE[p,2i] = sin(p/10000^(2i/d)),
@@ -31,6 +32,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from schemes_util import Checker, read_safetensors  # noqa: E402
+from peer_tables import alibi_get_slopes  # noqa: E402
 
 C = Checker(sys.argv[1], sys.argv[2])
 check, pe, f = C.check, C.pe, C.path
@@ -136,21 +138,11 @@ check(r.returncode == 2 and "num-buckets" in r.stderr, f"bad t5 spec refused: {r
 
 
 # ---- ALiBi per head: heads and bias (small multiples) ----
-def get_slopes(n):
-    def pow2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
-    if math.log2(n).is_integer():
-        return pow2(n)
-    c = 2 ** math.floor(math.log2(n))
-    return pow2(c) + get_slopes(2 * c)[0::2][: n - c]
-
-
 pe("dot", "alibi:heads=12", "--view", "bias", "--max-offset", 15, "--json", "-o", f("bias.json"))
 doc = json.load(open(f("bias.json")))
 check(doc["view"] == "bias" and len(doc["panels"]) == 12, f"bias: {doc['view']} {len(doc['panels'])} panels")
 i, j = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
-for h, (p, m) in enumerate(zip(doc["panels"], get_slopes(12))):
+for h, (p, m) in enumerate(zip(doc["panels"], alibi_get_slopes(12))):
     v = np.array([np.nan if x is None else x for x in p["values"]]).reshape(p["rows"], p["cols"])
     want = np.where(j <= i, -m * (i - j), np.nan)
     check(p["rows"] == p["cols"] == 16, f"bias head {h}: {p['rows']}x{p['cols']}")

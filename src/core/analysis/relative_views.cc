@@ -14,11 +14,13 @@ namespace pe {
 namespace {
 
 // Validates `spec` by its scheme's own rules; the view needs no rows, so a
-// missing --max-len (needed only for a table) is filled with 1.
-SchemeSpec Validated(const NamedSpec& in) {
+// missing --max-len (needed only for a table) is filled with 1. With
+// `both_directions` T5 is checked as bidirectional (both are drawn; the
+// encoder's halves are the tighter limit).
+SchemeSpec Validated(const NamedSpec& in, bool both_directions) {
   SchemeSpec s = in.spec;
   if (s.max_len < 1) s.max_len = 1;
-  s.bidirectional = true;  // T5: both directions are drawn, the encoder's halves are the tighter limit
+  if (both_directions) s.bidirectional = true;
   s.key_len = -1;
   const SchemeInfo& info = FindScheme(s.scheme);
   try {
@@ -78,7 +80,7 @@ ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r) {
     if (!HasBuckets(in.spec.scheme))
       ThrowUsage("--view buckets", fmt::format("needs t5-bucket, deberta-bucket or relative-index; '{}' is scheme '{}'",
                                                in.name, in.spec.scheme));
-    const SchemeSpec s = Validated(in);
+    const SchemeSpec s = Validated(in, true);
     const std::string pre = shared ? in.name + " · " : std::string();
     if (s.scheme == "t5-bucket") {
       const std::int64_t nb = s.num_buckets, md = s.max_distance;
@@ -258,14 +260,7 @@ ViewData LearnedBucketView(const std::string& name, const DenseTable& w, const N
     ThrowUsage(fmt::format("input '{}'", buckets.name),
                fmt::format("a learned bias table is indexed by t5-bucket buckets, not scheme '{}'", buckets.spec.scheme));
   if (max_r < 1 || max_r > (std::int64_t{1} << 20)) ThrowUsage("--max-offset", "must be 1..2^20");
-  SchemeSpec s = buckets.spec;
-  if (s.max_len < 1) s.max_len = 1;
-  const SchemeInfo& info = FindScheme(s.scheme);
-  try {
-    if (info.validate) info.validate(s);
-  } catch (const Error& e) {
-    ThrowUsage(fmt::format("input '{}'", buckets.name), e.what());
-  }
+  const SchemeSpec s = Validated(buckets, false);
   const std::int64_t nb = s.num_buckets;
   // HF's nn.Embedding(num_buckets, n_heads) weight is [num_buckets, heads];
   // a transposed [heads, num_buckets] table is read the other way.
