@@ -231,6 +231,14 @@ ViewData BucketsOfFile(const Input& in) {
 // for a file, the --scheme flags when given, else the recipe its metadata
 // records (as pe verify resolves it), one tensor of a multi-tensor scheme.
 DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<SchemeSpec>& flags) {
+  if (!in.spec && Tensor(o).empty()) {
+    const std::vector<std::string> names = ListTensorNames(in.path);
+    if (names.size() > 1) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      ThrowUsage("--view precision", fmt::format("'{}' holds several tensors ({}): name one with --tensor", in.name, list));
+    }
+  }
   std::optional<SchemeSpec> e = in.spec ? in.spec : flags;
   if (!e) {
     OpenOptions oo;

@@ -231,6 +231,27 @@ check(len(rows) == 1, f"precision npy: one series ({len(rows)})")
 err16 = np.abs(exact.astype(np.float16).astype(np.float64) - exact)
 mx = np.array([float(r["max_abs_error"]) for r in rows[0]])
 check(np.allclose(mx, err16.max(axis=1), rtol=1e-9, atol=1e-15), "precision npy: max error per row")
+# A RoPE file (several tensors): one is named with --tensor; its scaling
+# comes from the metadata (float16 rounding only, not a wrong recipe).
+pe("generate", "--scheme", "rope", "--head-dim", 16, "--max-len", 512, "--rope-scaling", "llama3", "--factor", 8,
+   "--original-max-position-embeddings", 128, "--dtype", "bfloat16", "-o", f("rope.safetensors"))
+tabs = read_safetensors(f("rope.safetensors"))[0]
+pe("dot", f("rope.safetensors"), "--view", "precision", "--tensor", "sin", "-o", f("prec-rope.csv"))
+rows = list(read_csv(f("prec-rope.csv")).values())[0]
+inv = 1.0 / 10000 ** (np.arange(0, 16, 2) / 16)  # transformers _compute_llama3_parameters, float64
+wavelen = 2 * math.pi / inv
+low_wl, high_wl = 128 / 1.0, 128 / 4.0
+smooth = (128 / wavelen - 1.0) / (4.0 - 1.0)
+inv_l3 = np.where(wavelen > low_wl, inv / 8, inv)
+mid = (wavelen <= low_wl) & (wavelen >= high_wl)
+inv_l3 = np.where(mid, (1 - smooth) * inv / 8 + smooth * inv, inv_l3)
+ang = np.arange(512)[:, None] * inv_l3[None, :]
+exact_sin = np.sin(np.concatenate([ang, ang], axis=1))
+mx = np.array([float(r["max_abs_error"]) for r in rows])
+check(np.allclose(mx, np.abs(tabs["sin"] - exact_sin).max(axis=1), rtol=1e-6, atol=1e-12),
+      "precision of a llama3 RoPE file (sin) against numpy")
+r = pe("dot", f("rope.safetensors"), "--view", "precision", ok=False)
+check(r.returncode == 2 and "--tensor" in r.stderr and "cos" in r.stderr, f"several tensors, none named: {r.stderr!r}")
 r = pe("dot", f("sin-f16.npy"), "--view", "precision", ok=False)
 check(r.returncode == 2 and r.stderr.startswith("pe: error:") and "--scheme" in r.stderr,
       f"precision of a file without a recipe refused: {r.stderr!r}")
