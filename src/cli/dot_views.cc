@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <variant>
 
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
@@ -166,22 +165,8 @@ plot::PlotControls Controls(const DotOptions& o) {
   return c;
 }
 
-// The scheme a file's metadata names ("" when it names none).
-std::string MetaScheme(const TableInfo& info) {
-  const MetaValue* v = info.meta.Find("scheme");
-  return v && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : std::string();
-}
-
-std::int64_t MetaInt(const TableInfo& info, const char* key, std::int64_t fallback) {
-  const MetaValue* v = info.meta.Find(key);
-  if (!v) return fallback;
-  if (std::holds_alternative<std::int64_t>(*v)) return std::get<std::int64_t>(*v);
-  if (std::holds_alternative<double>(*v) && std::isfinite(std::get<double>(*v))) return std::llround(std::get<double>(*v));
-  return fallback;
-}
-
-// Heads × distances from a file: an ALiBi set (its slopes), or a kerple /
-// sandwich table (offsets form [H, L], or matrix form [H, Q, K]).
+// Heads × offsets from a file: an ALiBi set (its slopes), or a kerple /
+// sandwich table (HeadBiasFromTable).
 HeadBias HeadBiasOfFile(const Input& in, std::int64_t max_d) {
   const std::vector<std::string> names = ListTensorNames(in.path);
   if (HasTensor(names, "slopes")) {
@@ -189,42 +174,7 @@ HeadBias HeadBiasOfFile(const Input& in, std::int64_t max_d) {
     if (slopes.size() > 4096) ThrowInput(fmt::format("'{}'", in.name), "more than 4096 slopes");
     return AlibiHeadBias(in.name, slopes, max_d);
   }
-  DenseTable t = ReadTensor(in.path, "");
-  const std::string scheme = MetaScheme(t.info);
-  if (scheme != "kerple" && scheme != "sandwich")
-    ThrowUsage("--view heads",
-               fmt::format("'{}' has no 'slopes' tensor (ALiBi) and its metadata names no kerple or sandwich table; "
-                           "give the scheme as a spec, e.g. alibi:heads=12", in.name));
-  const auto& shape = t.info.shape;
-  DenseTable off;
-  if (shape.size() == 3) {
-    // The last query sees every key before it (a causal table masks the
-    // keys after the query): b_h(k) = M[h, Q-1, Q-1-k].
-    const std::int64_t q = shape[1];
-    if (q > shape[2])
-      ThrowInput(fmt::format("'{}'", in.name), fmt::format("{} queries but only {} keys", q, shape[2]));
-    off.info.rows = shape[0];
-    off.info.cols = std::min<std::int64_t>(q, max_d + 1);
-    for (std::int64_t h = 0; h < shape[0]; ++h)
-      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h * q + q - 1, q - 1 - d));
-  } else {
-    off.info.rows = t.info.rows;
-    off.info.cols = std::min<std::int64_t>(t.info.cols, max_d + 1);
-    for (std::int64_t h = 0; h < t.info.rows; ++h)
-      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h, d));
-  }
-  return HeadBiasFromOffsets(in.name, scheme, std::move(off));
-}
-
-// A t5-bucket file: one bucket per row, rows are r = start + row.
-ViewData BucketsOfFile(const Input& in) {
-  const DenseTable t = ReadTensor(in.path, "");
-  if (MetaScheme(t.info) != "t5-bucket")
-    ThrowUsage("--view buckets",
-               fmt::format("'{}' is not a t5-bucket table (its metadata names no scheme t5-bucket); give the scheme "
-                           "as a spec, e.g. t5-bucket or deberta-bucket:bucket-size=256,max-position=512",
-                           in.name));
-  return BucketsViewOfTable(in.name, t, MetaInt(t.info, "start", 0), MetaInt(t.info, "bidirectional", 0) != 0);
+  return HeadBiasFromTable(in.name, ReadTensor(in.path, ""), max_d);
 }
 
 // The exact (float64) values of a precision input: its spec in float64;
@@ -337,7 +287,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
           if (inputs.size() != 1)
             ThrowUsage("--view buckets", fmt::format("'{}' is not an inline spec (SCHEME:KEY=VALUE,..., e.g. t5-bucket:): "
                                                      "the view draws one file, or any number of specs", in.name));
-          return BucketsOfFile(in);
+          return BucketsViewOfTable(in.name, ReadTensor(in.path, ""));
         }
         specs.push_back({in.name, *in.spec});
       }

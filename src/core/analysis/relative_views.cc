@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <variant>
 
 #include "core/error.h"
 #include "core/schemes/more_schemes.h"
@@ -52,6 +53,21 @@ ViewData BucketsFrame() {
   v.x_name = "relative_position";
   v.steps = true;
   return v;
+}
+
+// The scheme a table's metadata names ("" when it names none).
+std::string MetaScheme(const TableInfo& info) {
+  const MetaValue* v = info.meta.Find("scheme");
+  return v && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : std::string();
+}
+
+std::int64_t MetaInt(const TableInfo& info, const char* key, std::int64_t fallback) {
+  const MetaValue* v = info.meta.Find(key);
+  if (!v) return fallback;
+  if (std::holds_alternative<std::int64_t>(*v)) return std::get<std::int64_t>(*v);
+  if (std::holds_alternative<double>(*v) && std::isfinite(std::get<double>(*v)))
+    return std::llround(std::get<double>(*v));
+  return fallback;
 }
 
 }  // namespace
@@ -124,7 +140,14 @@ ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r) {
   return v;
 }
 
-ViewData BucketsViewOfTable(const std::string& name, const DenseTable& t, std::int64_t start, bool bidirectional) {
+ViewData BucketsViewOfTable(const std::string& name, const DenseTable& t) {
+  if (MetaScheme(t.info) != "t5-bucket")
+    ThrowUsage("--view buckets",
+               fmt::format("'{}' is not a t5-bucket table (its metadata names no scheme t5-bucket); give the scheme "
+                           "as a spec, e.g. t5-bucket: or deberta-bucket:bucket-size=256,max-position=512",
+                           name));
+  const std::int64_t start = MetaInt(t.info, "start", 0);
+  const bool bidirectional = MetaInt(t.info, "bidirectional", 0) != 0;
   if (t.info.cols != 1)
     ThrowInput(fmt::format("'{}'", name),
                fmt::format("a t5-bucket table has one column (the bucket of each relative position), not {}",
@@ -199,12 +222,34 @@ HeadBias HeadBiasFromSpec(const NamedSpec& in, std::int64_t max_d) {
   return b;
 }
 
-HeadBias HeadBiasFromOffsets(const std::string& name, const std::string& scheme, DenseTable offsets) {
+HeadBias HeadBiasFromTable(const std::string& name, const DenseTable& t, std::int64_t max_d) {
+  const std::string scheme = MetaScheme(t.info);
+  if (scheme != "kerple" && scheme != "sandwich")
+    ThrowUsage("--view heads",
+               fmt::format("'{}' has no 'slopes' tensor (ALiBi) and its metadata names no kerple or sandwich table; "
+                           "give the scheme as a spec, e.g. alibi:heads=12",
+                           name));
   HeadBias b;
   b.name = name;
-  b.scheme = scheme == "kerple" ? "KERPLE" : scheme == "sandwich" ? "Sandwich" : scheme;
+  b.scheme = scheme == "kerple" ? "KERPLE" : "Sandwich";
   b.formula = "b_h(k)";
-  b.offsets = std::move(offsets);
+  DenseTable& off = b.offsets;
+  const auto& shape = t.info.shape;
+  if (shape.size() == 3) {
+    // The last query sees every key before it (a causal table masks the
+    // keys after the query): b_h(k) = M[h, Q-1, Q-1-k].
+    const std::int64_t q = shape[1];
+    if (q > shape[2]) ThrowInput(fmt::format("'{}'", name), fmt::format("{} queries but only {} keys", q, shape[2]));
+    off.info.rows = shape[0];
+    off.info.cols = std::min<std::int64_t>(q, max_d + 1);
+    for (std::int64_t h = 0; h < shape[0]; ++h)
+      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h * q + q - 1, q - 1 - d));
+  } else {
+    off.info.rows = t.info.rows;
+    off.info.cols = std::min<std::int64_t>(t.info.cols, max_d + 1);
+    for (std::int64_t h = 0; h < t.info.rows; ++h)
+      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h, d));
+  }
   return b;
 }
 

@@ -47,9 +47,10 @@ std::int64_t DefaultBucketReach(const SchemeSpec& spec);
 ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r);
 
 /// A t5-bucket table read from a file: one column, row r is the relative
-/// position start + r. Throws pe::Error (input) for another shape.
-ViewData BucketsViewOfTable(const std::string& name, const DenseTable& table, std::int64_t start,
-                            bool bidirectional);
+/// position start + r (start and bidirectional from its metadata). Throws
+/// pe::Error (usage) when its metadata names another scheme, (input) for
+/// another shape.
+ViewData BucketsViewOfTable(const std::string& name, const DenseTable& table);
 
 /// Per-head biases over distances: row h of `offsets` is head h's bias at
 /// distance d = 0..cols−1.
@@ -70,9 +71,11 @@ HeadBias AlibiHeadBias(const std::string& name, const std::vector<double>& slope
 /// scheme or parameters the scheme refuses, naming the input.
 HeadBias HeadBiasFromSpec(const NamedSpec& in, std::int64_t max_d);
 
-/// A heads × distances table read from a file (kerple/sandwich
-/// --rel-form offsets); `scheme` from its metadata.
-HeadBias HeadBiasFromOffsets(const std::string& name, const std::string& scheme, DenseTable offsets);
+/// A kerple or sandwich table read from a file (its metadata names the
+/// scheme): the offsets form [heads, L] as it is, the matrix form
+/// [heads, Q, K] (info.shape) from its last query, k = 0..min(Q, max_d+1)−1.
+/// Throws pe::Error (usage) when the metadata names another scheme.
+HeadBias HeadBiasFromTable(const std::string& name, const DenseTable& table, std::int64_t max_d);
 
 /// heads × distances as one heatmap panel, plus one curve per head (data).
 ViewData HeadsView(const HeadBias& bias);
