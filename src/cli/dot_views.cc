@@ -180,7 +180,7 @@ HeadBias HeadBiasOfFile(const Input& in, std::int64_t max_d) {
 // The exact (float64) values of a precision input: its spec in float64;
 // for a file, the --scheme flags when given, else the recipe its metadata
 // records (as pe verify resolves it), one tensor of a multi-tensor scheme.
-DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<SchemeSpec>& flags) {
+DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<SchemeSpec>& flags, std::string* recipe) {
   if (!in.spec && Tensor(o).empty()) {
     const std::vector<std::string> names = ListTensorNames(in.path);
     if (names.size() > 1) {
@@ -202,7 +202,14 @@ DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<Sch
                              "--scheme rope --d-model 64 --max-len 4096) or as a spec",
                              in.name));
   }
-  if (!in.spec) e->tensor = Tensor(o);
+  if (!in.spec) {
+    e->tensor = Tensor(o);
+    // What the picture compares with, said in its subtitle.
+    const bool scaled = !e->rope_scaling.empty() && e->rope_scaling != "none";
+    *recipe = fmt::format("{}{}{}{} (from {})", e->scheme, e->d_model > 0 ? fmt::format(" d_model={}", e->d_model) : "",
+                          scaled ? fmt::format(" {} ×{}", e->rope_scaling, e->factor) : "",
+                          e->tensor.empty() ? "" : " " + e->tensor, flags ? "the --scheme flags" : "its metadata");
+  }
   e->dtype = DType::kFloat64;
   return BuildInline(in.name, [&] {
     if (e->tensor.empty()) return ReadAll(*MakeGenerator(*e));
@@ -319,6 +326,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       std::vector<DenseTable> tables;
       std::vector<DenseTable> exact;
       std::vector<Input> used = inputs;
+      std::vector<std::string> recipes;
       if (view == ViewKind::kPrecision) {
         // With a file, the --scheme flags are the file's recipe (its exact
         // values), not a series of their own.
@@ -328,7 +336,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
           flag_spec = flags->spec;
           used.erase(flags);
         }
-        for (const Input& in : used) exact.push_back(ExactOf(in, o, flag_spec));
+        for (const Input& in : used) exact.push_back(ExactOf(in, o, flag_spec, &recipes.emplace_back()));
       }
       for (const Input& in : used) tables.push_back(TableOf(in, o));
       std::vector<NamedTable> named;
@@ -368,7 +376,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       }
       std::vector<const DenseTable*> ex;
       for (const auto& e : exact) ex.push_back(&e);
-      return PrecisionView(named, ex);
+      return PrecisionView(named, ex, recipes);
     }
     case ViewKind::kDecay:
       break;

@@ -250,6 +250,9 @@ exact_sin = np.sin(np.concatenate([ang, ang], axis=1))
 mx = np.array([float(r["max_abs_error"]) for r in rows])
 check(np.allclose(mx, np.abs(tabs["sin"] - exact_sin).max(axis=1), rtol=1e-6, atol=1e-12),
       "precision of a llama3 RoPE file (sin) against numpy")
+pe("dot", f("rope.safetensors"), "--view", "precision", "--tensor", "sin", "--plot", f("prec-rope.svg"))
+check("exact values of rope d_model=16 llama3 ×8 sin (from its metadata)" in open(f("prec-rope.svg")).read(),
+      "precision of a file: the subtitle says which recipe is exact")
 r = pe("dot", f("rope.safetensors"), "--view", "precision", ok=False)
 check(r.returncode == 2 and "--tensor" in r.stderr and "cos" in r.stderr, f"several tensors, none named: {r.stderr!r}")
 r = pe("dot", f("sin-f16.npy"), "--view", "precision", ok=False)
