@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <variant>
 
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
@@ -96,11 +95,6 @@ TableInfo FirstTensorInfo(const std::string& path) {
   }
 }
 
-std::string MetaText(const TableInfo& info, const char* key) {
-  const MetaValue* v = info.meta.Find(key);
-  return v ? MetaToString(*v) : std::string();
-}
-
 DenseTable ReadTensor(const std::string& path, const std::string& tensor) {
   OpenOptions oo;
   oo.dataset = tensor;
@@ -185,22 +179,8 @@ plot::PlotControls Controls(const DotOptions& o) {
   return c;
 }
 
-// The scheme a file's metadata names ("" when it names none).
-std::string MetaScheme(const TableInfo& info) {
-  const MetaValue* v = info.meta.Find("scheme");
-  return v && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : std::string();
-}
-
-std::int64_t MetaInt(const TableInfo& info, const char* key, std::int64_t fallback) {
-  const MetaValue* v = info.meta.Find(key);
-  if (!v) return fallback;
-  if (std::holds_alternative<std::int64_t>(*v)) return std::get<std::int64_t>(*v);
-  if (std::holds_alternative<double>(*v) && std::isfinite(std::get<double>(*v))) return std::llround(std::get<double>(*v));
-  return fallback;
-}
-
-// Heads × distances from a file: an ALiBi set (its slopes), or a kerple /
-// sandwich table (offsets form [H, L], or matrix form [H, Q, K]).
+// Heads × offsets from a file: an ALiBi set (its slopes), or a kerple /
+// sandwich table (HeadBiasFromTable).
 HeadBias HeadBiasOfFile(const Input& in, std::int64_t max_d) {
   const std::vector<std::string> names = ListTensorNames(in.path);
   if (HasTensor(names, "slopes")) {
@@ -208,48 +188,21 @@ HeadBias HeadBiasOfFile(const Input& in, std::int64_t max_d) {
     if (slopes.size() > 4096) ThrowInput(fmt::format("'{}'", in.name), "more than 4096 slopes");
     return AlibiHeadBias(in.name, slopes, max_d);
   }
-  DenseTable t = ReadTensor(in.path, "");
-  const std::string scheme = MetaScheme(t.info);
-  if (scheme != "kerple" && scheme != "sandwich")
-    ThrowUsage("--view heads",
-               fmt::format("'{}' has no 'slopes' tensor (ALiBi) and its metadata names no kerple or sandwich table; "
-                           "give the scheme as a spec, e.g. alibi:heads=12", in.name));
-  const auto& shape = t.info.shape;
-  DenseTable off;
-  if (shape.size() == 3) {
-    // The last query sees every key before it (a causal table masks the
-    // keys after the query): b_h(k) = M[h, Q-1, Q-1-k].
-    const std::int64_t q = shape[1];
-    if (q > shape[2])
-      ThrowInput(fmt::format("'{}'", in.name), fmt::format("{} queries but only {} keys", q, shape[2]));
-    off.info.rows = shape[0];
-    off.info.cols = std::min<std::int64_t>(q, max_d + 1);
-    for (std::int64_t h = 0; h < shape[0]; ++h)
-      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h * q + q - 1, q - 1 - d));
-  } else {
-    off.info.rows = t.info.rows;
-    off.info.cols = std::min<std::int64_t>(t.info.cols, max_d + 1);
-    for (std::int64_t h = 0; h < t.info.rows; ++h)
-      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h, d));
-  }
-  return HeadBiasFromOffsets(in.name, scheme, std::move(off));
-}
-
-// A t5-bucket file: one bucket per row, rows are r = start + row.
-ViewData BucketsOfFile(const Input& in) {
-  const DenseTable t = ReadTensor(in.path, "");
-  if (MetaScheme(t.info) != "t5-bucket")
-    ThrowUsage("--view buckets",
-               fmt::format("'{}' is not a t5-bucket table (its metadata names no scheme t5-bucket); give the scheme "
-                           "as a spec, e.g. t5-bucket or deberta-bucket:bucket-size=256,max-position=512",
-                           in.name));
-  return BucketsViewOfTable(in.name, t, MetaInt(t.info, "start", 0), MetaInt(t.info, "bidirectional", 0) != 0);
+  return HeadBiasFromTable(in.name, ReadTensor(in.path, ""), max_d);
 }
 
 // The exact (float64) values of a precision input: its spec in float64;
 // for a file, the --scheme flags when given, else the recipe its metadata
 // records (as pe verify resolves it), one tensor of a multi-tensor scheme.
-DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<SchemeSpec>& flags) {
+DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<SchemeSpec>& flags, std::string* recipe) {
+  if (!in.spec && Tensor(o).empty()) {
+    const std::vector<std::string> names = ListTensorNames(in.path);
+    if (names.size() > 1) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      ThrowUsage("--view precision", fmt::format("'{}' holds several tensors ({}): name one with --tensor", in.name, list));
+    }
+  }
   std::optional<SchemeSpec> e = in.spec ? in.spec : flags;
   if (!e) {
     OpenOptions oo;
@@ -263,7 +216,14 @@ DenseTable ExactOf(const Input& in, const DotOptions& o, const std::optional<Sch
                              "--scheme rope --d-model 64 --max-len 4096) or as a spec",
                              in.name));
   }
-  if (!in.spec) e->tensor = Tensor(o);
+  if (!in.spec) {
+    e->tensor = Tensor(o);
+    // What the picture compares with, said in its subtitle.
+    const bool scaled = !e->rope_scaling.empty() && e->rope_scaling != "none";
+    *recipe = fmt::format("{}{}{}{} (from {})", e->scheme, e->d_model > 0 ? fmt::format(" d_model={}", e->d_model) : "",
+                          scaled ? fmt::format(" {} ×{}", e->rope_scaling, e->factor) : "",
+                          e->tensor.empty() ? "" : " " + e->tensor, flags ? "the --scheme flags" : "its metadata");
+  }
   e->dtype = DType::kFloat64;
   return BuildInline(in.name, [&] {
     if (e->tensor.empty()) return ReadAll(*MakeGenerator(*e));
@@ -300,9 +260,23 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       if (view == ViewKind::kRatio) return RopeRatioView(src);
       return TemperatureView(src, max_k);
     }
+    case ViewKind::kOffsets:
+      // A learned table and the t5-bucket spec that indexes it.
+      if (inputs.size() == 2 && !inputs[0].spec && inputs[1].spec) {
+        const DenseTable w = TableOf(inputs[0], o);
+        const NamedSpec b{inputs[1].name, *inputs[1].spec};
+        const std::int64_t max_r =
+            o.max_offset >= 0 ? o.max_offset : (b.spec.scheme == "t5-bucket" ? DefaultBucketReach(b.spec) : 1);
+        return LearnedBucketView(inputs[0].name, w, b, max_r);
+      }
+      [[fallthrough]];
     case ViewKind::kHeads:
     case ViewKind::kBias: {
-      if (inputs.size() != 1) ThrowUsage(fmt::format("--view {}", vname), "takes one input (one model's heads)");
+      if (inputs.size() != 1)
+        ThrowUsage(fmt::format("--view {}", vname),
+                   view == ViewKind::kOffsets ? "takes one input (one model's heads), or a learned bias table and "
+                                                "the t5-bucket spec that indexes it"
+                                              : "takes one input (one model's heads)");
       const Input& in = inputs[0];
       const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
       // A spec's --max-len is its number of positions (small multiples: at
@@ -310,12 +284,23 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       std::int64_t max_d = size - 1;
       if (o.max_offset >= 0) max_d = o.max_offset;
       std::int64_t len = in.spec ? in.spec->max_len : 0;
-      if (!in.spec) len = MetaInt(FirstTensorInfo(in.path), "max_len", 0);  // pe's ALiBi/KERPLE/Sandwich files record it
+      if (!in.spec) len = MetaIntOr(FirstTensorInfo(in.path).meta, "max_len", 0);  // pe's ALiBi/KERPLE/Sandwich files record it
       if (o.max_offset < 0 && len > 0)
-        max_d = (view == ViewKind::kHeads ? len : std::min<std::int64_t>(len, 64)) - 1;
+        max_d = (view == ViewKind::kBias ? std::min<std::int64_t>(len, 64) : len) - 1;
       if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
-      HeadBias bias = in.spec ? HeadBiasFromSpec({in.name, *in.spec}, max_d) : HeadBiasOfFile(in, max_d);
+      HeadBias bias;
+      if (in.spec) {
+        try {
+          bias = HeadBiasFromSpec({in.name, *in.spec}, max_d);
+        } catch (const Error& e) {  // name the view too
+          if (e.kind() != ErrorKind::kUsage) throw;
+          ThrowUsage(fmt::format("--view {}", vname), e.what());
+        }
+      } else {
+        bias = HeadBiasOfFile(in, max_d);
+      }
       if (view == ViewKind::kHeads) return HeadsView(bias);
+      if (view == ViewKind::kOffsets) return OffsetsView(bias);
       return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
     }
     case ViewKind::kBuckets: {
@@ -325,7 +310,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
           if (inputs.size() != 1)
             ThrowUsage("--view buckets", fmt::format("'{}' is not an inline spec (SCHEME:KEY=VALUE,..., e.g. t5-bucket:): "
                                                      "the view draws one file, or any number of specs", in.name));
-          return BucketsOfFile(in);
+          return BucketsViewOfTable(in.name, ReadTensor(in.path, ""));
         }
         specs.push_back({in.name, *in.spec});
       }
@@ -343,9 +328,9 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       SchemeSpec g;
       if (in.spec) g = *in.spec;
       else if (!o.spec.grid.empty()) ParseGrid(o.spec.grid, &g);
-      else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m, "grid").empty()) {
-        ParseGrid(MetaText(m, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
-        g.cls_token = MetaText(m, "cls_token") == "1";
+      else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m.meta, "grid").empty()) {
+        ParseGrid(MetaText(m.meta, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
+        g.cls_token = MetaText(m.meta, "cls_token") == "1";
       }
       if (in.spec && in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
         ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope); '{}' is scheme '{}'",
@@ -361,6 +346,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       std::vector<DenseTable> tables;
       std::vector<DenseTable> exact;
       std::vector<Input> used = inputs;
+      std::vector<std::string> recipes;
       if (view == ViewKind::kPrecision) {
         // With a file, the --scheme flags are the file's recipe (its exact
         // values), not a series of their own.
@@ -370,7 +356,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
           flag_spec = flags->spec;
           used.erase(flags);
         }
-        for (const Input& in : used) exact.push_back(ExactOf(in, o, flag_spec));
+        for (const Input& in : used) exact.push_back(ExactOf(in, o, flag_spec, &recipes.emplace_back()));
       }
       for (const Input& in : used) tables.push_back(TableOf(in, o));
       std::vector<NamedTable> named;
@@ -410,7 +396,7 @@ ViewData Compute(ViewKind view, const DotOptions& o, const std::vector<Input>& i
       }
       std::vector<const DenseTable*> ex;
       for (const auto& e : exact) ex.push_back(&e);
-      return PrecisionView(named, ex);
+      return PrecisionView(named, ex, recipes);
     }
     case ViewKind::kDecay:
       break;
@@ -431,7 +417,7 @@ std::optional<ViewKind> PickDotView(const DotOptions& o) {
   if (!o.inputs.empty()) {
     if (const auto s = ParseInlineSpec(o.inputs[0])) scheme = s->flags.scheme;
     else if (Tensor(o).empty() && IsRopeFile(o.inputs[0])) return ViewKind::kQk;
-    else scheme = MetaScheme(FirstTensorInfo(o.inputs[0]));  // a file pe wrote names its scheme
+    else scheme = MetaText(FirstTensorInfo(o.inputs[0]).meta, "scheme");  // a file pe wrote names its scheme
   } else if (FlagSeries(o)) {
     scheme = o.spec.scheme;
   }
@@ -457,7 +443,7 @@ bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format) {
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
   const char* g = "Views and plot controls";
   cmd.add_option("--view", o.view,
-                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, bias, buckets, grid, "
+                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, bias, offsets, buckets, grid, "
                  "columns, precision, collisions (default by scheme: rope → qk, alibi/kerple/sandwich → heads, "
                  "t5-bucket/deberta-bucket/relative-index → buckets, sincos-2d → grid, else decay); e.g. "
                  "pe dot t5-bucket --view buckets --plot t5.png")

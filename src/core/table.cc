@@ -1,5 +1,6 @@
 #include "core/table.h"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,6 +28,19 @@ std::string MetaToString(const MetaValue& value) {
   if (const auto* i = std::get_if<std::int64_t>(&value)) return fmt::format("{}", *i);
   if (const auto* d = std::get_if<double>(&value)) return fmt::format("{}", *d);
   return std::get<std::string>(value);
+}
+
+std::string MetaText(const Metadata& meta, const std::string& key) {
+  const MetaValue* v = meta.Find(key);
+  return v ? MetaToString(*v) : std::string();
+}
+
+std::int64_t MetaIntOr(const Metadata& meta, const std::string& key, std::int64_t fallback) {
+  const MetaValue* v = meta.Find(key);
+  if (!v) return fallback;
+  if (const auto* i = std::get_if<std::int64_t>(v)) return *i;
+  if (const auto* d = std::get_if<double>(v); d && std::isfinite(*d) && std::fabs(*d) < 9e18) return std::llround(*d);
+  return fallback;
 }
 
 std::uint64_t CheckedTableBytes(std::int64_t rows, std::int64_t cols,

@@ -51,6 +51,13 @@ inline constexpr std::size_t kMaxMetadataKeys = 65536;
 /// shortest round-trip form.
 std::string MetaToString(const MetaValue& value);
 
+/// The value of `key` as text (MetaToString), "" when absent.
+std::string MetaText(const Metadata& meta, const std::string& key);
+
+/// The integer value of `key` (a finite real is rounded), else `fallback`
+/// (absent, text, or not finite).
+std::int64_t MetaIntOr(const Metadata& meta, const std::string& key, std::int64_t fallback);
+
 /// The shape, dtype and provenance of a table.
 struct TableInfo {
   std::string name = "pe";  ///< tensor name (HDF5 dataset, JSON key)

@@ -172,3 +172,19 @@ def neox_partial_cos_sin(head_dim, rotary_pct, length, base=10000.0):
     dim = int(head_dim * rotary_pct)
     inv, af = hf_inv_freq("default", dim, base)
     return hf_rope_cos_sin(inv, af, length)
+
+
+def alibi_get_slopes(n):
+    """ALiBi slopes: ofirpress/attention_with_linear_biases, fairseq
+    models/transformer.py get_slopes (n not a power of two: the closest
+    power's slopes, then every other slope of twice as many heads)."""
+    def get_slopes_power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest_power_of_2)
+            + alibi_get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])

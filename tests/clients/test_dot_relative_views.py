@@ -12,7 +12,8 @@ Independent sources (transcribed here, not taken from pe):
  - DeBERTa-v2: microsoft/DeBERTa DeBERTa/deberta/da_utils.py
    make_log_bucket_position (numpy float64).
  - Shaw et al.: tensor2tensor _generate_relative_positions_matrix.
- - ALiBi slopes: ofirpress/attention_with_linear_biases get_slopes.
+ - ALiBi slopes: ofirpress/attention_with_linear_biases get_slopes
+   (peer_tables.alibi_get_slopes).
  - KERPLE: NVIDIA NeMo kerple_relative_position_embedding.py (log form
    -r1·log(1 + r2·|i-j|)).
  - Sinusoid: Vaswani et al. 2017, PE[p,2i] = sin(p/10000^(2i/d)),
@@ -31,6 +32,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from schemes_util import Checker, read_safetensors  # noqa: E402
+from peer_tables import alibi_get_slopes  # noqa: E402
 
 C = Checker(sys.argv[1], sys.argv[2])
 check, pe, f = C.check, C.pe, C.path
@@ -136,21 +138,11 @@ check(r.returncode == 2 and "num-buckets" in r.stderr, f"bad t5 spec refused: {r
 
 
 # ---- ALiBi per head: heads and bias (small multiples) ----
-def get_slopes(n):
-    def pow2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
-    if math.log2(n).is_integer():
-        return pow2(n)
-    c = 2 ** math.floor(math.log2(n))
-    return pow2(c) + get_slopes(2 * c)[0::2][: n - c]
-
-
 pe("dot", "alibi:heads=12", "--view", "bias", "--max-offset", 15, "--json", "-o", f("bias.json"))
 doc = json.load(open(f("bias.json")))
 check(doc["view"] == "bias" and len(doc["panels"]) == 12, f"bias: {doc['view']} {len(doc['panels'])} panels")
 i, j = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
-for h, (p, m) in enumerate(zip(doc["panels"], get_slopes(12))):
+for h, (p, m) in enumerate(zip(doc["panels"], alibi_get_slopes(12))):
     v = np.array([np.nan if x is None else x for x in p["values"]]).reshape(p["rows"], p["cols"])
     want = np.where(j <= i, -m * (i - j), np.nan)
     check(p["rows"] == p["cols"] == 16, f"bias head {h}: {p['rows']}x{p['cols']}")
@@ -177,6 +169,34 @@ for form in ("offsets", "matrix"):
     p = json.load(open(f(f"kf-{form}.json")))["panels"][0]
     v = np.array(p["values"]).reshape(p["rows"], p["cols"])
     check(v.shape == (2, 40) and np.allclose(v, want, rtol=1e-12, atol=1e-15), f"kerple file {form}: {v.shape}")
+
+
+# ---- offsets: per-head curves; a learned T5 table through the buckets ----
+pe("dot", "--scheme", "kerple", "--r1", "1.5,0.7", "--r2", "0.5,2", "--max-len", 40, "--view", "offsets",
+   "-o", f("koff.csv"))
+s = read_csv(f("koff.csv"))
+check(len(s) == 2, f"kerple offsets: {len(s)} curves")
+for h, rows in enumerate(s.values()):
+    y = np.array([float(r["bias"]) for r in rows])
+    check(np.allclose(y, want[h], rtol=1e-12, atol=1e-15), f"kerple offsets head {h}")
+W = np.random.default_rng(7).normal(size=(32, 5))
+np.save(f("t5w.npy"), W)
+pe("dot", f("t5w.npy"), "t5-bucket:bidirectional", "--view", "offsets", "--max-offset", 300, "-o", f("t5w.csv"))
+s = read_csv(f("t5w.csv"))
+check(len(s) == 5, f"learned T5 bias: {len(s)} heads")
+for h, rows in enumerate(s.values()):
+    x = np.array([int(r["relative_position"]) for r in rows])
+    y = np.array([float(r["bias"]) for r in rows])
+    check(np.array_equal(x, np.arange(-300, 301)) and np.array_equal(y, W[t5_bucket(x, True), h]),
+          f"learned T5 bias head {h}: W[bucket(r), h]")
+np.save(f("t5wt.npy"), W.T)  # [heads, num_buckets]
+pe("dot", f("t5wt.npy"), "t5-bucket:", "--view", "offsets", "-o", f("t5wt.csv"))
+rows = list(read_csv(f("t5wt.csv")).values())[2]
+x = np.array([int(r["relative_position"]) for r in rows])
+check(np.array_equal(np.array([float(r["bias"]) for r in rows]), W[t5_bucket(x, False), 2]),
+      "learned T5 bias, [heads, buckets] table, causal")
+r = pe("dot", f("t5w.npy"), "t5-bucket:num-buckets=16", "--view", "offsets", ok=False)
+check(r.returncode == 2 and "num_buckets = 16" in r.stderr, f"learned table of another size refused: {r.stderr!r}")
 
 
 # ---- precision of a FILE: bfloat16 sinusoid against mpmath ----
@@ -211,6 +231,30 @@ check(len(rows) == 1, f"precision npy: one series ({len(rows)})")
 err16 = np.abs(exact.astype(np.float16).astype(np.float64) - exact)
 mx = np.array([float(r["max_abs_error"]) for r in rows[0]])
 check(np.allclose(mx, err16.max(axis=1), rtol=1e-9, atol=1e-15), "precision npy: max error per row")
+# A RoPE file (several tensors): one is named with --tensor; its scaling
+# comes from the metadata (float16 rounding only, not a wrong recipe).
+pe("generate", "--scheme", "rope", "--head-dim", 16, "--max-len", 512, "--rope-scaling", "llama3", "--factor", 8,
+   "--original-max-position-embeddings", 128, "--dtype", "bfloat16", "-o", f("rope.safetensors"))
+tabs = read_safetensors(f("rope.safetensors"))[0]
+pe("dot", f("rope.safetensors"), "--view", "precision", "--tensor", "sin", "-o", f("prec-rope.csv"))
+rows = list(read_csv(f("prec-rope.csv")).values())[0]
+inv = 1.0 / 10000 ** (np.arange(0, 16, 2) / 16)  # transformers _compute_llama3_parameters, float64
+wavelen = 2 * math.pi / inv
+low_wl, high_wl = 128 / 1.0, 128 / 4.0
+smooth = (128 / wavelen - 1.0) / (4.0 - 1.0)
+inv_l3 = np.where(wavelen > low_wl, inv / 8, inv)
+mid = (wavelen <= low_wl) & (wavelen >= high_wl)
+inv_l3 = np.where(mid, (1 - smooth) * inv / 8 + smooth * inv, inv_l3)
+ang = np.arange(512)[:, None] * inv_l3[None, :]
+exact_sin = np.sin(np.concatenate([ang, ang], axis=1))
+mx = np.array([float(r["max_abs_error"]) for r in rows])
+check(np.allclose(mx, np.abs(tabs["sin"] - exact_sin).max(axis=1), rtol=1e-6, atol=1e-12),
+      "precision of a llama3 RoPE file (sin) against numpy")
+pe("dot", f("rope.safetensors"), "--view", "precision", "--tensor", "sin", "--plot", f("prec-rope.svg"))
+check("exact values of rope d_model=16 llama3 ×8 sin (from its metadata)" in open(f("prec-rope.svg")).read(),
+      "precision of a file: the subtitle says which recipe is exact")
+r = pe("dot", f("rope.safetensors"), "--view", "precision", ok=False)
+check(r.returncode == 2 and "--tensor" in r.stderr and "cos" in r.stderr, f"several tensors, none named: {r.stderr!r}")
 r = pe("dot", f("sin-f16.npy"), "--view", "precision", ok=False)
 check(r.returncode == 2 and r.stderr.startswith("pe: error:") and "--scheme" in r.stderr,
       f"precision of a file without a recipe refused: {r.stderr!r}")

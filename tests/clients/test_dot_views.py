@@ -14,7 +14,8 @@ Independent sources (transcribed here, not taken from pe):
    bound (1/(d/2))·Σ_{j=1}^{d/2} |S_j|, S_j = Σ_{i<j} e^{i·k·θ_i}; in mpmath.
  - Llama 4 temperature: transformers models/llama4/modeling_llama4.py,
    attn_scales = log(floor((pos + 1) / floor_scale) + 1) * attn_scale + 1.
- - ALiBi slopes: ofirpress/attention_with_linear_biases get_slopes.
+ - ALiBi slopes: ofirpress/attention_with_linear_biases get_slopes
+   (peer_tables.alibi_get_slopes).
  - 2-D sin-cos: MAE util/pos_embed.py get_2d_sincos_pos_embed.
  - Collisions: torch 1.13 .to(torch.bfloat16 / torch.float16) and
    numpy.unique(axis=0).
@@ -36,6 +37,9 @@ import mpmath
 import numpy as np
 import torch
 from PIL import Image, ImageFont
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_tables import alibi_get_slopes  # noqa: E402
 
 PE, SCRATCH = sys.argv[1], sys.argv[2]
 os.makedirs(SCRATCH, exist_ok=True)
@@ -192,21 +196,11 @@ check(np.allclose(col(rows, "llama4_temperature"), np.log(np.floor((p + 1) / 819
       "temperature: Llama 4 NoPE")
 
 # heads: ALiBi slopes (get_slopes, 12 heads: not a power of two), heads × offsets.
-def get_slopes(n):
-    def pow2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
-    if math.log2(n).is_integer():
-        return pow2(n)
-    c = 2 ** math.floor(math.log2(n))
-    return pow2(c) + get_slopes(2 * c)[0::2][: n - c]
-
-
 pe("dot", "alibi:heads=12,max-len=32", "-o", f("heads.csv"))
 rows = list(csv.DictReader(open(f("heads.csv"))))
 check(list(rows[0].keys()) == ["panel", "head h", "offset k = i − j", "value"], f"heads CSV header {list(rows[0].keys())}")
 vals = np.array([float(r["value"]) for r in rows]).reshape(12, 32)
-want = -np.outer(get_slopes(12), np.arange(32))
+want = -np.outer(alibi_get_slopes(12), np.arange(32))
 check(np.abs(vals - want).max() < 1e-12, f"heads: bias = -m_h·k, max error {np.abs(vals - want).max():.3g}")
 
 # grid: cosine similarity of patches on the grid (MAE's 2-D sin-cos).
@@ -323,6 +317,7 @@ VIEWS = [
     ("heads", ["alibi:heads=8,max-len=64"]),
     ("bias", ["alibi:heads=8", "--max-offset", 23]),
     ("buckets", ["t5-bucket:"]),
+    ("offsets", ["--scheme", "kerple", "--r1", "1.5,0.7", "--r2", "0.5,2", "--max-len", 64]),
     ("grid", ["--scheme", "sincos-2d", "--d-model", 32, "--grid", "4x4"]),
     ("collisions", ["rope:head-dim=16,max-len=4096", "--window", 512]),
 ]

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <variant>
 
 #include "core/error.h"
 #include "core/schemes/more_schemes.h"
@@ -14,11 +15,13 @@ namespace pe {
 namespace {
 
 // Validates `spec` by its scheme's own rules; the view needs no rows, so a
-// missing --max-len (needed only for a table) is filled with 1.
-SchemeSpec Validated(const NamedSpec& in) {
+// missing --max-len (needed only for a table) is filled with 1. With
+// `both_directions` T5 is checked as bidirectional (both are drawn; the
+// encoder's halves are the tighter limit).
+SchemeSpec Validated(const NamedSpec& in, bool both_directions) {
   SchemeSpec s = in.spec;
   if (s.max_len < 1) s.max_len = 1;
-  s.bidirectional = true;  // T5: both directions are drawn, the encoder's halves are the tighter limit
+  if (both_directions) s.bidirectional = true;
   s.key_len = -1;
   const SchemeInfo& info = FindScheme(s.scheme);
   try {
@@ -78,7 +81,7 @@ ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r) {
     if (!HasBuckets(in.spec.scheme))
       ThrowUsage("--view buckets", fmt::format("needs t5-bucket, deberta-bucket or relative-index; '{}' is scheme '{}'",
                                                in.name, in.spec.scheme));
-    const SchemeSpec s = Validated(in);
+    const SchemeSpec s = Validated(in, true);
     const std::string pre = shared ? in.name + " · " : std::string();
     if (s.scheme == "t5-bucket") {
       const std::int64_t nb = s.num_buckets, md = s.max_distance;
@@ -122,7 +125,14 @@ ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r) {
   return v;
 }
 
-ViewData BucketsViewOfTable(const std::string& name, const DenseTable& t, std::int64_t start, bool bidirectional) {
+ViewData BucketsViewOfTable(const std::string& name, const DenseTable& t) {
+  if (MetaText(t.info.meta, "scheme") != "t5-bucket")
+    ThrowUsage("--view buckets",
+               fmt::format("'{}' is not a t5-bucket table (its metadata names no scheme t5-bucket); give the scheme "
+                           "as a spec, e.g. t5-bucket: or deberta-bucket:bucket-size=256,max-position=512",
+                           name));
+  const std::int64_t start = MetaIntOr(t.info.meta, "start", 0);
+  const bool bidirectional = MetaIntOr(t.info.meta, "bidirectional", 0) != 0;
   if (t.info.cols != 1)
     ThrowInput(fmt::format("'{}'", name),
                fmt::format("a t5-bucket table has one column (the bucket of each relative position), not {}",
@@ -184,6 +194,12 @@ HeadBias HeadBiasFromSpec(const NamedSpec& in, std::int64_t max_d) {
   if (s.scheme == "kerple") {
     b.scheme = "KERPLE";
     b.formula = s.kerple_form == "power" ? "−r1·k^r2" : "−r1·log(1 + r2·k)";
+    // Each head's parameters in its label (one value stands for every head).
+    const std::vector<double> r1 = ParseHeadList(s.r1, "--r1"), r2 = ParseHeadList(s.r2, "--r2");
+    for (std::int64_t h = 0; h < b.offsets.info.rows; ++h) {
+      const auto pick = [h](const std::vector<double>& v) { return v[v.size() == 1 ? 0 : static_cast<std::size_t>(h)]; };
+      b.head_labels.push_back(fmt::format("r1 = {:.4g}, r2 = {:.4g}", pick(r1), pick(r2)));
+    }
   } else {
     b.scheme = "Sandwich";
     b.formula = "(Σᵢcos(k·ωᵢ) − d/2)/(8h/H)";
@@ -191,12 +207,34 @@ HeadBias HeadBiasFromSpec(const NamedSpec& in, std::int64_t max_d) {
   return b;
 }
 
-HeadBias HeadBiasFromOffsets(const std::string& name, const std::string& scheme, DenseTable offsets) {
+HeadBias HeadBiasFromTable(const std::string& name, const DenseTable& t, std::int64_t max_d) {
+  const std::string scheme = MetaText(t.info.meta, "scheme");
+  if (scheme != "kerple" && scheme != "sandwich")
+    ThrowUsage("--view heads",
+               fmt::format("'{}' has no 'slopes' tensor (ALiBi) and its metadata names no kerple or sandwich table; "
+                           "give the scheme as a spec, e.g. alibi:heads=12",
+                           name));
   HeadBias b;
   b.name = name;
-  b.scheme = scheme == "kerple" ? "KERPLE" : scheme == "sandwich" ? "Sandwich" : scheme;
+  b.scheme = scheme == "kerple" ? "KERPLE" : "Sandwich";
   b.formula = "b_h(k)";
-  b.offsets = std::move(offsets);
+  DenseTable& off = b.offsets;
+  const auto& shape = t.info.shape;
+  if (shape.size() == 3) {
+    // The last query sees every key before it (a causal table masks the
+    // keys after the query): b_h(k) = M[h, Q-1, Q-1-k].
+    const std::int64_t q = shape[1];
+    if (q > shape[2]) ThrowInput(fmt::format("'{}'", name), fmt::format("{} queries but only {} keys", q, shape[2]));
+    off.info.rows = shape[0];
+    off.info.cols = std::min<std::int64_t>(q, max_d + 1);
+    for (std::int64_t h = 0; h < shape[0]; ++h)
+      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h * q + q - 1, q - 1 - d));
+  } else {
+    off.info.rows = t.info.rows;
+    off.info.cols = std::min<std::int64_t>(t.info.cols, max_d + 1);
+    for (std::int64_t h = 0; h < t.info.rows; ++h)
+      for (std::int64_t d = 0; d < off.info.cols; ++d) off.values.push_back(t.at(h, d));
+  }
   return b;
 }
 
@@ -233,6 +271,58 @@ ViewData HeadsView(const HeadBias& bias) {
     }
     s.columns.push_back(std::move(c));
     v.series.push_back(std::move(s));
+  }
+  return v;
+}
+
+ViewData OffsetsView(const HeadBias& bias) {
+  ViewData v = HeadsView(bias);
+  v.kind = ViewKind::kOffsets;
+  v.panels.clear();
+  v.title = fmt::format("{} bias {} per head", bias.scheme, bias.formula);
+  v.x_label = "offset k = i − j";
+  v.y_label = "bias " + bias.formula;
+  return v;
+}
+
+ViewData LearnedBucketView(const std::string& name, const DenseTable& w, const NamedSpec& buckets, std::int64_t max_r) {
+  if (buckets.spec.scheme != "t5-bucket")
+    ThrowUsage(fmt::format("input '{}'", buckets.name),
+               fmt::format("a learned bias table is indexed by t5-bucket buckets, not scheme '{}'", buckets.spec.scheme));
+  if (max_r < 1 || max_r > (std::int64_t{1} << 20)) ThrowUsage("--max-offset", "must be 1..2^20");
+  const SchemeSpec s = Validated(buckets, false);
+  const std::int64_t nb = s.num_buckets;
+  // HF's nn.Embedding(num_buckets, n_heads) weight is [num_buckets, heads];
+  // a transposed [heads, num_buckets] table is read the other way.
+  const bool heads_first = w.info.rows != nb && w.info.cols == nb;
+  const std::int64_t heads = heads_first ? w.info.rows : w.info.cols;
+  if (w.info.rows != nb && !heads_first)
+    ThrowInput(fmt::format("'{}'", name),
+               fmt::format("is {} × {}: neither axis has num_buckets = {} entries (a [num_buckets, heads] table, "
+                           "e.g. T5's relative_attention_bias.weight)",
+                           w.info.rows, w.info.cols, nb));
+  if (heads > 256) ThrowInput(fmt::format("'{}'", name), fmt::format("{} heads: at most 256 curves", heads));
+  ViewData v;
+  v.kind = ViewKind::kOffsets;
+  v.title = "Learned relative bias per head, through T5's buckets";
+  v.subtitle = fmt::format("{} · {} · num_buckets {} · max_distance {}", name,
+                           s.bidirectional ? "bidirectional" : "causal", nb, s.max_distance);
+  v.x_label = "relative position r = j − i (key − query)";
+  v.y_label = "bias b_h(bucket(r))";
+  v.x_name = "relative_position";
+  v.steps = true;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    ViewSeries series;
+    series.name = fmt::format("head {}", h);
+    ViewColumn c{"bias", {}, true, false, ""}, b{"bucket", {}, false, false, ""};
+    for (std::int64_t r = -max_r; r <= max_r; ++r) {
+      const std::int64_t k = T5Bucket(r, s.bidirectional, nb, s.max_distance);
+      series.x.push_back(static_cast<double>(r));
+      c.values.push_back(heads_first ? w.at(h, k) : w.at(k, h));
+      b.values.push_back(static_cast<double>(k));
+    }
+    series.columns = {std::move(c), std::move(b)};
+    v.series.push_back(std::move(series));
   }
   return v;
 }

@@ -9,6 +9,8 @@
 //             offsets end and logarithmic buckets begin.
 //  - heads:   a per-head bias over offsets k = 0..L−1 (ALiBi −m_h·k, KERPLE,
 //             Sandwich) as one heads × distances heatmap (HeadsView).
+//  - offsets: the same biases as one curve per head; a learned table
+//             indexed by T5 buckets (relative_attention_bias) against j − i.
 //  - bias:    the same biases as small multiples, one query × key panel per
 //             head on shared axes: b_h(|i − j|), keys after the query left
 //             empty for causal schemes (ALiBi).
@@ -45,9 +47,10 @@ std::int64_t DefaultBucketReach(const SchemeSpec& spec);
 ViewData BucketsView(const std::vector<NamedSpec>& specs, std::int64_t max_r);
 
 /// A t5-bucket table read from a file: one column, row r is the relative
-/// position start + r. Throws pe::Error (input) for another shape.
-ViewData BucketsViewOfTable(const std::string& name, const DenseTable& table, std::int64_t start,
-                            bool bidirectional);
+/// position start + r (start and bidirectional from its metadata). Throws
+/// pe::Error (usage) when its metadata names another scheme, (input) for
+/// another shape.
+ViewData BucketsViewOfTable(const std::string& name, const DenseTable& table);
 
 /// Per-head biases over distances: row h of `offsets` is head h's bias at
 /// distance d = 0..cols−1.
@@ -68,12 +71,26 @@ HeadBias AlibiHeadBias(const std::string& name, const std::vector<double>& slope
 /// scheme or parameters the scheme refuses, naming the input.
 HeadBias HeadBiasFromSpec(const NamedSpec& in, std::int64_t max_d);
 
-/// A heads × distances table read from a file (kerple/sandwich
-/// --rel-form offsets); `scheme` from its metadata.
-HeadBias HeadBiasFromOffsets(const std::string& name, const std::string& scheme, DenseTable offsets);
+/// A kerple or sandwich table read from a file (its metadata names the
+/// scheme): the offsets form [heads, L] as it is, the matrix form
+/// [heads, Q, K] (info.shape) from its last query, k = 0..min(Q, max_d+1)−1.
+/// Throws pe::Error (usage) when the metadata names another scheme.
+HeadBias HeadBiasFromTable(const std::string& name, const DenseTable& table, std::int64_t max_d);
 
 /// heads × distances as one heatmap panel, plus one curve per head (data).
 ViewData HeadsView(const HeadBias& bias);
+
+/// One curve per head: the bias against the offset k = 0..cols−1.
+ViewData OffsetsView(const HeadBias& bias);
+
+/// A learned table indexed by buckets (T5's relative_attention_bias.weight:
+/// [num_buckets, heads]; a [heads, num_buckets] table is recognised) seen
+/// through the buckets of `buckets` (a t5-bucket spec): one curve per head,
+/// b_h(r) = W[bucket(r), h] for r = j − i = −max_r..max_r (T5's memory −
+/// query), drawn as steps. Throws pe::Error (input) when the table's bucket
+/// axis is not num_buckets long, (usage) for another scheme.
+ViewData LearnedBucketView(const std::string& name, const DenseTable& weights, const NamedSpec& buckets,
+                           std::int64_t max_r);
 
 /// One `size` × `size` query × key panel per head (size ≤ offsets.cols).
 /// Throws pe::Error (usage) for size < 2 or more than offsets.cols, or more

@@ -98,7 +98,8 @@ DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_
   return t;
 }
 
-ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact) {
+ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact,
+                       const std::vector<std::string>& recipes) {
   ViewData v;
   v.kind = ViewKind::kPrecision;
   v.title = "Error against the exact value along position";
@@ -107,6 +108,10 @@ ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<
   v.x_name = "position";
   v.log_y = true;
   v.note = "solid: largest over the row · dashed: mean over the row";
+  for (std::size_t i = 0; i < recipes.size() && i < tables.size(); ++i)
+    if (!recipes[i].empty())
+      v.subtitle += (v.subtitle.empty() ? "" : " · ") +
+                    (tables.size() > 1 ? tables[i].name + ": " : std::string()) + "exact values of " + recipes[i];
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const DenseTable& t = *tables[i].table;
     const DenseTable& e = *exact[i];

@@ -43,8 +43,10 @@ ViewData CollisionsView(const std::vector<NamedTable>& tables, const std::vector
 DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_t rows, DType dtype);
 
 /// Each table against its reference (same shape; throws pe::Error (input)
-/// otherwise).
-ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact);
+/// otherwise). `recipes`: per table, where its exact values come from (a
+/// file's metadata, the flags), for the subtitle; empty entries say nothing.
+ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact,
+                       const std::vector<std::string>& recipes = {});
 
 /// `table` has grid_h·grid_w rows (+1 leading class-token row with `cls`);
 /// `patches` are grid cells (row-major index); empty = every cell when the

@@ -10,7 +10,7 @@
 namespace pe {
 namespace {
 
-constexpr std::array<std::pair<ViewKind, const char*>, 13> kNames = {{
+constexpr std::array<std::pair<ViewKind, const char*>, 14> kNames = {{
     {ViewKind::kDecay, "decay"},
     {ViewKind::kQk, "qk"},
     {ViewKind::kBound, "bound"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<ViewKind, const char*>, 13> kNames = {{
     {ViewKind::kTemperature, "temperature"},
     {ViewKind::kHeads, "heads"},
     {ViewKind::kBias, "bias"},
+    {ViewKind::kOffsets, "offsets"},
     {ViewKind::kBuckets, "buckets"},
     {ViewKind::kGrid, "grid"},
     {ViewKind::kColumns, "columns"},

@@ -30,6 +30,7 @@ enum class ViewKind {
   kTemperature,  ///< attention temperature (YaRN mscale², Llama 4 NoPE) against position
   kHeads,        ///< per-head bias (ALiBi, KERPLE, Sandwich), heads × distances
   kBias,         ///< the same, one query × key panel per head (small multiples)
+  kOffsets,      ///< the same as curves against the offset; learned bucket tables (T5) against j − i
   kBuckets,      ///< T5 / DeBERTa / Shaw: bucket index against relative position
   kGrid,         ///< 2-D: similarity of chosen patches to every patch, on the grid
   kColumns,      ///< chosen columns against position
@@ -38,7 +39,7 @@ enum class ViewKind {
 };
 
 /// The view named `name` (decay, qk, bound, spectrum, ratio, temperature,
-/// heads, bias, buckets, grid, columns, precision, collisions). Throws pe::Error (usage).
+/// heads, bias, offsets, buckets, grid, columns, precision, collisions). Throws pe::Error (usage).
 ViewKind ParseViewKind(const std::string& name);
 std::string ViewKindName(ViewKind kind);
 
