@@ -12,7 +12,9 @@ mpmath at 60 digits, and pe's figures must agree with them:
 - verify --json, reference check: max_abs_err, max_rel_err, max_ulp_err,
   the worst entry (position, column, expected, found), count_over and the
   first entry over the tolerance;
-- inspect --json, identification: max_abs_err and max_ulp_err.
+- inspect --json, identification: max_abs_err and max_ulp_err;
+- verify --check unique: the minimum distance between rows and its pair
+  (numpy over all pairs).
 
 Agreement is to the fast reference's bound (2^-49·|v| for the value, plus
 the double rounding of the difference), far below the perturbations'
@@ -126,6 +128,22 @@ for d in (36, 38):
         k = (fo["position"], fo["col"])
         check(near(fo["error"], errs[k], abs(exact[k[0]][k[1]])), f"d={d}: first_over error {fo['error']} vs exact {mpmath.nstr(errs[k], 20)}")
     check(rep.get("passed") is False, f"d={d}: verify must fail")
+
+    # unique: the minimum distance over all pairs of rows (the distance
+    # sum stops early once it passes the best so far; a full sum must be
+    # the minimum itself), here with numpy.
+    x = table.astype(np.float64)
+    dist = np.sqrt(((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=2))
+    dist[np.triu_indices(ROWS)[::-1]] = np.inf  # pairs p < q only
+    dist[np.diag_indices(ROWS)] = np.inf
+    q, pp = np.unravel_index(np.argmin(dist), dist.shape)
+    u = run_json(["verify", path, "--d-model", str(d), "--json", "--check", "unique"])
+    uc = next((c for c in u.get("checks", []) if c["name"] == "unique"), {"details": {}})
+    got = uc["details"].get("min_distance")
+    check(got is not None and abs(got - dist[q, pp]) <= 1e-12 * dist[q, pp],
+          f"d={d}: unique min_distance {got} vs numpy {dist[q, pp]}")
+    check(sorted(uc["details"].get("rows", [])) == sorted([int(pp), int(q)]),
+          f"d={d}: unique rows {uc['details'].get('rows')} vs numpy {(int(pp), int(q))}")
 
     # inspect: identification's errors against the exact table, on a file
     # with the small moves only (so that it still identifies the scheme).

@@ -544,9 +544,18 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
 // any value >= bound). Not inlined, so that the sum and the bound stay in
 // registers: inlined into Unique's loop (beside lambdas that capture by
 // reference), g++ 12 kept them on the stack and the check took twice as long.
+// The bound is tested every 8 columns: the sum (in column order, so a full
+// sum is the same number) only grows, so a later stop still returns a value
+// >= bound, and the inner 8 terms run without a branch.
 [[gnu::noinline]] double SquaredDistanceBelow(const double* a, const double* b, std::int64_t d, double bound) {
   double s = 0;
-  for (std::int64_t j = 0; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+  std::int64_t j = 0;
+  for (; j + 8 <= d && s < bound; j += 8) {
+    double t[8];
+    for (int k = 0; k < 8; ++k) t[k] = (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
+    for (int k = 0; k < 8; ++k) s += t[k];
+  }
+  for (; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
   return s;
 }
 
