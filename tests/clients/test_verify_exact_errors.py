@@ -25,22 +25,17 @@ Usage: test_verify_exact_errors.py PE_BIN SCRATCH_DIR
 """
 import json
 import os
-import subprocess
 import sys
 
 import mpmath
 import numpy as np
 
-PE, SCRATCH = sys.argv[1], sys.argv[2]
-os.makedirs(SCRATCH, exist_ok=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import Checker  # noqa: E402
+
+C = Checker(sys.argv[1], sys.argv[2])
+check = C.check
 mpmath.mp.dps = 60
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def ulp32(x):
@@ -72,7 +67,7 @@ def near(got, want, scale):
 
 
 def run_json(args):
-    r = subprocess.run([PE] + args, capture_output=True, text=True)
+    r = C.pe(*args, ok=False)
     check(r.returncode in (0, 1), f"{' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
     return json.loads(r.stdout) if r.stdout.strip() else {}
 
@@ -92,7 +87,7 @@ for d in (36, 38):
         else:
             v = np.float32(v + how)
         table[r, c] = v
-    path = os.path.join(SCRATCH, f"t{d}.npy")
+    path = C.path(f"t{d}.npy")
     np.save(path, table)
 
     # Every error, exactly.
@@ -153,7 +148,7 @@ for d in (36, 38):
         for _ in range(abs(how)):
             v = np.nextafter(v, np.float32(2 if how > 0 else -2))
         small[r, c] = v
-    spath = os.path.join(SCRATCH, f"s{d}.npy")
+    spath = C.path(f"s{d}.npy")
     np.save(spath, small)
     s_err = {(r, c): abs(mpmath.mpf(float(small[r, c])) - exact[r][c]) for r in range(ROWS) for c in range(d)}
     s_worst = max(s_err, key=lambda k: s_err[k])
@@ -167,7 +162,4 @@ for d in (36, 38):
     check("max_ulp_err" in ident and abs(ident["max_ulp_err"] - s_ulp) <= 2.0**-20,
           f"d={d}: inspect max_ulp_err {ident.get('max_ulp_err')} vs exact {mpmath.nstr(s_ulp, 20)}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+C.finish()
