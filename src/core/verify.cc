@@ -257,7 +257,14 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     ThrowUsage(fmt::format("'{}'", path),
                "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model/... , "
                "--reference FILE, or --check");
-  const TableStats stats = ComputeStats(table);
+  // The statistics pass only where a figure needs it (padding rows without
+  // a reference, a pairing found in the file, the diagnosis): a passing
+  // verify against a reference reads the table once less.
+  std::optional<TableStats> stats_pass;
+  const auto stats = [&]() -> const TableStats& {
+    if (!stats_pass) stats_pass = ComputeStats(table);
+    return *stats_pass;
+  };
 
   // The reference, if any.
   std::unique_ptr<RowSource> generated;
@@ -422,7 +429,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     po.tolerance = DefaultTolerance(rep.tolerance.dtype);
     // Padding rows: those the reference itself zeroes (fairseq's padding_idx
     // row); without a reference, the file's all-zero rows.
-    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats.zero_rows;
+    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats().zero_rows;
     po.reference = ref && shape_ok ? ref : nullptr;  // "unique" excuses rows the dtype itself makes equal
     if (ref && shape_ok && ref_head.pairing.found) {
       po.pairing = ref_head.pairing;
@@ -438,7 +445,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       std::vector<double> head;
       ReadRowsAsDouble(table, 0, n, &scratch, &head);
       std::vector<std::int64_t> skip;
-      for (auto z : stats.zero_rows)
+      for (auto z : stats().zero_rows)
         if (z < n) skip.push_back(z);
       po.pairing = FindPairing(head, n, info.cols, skip, 1e-2);
     }
@@ -453,13 +460,13 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   if (!rep.passed && o.diagnose && o.spec && o.spec->scheme == "rope") {
     RopeIdentifyOptions ro;
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
-    rep.rope_diagnosis = IdentifyRope(table, stats, ro);
+    rep.rope_diagnosis = IdentifyRope(table, stats(), ro);
     rep.diagnosed = true;
     rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
   } else if (!rep.passed && o.diagnose) {
     IdentifyOptions io;
     if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
-    rep.diagnosis = Identify(table, stats, io);
+    rep.diagnosis = Identify(table, stats(), io);
     rep.diagnosed = true;
     const Identification& id = rep.diagnosis;
     if (!id.matched) {
@@ -468,9 +475,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       rep.diagnosis_text = fmt::format("matches {}{} to within {} (precision: {}{})", id.variant.Describe(),
                                        id.known_as.empty() ? "" : " (" + id.known_as + ")", G(id.max_abs_err), id.precision,
                                        id.recipe ? ", recipe " + std::string(RecipeOf(*id.recipe).name) : "");
-      if (stats.grid != info.dtype && stats.grid != rep.tolerance.dtype)
+      if (stats().grid != info.dtype && stats().grid != rep.tolerance.dtype)
         rep.diagnosis_text += fmt::format("; its values are {} numbers: --dtype {} judges it at that precision",
-                                          Traits(stats.grid).name, Traits(stats.grid).name);
+                                          Traits(stats().grid).name, Traits(stats().grid).name);
       if (ref && shape_ok) {
         TableStats rs;
         rs.rows = ref->info().rows;

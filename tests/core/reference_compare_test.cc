@@ -64,6 +64,13 @@ ReferenceComparison Sequential(RowSource& table, RowSource& ref, const Tolerance
   return c;
 }
 
+// x rounded to the dtype (store, load).
+double RoundTo(double x, DType d) {
+  std::byte b[8];
+  StoreFromDouble(b, d, 0, x);
+  return LoadAsDouble(b, d, 0);
+}
+
 // Bitwise equality, NaN included.
 bool Same(double x, double y) { return std::memcmp(&x, &y, 8) == 0; }
 
@@ -94,13 +101,19 @@ struct Case {
   DType file;
   bool special;   // NaN, inf, subnormals and a NaN reference entry
   bool nan_first; // the reference's first entry is NaN (NaN ratio first)
+  // Perturbed rows only now and then (most rows take the quiet-row path,
+  // four entries at a time for float32), or none at all (found = exact:
+  // every error is 0, a table compared with itself).
+  int sparse = 0;  // 0: dense perturbations; n > 0: every n-th row; -1: none
 };
 
 TEST(ReferenceCompare, EqualsTheSequentialPass) {
   const Case cases[] = {{700, 9, 0, DType::kFloat32, false, false}, {513, 8, 5, DType::kFloat32, true, false},
                         {300, 7, -3, DType::kFloat16, true, false}, {257, 6, 100000, DType::kFloat64, true, false},
                         {129, 5, 0, DType::kFloat32, true, true},   {1, 3, 0, DType::kFloat32, false, false},
-                        {2000, 1, 7, DType::kBFloat16, true, false}};
+                        {2000, 1, 7, DType::kBFloat16, true, false}, {3000, 37, 11, DType::kFloat32, false, false, 397},
+                        {1500, 64, 0, DType::kFloat32, true, false, 211}, {900, 40, 2, DType::kFloat32, false, false, -1},
+                        {800, 19, 0, DType::kFloat16, false, false, 97}};
   std::mt19937_64 rng(19);
   std::uniform_real_distribution<double> u(-1, 1);
   for (const Case& k : cases) {
@@ -112,6 +125,13 @@ TEST(ReferenceCompare, EqualsTheSequentialPass) {
         const std::size_t i = static_cast<std::size_t>(r * k.cols + j);
         const double w = omega[static_cast<std::size_t>(j)];
         exact[i] = w > 0 ? std::sin((k.start + r) * w + 0.1 * j) : u(rng);
+        if (k.sparse != 0) {
+          // A correctly rounded table of the file's dtype, with a few entries moved.
+          found[i] = k.sparse < 0 ? exact[i] : RoundTo(exact[i], k.file);
+          if (k.sparse > 0 && r % k.sparse == 5) found[i] = exact[i] + (j % 2 ? 3e-7 : -2e-3) * (j + 1);
+          if (k.sparse > 0 && r % k.sparse == 9 && j == k.cols / 2) found[i] = std::nextafter(static_cast<float>(exact[i]), 2.0f);
+          continue;
+        }
         found[i] = exact[i];
         if (r % 17 == 3) found[i] += 1e-4 * u(rng);  // over the limit
         if (r % 5 == 1) found[i] = std::nextafter(static_cast<float>(exact[i]), 2.0f);

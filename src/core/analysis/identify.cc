@@ -437,7 +437,12 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
                                            Recipe::kF32Pow};
   std::vector<std::unique_ptr<RowSource>> refs;
   try {
-    for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r));
+    // A float32/float16/bfloat16 file is judged in its own ulps: the exact
+    // table from the fast float64 evaluation (2^-50 relative, rounding to
+    // the values' grid exactly as the exact value; recipes.h), not the
+    // quad path that was most of inspect's time. Float64 files keep it.
+    const DType narrow = dtype == DType::kFloat64 ? DType::kFloat64 : stats.grid;
+    for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r, narrow));
   } catch (const AngleDomainError& e) {  // a fitted base/start pe cannot evaluate exactly
     return no_match(fmt::format("the best candidate ({}) reaches angles up to {:.3g} rad, beyond the 2^50 where pe's "
                                 "values are guaranteed (docs/numerics.md, \"Domain\")",

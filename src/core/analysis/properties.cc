@@ -112,138 +112,208 @@ std::vector<std::int64_t> Offsets(const PropertyOptions& o, std::int64_t rows) {
   return ks;
 }
 
-Check Bounds(RowSource& t, const PropertyOptions& o) {
-  Check c;
-  c.name = "bounds";
-  const TableInfo& info = t.info();
-  double worst = 0, worst_value = 0;  // NaN ranks above every magnitude
-  std::int64_t wr = 0, wc = 0, over = 0;
+// The bounds and norm checks as passes over row ranges (StreamRowsParallel's
+// fold and merge), so that one read of the table can serve both
+// (BoundsAndNorm): each keeps its own parts, merged in row order, so the
+// figures are those of its own pass.
+class BoundsPass {
+ public:
   struct Part {
     double worst = 0, worst_value = 0;
     std::int64_t wr = 0, wc = 0, over = 0;
   };
+  explicit BoundsPass(const TableInfo& info) : info_(info) {}
+
+  void Fold(Part& p, const std::vector<double>& v, std::int64_t f) const {
+    // Rows whose every |v| is at most 1 and at most the worst so far
+    // (no NaN: it fails both) change nothing: a call-free test first
+    // (it vectorises), the entry-by-entry loop only when it fails.
+    const double quiet_max = std::min(1.0, p.worst);
+    int loud = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) loud |= !(std::fabs(v[i]) <= quiet_max);
+    if (!loud) return;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
+      if (a > 1) ++p.over;
+      if (Better(a, v[i], p.worst, p.worst_value)) {
+        p.worst = a;
+        p.worst_value = v[i];
+        p.wr = f + static_cast<std::int64_t>(i) / info_.cols;
+        p.wc = static_cast<std::int64_t>(i) % info_.cols;
+      }
+    }
+  }
+
+  void Merge(const Part& p) {
+    t_.over += p.over;
+    if (Better(p.worst, p.worst_value, t_.worst, t_.worst_value))
+      t_.worst = p.worst, t_.worst_value = p.worst_value, t_.wr = p.wr, t_.wc = p.wc;
+  }
+
+  Check Finish() const {
+    Check c;
+    c.name = "bounds";
+    c.measured = t_.worst;
+    c.limit = 1;
+    c.limit_why = "sin and cos lie in [-1, 1], and rounding to nearest cannot leave it";
+    c.passed = t_.over == 0;
+    // The worst entry as found ("nan", "-inf", "1.5"), not its magnitude.
+    c.summary = c.passed ? fmt::format("max |v| = {} (row {}, column {})", t_.worst, t_.wr, t_.wc)
+                         : fmt::format("{} entries exceed 1 in magnitude or are NaN; worst {} at row {}, column {}", t_.over,
+                                       t_.worst_value, t_.wr, t_.wc);
+    c.details = {{"max_abs", t_.worst}, {"row", t_.wr}, {"col", t_.wc}, {"count_over", t_.over}};
+    return c;
+  }
+
+ private:
   // A NaN, or a larger magnitude, replaces the worst so far (a NaN only
   // when the worst is not NaN yet): per range, then ranges in row order.
-  const auto better = [](double a, double v, double worst, double worst_value) {
+  static bool Better(double a, double v, double worst, double worst_value) {
     return a > worst || (std::isnan(v) && !std::isnan(worst_value));
-  };
-  StreamRowsParallel<Part>(
-      t,
-      [&](Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) {
-        for (std::size_t i = 0; i < v.size(); ++i) {
-          const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
-          if (a > 1) ++p.over;
-          if (better(a, v[i], p.worst, p.worst_value)) {
-            p.worst = a;
-            p.worst_value = v[i];
-            p.wr = f + static_cast<std::int64_t>(i) / info.cols;
-            p.wc = static_cast<std::int64_t>(i) % info.cols;
-          }
-        }
-      },
-      [&](const Part& p) {
-        over += p.over;
-        if (better(p.worst, p.worst_value, worst, worst_value)) worst = p.worst, worst_value = p.worst_value, wr = p.wr, wc = p.wc;
-      });
-  c.measured = worst;
-  c.limit = 1;
-  c.limit_why = "sin and cos lie in [-1, 1], and rounding to nearest cannot leave it";
-  c.passed = over == 0;
-  // The worst entry as found ("nan", "-inf", "1.5"), not its magnitude.
-  c.summary = c.passed ? fmt::format("max |v| = {} (row {}, column {})", worst, wr, wc)
-                       : fmt::format("{} entries exceed 1 in magnitude or are NaN; worst {} at row {}, column {}", over,
-                                     worst_value, wr, wc);
-  c.details = {{"max_abs", worst}, {"row", wr}, {"col", wc}, {"count_over", over}};
-  return c;
-}
+  }
+  const TableInfo& info_;
+  Part t_;  // NaN ranks above every magnitude
+};
 
-Check Norm(RowSource& t, const PropertyOptions& o) {
-  Check c;
-  c.name = "norm";
-  const TableInfo& info = t.info();
-  const double u = UnitRoundoff(o.tolerance.dtype);
-  // With a pairing, the norm is over the (sin, cos) columns: an unpaired sin
-  // column (odd d) has no constant contribution, and is reported instead.
-  // Without a pairing every column counts: no index list (8 bytes a column).
-  const std::vector<std::int64_t> cols =
-      o.pairing.found ? MeasuredColumns(o.pairing, info.cols) : std::vector<std::int64_t>{};
-  double nmin = HUGE_VAL, nmax = -1;
-  std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
-  const std::set<std::int64_t> skip(o.skip_rows.begin(), o.skip_rows.end());
+class NormPass {
+ public:
   struct Part {
     double nmin = HUGE_VAL, nmax = -1;
     std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
   };
+  // With a pairing, the norm is over the (sin, cos) columns: an unpaired sin
+  // column (odd d) has no constant contribution, and is reported instead.
+  // Without a pairing every column counts: no index list (8 bytes a column).
+  NormPass(const TableInfo& info, const PropertyOptions& o)
+      : info_(info),
+        o_(o),
+        cols_(o.pairing.found ? MeasuredColumns(o.pairing, info.cols) : std::vector<std::int64_t>{}),
+        skip_(o.skip_rows.begin(), o.skip_rows.end()) {}
+
+  void Fold(Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) const {
+    for (std::int64_t r = 0; r < n; ++r) {
+      if (skip_.count(f + r)) {
+        ++p.skipped;
+        continue;
+      }
+      double s = 0;
+      const double* row = v.data() + static_cast<std::size_t>(r * info_.cols);
+      if (o_.pairing.found) {
+        for (std::int64_t j : cols_) s += row[j] * row[j];
+      } else {
+        for (std::int64_t j = 0; j < info_.cols; ++j) s += row[j] * row[j];
+      }
+      const double nr = std::sqrt(s);
+      if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
+        if (p.nonfinite++ == 0) p.first_nonfinite = f + r;
+        continue;
+      }
+      if (nr < p.nmin) p.nmin = nr, p.rmin = f + r;
+      if (nr > p.nmax) p.nmax = nr, p.rmax = f + r;
+    }
+  }
+
+  void Merge(const Part& p) {
+    t_.skipped += p.skipped;
+    if (p.nonfinite > 0 && t_.nonfinite == 0) t_.first_nonfinite = p.first_nonfinite;
+    t_.nonfinite += p.nonfinite;
+    if (p.nmin < t_.nmin) t_.nmin = p.nmin, t_.rmin = p.rmin;
+    if (p.nmax > t_.nmax) t_.nmax = p.nmax, t_.rmax = p.rmax;
+  }
+
+  Check Finish() const {
+    const PropertyOptions& o = o_;
+    const TableInfo& info = info_;
+    Check c;
+    c.name = "norm";
+    const double u = UnitRoundoff(o.tolerance.dtype);
+    double nmin = t_.nmin, nmax = t_.nmax;
+    const std::int64_t rmin = t_.rmin, rmax = t_.rmax, skipped = t_.skipped, nonfinite = t_.nonfinite,
+                       first_nonfinite = t_.first_nonfinite;
+    if (nmax < 0) nmin = nmax = 0;
+    c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}, {"padding_rows_skipped", skipped}};
+    if (o.pairing.found) {
+      const double p = static_cast<double>(o.pairing.sin_cols.size());
+      const double expect = std::sqrt(p);
+      c.measured = std::max(std::fabs(nmax - expect), std::fabs(nmin - expect));
+      c.limit = 4 * u * expect + 1e-300;
+      c.limit_why = fmt::format("each row holds {} (sin, cos) pairs, so its norm is √{} = {}; rounding each entry to {} "
+                                "moves it by at most 4·u·√P (u = 2^-{})",
+                                o.pairing.sin_cols.size(), o.pairing.sin_cols.size(), G(expect),
+                                Traits(o.tolerance.dtype).name, Traits(o.tolerance.dtype).mantissa_bits);
+      c.details["expected"] = expect;
+      c.passed = c.measured <= c.limit;
+      const std::int64_t bad_row = std::fabs(nmax - expect) >= std::fabs(nmin - expect) ? rmax : rmin;
+      const double bad = bad_row == rmax ? nmax : nmin;
+      c.summary = c.passed ? fmt::format("row norms in [{}, {}], expected {}", nmin, nmax, G(expect))
+                           : fmt::format("row {} has norm {}, expected {} (off by {})", bad_row, bad, G(expect), G(c.measured));
+      c.summary += UnpairedNote(o.pairing);
+      c.details["unpaired_cols"] = o.pairing.unpaired_cols;
+    } else {
+      // No pairing (or unpaired columns): the norm need not be √P; require only
+      // that it is constant, as it is for any rotation-based encoding.
+      c.measured = nmax > 0 ? (nmax - nmin) / nmax : 0;
+      c.limit = 4 * u * std::sqrt(static_cast<double>(info.cols));
+      c.limit_why = "no (sin, cos) pairing known: only a constant row norm is required (relative spread, limit 4·u·√d)";
+      if (nmin == HUGE_VAL) nmin = 0;
+      c.passed = c.measured <= c.limit;
+      c.summary = fmt::format("row norms in [{}, {}] (relative spread {})", nmin, nmax, G(c.measured));
+    }
+    if (nonfinite > 0) {
+      c.passed = false;
+      c.measured = HUGE_VAL;
+      c.summary = fmt::format("{} rows have NaN or infinite entries, so no finite norm (first: row {}); the other rows' "
+                              "norms lie in [{}, {}]",
+                              nonfinite, first_nonfinite, nmin, nmax);
+      c.details["nonfinite_rows"] = nonfinite;
+      c.details["first_nonfinite_row"] = first_nonfinite;
+    }
+    return c;
+  }
+
+ private:
+  const TableInfo& info_;
+  const PropertyOptions& o_;
+  const std::vector<std::int64_t> cols_;
+  const std::set<std::int64_t> skip_;
+  Part t_;
+};
+
+Check Bounds(RowSource& t, const PropertyOptions&) {
+  BoundsPass b(t.info());
+  StreamRowsParallel<BoundsPass::Part>(
+      t, [&](BoundsPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) { b.Fold(p, v, f); },
+      [&](const BoundsPass::Part& p) { b.Merge(p); });
+  return b.Finish();
+}
+
+Check Norm(RowSource& t, const PropertyOptions& o) {
+  NormPass nm(t.info(), o);
+  StreamRowsParallel<NormPass::Part>(
+      t, [&](NormPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) { nm.Fold(p, v, f, n); },
+      [&](const NormPass::Part& p) { nm.Merge(p); });
+  return nm.Finish();
+}
+
+// Both checks from one read of the table (the same figures as two passes).
+std::pair<Check, Check> BoundsAndNorm(RowSource& t, const PropertyOptions& o) {
+  BoundsPass b(t.info());
+  NormPass nm(t.info(), o);
+  struct Part {
+    BoundsPass::Part b;
+    NormPass::Part n;
+  };
   StreamRowsParallel<Part>(
       t,
       [&](Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) {
-        for (std::int64_t r = 0; r < n; ++r) {
-          if (skip.count(f + r)) {
-            ++p.skipped;
-            continue;
-          }
-          double s = 0;
-          const double* row = v.data() + static_cast<std::size_t>(r * info.cols);
-          if (o.pairing.found) {
-            for (std::int64_t j : cols) s += row[j] * row[j];
-          } else {
-            for (std::int64_t j = 0; j < info.cols; ++j) s += row[j] * row[j];
-          }
-          const double nr = std::sqrt(s);
-          if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
-            if (p.nonfinite++ == 0) p.first_nonfinite = f + r;
-            continue;
-          }
-          if (nr < p.nmin) p.nmin = nr, p.rmin = f + r;
-          if (nr > p.nmax) p.nmax = nr, p.rmax = f + r;
-        }
+        b.Fold(p.b, v, f);
+        nm.Fold(p.n, v, f, n);
       },
       [&](const Part& p) {
-        skipped += p.skipped;
-        if (p.nonfinite > 0 && nonfinite == 0) first_nonfinite = p.first_nonfinite;
-        nonfinite += p.nonfinite;
-        if (p.nmin < nmin) nmin = p.nmin, rmin = p.rmin;
-        if (p.nmax > nmax) nmax = p.nmax, rmax = p.rmax;
+        b.Merge(p.b);
+        nm.Merge(p.n);
       });
-  if (nmax < 0) nmin = nmax = 0;
-  c.details = {{"min", nmin}, {"min_row", rmin}, {"max", nmax}, {"max_row", rmax}, {"padding_rows_skipped", skipped}};
-  if (o.pairing.found) {
-    const double p = static_cast<double>(o.pairing.sin_cols.size());
-    const double expect = std::sqrt(p);
-    c.measured = std::max(std::fabs(nmax - expect), std::fabs(nmin - expect));
-    c.limit = 4 * u * expect + 1e-300;
-    c.limit_why = fmt::format("each row holds {} (sin, cos) pairs, so its norm is √{} = {}; rounding each entry to {} "
-                              "moves it by at most 4·u·√P (u = 2^-{})",
-                              o.pairing.sin_cols.size(), o.pairing.sin_cols.size(), G(expect),
-                              Traits(o.tolerance.dtype).name, Traits(o.tolerance.dtype).mantissa_bits);
-    c.details["expected"] = expect;
-    c.passed = c.measured <= c.limit;
-    const std::int64_t bad_row = std::fabs(nmax - expect) >= std::fabs(nmin - expect) ? rmax : rmin;
-    const double bad = bad_row == rmax ? nmax : nmin;
-    c.summary = c.passed ? fmt::format("row norms in [{}, {}], expected {}", nmin, nmax, G(expect))
-                         : fmt::format("row {} has norm {}, expected {} (off by {})", bad_row, bad, G(expect), G(c.measured));
-    c.summary += UnpairedNote(o.pairing);
-    c.details["unpaired_cols"] = o.pairing.unpaired_cols;
-  } else {
-    // No pairing (or unpaired columns): the norm need not be √P; require only
-    // that it is constant, as it is for any rotation-based encoding.
-    c.measured = nmax > 0 ? (nmax - nmin) / nmax : 0;
-    c.limit = 4 * u * std::sqrt(static_cast<double>(info.cols));
-    c.limit_why = "no (sin, cos) pairing known: only a constant row norm is required (relative spread, limit 4·u·√d)";
-    if (nmin == HUGE_VAL) nmin = 0;
-    c.passed = c.measured <= c.limit;
-    c.summary = fmt::format("row norms in [{}, {}] (relative spread {})", nmin, nmax, G(c.measured));
-  }
-  if (nonfinite > 0) {
-    c.passed = false;
-    c.measured = HUGE_VAL;
-    c.summary = fmt::format("{} rows have NaN or infinite entries, so no finite norm (first: row {}); the other rows' "
-                            "norms lie in [{}, {}]",
-                            nonfinite, first_nonfinite, nmin, nmax);
-    c.details["nonfinite_rows"] = nonfinite;
-    c.details["first_nonfinite_row"] = first_nonfinite;
-  }
-  return c;
+  return {b.Finish(), nm.Finish()};
 }
 
 // Per-pair tolerance at position `pos`.
@@ -474,9 +544,18 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
 // any value >= bound). Not inlined, so that the sum and the bound stay in
 // registers: inlined into Unique's loop (beside lambdas that capture by
 // reference), g++ 12 kept them on the stack and the check took twice as long.
+// The bound is tested every 8 columns: the sum (in column order, so a full
+// sum is the same number) only grows, so a later stop still returns a value
+// >= bound, and the inner 8 terms run without a branch.
 [[gnu::noinline]] double SquaredDistanceBelow(const double* a, const double* b, std::int64_t d, double bound) {
   double s = 0;
-  for (std::int64_t j = 0; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+  std::int64_t j = 0;
+  for (; j + 8 <= d && s < bound; j += 8) {
+    double t[8];
+    for (int k = 0; k < 8; ++k) t[k] = (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
+    for (int k = 0; k < 8; ++k) s += t[k];
+  }
+  for (; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
   return s;
 }
 
@@ -603,7 +682,15 @@ std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o)
   std::vector<Check> out;
   for (const auto& name : PropertyCheckNames()) {
     if (std::find(o.checks.begin(), o.checks.end(), name) == o.checks.end()) continue;
-    if (name == "bounds") out.push_back(Bounds(table, o));
+    const bool both = std::find(o.checks.begin(), o.checks.end(), "bounds") != o.checks.end() &&
+                      std::find(o.checks.begin(), o.checks.end(), "norm") != o.checks.end();
+    if (name == "bounds" && both) {  // bounds and norm are neighbours in PropertyCheckNames
+      auto [bounds, norm] = BoundsAndNorm(table, o);
+      out.push_back(std::move(bounds));
+      out.push_back(std::move(norm));
+    } else if (name == "norm" && both) {
+      // done with bounds
+    } else if (name == "bounds") out.push_back(Bounds(table, o));
     else if (name == "norm") out.push_back(Norm(table, o));
     else if (name == "rotation") out.push_back(o.pairing.found ? RotationPaired(table, o) : RotationGeneral(table, o));
     else if (name == "shift") out.push_back(Shift(table, o));

@@ -200,15 +200,17 @@ std::string SinusoidVariant::KnownAs() const {
 }
 
 std::unique_ptr<RowSource> MakeVariantSource(const SinusoidVariant& variant, std::int64_t rows, std::int64_t cols,
-                                             Recipe recipe) {
+                                             Recipe recipe, DType narrow) {
   TableInfo info;
   info.rows = rows;
   info.cols = cols;
   info.dtype = DType::kFloat64;
   std::unique_ptr<RowSource> src;
-  if (recipe == Recipe::kExact)
-    src = std::make_unique<SinusoidSource>(info, variant.Plan(cols), variant.start);
-  else
+  if (recipe == Recipe::kExact) {
+    auto exact = std::make_unique<SinusoidSource>(info, variant.Plan(cols), variant.start);
+    if (narrow != DType::kFloat64) exact->SetFastFloat64(narrow);
+    src = std::move(exact);
+  } else
     src = std::make_unique<RecipeSource>(info, variant, recipe);
   if (variant.zero_rows.empty()) return src;
   return std::make_unique<ZeroRowsSource>(std::move(src), variant.zero_rows);

@@ -66,8 +66,12 @@ std::vector<double> VariantFrequencies(const SinusoidVariant& variant, std::int6
 
 /// The table of `variant` computed by `recipe`, rows [0, rows), as a float64
 /// RowSource (values of float32 recipes are float32 numbers). kExact is
-/// within 1 ulp of double of the exact value (pe's SinusoidSource).
+/// within 1 ulp of double of the exact value (pe's SinusoidSource); with
+/// `narrow` float32, float16 or bfloat16 it is the fast float64 evaluation
+/// instead (SinusoidSource::SetFastFloat64: within 2^-50·|v| + |θ|·2^-98 of
+/// the exact value v, and rounding to `narrow` exactly as v does; about 30
+/// times cheaper), for comparisons judged in that dtype's ulps.
 std::unique_ptr<RowSource> MakeVariantSource(const SinusoidVariant& variant, std::int64_t rows,
-                                             std::int64_t cols, Recipe recipe);
+                                             std::int64_t cols, Recipe recipe, DType narrow = DType::kFloat64);
 
 }  // namespace pe
