@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <chrono>
 #include <limits>
 #include <thread>
 
 #include "core/analysis/blas.h"
+#include "core/analysis/blocks.h"
 #include "core/analysis/fft.h"
 #include "core/parallel_for.h"
 #include "core/error.h"
@@ -43,8 +47,7 @@ double GramWork(std::int64_t rows, std::int64_t cols, std::int64_t k_max) {
   return (static_cast<double>(cols) + 64) * ((K + 1) * L - K * (K + 1) / 2);
 }
 
-void CheckGramBudget(const DenseTable& table, std::int64_t k_max) {
-  const std::int64_t rows = table.info.rows, cols = table.info.cols;
+void CheckGramBudget(std::int64_t rows, std::int64_t cols, std::int64_t k_max) {
   if (GramWork(rows, cols, k_max) <= kGramBudget) return;
   std::int64_t lo = 0, hi = k_max;  // largest K within the budget (K = 0 may not be)
   while (lo < hi) {
@@ -61,17 +64,6 @@ void CheckGramBudget(const DenseTable& table, std::int64_t k_max) {
              fmt::format("min, max and std over offsets 0..{} compare {:.3g} pairs of rows (O(L·K·d): {:.2g} "
                          "row-values, pe's budget is 7.5e+11, about 20 s); {} (the mean by FFT, any offset)",
                          k_max, pairs, GramWork(rows, cols, k_max), fits));
-}
-
-void CheckFinite(const DenseTable& table) {
-  const std::int64_t cols = table.info.cols;
-  for (std::size_t i = 0; i < table.values.size(); ++i) {
-    if (!std::isfinite(table.values[i]))
-      ThrowInput(fmt::format("table '{}'", table.info.name),
-                 fmt::format("row {}, column {} is {}; similarities are undefined",
-                             static_cast<std::int64_t>(i) / cols,
-                             static_cast<std::int64_t>(i) % cols, table.values[i]));
-  }
 }
 
 // Scales rows to unit norm in place; returns how many rows had norm 0.
@@ -152,46 +144,55 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
   }
 }
 
-// min, max and Σ(g - mean)² per offset from blocked Gram products. Each of
-// the (at most 2) workers takes every other row block, runs a single-threaded
-// GEMM into its own buffer and folds it into its own accumulators; they are
-// merged at the end. (Letting BLAS thread each GEMM instead leaves its
+// min, max and Σ(g - mean)² per offset from blocked Gram products, for the
+// rows p in [r_begin, r_end) of a window `x` that holds rows [w0, w_end)
+// with w_end >= min(rows, r_end + K). Each of the (at most 2) workers takes
+// every other block of kBlockRows rows, runs a single-threaded GEMM into its
+// own buffer and folds it into its own accumulators; they are merged at the
+// end (FinishGram). (Letting BLAS thread each GEMM instead leaves its
 // spinning threads competing with the fold for the same 2 cores.)
 template <typename T>
-void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
-                    std::int64_t k_max, const std::vector<double> mean,
-                    DecayCurve& out) {
-  const std::size_t n_k = static_cast<std::size_t>(k_max + 1);
-  const int workers =
-      static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
+void GramBlocks(const T* x, std::int64_t w0, std::int64_t r_begin, std::int64_t r_end,
+                std::int64_t rows, std::int64_t cols, std::int64_t k_max, const double* mean,
+                std::vector<Folds>& folds, std::vector<std::vector<T>>& blocks) {
+  const int workers = static_cast<int>(folds.size());
   const BlasRoutines& blas = Blas();  // single-threaded (core/analysis/blas.h)
-  std::vector<Folds> folds(workers, Folds(n_k));
+  const std::int64_t span = std::min(kBlockCols, kBlockRows + k_max);
   auto work = [&](int w) {
-    std::vector<T> block(static_cast<std::size_t>(kBlockRows * kBlockCols));
-    for (std::int64_t i0 = w * kBlockRows; i0 < rows; i0 += workers * kBlockRows) {
-      const std::int64_t i1 = std::min(rows, i0 + kBlockRows);
+    std::vector<T>& block = blocks[static_cast<std::size_t>(w)];
+    block.resize(static_cast<std::size_t>(kBlockRows * span));
+    for (std::int64_t i0 = r_begin + w * kBlockRows; i0 < r_end; i0 += workers * kBlockRows) {
+      const std::int64_t i1 = std::min(r_end, i0 + kBlockRows);
       const std::int64_t q_end = std::min(rows, i1 + k_max);  // exclusive
-      for (std::int64_t c0 = i0; c0 < q_end; c0 += kBlockCols) {
-        const std::int64_t c1 = std::min(q_end, c0 + kBlockCols);
+      for (std::int64_t c0 = i0; c0 < q_end; c0 += span) {
+        const std::int64_t c1 = std::min(q_end, c0 + span);
         const int m = static_cast<int>(i1 - i0), n = static_cast<int>(c1 - c0);
         const int k = static_cast<int>(cols);
+        const T* a = x + (i0 - w0) * cols;
+        const T* b = x + (c0 - w0) * cols;
         if constexpr (std::is_same_v<T, double>) {
-          blas.dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0,
-                      x + i0 * cols, k, x + c0 * cols, k, 0.0, block.data(), n);
+          blas.dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, k, b, k, 0.0,
+                     block.data(), n);
         } else {
-          blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
-                      x + i0 * cols, k, x + c0 * cols, k, 0.0f, block.data(), n);
+          blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f,
+                     block.data(), n);
         }
-        FoldRows(block.data(), n, 0, m, i0, c0, c1, k_max, mean.data(), folds[w]);
+        FoldRows(block.data(), n, 0, m, i0, c0, c1, k_max, mean, folds[w]);
       }
     }
   };
   ParallelFor(workers, work);
+}
+
+// Merges the workers' folds into out.min/max/std (and, with float64 blocks,
+// corrects the FFT mean by the directly summed one).
+void FinishGram(const std::vector<Folds>& folds, bool float64, DecayCurve& out) {
+  const std::size_t n_k = out.mean.size();
   out.min = folds[0].min;
   out.max = folds[0].max;
   std::vector<double> sum = folds[0].s;
   out.std = folds[0].ss;
-  for (int w = 1; w < workers; ++w) {
+  for (std::size_t w = 1; w < folds.size(); ++w) {
     for (std::size_t k = 0; k < n_k; ++k) {
       out.min[k] = std::min(out.min[k], folds[w].min[k]);
       out.max[k] = std::max(out.max[k], folds[w].max[k]);
@@ -206,9 +207,187 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
     const double n = static_cast<double>(out.pairs[k]);
     const double shift = sum[k] / n;
     out.std[k] = std::sqrt(std::max(0.0, out.std[k] / n - shift * shift));
-    if constexpr (std::is_same_v<T, double>) out.mean[k] += shift;
+    if (float64) out.mean[k] += shift;
   }
 }
+
+// Reads rows of a source as doubles: every value checked finite, rows scaled
+// to unit norm for the cosine, zero rows counted on request.
+class RowReader {
+ public:
+  RowReader(RowSource& source, bool cosine) : source_(source), cosine_(cosine) {}
+  /// Rows [first, first + count), row-major; rows below `count_below` that
+  /// have norm 0 are added to zero_rows (pass `first` to count none).
+  const double* Read(std::int64_t first, std::int64_t count, std::int64_t count_below) {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Clock {  // adds the time spent here to `seconds`, however Read ends
+      std::chrono::steady_clock::time_point t0;
+      double& seconds;
+      ~Clock() { seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    } clock{t0, seconds};
+    ReadRowsAsDouble(source_, first, count, &scratch_, &buf_);
+    const TableInfo& info = source_.info();
+    const std::int64_t cols = info.cols;
+    for (std::int64_t r = 0; r < count; ++r) {
+      double* row = buf_.data() + r * cols;
+      double ss = 0;
+      bool finite = true;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        ss += row[j] * row[j];
+        finite &= std::isfinite(row[j]);
+      }
+      if (!finite) {
+        for (std::int64_t j = 0; j < cols; ++j)
+          if (!std::isfinite(row[j]))
+            ThrowInput(fmt::format("table '{}'", info.name),
+                       fmt::format("row {}, column {} is {}; similarities are undefined",
+                                   first + r, j, row[j]));
+      }
+      if (!cosine_) continue;
+      if (ss == 0) {
+        if (first + r < count_below) ++zero_rows;
+        continue;
+      }
+      const double inv = 1.0 / std::sqrt(ss);
+      for (std::int64_t j = 0; j < cols; ++j) row[j] *= inv;
+    }
+    return buf_.data();
+  }
+  std::int64_t zero_rows = 0;
+  double seconds = 0;  ///< wall time spent in Read
+
+ private:
+  RowSource& source_;
+  bool cosine_;
+  std::vector<std::byte> scratch_;
+  std::vector<double> buf_;
+};
+
+constexpr std::int64_t kDefaultBudget = std::int64_t{768} << 20;
+
+std::int64_t ResolveBudget(std::int64_t budget) {
+  if (budget > 0) return budget;
+  if (const char* env = std::getenv("PE_DOT_MEMORY_BUDGET")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return v;
+  }
+  return kDefaultBudget;
+}
+
+// Σ_p PE(p)·PE(p+k), k = 0..K, streamed as planned (decay.h).
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::int64_t cols,
+                                    std::int64_t k_max, const DecayMeanPlan& plan,
+                                    const std::function<void(std::int64_t)>& advance,
+                                    double* fft_seconds) {
+  AutocorrelationSum acc(plan.fft_size, plan.group);
+  std::vector<double> boundary(static_cast<std::size_t>(k_max + 1), 0.0);
+  const std::int64_t seg = plan.segment_rows;
+  std::vector<double> panel;  // column-major: column c's values at c * len
+  for (std::int64_t j0 = 0; j0 < cols; j0 += plan.panel_cols) {
+    const std::int64_t w = std::min(plan.panel_cols, cols - j0);
+    for (std::int64_t s0 = 0; s0 < rows; s0 += seg) {
+      // The segment's own rows (head), then up to K rows after it for the
+      // pairs that straddle its end.
+      const std::int64_t head = std::min(seg, rows - s0);
+      const std::int64_t len = std::min(seg + k_max, rows - s0);
+      panel.resize(static_cast<std::size_t>(w * len));
+      for (std::int64_t r0 = s0; r0 < s0 + len; r0 += plan.read_rows) {
+        const std::int64_t count = std::min(plan.read_rows, s0 + len - r0);
+        const double* x = reader.Read(r0, count, j0 == 0 ? s0 + head : r0);
+        for (std::int64_t r = 0; r < count; ++r) {
+          const double* row = x + r * cols + j0;
+          double* dst = panel.data() + (r0 - s0 + r);
+          for (std::int64_t c = 0; c < w; ++c) dst[c * len] = row[c];
+        }
+        advance(count);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      acc.AddColumns(panel.data(), w, head, len, 1);
+      if (len > head) {
+        for (std::int64_t c = 0; c < w; ++c) {
+          const double* col = panel.data() + c * len;
+          for (std::int64_t k = 1; k <= k_max; ++k) {
+            double sum = 0;
+            const std::int64_t t_end = std::min(head, len - k);
+            for (std::int64_t t = std::max<std::int64_t>(0, head - k); t < t_end; ++t)
+              sum += col[t] * col[t + k];
+            boundary[k] += sum;
+          }
+        }
+      }
+      *fft_seconds += Since(t0);
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> r = acc.Lags(k_max);
+  *fft_seconds += Since(t0);
+  for (std::int64_t k = 0; k <= k_max; ++k) r[k] += boundary[k];
+  return r;
+}
+
+// min/max/std by row blocks through a window of block + K rows (decay.h).
+template <typename T>
+void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::int64_t k_max,
+                  std::int64_t budget, const std::function<void(std::int64_t)>& advance,
+                  double* gram_seconds, DecayCurve& out) {
+  const int workers =
+      static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
+  // Rows of p per window: a multiple of both workers' blocks, about half the
+  // budget beside the K overlap rows; the whole table when it fits.
+  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t unit = workers * kBlockRows;
+  std::int64_t step = std::max(unit, (budget / 2 / row_bytes - k_max) / unit * unit);
+  if (step + k_max >= rows) step = rows;
+  std::vector<T> win;
+  std::int64_t w0 = 0, have = 0;  // the window holds rows [w0, w0 + have)
+  std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
+  std::vector<std::vector<T>> blocks(static_cast<std::size_t>(workers));
+  const std::int64_t read_rows = std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(cols) * 8, rows));
+  for (std::int64_t i0 = 0; i0 < rows; i0 += step) {
+    const std::int64_t i1 = std::min(rows, i0 + step);
+    const std::int64_t need = std::min(rows, i1 + k_max);
+    if (i0 > w0) {  // slide: keep the K overlap rows, drop the rest
+      const std::int64_t drop = std::min(have, i0 - w0);
+      std::copy(win.begin() + drop * cols, win.begin() + have * cols, win.begin());
+      have -= drop;
+      w0 = i0;
+    }
+    win.resize(static_cast<std::size_t>((need - w0) * cols));
+    for (std::int64_t r0 = w0 + have; r0 < need; r0 += read_rows) {
+      const std::int64_t count = std::min(read_rows, need - r0);
+      const double* x = reader.Read(r0, count, r0);
+      std::copy(x, x + count * cols, win.begin() + (r0 - w0) * cols);
+      have += count;
+      advance(count);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    GramBlocks(win.data(), w0, i0, i1, rows, cols, k_max, out.mean.data(), folds, blocks);
+    *gram_seconds += Since(t0);
+  }
+  FinishGram(folds, std::is_same_v<T, double>, out);
+}
+
+// A DenseTable read as a RowSource of float64 rows (no copy).
+class DenseRowSource : public RowSource {
+ public:
+  explicit DenseRowSource(const DenseTable& t) : table_(t), info_(t.info) {
+    info_.dtype = DType::kFloat64;
+  }
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const double* src = table_.values.data() + first * info_.cols;
+    std::memcpy(out, src, static_cast<std::size_t>(count * info_.cols) * sizeof(double));
+  }
+
+ private:
+  const DenseTable& table_;
+  TableInfo info_;
+};
 
 }  // namespace
 
@@ -285,54 +464,117 @@ std::vector<double> SinusoidClosedForm(const TableInfo& info, std::int64_t max_o
   return out;
 }
 
-DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
-  const std::int64_t rows = table.info.rows, cols = table.info.cols;
-  if (rows < 1 || cols < 1)
-    ThrowInput(fmt::format("table '{}'", table.info.name), "has no rows or no columns");
-  const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
-  if (!options.mean_only) CheckGramBudget(table, k_max);
-  CheckFinite(table);
-  DecayCurve out;
-  // Only the cosine needs a scaled copy; the dot product reads the table.
-  std::vector<double> scaled;
-  const double* x = table.values.data();
-  if (options.cosine) {
-    scaled = table.values;
-    out.zero_rows = NormalizeRows(scaled.data(), rows, cols);
-    x = scaled.data();
+DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k_max,
+                            std::int64_t budget) {
+  DecayMeanPlan plan;
+  auto group_for = [&](std::int64_t n) {
+    int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
+    while (g > 1 && AutocorrelationSum::BufferBytes(n, g) > budget / 4) g /= 2;
+    return g;
+  };
+  const std::int64_t row_doubles = cols * 8;
+  plan.read_rows = std::clamp<std::int64_t>(budget / 16 / row_doubles, 1,
+                                            std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(row_doubles), rows)));
+  const std::int64_t read_bytes = plan.read_rows * row_doubles;
+  // Columns whole: one FFT of n >= L + K per column, as many columns per
+  // pass as the budget holds.
+  plan.segment_rows = rows;
+  plan.fft_size = FftFriendlySize(rows + k_max);
+  plan.group = group_for(plan.fft_size);
+  const std::int64_t avail = budget - AutocorrelationSum::BufferBytes(plan.fft_size, plan.group) - read_bytes;
+  plan.panel_cols = std::clamp<std::int64_t>(avail / (8 * rows), 1, cols);
+  if (plan.panel_cols == cols) return plan;
+  // Not all columns fit: one pass in row segments of S rows instead, when K
+  // is small beside S (S >= 8K, and the straddling pairs, K²/2 per column
+  // and segment, cost less than the segment's FFT, ~4 S log2 n).
+  const int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
+  const std::int64_t per_row = 8 * cols + 2 * (g * 24 + 8);
+  const std::int64_t seg = (budget - read_bytes) / per_row - k_max;
+  if (seg >= std::max<std::int64_t>(8 * k_max, 64)) {
+    const std::int64_t n = FftFriendlySize(seg + k_max);
+    if (static_cast<double>(k_max) * static_cast<double>(k_max) / 2 <=
+        4.0 * static_cast<double>(seg) * std::log2(static_cast<double>(n))) {
+      plan.segment_rows = seg;
+      plan.fft_size = n;
+      plan.group = group_for(n);
+      plan.panel_cols = cols;
+    }
   }
+  return plan;
+}
+
+namespace {
+
+// The closed form and the deviations from it (both paths).
+void AddClosedForm(const TableInfo& info, const DecayOptions& options, std::int64_t k_max,
+                   DecayCurve& out) {
+  out.closed_form = SinusoidClosedForm(info, k_max);
+  if (out.closed_form.empty()) return;
+  if (options.cosine) {  // every exact row has norm² = pairs = Σ cos(0)
+    const double pairs = out.closed_form[0];
+    for (double& v : out.closed_form) v /= pairs;
+  }
+  out.mean_deviation.resize(out.closed_form.size());
+  for (std::size_t k = 0; k < out.closed_form.size(); ++k)
+    out.mean_deviation[k] = std::abs(out.mean[k] - out.closed_form[k]);
+  if (!options.mean_only) {
+    out.max_deviation.resize(out.closed_form.size());
+    for (std::size_t k = 0; k < out.closed_form.size(); ++k)
+      out.max_deviation[k] = std::max(std::abs(out.max[k] - out.closed_form[k]),
+                                      std::abs(out.min[k] - out.closed_form[k]));
+  }
+}
+
+}  // namespace
+
+DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
+                        const DecayStreamOptions& stream) {
+  const TableInfo& info = source.info();
+  const std::int64_t rows = info.rows, cols = info.cols;
+  if (rows < 1 || cols < 1)
+    ThrowInput(fmt::format("table '{}'", info.name), "has no rows or no columns");
+  const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
+  if (!options.mean_only) CheckGramBudget(rows, cols, k_max);
+  const std::int64_t budget = ResolveBudget(stream.memory_budget);
+  const DecayMeanPlan plan = PlanDecayMean(rows, cols, k_max, budget);
+
+  // Progress in rows read: each mean pass reads its segments (K rows of
+  // overlap each), the Gram pass the table once.
+  const std::int64_t passes = (cols + plan.panel_cols - 1) / plan.panel_cols;
+  const std::int64_t segments = (rows + plan.segment_rows - 1) / plan.segment_rows;
+  std::int64_t total = passes * (rows + (segments - 1) * std::min(k_max, plan.segment_rows));
+  if (!options.mean_only) total += rows;
+  std::int64_t done = 0;
+  auto advance = [&](std::int64_t n) {
+    done += n;
+    if (stream.progress) stream.progress(std::min(done, total), total);
+  };
+
+  RowReader reader(source, options.cosine);
+  DecayCurve out;
   out.pairs.resize(static_cast<std::size_t>(k_max + 1));
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
-
-  out.mean = SumAutocorrelation(x, rows, cols, k_max);
+  DecayStreamOptions::Timing timing;
+  timing.passes = passes;
+  out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, &timing.fft);
   for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
+  out.zero_rows = reader.zero_rows;
 
   if (!options.mean_only) {
-    if (options.single_precision) {
-      std::vector<float> xf(x, x + rows * cols);
-      GramStatistics(xf.data(), rows, cols, k_max, out.mean, out);
-    } else {
-      GramStatistics(x, rows, cols, k_max, out.mean, out);
-    }
+    if (options.single_precision)
+      StreamedGram<float>(reader, rows, cols, k_max, budget, advance, &timing.gram, out);
+    else
+      StreamedGram<double>(reader, rows, cols, k_max, budget, advance, &timing.gram, out);
   }
-
-  out.closed_form = SinusoidClosedForm(table.info, k_max);
-  if (!out.closed_form.empty()) {
-    if (options.cosine) {  // every exact row has norm² = pairs = Σ cos(0)
-      const double pairs = out.closed_form[0];
-      for (double& v : out.closed_form) v /= pairs;
-    }
-    out.mean_deviation.resize(out.closed_form.size());
-    for (std::size_t k = 0; k < out.closed_form.size(); ++k)
-      out.mean_deviation[k] = std::abs(out.mean[k] - out.closed_form[k]);
-    if (!options.mean_only) {
-      out.max_deviation.resize(out.closed_form.size());
-      for (std::size_t k = 0; k < out.closed_form.size(); ++k)
-        out.max_deviation[k] = std::max(std::abs(out.max[k] - out.closed_form[k]),
-                                        std::abs(out.min[k] - out.closed_form[k]));
-    }
-  }
+  timing.read = reader.seconds;
+  if (stream.timing) *stream.timing = timing;
+  AddClosedForm(info, options, k_max, out);
   return out;
+}
+
+DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
+  DenseRowSource source(table);
+  return ComputeDecay(source, options);
 }
 
 AnchorCurve ComputeAnchor(RowSource& source, std::int64_t anchor,

@@ -15,10 +15,19 @@
 //    its similarity with anything is 0).
 //  - sinusoid closed form: when every frequency has a sin and a cos column,
 //    PE(p)·PE(p+k) = Σ_i cos(k·ω_i) exactly, independent of p.
-// The table is held in memory (ReadAll): every pair of rows meets.
+// Streaming (ComputeDecay over a RowSource): no size limit. The mean reads
+// the table in column panels (every pass reads whole rows in blocks and
+// keeps the panel's columns), each column transformed whole; when all
+// columns do not fit the memory budget and K is small, it reads once in row
+// segments of S rows instead (each segment's autocorrelation by FFT, plus
+// the pairs that straddle a segment's end, O(K²) per column, directly).
+// min/max/std stream row blocks through a window of block + K rows. Memory:
+// about the budget (default 768 MiB, PE_DOT_MEMORY_BUDGET in bytes
+// overrides it) plus the Gram window ((block + K) · d values).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +61,43 @@ struct DecayCurve {
 /// max_offset is outside [0, rows-1] and pe::Error (input) when the table
 /// holds a NaN or an infinity (naming row and column).
 DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options);
+
+/// How the streamed computation may use memory, and who hears of progress.
+struct DecayStreamOptions {
+  /// Bytes for the mean's panels and FFT buffers; 0 = the environment's
+  /// PE_DOT_MEMORY_BUDGET (bytes), else 768 MiB. A budget smaller than one
+  /// column still works (one column per pass).
+  std::int64_t memory_budget = 0;
+  /// Called after every block with (rows read so far, rows to read in all).
+  std::function<void(std::int64_t, std::int64_t)> progress;
+  /// When set, receives where the time went (wall seconds): reading and
+  /// widening rows (with the finiteness check and the cosine's scaling),
+  /// the mean's FFTs and straddling pairs, and the Gram blocks.
+  struct Timing {
+    double read = 0, fft = 0, gram = 0;
+    std::int64_t passes = 0;  ///< reads of the whole table by the mean
+  }* timing = nullptr;
+};
+
+/// The same curve as ComputeDecay(ReadAll(source)) (equal within rounding,
+/// ~1e-13 relative to the largest value), read from `source` by row blocks
+/// with bounded memory (see the top of this file). Throws as ComputeDecay,
+/// and pe::Error (input) when the source cannot produce its rows.
+DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
+                        const DecayStreamOptions& stream = {});
+
+/// How the streamed mean will read a table: rows per segment (= rows when
+/// columns are transformed whole), columns per pass, FFT size and batch.
+/// Exposed for tests and for the budget's documentation.
+struct DecayMeanPlan {
+  std::int64_t segment_rows = 0;
+  std::int64_t panel_cols = 0;
+  std::int64_t fft_size = 0;
+  int group = 1;
+  std::int64_t read_rows = 1;  ///< rows per read block
+};
+DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t max_offset,
+                            std::int64_t memory_budget);
 
 /// The single-anchor curve: row `anchor` against every row q with
 /// |q - anchor| <= K, in order of q.
