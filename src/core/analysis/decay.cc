@@ -23,6 +23,15 @@ namespace {
 // Rows of the Gram block computed by one GEMM, and its widest column span.
 // 512 × 8192 doubles = 32 MiB: large enough for BLAS to run near peak.
 constexpr std::int64_t kBlockRows = 512;
+
+// Rows of one Gram block for offsets up to K. A block of m rows computes
+// m × (m + K) products of which about m × (K + 1) are in the band: with
+// K = 100, 512-row blocks would compute 6× the band; min(512, K rounded up
+// to 32, at least 64) keeps the waste under ~2.3× while the GEMM stays large
+// enough to run near peak (d = 1024: 128 × 228 × 1024).
+std::int64_t GramBlockRows(std::int64_t k_max) {
+  return std::clamp<std::int64_t>((k_max + 31) / 32 * 32, 64, kBlockRows);
+}
 constexpr std::int64_t kBlockCols = 8192;
 
 std::int64_t ResolveMaxOffset(std::int64_t rows, std::int64_t max_offset) {
@@ -147,7 +156,7 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
 // min, max and Σ(g - mean)² per offset from blocked Gram products, for the
 // rows p in [r_begin, r_end) of a window `x` that holds rows [w0, w_end)
 // with w_end >= min(rows, r_end + K). Each of the (at most 2) workers takes
-// every other block of kBlockRows rows, runs a single-threaded GEMM into its
+// every other block of GramBlockRows(K) rows, runs a single-threaded GEMM into its
 // own buffer and folds it into its own accumulators; they are merged at the
 // end (FinishGram). (Letting BLAS thread each GEMM instead leaves its
 // spinning threads competing with the fold for the same 2 cores.)
@@ -157,12 +166,13 @@ void GramBlocks(const T* x, std::int64_t w0, std::int64_t r_begin, std::int64_t 
                 std::vector<Folds>& folds, std::vector<std::vector<T>>& blocks) {
   const int workers = static_cast<int>(folds.size());
   const BlasRoutines& blas = Blas();  // single-threaded (core/analysis/blas.h)
-  const std::int64_t span = std::min(kBlockCols, kBlockRows + k_max);
+  const std::int64_t block_rows = GramBlockRows(k_max);
+  const std::int64_t span = std::min(kBlockCols, block_rows + k_max);
   auto work = [&](int w) {
     std::vector<T>& block = blocks[static_cast<std::size_t>(w)];
-    block.resize(static_cast<std::size_t>(kBlockRows * span));
-    for (std::int64_t i0 = r_begin + w * kBlockRows; i0 < r_end; i0 += workers * kBlockRows) {
-      const std::int64_t i1 = std::min(r_end, i0 + kBlockRows);
+    block.resize(static_cast<std::size_t>(block_rows * span));
+    for (std::int64_t i0 = r_begin + w * block_rows; i0 < r_end; i0 += workers * block_rows) {
+      const std::int64_t i1 = std::min(r_end, i0 + block_rows);
       const std::int64_t q_end = std::min(rows, i1 + k_max);  // exclusive
       for (std::int64_t c0 = i0; c0 < q_end; c0 += span) {
         const std::int64_t c1 = std::min(q_end, c0 + span);
@@ -211,6 +221,33 @@ void FinishGram(const std::vector<Folds>& folds, bool float64, DecayCurve& out) 
   }
 }
 
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Columns [j0, j0 + w) of `count` row-major rows of `cols` values into a
+// column-major panel (value (r, c) at dst[c * ld + r]), times scale[r]
+// when given (the cosine's 1/norm, 0 for a zero row). Eight columns at a time: each row gives 8
+// neighbouring values (one cache line) to 8 contiguous column runs; row by
+// row, every row would touch w pages far apart.
+template <typename S>
+void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
+             const double* scale, double* dst, std::int64_t ld) {
+  constexpr std::int64_t kTile = 8;
+  for (std::int64_t c0 = 0; c0 < w; c0 += kTile) {
+    const std::int64_t c1 = std::min(w, c0 + kTile);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const S* row = x + r * cols + j0;
+      if (scale == nullptr) {
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<double>(row[c]);
+      } else {
+        const double sc = scale[r];
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<double>(row[c]) * sc;
+      }
+    }
+  }
+}
+
 // Reads rows of a source as doubles: every value checked finite, rows scaled
 // to unit norm for the cosine, zero rows counted on request.
 class RowReader {
@@ -228,39 +265,99 @@ class RowReader {
     ReadRowsAsDouble(source_, first, count, &scratch_, &buf_);
     const TableInfo& info = source_.info();
     const std::int64_t cols = info.cols;
-    for (std::int64_t r = 0; r < count; ++r) {
-      double* row = buf_.data() + r * cols;
-      double ss = 0;
-      bool finite = true;
-      for (std::int64_t j = 0; j < cols; ++j) {
-        ss += row[j] * row[j];
-        finite &= std::isfinite(row[j]);
+    // Finiteness: x - x is 0 for a finite x and NaN otherwise, so one
+    // vectorised sum per block finds any NaN or infinity; only then is the
+    // block searched for the first one (row-major order, as reported).
+    const double* all = buf_.data();
+    double probe = 0;
+    for (std::int64_t i = 0; i < count * cols; ++i) probe += all[i] - all[i];
+    if (probe != 0 || std::isnan(probe)) {
+      for (std::int64_t i = 0; i < count * cols; ++i)
+        if (!std::isfinite(all[i]))
+          ThrowInput(fmt::format("table '{}'", info.name),
+                     fmt::format("row {}, column {} is {}; similarities are undefined",
+                                 first + i / cols, i % cols, all[i]));
+    }
+    if (cosine_) {
+      for (std::int64_t r = 0; r < count; ++r) {
+        double* row = buf_.data() + r * cols;
+        double ss = 0;
+        for (std::int64_t j = 0; j < cols; ++j) ss += row[j] * row[j];
+        if (ss == 0) {
+          if (first + r < count_below) ++zero_rows;
+          continue;
+        }
+        const double inv = 1.0 / std::sqrt(ss);
+        for (std::int64_t j = 0; j < cols; ++j) row[j] *= inv;
       }
-      if (!finite) {
-        for (std::int64_t j = 0; j < cols; ++j)
-          if (!std::isfinite(row[j]))
-            ThrowInput(fmt::format("table '{}'", info.name),
-                       fmt::format("row {}, column {} is {}; similarities are undefined",
-                                   first + r, j, row[j]));
-      }
-      if (!cosine_) continue;
-      if (ss == 0) {
-        if (first + r < count_below) ++zero_rows;
-        continue;
-      }
-      const double inv = 1.0 / std::sqrt(ss);
-      for (std::int64_t j = 0; j < cols; ++j) row[j] *= inv;
     }
     return buf_.data();
   }
+  /// Rows [first, first + count), columns [j0, j0 + w) into a column-major
+  /// panel: value (r, c) to dst[c * ld + r], as doubles (scaled for the
+  /// cosine). float32 files go straight from the file's values, without a
+  /// row-major double copy; they are checked finite when j0 == 0 (the first
+  /// pass reads every row). Zero rows below `count_below` are counted.
+  void ReadPanel(std::int64_t first, std::int64_t count, std::int64_t j0, std::int64_t w, double* dst,
+                 std::int64_t ld, std::int64_t count_below) {
+    const TableInfo& info = source_.info();
+    const std::int64_t cols = info.cols;
+    if (info.dtype != DType::kFloat32) {
+      const double* x = Read(first, count, count_below);
+      const auto t0 = std::chrono::steady_clock::now();
+      Scatter(x, count, cols, j0, w, nullptr, dst, ld);
+      seconds += Since(t0);
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t n = static_cast<std::size_t>(count * cols);
+    raw_.resize(n);
+    source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
+    const float* x = raw_.data();
+    if (j0 == 0) {
+      // A NaN or infinity has every exponent bit set: one vectorised OR of
+      // tests over the block, then a search only when one is there.
+      std::uint32_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, x + i, 4);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      if (bad != 0) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (!std::isfinite(x[i]))
+            ThrowInput(fmt::format("table '{}'", info.name),
+                       fmt::format("row {}, column {} is {}; similarities are undefined",
+                                   first + static_cast<std::int64_t>(i) / cols,
+                                   static_cast<std::int64_t>(i) % cols, x[i]));
+      }
+    }
+    const double* scale = nullptr;
+    if (cosine_) {
+      scale_.resize(static_cast<std::size_t>(count));
+      for (std::int64_t r = 0; r < count; ++r) {
+        double ss = 0;
+        for (std::int64_t j = 0; j < cols; ++j) ss += static_cast<double>(x[r * cols + j]) * x[r * cols + j];
+        if (ss == 0 && first + r < count_below) ++zero_rows;
+        // As Read(): x · (1 / sqrt(ss)), the same bits as the row-major path.
+        scale_[r] = ss == 0 ? 0.0 : 1.0 / std::sqrt(ss);
+      }
+      scale = scale_.data();
+    }
+    Scatter(x, count, cols, j0, w, scale, dst, ld);
+    seconds += Since(t0);
+  }
+
   std::int64_t zero_rows = 0;
-  double seconds = 0;  ///< wall time spent in Read
+  double seconds = 0;  ///< wall time spent reading and converting
 
  private:
   RowSource& source_;
   bool cosine_;
   std::vector<std::byte> scratch_;
   std::vector<double> buf_;
+  std::vector<float> raw_;
+  std::vector<double> scale_;
 };
 
 constexpr std::int64_t kDefaultBudget = std::int64_t{768} << 20;
@@ -276,10 +373,6 @@ std::int64_t ResolveBudget(std::int64_t budget) {
 }
 
 // Σ_p PE(p)·PE(p+k), k = 0..K, streamed as planned (decay.h).
-double Since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::int64_t cols,
                                     std::int64_t k_max, const DecayMeanPlan& plan,
                                     const std::function<void(std::int64_t)>& advance,
@@ -298,12 +391,7 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
       panel.resize(static_cast<std::size_t>(w * len));
       for (std::int64_t r0 = s0; r0 < s0 + len; r0 += plan.read_rows) {
         const std::int64_t count = std::min(plan.read_rows, s0 + len - r0);
-        const double* x = reader.Read(r0, count, j0 == 0 ? s0 + head : r0);
-        for (std::int64_t r = 0; r < count; ++r) {
-          const double* row = x + r * cols + j0;
-          double* dst = panel.data() + (r0 - s0 + r);
-          for (std::int64_t c = 0; c < w; ++c) dst[c * len] = row[c];
-        }
+        reader.ReadPanel(r0, count, j0, w, panel.data() + (r0 - s0), len, j0 == 0 ? s0 + head : r0);
         advance(count);
       }
       const auto t0 = std::chrono::steady_clock::now();
@@ -330,19 +418,43 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
   return r;
 }
 
-// min/max/std by row blocks through a window of block + K rows (decay.h).
+// Rows of p per Gram window: a multiple of both workers' blocks, at least
+// 4K (so that re-reading the K overlap rows costs at most a quarter more)
+// and 4096 rows, within half the budget beside the K overlap rows; the whole
+// table when the overlap would reach its end anyway. Fresh memory is dear
+// (first-touch page faults cost about 1.5 s per GiB on the development VM),
+// so the window is no larger than that.
+std::int64_t GramStep(std::int64_t rows, std::int64_t cols, std::int64_t k_max, std::int64_t budget,
+                      std::size_t value_bytes) {
+  const std::int64_t unit = 2 * GramBlockRows(k_max);
+  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(value_bytes);
+  const std::int64_t want = (std::max<std::int64_t>(4096, 4 * k_max) + unit - 1) / unit * unit;
+  const std::int64_t fits = (budget / 2 / row_bytes - k_max) / unit * unit;
+  const std::int64_t step = std::max(unit, std::min(want, fits));
+  return step + k_max >= rows ? rows : step;
+}
+
+// Reads rows [first, first + count) through `reader` into `dst` (row-major,
+// converted to T), in blocks of `read_rows`.
+template <typename T>
+void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::int64_t cols,
+              std::int64_t read_rows, std::int64_t count_below, T* dst,
+              const std::function<void(std::int64_t)>& advance) {
+  for (std::int64_t r0 = first; r0 < first + count; r0 += read_rows) {
+    const std::int64_t n = std::min(read_rows, first + count - r0);
+    const double* x = reader.Read(r0, n, count_below);
+    std::copy(x, x + n * cols, dst + (r0 - first) * cols);
+    advance(n);
+  }
+}
+
+// min/max/std by row blocks through a window of step + K rows (decay.h).
 template <typename T>
 void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::int64_t k_max,
-                  std::int64_t budget, const std::function<void(std::int64_t)>& advance,
+                  std::int64_t step, const std::function<void(std::int64_t)>& advance,
                   double* gram_seconds, DecayCurve& out) {
   const int workers =
       static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
-  // Rows of p per window: a multiple of both workers' blocks, about half the
-  // budget beside the K overlap rows; the whole table when it fits.
-  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(sizeof(T));
-  const std::int64_t unit = workers * kBlockRows;
-  std::int64_t step = std::max(unit, (budget / 2 / row_bytes - k_max) / unit * unit);
-  if (step + k_max >= rows) step = rows;
   std::vector<T> win;
   std::int64_t w0 = 0, have = 0;  // the window holds rows [w0, w0 + have)
   std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
@@ -358,13 +470,8 @@ void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::
       w0 = i0;
     }
     win.resize(static_cast<std::size_t>((need - w0) * cols));
-    for (std::int64_t r0 = w0 + have; r0 < need; r0 += read_rows) {
-      const std::int64_t count = std::min(read_rows, need - r0);
-      const double* x = reader.Read(r0, count, r0);
-      std::copy(x, x + count * cols, win.begin() + (r0 - w0) * cols);
-      have += count;
-      advance(count);
-    }
+    ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, 0, win.data() + have * cols, advance);
+    have = need - w0;
     const auto t0 = std::chrono::steady_clock::now();
     GramBlocks(win.data(), w0, i0, i1, rows, cols, k_max, out.mean.data(), folds, blocks);
     *gram_seconds += Since(t0);
@@ -476,6 +583,19 @@ DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k
   plan.read_rows = std::clamp<std::int64_t>(budget / 16 / row_doubles, 1,
                                             std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(row_doubles), rows)));
   const std::int64_t read_bytes = plan.read_rows * row_doubles;
+  const int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
+  const std::int64_t per_row = 8 * cols + 2 * (g * 24 + 8);  // panel + FFT buffers
+  // K small beside the table: segments of S = max(8192, 64 K) rows, one
+  // pass. Cheaper than whole columns (log S < log L per value, K/S more
+  // values) and far less memory (fresh memory costs page faults).
+  const std::int64_t small_seg = std::max<std::int64_t>(8192, 64 * k_max);
+  if (small_seg + k_max < rows && (small_seg + k_max) * per_row + read_bytes <= budget) {
+    plan.segment_rows = small_seg;
+    plan.fft_size = FftFriendlySize(small_seg + k_max);
+    plan.group = group_for(plan.fft_size);
+    plan.panel_cols = cols;
+    return plan;
+  }
   // Columns whole: one FFT of n >= L + K per column, as many columns per
   // pass as the budget holds.
   plan.segment_rows = rows;
@@ -487,8 +607,6 @@ DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k
   // Not all columns fit: one pass in row segments of S rows instead, when K
   // is small beside S (S >= 8K, and the straddling pairs, K²/2 per column
   // and segment, cost less than the segment's FFT, ~4 S log2 n).
-  const int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
-  const std::int64_t per_row = 8 * cols + 2 * (g * 24 + 8);
   const std::int64_t seg = (budget - read_bytes) / per_row - k_max;
   if (seg >= std::max<std::int64_t>(8 * k_max, 64)) {
     const std::int64_t n = FftFriendlySize(seg + k_max);
@@ -538,12 +656,26 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   const std::int64_t budget = ResolveBudget(stream.memory_budget);
   const DecayMeanPlan plan = PlanDecayMean(rows, cols, k_max, budget);
 
-  // Progress in rows read: each mean pass reads its segments (K rows of
-  // overlap each), the Gram pass the table once.
-  const std::int64_t passes = (cols + plan.panel_cols - 1) / plan.panel_cols;
-  const std::int64_t segments = (rows + plan.segment_rows - 1) / plan.segment_rows;
-  std::int64_t total = passes * (rows + (segments - 1) * std::min(k_max, plan.segment_rows));
-  if (!options.mean_only) total += rows;
+  const std::size_t gram_bytes = options.single_precision ? sizeof(float) : sizeof(double);
+  const std::int64_t step = GramStep(rows, cols, k_max, budget, gram_bytes);
+  // The table fits whole (columns whole in one pass, one Gram window): read
+  // it once, row-major, and take the mean and the Gram blocks from the same
+  // rows (the pre-streaming path, without a second copy).
+  const bool one_read = !options.mean_only && !options.single_precision && step == rows &&
+                        plan.panel_cols == cols && plan.segment_rows == rows;
+
+  // Progress in rows read: each mean pass reads its segments (with up to K
+  // rows of overlap each); the Gram window reads the table once.
+  const std::int64_t passes = one_read ? 1 : (cols + plan.panel_cols - 1) / plan.panel_cols;
+  std::int64_t total = 0;
+  if (one_read) {
+    total = rows;
+  } else {
+    for (std::int64_t s0 = 0; s0 < rows; s0 += plan.segment_rows)
+      total += std::min(plan.segment_rows + k_max, rows - s0);
+    total *= passes;
+    if (!options.mean_only) total += rows;
+  }
   std::int64_t done = 0;
   auto advance = [&](std::int64_t n) {
     done += n;
@@ -556,16 +688,34 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
   DecayStreamOptions::Timing timing;
   timing.passes = passes;
-  out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, &timing.fft);
-  for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
-  out.zero_rows = reader.zero_rows;
-
-  if (!options.mean_only) {
-    if (options.single_precision)
-      StreamedGram<float>(reader, rows, cols, k_max, budget, advance, &timing.gram, out);
-    else
-      StreamedGram<double>(reader, rows, cols, k_max, budget, advance, &timing.gram, out);
+  if (one_read) {
+    std::vector<double> x(static_cast<std::size_t>(rows * cols));
+    ReadInto(reader, 0, rows, cols, plan.read_rows, rows, x.data(), advance);
+    auto t0 = std::chrono::steady_clock::now();
+    AutocorrelationSum acc(plan.fft_size, plan.group);
+    acc.AddColumns(x.data(), cols, rows, 1, cols);
+    out.mean = acc.Lags(k_max);
+    timing.fft = Since(t0);
+    for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
+    t0 = std::chrono::steady_clock::now();
+    const int workers =
+        static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
+    std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
+    std::vector<std::vector<double>> blocks(static_cast<std::size_t>(workers));
+    GramBlocks(x.data(), 0, 0, rows, rows, cols, k_max, out.mean.data(), folds, blocks);
+    FinishGram(folds, true, out);
+    timing.gram = Since(t0);
+  } else {
+    out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, &timing.fft);
+    for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
+    if (!options.mean_only) {
+      if (options.single_precision)
+        StreamedGram<float>(reader, rows, cols, k_max, step, advance, &timing.gram, out);
+      else
+        StreamedGram<double>(reader, rows, cols, k_max, step, advance, &timing.gram, out);
+    }
   }
+  out.zero_rows = reader.zero_rows;
   timing.read = reader.seconds;
   if (stream.timing) *stream.timing = timing;
   AddClosedForm(info, options, k_max, out);
