@@ -221,6 +221,26 @@ void FinishGram(const std::vector<Folds>& folds, bool float64, DecayCurve& out) 
   }
 }
 
+// Scratch memory without zero-filling (every value is written before it is
+// read), reused from the mean's panels to the Gram window: fresh memory
+// costs first-touch page faults, and a memset on top of them.
+template <typename T>
+class Scratch {
+ public:
+  T* Get(std::size_t n) {
+    if (n > size_) {
+      data_.reset();  // the old block goes first: never both at once
+      data_.reset(new T[n]);
+      size_ = n;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  std::size_t size_ = 0;
+};
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -376,11 +396,13 @@ std::int64_t ResolveBudget(std::int64_t budget) {
 std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::int64_t cols,
                                     std::int64_t k_max, const DecayMeanPlan& plan,
                                     const std::function<void(std::int64_t)>& advance,
-                                    double* fft_seconds) {
+                                    Scratch<double>& scratch, double* fft_seconds) {
   AutocorrelationSum acc(plan.fft_size, plan.group);
   std::vector<double> boundary(static_cast<std::size_t>(k_max + 1), 0.0);
   const std::int64_t seg = plan.segment_rows;
-  std::vector<double> panel;  // column-major: column c's values at c * len
+  // The panel, column-major: column c's values at c * len.
+  double* panel = scratch.Get(static_cast<std::size_t>(std::min(plan.panel_cols, cols) *
+                                                       std::min(seg + k_max, rows)));
   for (std::int64_t j0 = 0; j0 < cols; j0 += plan.panel_cols) {
     const std::int64_t w = std::min(plan.panel_cols, cols - j0);
     for (std::int64_t s0 = 0; s0 < rows; s0 += seg) {
@@ -388,17 +410,16 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
       // pairs that straddle its end.
       const std::int64_t head = std::min(seg, rows - s0);
       const std::int64_t len = std::min(seg + k_max, rows - s0);
-      panel.resize(static_cast<std::size_t>(w * len));
       for (std::int64_t r0 = s0; r0 < s0 + len; r0 += plan.read_rows) {
         const std::int64_t count = std::min(plan.read_rows, s0 + len - r0);
-        reader.ReadPanel(r0, count, j0, w, panel.data() + (r0 - s0), len, j0 == 0 ? s0 + head : r0);
+        reader.ReadPanel(r0, count, j0, w, panel + (r0 - s0), len, j0 == 0 ? s0 + head : r0);
         advance(count);
       }
       const auto t0 = std::chrono::steady_clock::now();
-      acc.AddColumns(panel.data(), w, head, len, 1);
+      acc.AddColumns(panel, w, head, len, 1);
       if (len > head) {
         for (std::int64_t c = 0; c < w; ++c) {
-          const double* col = panel.data() + c * len;
+          const double* col = panel + c * len;
           for (std::int64_t k = 1; k <= k_max; ++k) {
             double sum = 0;
             const std::int64_t t_end = std::min(head, len - k);
@@ -452,10 +473,10 @@ void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::in
 template <typename T>
 void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::int64_t k_max,
                   std::int64_t step, const std::function<void(std::int64_t)>& advance,
-                  double* gram_seconds, DecayCurve& out) {
+                  Scratch<T>& scratch, double* gram_seconds, DecayCurve& out) {
   const int workers =
       static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
-  std::vector<T> win;
+  T* const win = scratch.Get(static_cast<std::size_t>(std::min(rows, step + k_max) * cols));
   std::int64_t w0 = 0, have = 0;  // the window holds rows [w0, w0 + have)
   std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
   std::vector<std::vector<T>> blocks(static_cast<std::size_t>(workers));
@@ -465,15 +486,14 @@ void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::
     const std::int64_t need = std::min(rows, i1 + k_max);
     if (i0 > w0) {  // slide: keep the K overlap rows, drop the rest
       const std::int64_t drop = std::min(have, i0 - w0);
-      std::copy(win.begin() + drop * cols, win.begin() + have * cols, win.begin());
+      std::copy(win + drop * cols, win + have * cols, win);
       have -= drop;
       w0 = i0;
     }
-    win.resize(static_cast<std::size_t>((need - w0) * cols));
-    ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, 0, win.data() + have * cols, advance);
+    ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, 0, win + have * cols, advance);
     have = need - w0;
     const auto t0 = std::chrono::steady_clock::now();
-    GramBlocks(win.data(), w0, i0, i1, rows, cols, k_max, out.mean.data(), folds, blocks);
+    GramBlocks(win, w0, i0, i1, rows, cols, k_max, out.mean.data(), folds, blocks);
     *gram_seconds += Since(t0);
   }
   FinishGram(folds, std::is_same_v<T, double>, out);
@@ -688,12 +708,13 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
   DecayStreamOptions::Timing timing;
   timing.passes = passes;
+  Scratch<double> scratch;  // the mean's panels, then the Gram window
   if (one_read) {
-    std::vector<double> x(static_cast<std::size_t>(rows * cols));
-    ReadInto(reader, 0, rows, cols, plan.read_rows, rows, x.data(), advance);
+    double* const x = scratch.Get(static_cast<std::size_t>(rows * cols));
+    ReadInto(reader, 0, rows, cols, plan.read_rows, rows, x, advance);
     auto t0 = std::chrono::steady_clock::now();
     AutocorrelationSum acc(plan.fft_size, plan.group);
-    acc.AddColumns(x.data(), cols, rows, 1, cols);
+    acc.AddColumns(x, cols, rows, 1, cols);
     out.mean = acc.Lags(k_max);
     timing.fft = Since(t0);
     for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
@@ -702,17 +723,19 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
         static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
     std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
     std::vector<std::vector<double>> blocks(static_cast<std::size_t>(workers));
-    GramBlocks(x.data(), 0, 0, rows, rows, cols, k_max, out.mean.data(), folds, blocks);
+    GramBlocks(x, 0, 0, rows, rows, cols, k_max, out.mean.data(), folds, blocks);
     FinishGram(folds, true, out);
     timing.gram = Since(t0);
   } else {
-    out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, &timing.fft);
+    out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, scratch, &timing.fft);
     for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
     if (!options.mean_only) {
-      if (options.single_precision)
-        StreamedGram<float>(reader, rows, cols, k_max, step, advance, &timing.gram, out);
-      else
-        StreamedGram<double>(reader, rows, cols, k_max, step, advance, &timing.gram, out);
+      if (options.single_precision) {
+        Scratch<float> window;
+        StreamedGram<float>(reader, rows, cols, k_max, step, advance, window, &timing.gram, out);
+      } else {
+        StreamedGram<double>(reader, rows, cols, k_max, step, advance, scratch, &timing.gram, out);
+      }
     }
   }
   out.zero_rows = reader.zero_rows;
