@@ -16,6 +16,7 @@
 #include "core/parallel_for.h"
 #include "core/error.h"
 #include "core/schemes/sinusoidal.h"
+#include "core/table_memory.h"
 
 namespace pe {
 namespace {
@@ -111,6 +112,27 @@ std::optional<double> MetaNumber(const MetaValue* v) {
   return std::nullopt;
 }
 
+// Scratch memory without zero-filling (every value is written before it is
+// read), reused from the mean's panels to the Gram window. Fresh memory
+// costs first-touch page faults (about 1.5 s per GiB of 4 KiB pages on the
+// development VM); TableMemory backs large blocks with huge pages.
+template <typename T>
+class Scratch {
+ public:
+  T* Get(std::size_t n) {
+    if (n > size_) {
+      memory_ = TableMemory();  // the old block goes first: never both at once
+      memory_ = TableMemory(n * sizeof(T));
+      size_ = n;
+    }
+    return reinterpret_cast<T*>(memory_.data());
+  }
+
+ private:
+  TableMemory memory_;
+  std::size_t size_ = 0;
+};
+
 // Per-offset accumulators of one worker.
 struct Folds {
   std::vector<double> min, max, s, ss;  // s, ss: Σ e and Σ e², e = g - FFT mean
@@ -163,14 +185,13 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
 template <typename T>
 void GramBlocks(const T* x, std::int64_t w0, std::int64_t r_begin, std::int64_t r_end,
                 std::int64_t rows, std::int64_t cols, std::int64_t k_max, const double* mean,
-                std::vector<Folds>& folds, std::vector<std::vector<T>>& blocks) {
+                std::vector<Folds>& folds, std::vector<Scratch<T>>& blocks) {
   const int workers = static_cast<int>(folds.size());
   const BlasRoutines& blas = Blas();  // single-threaded (core/analysis/blas.h)
   const std::int64_t block_rows = GramBlockRows(k_max);
   const std::int64_t span = std::min(kBlockCols, block_rows + k_max);
   auto work = [&](int w) {
-    std::vector<T>& block = blocks[static_cast<std::size_t>(w)];
-    block.resize(static_cast<std::size_t>(block_rows * span));
+    T* const block = blocks[static_cast<std::size_t>(w)].Get(static_cast<std::size_t>(block_rows * span));
     for (std::int64_t i0 = r_begin + w * block_rows; i0 < r_end; i0 += workers * block_rows) {
       const std::int64_t i1 = std::min(r_end, i0 + block_rows);
       const std::int64_t q_end = std::min(rows, i1 + k_max);  // exclusive
@@ -182,12 +203,12 @@ void GramBlocks(const T* x, std::int64_t w0, std::int64_t r_begin, std::int64_t 
         const T* b = x + (c0 - w0) * cols;
         if constexpr (std::is_same_v<T, double>) {
           blas.dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, k, b, k, 0.0,
-                     block.data(), n);
+                     block, n);
         } else {
           blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f,
-                     block.data(), n);
+                     block, n);
         }
-        FoldRows(block.data(), n, 0, m, i0, c0, c1, k_max, mean, folds[w]);
+        FoldRows(block, n, 0, m, i0, c0, c1, k_max, mean, folds[w]);
       }
     }
   };
@@ -220,26 +241,6 @@ void FinishGram(const std::vector<Folds>& folds, bool float64, DecayCurve& out) 
     if (float64) out.mean[k] += shift;
   }
 }
-
-// Scratch memory without zero-filling (every value is written before it is
-// read), reused from the mean's panels to the Gram window: fresh memory
-// costs first-touch page faults, and a memset on top of them.
-template <typename T>
-class Scratch {
- public:
-  T* Get(std::size_t n) {
-    if (n > size_) {
-      data_.reset();  // the old block goes first: never both at once
-      data_.reset(new T[n]);
-      size_ = n;
-    }
-    return data_.get();
-  }
-
- private:
-  std::unique_ptr<T[]> data_;
-  std::size_t size_ = 0;
-};
 
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -479,7 +480,7 @@ void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::
   T* const win = scratch.Get(static_cast<std::size_t>(std::min(rows, step + k_max) * cols));
   std::int64_t w0 = 0, have = 0;  // the window holds rows [w0, w0 + have)
   std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
-  std::vector<std::vector<T>> blocks(static_cast<std::size_t>(workers));
+  std::vector<Scratch<T>> blocks(static_cast<std::size_t>(workers));
   const std::int64_t read_rows = std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(cols) * 8, rows));
   for (std::int64_t i0 = 0; i0 < rows; i0 += step) {
     const std::int64_t i1 = std::min(rows, i0 + step);
@@ -722,7 +723,7 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
     const int workers =
         static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
     std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
-    std::vector<std::vector<double>> blocks(static_cast<std::size_t>(workers));
+    std::vector<Scratch<double>> blocks(static_cast<std::size_t>(workers));
     GramBlocks(x, 0, 0, rows, rows, cols, k_max, out.mean.data(), folds, blocks);
     FinishGram(folds, true, out);
     timing.gram = Since(t0);
