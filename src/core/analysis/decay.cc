@@ -299,18 +299,10 @@ class RowReader {
                      fmt::format("row {}, column {} is {}; similarities are undefined",
                                  first + i / cols, i % cols, all[i]));
     }
-    if (cosine_) {
-      for (std::int64_t r = 0; r < count; ++r) {
-        double* row = buf_.data() + r * cols;
-        double ss = 0;
-        for (std::int64_t j = 0; j < cols; ++j) ss += row[j] * row[j];
-        if (ss == 0) {
-          if (first + r < count_below) ++zero_rows;
-          continue;
-        }
-        const double inv = 1.0 / std::sqrt(ss);
-        for (std::int64_t j = 0; j < cols; ++j) row[j] *= inv;
-      }
+    if (cosine_) {  // zero rows counted only below count_below
+      const std::int64_t counted = std::clamp<std::int64_t>(count_below - first, 0, count);
+      zero_rows += NormalizeRows(buf_.data(), counted, cols);
+      NormalizeRows(buf_.data() + counted * cols, count - counted, cols);
     }
     return buf_.data();
   }
