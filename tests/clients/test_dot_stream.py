@@ -17,6 +17,7 @@ have had to hold whole is no longer refused.
 import csv
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -44,8 +45,18 @@ def pe(*args, budget=None):
     return r
 
 
-def curve(path, *extra, budget=None):
-    rows = list(csv.DictReader(io.StringIO(pe("dot", path, *extra, budget=budget).stdout)))
+PLAN = re.compile(r"mean passes (\d+), segment rows (\d+)")
+
+
+def curve(path, *extra, budget=None, plan=None):
+    """The curve as arrays; `plan` receives (passes, segment rows) from PE_DOT_TIMING."""
+    os.environ["PE_DOT_TIMING"] = "1"
+    r = pe("dot", path, *extra, budget=budget)
+    del os.environ["PE_DOT_TIMING"]
+    m = PLAN.search(r.stderr)
+    if plan is not None:
+        plan.append((int(m.group(1)), int(m.group(2))) if m else None)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
     out = {}
     for name in ("pairs", "mean", "min", "max", "std"):
         out[name] = np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
@@ -100,16 +111,20 @@ x = x32.astype(np.float64)
 scale = float(np.max(np.abs(x @ x[:50].T)))  # size of the dot products
 
 cases = [
-    # (what, extra flags, budget, kmax, cosine)
-    ("full curve, column panels (tiny budget)", [], 150000, L - 1, False),
-    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 350000, 60, False),
-    ("K=5 cosine, row segments", ["--max-offset", "5", "--cosine"], 40000, 5, True),
-    ("K=300, panels and sliding Gram windows", ["--max-offset", "300"], 90000, 300, False),
-    ("full curve, default budget (one pass)", [], None, L - 1, False),
+    # (what, extra flags, budget, kmax, cosine, expected plan: "panels", "segments" or "whole")
+    ("full curve, column panels (tiny budget)", [], 100000, L - 1, False, "panels"),
+    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 275000, 60, False, "segments"),
+    ("K=5 cosine, row segments", ["--max-offset", "5", "--cosine"], 40000, 5, True, "segments"),
+    ("K=300, panels and sliding Gram windows", ["--max-offset", "300"], 90000, 300, False, "panels"),
+    ("full curve, default budget (one pass)", [], None, L - 1, False, "whole"),
 ]
-for what, extra, budget, kmax, cosine in cases:
+for what, extra, budget, kmax, cosine, expect in cases:
     ref_x = unit_rows(x) if cosine else x
-    got = curve(path, *extra, budget=budget)
+    plan = []
+    got = curve(path, *extra, budget=budget, plan=plan)
+    passes, seg = plan[0] if plan[0] else (0, 0)
+    kind = "segments" if seg < L else "panels" if passes > 1 else "whole"
+    check(kind == expect, f"{what}: plan {kind} (passes {passes}, segment rows {seg}), expected {expect}")
     check(len(got["mean"]) == kmax + 1, f"{what}: {kmax + 1} offsets, got {len(got['mean'])}")
     check(got["pairs"].tolist() == [L - k for k in range(kmax + 1)], f"{what}: pairs")
     tol = 1e-12 * (1 if cosine else scale)

@@ -251,19 +251,19 @@ double Since(std::chrono::steady_clock::time_point t0) {
 // when given (the cosine's 1/norm, 0 for a zero row). Eight columns at a time: each row gives 8
 // neighbouring values (one cache line) to 8 contiguous column runs; row by
 // row, every row would touch w pages far apart.
-template <typename S>
+template <typename S, typename D>
 void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
-             const double* scale, double* dst, std::int64_t ld) {
+             const double* scale, D* dst, std::int64_t ld) {
   constexpr std::int64_t kTile = 8;
   for (std::int64_t c0 = 0; c0 < w; c0 += kTile) {
     const std::int64_t c1 = std::min(w, c0 + kTile);
     for (std::int64_t r = 0; r < count; ++r) {
       const S* row = x + r * cols + j0;
       if (scale == nullptr) {
-        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<double>(row[c]);
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<D>(row[c]);
       } else {
         const double sc = scale[r];
-        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<double>(row[c]) * sc;
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<D>(static_cast<double>(row[c]) * sc);
       }
     }
   }
@@ -311,7 +311,8 @@ class RowReader {
   /// cosine). float32 files go straight from the file's values, without a
   /// row-major double copy; they are checked finite when j0 == 0 (the first
   /// pass reads every row). Zero rows below `count_below` are counted.
-  void ReadPanel(std::int64_t first, std::int64_t count, std::int64_t j0, std::int64_t w, double* dst,
+  template <typename D>
+  void ReadPanel(std::int64_t first, std::int64_t count, std::int64_t j0, std::int64_t w, D* dst,
                  std::int64_t ld, std::int64_t count_below) {
     const TableInfo& info = source_.info();
     const std::int64_t cols = info.cols;
@@ -386,15 +387,18 @@ std::int64_t ResolveBudget(std::int64_t budget) {
 }
 
 // Σ_p PE(p)·PE(p+k), k = 0..K, streamed as planned (decay.h).
+// P: the panel's value type, float for a float32 table's dot product
+// (exact), else double.
+template <typename P>
 std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::int64_t cols,
                                     std::int64_t k_max, const DecayMeanPlan& plan,
                                     const std::function<void(std::int64_t)>& advance,
-                                    Scratch<double>& scratch, double* fft_seconds) {
+                                    Scratch<P>& scratch, double* fft_seconds) {
   AutocorrelationSum acc(plan.fft_size, plan.group);
   std::vector<double> boundary(static_cast<std::size_t>(k_max + 1), 0.0);
   const std::int64_t seg = plan.segment_rows;
   // The panel, column-major: column c's values at c * len.
-  double* panel = scratch.Get(static_cast<std::size_t>(std::min(plan.panel_cols, cols) *
+  P* panel = scratch.Get(static_cast<std::size_t>(std::min(plan.panel_cols, cols) *
                                                        std::min(seg + k_max, rows)));
   for (std::int64_t j0 = 0; j0 < cols; j0 += plan.panel_cols) {
     const std::int64_t w = std::min(plan.panel_cols, cols - j0);
@@ -412,12 +416,12 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
       acc.AddColumns(panel, w, head, len, 1);
       if (len > head) {
         for (std::int64_t c = 0; c < w; ++c) {
-          const double* col = panel + c * len;
+          const P* col = panel + c * len;
           for (std::int64_t k = 1; k <= k_max; ++k) {
             double sum = 0;
             const std::int64_t t_end = std::min(head, len - k);
             for (std::int64_t t = std::max<std::int64_t>(0, head - k); t < t_end; ++t)
-              sum += col[t] * col[t + k];
+              sum += static_cast<double>(col[t]) * static_cast<double>(col[t + k]);
             boundary[k] += sum;
           }
         }
@@ -585,7 +589,7 @@ std::vector<double> SinusoidClosedForm(const TableInfo& info, std::int64_t max_o
 }
 
 DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k_max,
-                            std::int64_t budget) {
+                            std::int64_t budget, int value_bytes) {
   DecayMeanPlan plan;
   auto group_for = [&](std::int64_t n) {
     int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
@@ -597,7 +601,7 @@ DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k
                                             std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(row_doubles), rows)));
   const std::int64_t read_bytes = plan.read_rows * row_doubles;
   const int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
-  const std::int64_t per_row = 8 * cols + 2 * (g * 24 + 8);  // panel + FFT buffers
+  const std::int64_t per_row = value_bytes * cols + 2 * (g * 24 + 8);  // panel + FFT buffers
   // K small beside the table: segments of S = max(8192, 64 K) rows, one
   // pass. Cheaper than whole columns (log S < log L per value, K/S more
   // values) and far less memory (fresh memory costs page faults).
@@ -615,7 +619,7 @@ DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k
   plan.fft_size = FftFriendlySize(rows + k_max);
   plan.group = group_for(plan.fft_size);
   const std::int64_t avail = budget - AutocorrelationSum::BufferBytes(plan.fft_size, plan.group) - read_bytes;
-  plan.panel_cols = std::clamp<std::int64_t>(avail / (8 * rows), 1, cols);
+  plan.panel_cols = std::clamp<std::int64_t>(avail / (value_bytes * rows), 1, cols);
   if (plan.panel_cols == cols) return plan;
   // Not all columns fit: one pass in row segments of S rows instead, when K
   // is small beside S (S >= 8K, and the straddling pairs, K²/2 per column
@@ -667,7 +671,10 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
   if (!options.mean_only) CheckGramBudget(rows, cols, k_max);
   const std::int64_t budget = ResolveBudget(stream.memory_budget);
-  const DecayMeanPlan plan = PlanDecayMean(rows, cols, k_max, budget);
+  // A float32 table's dot product: the panels hold its float values (exact
+  // when widened), half the memory of doubles, so half the passes.
+  const bool float_panel = info.dtype == DType::kFloat32 && !options.cosine;
+  const DecayMeanPlan plan = PlanDecayMean(rows, cols, k_max, budget, float_panel ? 4 : 8);
 
   const std::size_t gram_bytes = options.single_precision ? sizeof(float) : sizeof(double);
   const std::int64_t step = GramStep(rows, cols, k_max, budget, gram_bytes);
@@ -701,6 +708,7 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
   DecayStreamOptions::Timing timing;
   timing.passes = passes;
+  timing.segment_rows = plan.segment_rows;
   Scratch<double> scratch;  // the mean's panels, then the Gram window
   if (one_read) {
     double* const x = scratch.Get(static_cast<std::size_t>(rows * cols));
@@ -720,7 +728,12 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
     FinishGram(folds, true, out);
     timing.gram = Since(t0);
   } else {
-    out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, scratch, &timing.fft);
+    if (float_panel) {
+      Scratch<float> panels;
+      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, panels, &timing.fft);
+    } else {
+      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, scratch, &timing.fft);
+    }
     for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
     if (!options.mean_only) {
       if (options.single_precision) {

@@ -76,6 +76,7 @@ struct DecayStreamOptions {
   struct Timing {
     double read = 0, fft = 0, gram = 0;
     std::int64_t passes = 0;  ///< reads of the whole table by the mean
+    std::int64_t segment_rows = 0;  ///< the mean's segments (= rows: columns whole)
   }* timing = nullptr;
 };
 
@@ -96,8 +97,10 @@ struct DecayMeanPlan {
   int group = 1;
   std::int64_t read_rows = 1;  ///< rows per read block
 };
+/// `value_bytes`: 4 when the panel holds float32 values (a float32 table's
+/// dot product: its values widen exactly), 8 for doubles.
 DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t max_offset,
-                            std::int64_t memory_budget);
+                            std::int64_t memory_budget, int value_bytes = 8);
 
 /// The single-anchor curve: row `anchor` against every row q with
 /// |q - anchor| <= K, in order of q.

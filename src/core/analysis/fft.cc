@@ -92,7 +92,17 @@ std::int64_t AutocorrelationSum::BufferBytes(std::int64_t n, int group) {
 
 void AutocorrelationSum::AddColumns(const double* base, std::int64_t count, std::int64_t len,
                                     std::int64_t col_stride, std::int64_t row_stride) {
-  State& s = *state_;
+  Add(*state_, base, count, len, col_stride, row_stride);
+}
+
+void AutocorrelationSum::AddColumns(const float* base, std::int64_t count, std::int64_t len,
+                                    std::int64_t col_stride, std::int64_t row_stride) {
+  Add(*state_, base, count, len, col_stride, row_stride);
+}
+
+template <typename T>
+void AutocorrelationSum::Add(State& s, const T* base, std::int64_t count, std::int64_t len,
+                             std::int64_t col_stride, std::int64_t row_stride) {
   assert(len <= s.n);
   const std::int64_t n = s.n, nc = s.nc;
   const int group = s.group;
@@ -115,13 +125,13 @@ void AutocorrelationSum::AddColumns(const double* base, std::int64_t count, std:
       for (std::int64_t t = 0; t < g; ++t) std::fill(in + t * n + len, in + (t + 1) * n, 0.0);
       if (row_stride == 1) {
         for (std::int64_t t = 0; t < g; ++t) {
-          const double* col = base + (j0 + t) * col_stride;
+          const T* col = base + (j0 + t) * col_stride;
           std::copy(col, col + len, in + t * n);
         }
       } else {
         // Row-major: read each row's g values together (cache-friendly).
         for (std::int64_t p = 0; p < len; ++p) {
-          const double* row = base + p * row_stride + j0 * col_stride;
+          const T* row = base + p * row_stride + j0 * col_stride;
           for (std::int64_t t = 0; t < g; ++t) in[t * n + p] = row[t * col_stride];
         }
       }

@@ -45,6 +45,10 @@ class AutocorrelationSum {
   /// and cols; column-major panel: strides ld and 1). REQUIRES: len <= n.
   void AddColumns(const double* base, std::int64_t count, std::int64_t len,
                   std::int64_t col_stride, std::int64_t row_stride);
+  /// The same for float values (widened exactly; a float32 table's panel
+  /// takes half the memory).
+  void AddColumns(const float* base, std::int64_t count, std::int64_t len,
+                  std::int64_t col_stride, std::int64_t row_stride);
 
   /// r(k) = the summed circular autocorrelation at k = 0..max_lag.
   std::vector<double> Lags(std::int64_t max_lag) const;
@@ -55,6 +59,9 @@ class AutocorrelationSum {
 
  private:
   struct State;
+  template <typename T>
+  static void Add(State& s, const T* base, std::int64_t count, std::int64_t len,
+                  std::int64_t col_stride, std::int64_t row_stride);
   std::unique_ptr<State> state_;
 };
 
