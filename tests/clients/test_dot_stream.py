@@ -17,6 +17,7 @@ have had to hold whole is no longer refused.
 import csv
 import io
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -163,7 +164,36 @@ env = dict(os.environ, PE_DOT_MEMORY_BUDGET="30000")
 r = subprocess.run([PE, "dot", pbad, "--mean-only"], capture_output=True, text=True, env=env)
 check(r.returncode == 2 and "row 2500, column 11" in r.stderr, f"NaN named: exit {r.returncode}, {r.stderr!r}")
 
-for f in (path, p64, pbad):
+# Progress on a terminal: a run of a few seconds (one column per pass over a
+# 30 MB table) draws the bar on stderr and erases it at the end.
+slow = rng.standard_normal((20000, 384)).astype(np.float32)
+pslow = os.path.join(SCRATCH, "slow.npy")
+np.save(pslow, slow)
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["NO_COLOR"] = "1"
+    os.environ["PE_DOT_MEMORY_BUDGET"] = "100000"
+    os.execv(PE, [PE, "dot", pslow, "--mean-only", "-o", os.path.join(SCRATCH, "slow.csv")])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+text = out.decode("utf-8", "replace")
+check(os.WEXITSTATUS(status) == 0, f"tty run exits 0: {text[-300:]!r}")
+check("dot slow.npy [" in text and "rows/s" in text, f"tty: progress bar drawn: {text[:300]!r}")
+check("\r\x1b[2K" in text, "tty: the bar is erased")
+got = curve(pslow, "--mean-only", "--max-offset", "50")
+s64 = slow.astype(np.float64)
+direct = np.array([np.sum(s64[:20000 - k] * s64[k:]) / (20000 - k) for k in range(51)])
+close(got["mean"], direct, 1e-9 * float(np.max(np.abs(direct))), "slow table: mean")
+
+for f in (path, p64, pbad, pslow, os.path.join(SCRATCH, "slow.csv")):
     os.remove(f)
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -413,7 +413,13 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
         advance(count);
       }
       const auto t0 = std::chrono::steady_clock::now();
-      acc.AddColumns(panel, w, head, len, 1);
+      // In chunks of 64 columns, each reported as its share of `head` rows
+      // of transform work (a whole-column panel's FFTs take seconds).
+      for (std::int64_t c0 = 0; c0 < w; c0 += 64) {
+        const std::int64_t n = std::min<std::int64_t>(64, w - c0);
+        acc.AddColumns(panel + c0 * len, n, head, len, 1);
+        advance(head * n / cols);
+      }
       if (len > head) {
         for (std::int64_t c = 0; c < w; ++c) {
           const P* col = panel + c * len;
@@ -466,6 +472,10 @@ void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::in
   }
 }
 
+// Rows of p per Gram call between progress reports (about a second of work
+// for the full 32768 x 1024 curve); a chunk's end only cuts a block short.
+constexpr std::int64_t kGramProgressRows = 2048;
+
 // min/max/std by row blocks through a window of step + K rows (decay.h).
 template <typename T>
 void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::int64_t k_max,
@@ -490,7 +500,11 @@ void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::
     ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, 0, win + have * cols, advance);
     have = need - w0;
     const auto t0 = std::chrono::steady_clock::now();
-    GramBlocks(win, w0, i0, i1, rows, cols, k_max, out.mean.data(), folds, blocks);
+    for (std::int64_t c0 = i0; c0 < i1; c0 += kGramProgressRows) {  // progress per chunk
+      const std::int64_t c1 = std::min(i1, c0 + kGramProgressRows);
+      GramBlocks(win, w0, c0, c1, rows, cols, k_max, out.mean.data(), folds, blocks);
+      advance(c1 - c0);
+    }
     *gram_seconds += Since(t0);
   }
   FinishGram(folds, std::is_same_v<T, double>, out);
@@ -684,17 +698,18 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   const bool one_read = !options.mean_only && !options.single_precision && step == rows &&
                         plan.panel_cols == cols && plan.segment_rows == rows;
 
-  // Progress in rows read: each mean pass reads its segments (with up to K
-  // rows of overlap each); the Gram window reads the table once.
+  // Progress in rows of work: each mean pass reads its segments (with up to
+  // K rows of overlap each), the FFTs count as one more pass, the Gram
+  // window reads the table once and then folds its rows.
   const std::int64_t passes = one_read ? 1 : (cols + plan.panel_cols - 1) / plan.panel_cols;
   std::int64_t total = 0;
   if (one_read) {
-    total = rows;
+    total = 3 * rows;  // read, FFT, Gram
   } else {
     for (std::int64_t s0 = 0; s0 < rows; s0 += plan.segment_rows)
       total += std::min(plan.segment_rows + k_max, rows - s0);
-    total *= passes;
-    if (!options.mean_only) total += rows;
+    total = total * passes + rows;  // reads, then the FFT work as rows
+    if (!options.mean_only) total += 2 * rows;  // the Gram window's reads and blocks
   }
   std::int64_t done = 0;
   auto advance = [&](std::int64_t n) {
@@ -715,7 +730,11 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
     ReadInto(reader, 0, rows, cols, plan.read_rows, rows, x, advance);
     auto t0 = std::chrono::steady_clock::now();
     AutocorrelationSum acc(plan.fft_size, plan.group);
-    acc.AddColumns(x, cols, rows, 1, cols);
+    for (std::int64_t c0 = 0; c0 < cols; c0 += 64) {
+      const std::int64_t n = std::min<std::int64_t>(64, cols - c0);
+      acc.AddColumns(x + c0, n, rows, 1, cols);
+      advance(rows * n / cols);
+    }
     out.mean = acc.Lags(k_max);
     timing.fft = Since(t0);
     for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
@@ -724,7 +743,11 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
         static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
     std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
     std::vector<Scratch<double>> blocks(static_cast<std::size_t>(workers));
-    GramBlocks(x, 0, 0, rows, rows, cols, k_max, out.mean.data(), folds, blocks);
+    for (std::int64_t c0 = 0; c0 < rows; c0 += kGramProgressRows) {
+      const std::int64_t c1 = std::min(rows, c0 + kGramProgressRows);
+      GramBlocks(x, 0, c0, c1, rows, cols, k_max, out.mean.data(), folds, blocks);
+      advance(c1 - c0);
+    }
     FinishGram(folds, true, out);
     timing.gram = Since(t0);
   } else {
@@ -747,6 +770,7 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   out.zero_rows = reader.zero_rows;
   timing.read = reader.seconds;
   if (stream.timing) *stream.timing = timing;
+  if (stream.progress) stream.progress(total, total);  // the shares' rounding
   AddClosedForm(info, options, k_max, out);
   return out;
 }
