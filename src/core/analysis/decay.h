@@ -15,15 +15,20 @@
 //    its similarity with anything is 0).
 //  - sinusoid closed form: when every frequency has a sin and a cos column,
 //    PE(p)·PE(p+k) = Σ_i cos(k·ω_i) exactly, independent of p.
-// Streaming (ComputeDecay over a RowSource): no size limit. The mean reads
-// the table in column panels (every pass reads whole rows in blocks and
-// keeps the panel's columns), each column transformed whole; when all
-// columns do not fit the memory budget and K is small, it reads once in row
-// segments of S rows instead (each segment's autocorrelation by FFT, plus
-// the pairs that straddle a segment's end, O(K²) per column, directly).
-// min/max/std stream row blocks through a window of block + K rows. Memory:
-// about the budget (default 768 MiB, PE_DOT_MEMORY_BUDGET in bytes
-// overrides it) plus the Gram window ((block + K) · d values).
+// Streaming (ComputeDecay over a RowSource): no size limit. The mean takes
+// one of two plans (PlanDecayMean):
+//  - row segments, one pass: when K is small beside the table (segments of
+//    max(8192, 64K) rows), or when the columns do not fit the budget and
+//    S >= 8K. Each segment's autocorrelation comes from one FFT of
+//    n >= S + K; the pairs that straddle its end (p in the segment, p + k
+//    past it), at most K²/2 per column, are summed directly.
+//  - column panels: each pass reads whole rows in blocks and keeps w
+//    columns, each transformed whole; as many columns per pass as the
+//    budget holds (all of them: one pass, the in-memory computation).
+// min/max/std stream row blocks through a window of max(4096, 4K) + K rows
+// (the whole table when the overlap reaches its end). A table that fits is
+// read once for both. Memory: about the budget (default 768 MiB,
+// PE_DOT_MEMORY_BUDGET in bytes overrides it) plus the Gram window.
 #pragma once
 
 #include <cstdint>
