@@ -472,6 +472,18 @@ void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::in
   }
 }
 
+// The per-offset shift of the Gram statistics when no FFT mean is computed:
+// g(0, k) = x_0 · x_k, one sample of each offset's values (a shift within a
+// few standard deviations of the mean keeps Σe²/n - (Σe/n)² stable; the
+// mean itself is then the direct sum, shift + Σe/n). `x` holds rows 0..K.
+void SampleShift(const double* x, std::int64_t cols, std::int64_t k_max, std::vector<double>& mean) {
+  for (std::int64_t k = 0; k <= k_max; ++k) {
+    double g = 0;
+    for (std::int64_t j = 0; j < cols; ++j) g += x[j] * x[k * cols + j];
+    mean[static_cast<std::size_t>(k)] = g;
+  }
+}
+
 // Rows of p per Gram call between progress reports (about a second of work
 // for the full 32768 x 1024 curve); a chunk's end only cuts a block short.
 constexpr std::int64_t kGramProgressRows = 2048;
@@ -480,7 +492,7 @@ constexpr std::int64_t kGramProgressRows = 2048;
 template <typename T>
 void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::int64_t k_max,
                   std::int64_t step, const std::function<void(std::int64_t)>& advance,
-                  Scratch<T>& scratch, double* gram_seconds, DecayCurve& out) {
+                  Scratch<T>& scratch, bool sample_shift, double* gram_seconds, DecayCurve& out) {
   const int workers =
       static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
   T* const win = scratch.Get(static_cast<std::size_t>(std::min(rows, step + k_max) * cols));
@@ -497,8 +509,14 @@ void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::
       have -= drop;
       w0 = i0;
     }
-    ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, 0, win + have * cols, advance);
+    // Zero rows are counted here when no mean pass read the rows (each row
+    // enters the window once).
+    ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, sample_shift ? rows : 0,
+             win + have * cols, advance);
     have = need - w0;
+    if constexpr (std::is_same_v<T, double>) {
+      if (sample_shift && i0 == 0) SampleShift(win, cols, k_max, out.mean);  // rows 0..K are here
+    }
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t c0 = i0; c0 < i1; c0 += kGramProgressRows) {  // progress per chunk
       const std::int64_t c1 = std::min(i1, c0 + kGramProgressRows);
@@ -690,27 +708,23 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   const bool float_panel = info.dtype == DType::kFloat32 && !options.cosine;
   const DecayMeanPlan plan = PlanDecayMean(rows, cols, k_max, budget, float_panel ? 4 : 8);
 
-  const std::size_t gram_bytes = options.single_precision ? sizeof(float) : sizeof(double);
-  const std::int64_t step = GramStep(rows, cols, k_max, budget, gram_bytes);
-  // The table fits whole (columns whole in one pass, one Gram window): read
-  // it once, row-major, and take the mean and the Gram blocks from the same
-  // rows (the pre-streaming path, without a second copy).
-  const bool one_read = !options.mean_only && !options.single_precision && step == rows &&
-                        plan.panel_cols == cols && plan.segment_rows == rows;
+  // With float64 min/max/std the mean is the direct sum over the Gram band
+  // (shift + Σe/n, see FinishGram), so no FFT and one read of the table;
+  // the FFT mean serves --mean-only and the float32 blocks (whose sums
+  // would lose digits).
+  const bool fft_mean = options.mean_only || options.single_precision;
 
   // Progress in rows of work: each mean pass reads its segments (with up to
   // K rows of overlap each), the FFTs count as one more pass, the Gram
   // window reads the table once and then folds its rows.
-  const std::int64_t passes = one_read ? 1 : (cols + plan.panel_cols - 1) / plan.panel_cols;
+  const std::int64_t passes = fft_mean ? (cols + plan.panel_cols - 1) / plan.panel_cols : 0;
   std::int64_t total = 0;
-  if (one_read) {
-    total = 3 * rows;  // read, FFT, Gram
-  } else {
+  if (fft_mean) {
     for (std::int64_t s0 = 0; s0 < rows; s0 += plan.segment_rows)
       total += std::min(plan.segment_rows + k_max, rows - s0);
     total = total * passes + rows;  // reads, then the FFT work as rows
-    if (!options.mean_only) total += 2 * rows;  // the Gram window's reads and blocks
   }
+  if (!options.mean_only) total += 2 * rows;  // the Gram window's reads and blocks
   std::int64_t done = 0;
   auto advance = [&](std::int64_t n) {
     done += n;
@@ -723,34 +737,9 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
   DecayStreamOptions::Timing timing;
   timing.passes = passes;
-  timing.segment_rows = plan.segment_rows;
+  timing.segment_rows = fft_mean ? plan.segment_rows : 0;
   Scratch<double> scratch;  // the mean's panels, then the Gram window
-  if (one_read) {
-    double* const x = scratch.Get(static_cast<std::size_t>(rows * cols));
-    ReadInto(reader, 0, rows, cols, plan.read_rows, rows, x, advance);
-    auto t0 = std::chrono::steady_clock::now();
-    AutocorrelationSum acc(plan.fft_size, plan.group);
-    for (std::int64_t c0 = 0; c0 < cols; c0 += 64) {
-      const std::int64_t n = std::min<std::int64_t>(64, cols - c0);
-      acc.AddColumns(x + c0, n, rows, 1, cols);
-      advance(rows * n / cols);
-    }
-    out.mean = acc.Lags(k_max);
-    timing.fft = Since(t0);
-    for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
-    t0 = std::chrono::steady_clock::now();
-    const int workers =
-        static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
-    std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
-    std::vector<Scratch<double>> blocks(static_cast<std::size_t>(workers));
-    for (std::int64_t c0 = 0; c0 < rows; c0 += kGramProgressRows) {
-      const std::int64_t c1 = std::min(rows, c0 + kGramProgressRows);
-      GramBlocks(x, 0, c0, c1, rows, cols, k_max, out.mean.data(), folds, blocks);
-      advance(c1 - c0);
-    }
-    FinishGram(folds, true, out);
-    timing.gram = Since(t0);
-  } else {
+  if (fft_mean) {
     if (float_panel) {
       Scratch<float> panels;
       out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, panels, &timing.fft);
@@ -758,13 +747,17 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
       out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, scratch, &timing.fft);
     }
     for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
-    if (!options.mean_only) {
-      if (options.single_precision) {
-        Scratch<float> window;
-        StreamedGram<float>(reader, rows, cols, k_max, step, advance, window, &timing.gram, out);
-      } else {
-        StreamedGram<double>(reader, rows, cols, k_max, step, advance, scratch, &timing.gram, out);
-      }
+  } else {
+    out.mean.assign(static_cast<std::size_t>(k_max + 1), 0.0);  // the shift, set from rows 0..K
+  }
+  if (!options.mean_only) {
+    const std::size_t gram_bytes = options.single_precision ? sizeof(float) : sizeof(double);
+    const std::int64_t step = GramStep(rows, cols, k_max, budget, gram_bytes);
+    if (options.single_precision) {
+      Scratch<float> window;
+      StreamedGram<float>(reader, rows, cols, k_max, step, advance, window, false, &timing.gram, out);
+    } else {
+      StreamedGram<double>(reader, rows, cols, k_max, step, advance, scratch, true, &timing.gram, out);
     }
   }
   out.zero_rows = reader.zero_rows;
