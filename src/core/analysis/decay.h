@@ -3,14 +3,16 @@
 //
 // What is computed how (L = rows, d = cols, K = max offset):
 //  - mean(k) = Σ_p PE(p)·PE(p+k) / (L-k): FFT autocorrelation of each column,
-//    summed in the frequency domain (fft.h), O(d · L log L), float64.
+//    summed in the frequency domain (fft.h), O(d · L log L), float64 (with
+//    mean_only or single_precision; else the Gram band's direct sum).
 //  - min(k), max(k), std(k) over p: the Gram matrix G = X·Xᵀ restricted to
 //    0 <= q-p <= K, computed in row blocks by BLAS (dgemm, or sgemm with
 //    `single_precision`) and folded diagonal by diagonal, O(L·K·d) flops.
 //    std is the population standard deviation, sqrt(Σ_p (g - mean(k))² /
-//    (L-k)), accumulated around the FFT mean (shifted-data variance, stable);
-//    with float64 blocks the mean is then corrected by the direct sum, so a
-//    single pair (k = L-1) gives std 0 and the mean equals that one product.
+//    (L-k)), accumulated around a shift (shifted-data variance, stable):
+//    with float64 blocks the sample g(0, k) and the mean is then the direct
+//    sum (no FFT runs), so a single pair (k = L-1) gives std 0 and the mean
+//    equals that one product; with float32 blocks the FFT mean.
 //  - cosine: rows are scaled to unit norm first (a zero row stays zero, so
 //    its similarity with anything is 0).
 //  - sinusoid closed form: when every frequency has a sin and a cos column,
