@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -20,6 +22,7 @@
 #include "core/plot/view_plot.h"
 #include "cli/dot_views.h"
 #include "cli/inline_spec.h"
+#include "cli/progress.h"
 #include "cli/scheme_flags.h"
 #include "cli/tensor_set_view.h"
 
@@ -496,8 +499,21 @@ int RunDot(const DotOptions& o, Console& console) {
     if (o.from >= 0) {
       s.anchor = ComputeAnchor(*s.table, o.from, options);
     } else {
-      const DenseTable dense = ReadAll(*s.table);
-      s.curve = ComputeDecay(dense, options);
+      // Streamed by row blocks and column panels: any size, bounded memory.
+      ProgressBar bar(console.stderr_is_tty() && !console.quiet() && !o.json, "dot " + EscapeText(s.name));
+      DecayStreamOptions stream;
+      stream.progress = [&bar](std::int64_t done, std::int64_t total) { bar.Update(done, total); };
+      // PE_DOT_TIMING=1: where the time went, for bench/run and profiling.
+      DecayStreamOptions::Timing timing;
+      const char* timing_env = std::getenv("PE_DOT_TIMING");
+      if (timing_env != nullptr && *timing_env != '\0') stream.timing = &timing;
+      s.curve = ComputeDecay(*s.table, options, stream);
+      bar.Finish();
+      if (stream.timing)
+        std::fprintf(stderr,
+                     "pe: dot timing: %s: read %.3f s, fft %.3f s, gram %.3f s, mean passes %lld, segment rows %lld\n",
+                     EscapeText(s.name).c_str(), timing.read, timing.fft, timing.gram,
+                     static_cast<long long>(timing.passes), static_cast<long long>(timing.segment_rows));
       if (s.curve.zero_rows > 0)
         console.Warning(fmt::format("{}: {} rows have norm 0; their cosine similarity is taken as 0",
                                     s.name, s.curve.zero_rows));

@@ -148,6 +148,108 @@ TEST(Decay, RandomTableAcrossGramBlocks) {
   for (std::int64_t k = 0; k <= 50; ++k) EXPECT_NEAR(f.max[k], n.max[k], 1e-4) << k;
 }
 
+// The streamed path with budgets small enough to force every plan: column
+// panels (columns transformed whole, several passes), row segments (one
+// pass, pairs straddling a segment's end summed directly) and Gram windows
+// that slide by 1024 rows with the K overlap; against the definition.
+TEST(DecayStream, TinyBudgetsMatchTheDefinition) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  const std::int64_t L = 2600, d = 7;
+  std::vector<double> v(L * d);
+  for (double& x : v) x = normal(rng);
+  v[5 * d + 0] = 0;  // a zero row for the cosine
+  for (std::int64_t j = 0; j < d; ++j) v[5 * d + j] = 0;
+  const DenseTable t = Dense(L, d, v);
+  struct Case {
+    std::int64_t k_max, budget;
+    bool cosine, segments;
+  };
+  for (const Case& c : {Case{L - 1, 150000, false, false}, Case{40, 160000, false, true},
+                        Case{3, 30000, true, true}, Case{40, 60000, true, false},
+                        Case{900, 100000, false, false}}) {
+    const DecayMeanPlan plan = PlanDecayMean(L, d, c.k_max, c.budget);
+    EXPECT_EQ(plan.segment_rows < L, c.segments);
+    EXPECT_EQ(plan.panel_cols < d, !c.segments);
+    SCOPED_TRACE(::testing::Message() << "K=" << c.k_max << " budget=" << c.budget << " segment="
+                                      << plan.segment_rows << " panel=" << plan.panel_cols);
+    MemoryRowSource source = Memory(t);
+    DecayOptions o;
+    o.max_offset = c.k_max;
+    o.cosine = c.cosine;
+    DecayStreamOptions so;
+    so.memory_budget = c.budget;
+    std::int64_t last_done = -1, last_total = 0;
+    so.progress = [&](std::int64_t done, std::int64_t total) {
+      EXPECT_GE(done, last_done);
+      EXPECT_LE(done, total);
+      last_done = done;
+      last_total = total;
+    };
+    const DecayCurve s = ComputeDecay(source, o, so);
+    EXPECT_EQ(last_done, last_total);
+    DenseTable ref = t;
+    if (c.cosine) {
+      for (std::int64_t p = 0; p < L; ++p) {
+        double ss = 0;
+        for (std::int64_t j = 0; j < d; ++j) ss += ref.values[p * d + j] * ref.values[p * d + j];
+        if (ss > 0)
+          for (std::int64_t j = 0; j < d; ++j) ref.values[p * d + j] /= std::sqrt(ss);
+      }
+      EXPECT_EQ(s.zero_rows, 1);
+    }
+    const Naive n = NaiveDecay(ref, c.k_max);
+    ASSERT_EQ(s.mean.size(), static_cast<std::size_t>(c.k_max + 1));
+    for (std::int64_t k = 0; k <= c.k_max; ++k) {
+      EXPECT_NEAR(s.mean[k], n.mean[k], 1e-11) << k;
+      EXPECT_NEAR(s.min[k], n.min[k], 1e-12) << k;
+      EXPECT_NEAR(s.max[k], n.max[k], 1e-12) << k;
+      EXPECT_NEAR(s.std[k], n.std[k], 1e-10) << k;
+    }
+    // The mean alone by the same plan, before any Gram correction.
+    o.mean_only = true;
+    last_done = -1;
+    MemoryRowSource again = Memory(t);
+    const DecayCurve m = ComputeDecay(again, o, so);
+    for (std::int64_t k = 0; k <= c.k_max; ++k) EXPECT_NEAR(m.mean[k], n.mean[k], 1e-11) << k;
+  }
+}
+
+TEST(DecayStream, PlansFollowTheBudget) {
+  // Fits: one pass, columns whole (the in-memory plan).
+  DecayMeanPlan p = PlanDecayMean(32768, 1024, 32767, std::int64_t{768} << 20);
+  EXPECT_EQ(p.panel_cols, 1024);
+  EXPECT_EQ(p.segment_rows, 32768);
+  // 4 GiB table, K = 100: one pass in segments.
+  p = PlanDecayMean(1 << 20, 1024, 100, std::int64_t{768} << 20);
+  EXPECT_EQ(p.panel_cols, 1024);
+  EXPECT_LT(p.segment_rows, 1 << 20);
+  EXPECT_GE(p.segment_rows, 800);
+  // Full curve of the 4 GiB table: panels of whole columns.
+  p = PlanDecayMean(1 << 20, 1024, (1 << 20) - 1, std::int64_t{768} << 20);
+  EXPECT_EQ(p.segment_rows, 1 << 20);
+  EXPECT_GT(p.panel_cols, 1);
+  EXPECT_LT(p.panel_cols, 1024);
+  // A budget below one column still makes progress: one column per pass.
+  p = PlanDecayMean(1000, 4, 999, 100);
+  EXPECT_EQ(p.panel_cols, 1);
+}
+
+TEST(DecayStream, NonFiniteNamedInAnyPanel) {
+  std::vector<double> v(300 * 4, 1.0);
+  v[217 * 4 + 3] = std::nan("");
+  const DenseTable t = Dense(300, 4, v);
+  MemoryRowSource source = Memory(t);
+  DecayStreamOptions so;
+  so.memory_budget = 3000;  // panels of one column
+  try {
+    ComputeDecay(source, {}, so);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 217, column 3"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Decay, SinusoidClosedFormHandDerived) {
   // d = 4, base = 100: ω_0 = 1, ω_1 = 100^(-2/4) = 0.1, so the closed form is
   // cos(k) + cos(0.1 k): k=1 -> 0.5403023058681398 + 0.9950041652780258.

@@ -4,14 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <chrono>
 #include <limits>
 #include <thread>
 
 #include "core/analysis/blas.h"
+#include "core/analysis/blocks.h"
 #include "core/analysis/fft.h"
 #include "core/parallel_for.h"
 #include "core/error.h"
 #include "core/schemes/sinusoidal.h"
+#include "core/table_memory.h"
 
 namespace pe {
 namespace {
@@ -19,6 +24,15 @@ namespace {
 // Rows of the Gram block computed by one GEMM, and its widest column span.
 // 512 × 8192 doubles = 32 MiB: large enough for BLAS to run near peak.
 constexpr std::int64_t kBlockRows = 512;
+
+// Rows of one Gram block for offsets up to K. A block of m rows computes
+// m × (m + K) products of which about m × (K + 1) are in the band: with
+// K = 100, 512-row blocks would compute 6× the band; min(512, K rounded up
+// to 32, at least 64) keeps the waste under ~2.3× while the GEMM stays large
+// enough to run near peak (d = 1024: 128 × 228 × 1024).
+std::int64_t GramBlockRows(std::int64_t k_max) {
+  return std::clamp<std::int64_t>((k_max + 31) / 32 * 32, 64, kBlockRows);
+}
 constexpr std::int64_t kBlockCols = 8192;
 
 std::int64_t ResolveMaxOffset(std::int64_t rows, std::int64_t max_offset) {
@@ -43,8 +57,7 @@ double GramWork(std::int64_t rows, std::int64_t cols, std::int64_t k_max) {
   return (static_cast<double>(cols) + 64) * ((K + 1) * L - K * (K + 1) / 2);
 }
 
-void CheckGramBudget(const DenseTable& table, std::int64_t k_max) {
-  const std::int64_t rows = table.info.rows, cols = table.info.cols;
+void CheckGramBudget(std::int64_t rows, std::int64_t cols, std::int64_t k_max) {
   if (GramWork(rows, cols, k_max) <= kGramBudget) return;
   std::int64_t lo = 0, hi = k_max;  // largest K within the budget (K = 0 may not be)
   while (lo < hi) {
@@ -61,17 +74,6 @@ void CheckGramBudget(const DenseTable& table, std::int64_t k_max) {
              fmt::format("min, max and std over offsets 0..{} compare {:.3g} pairs of rows (O(L·K·d): {:.2g} "
                          "row-values, pe's budget is 7.5e+11, about 20 s); {} (the mean by FFT, any offset)",
                          k_max, pairs, GramWork(rows, cols, k_max), fits));
-}
-
-void CheckFinite(const DenseTable& table) {
-  const std::int64_t cols = table.info.cols;
-  for (std::size_t i = 0; i < table.values.size(); ++i) {
-    if (!std::isfinite(table.values[i]))
-      ThrowInput(fmt::format("table '{}'", table.info.name),
-                 fmt::format("row {}, column {} is {}; similarities are undefined",
-                             static_cast<std::int64_t>(i) / cols,
-                             static_cast<std::int64_t>(i) % cols, table.values[i]));
-  }
 }
 
 // Scales rows to unit norm in place; returns how many rows had norm 0.
@@ -109,6 +111,27 @@ std::optional<double> MetaNumber(const MetaValue* v) {
   }
   return std::nullopt;
 }
+
+// Scratch memory without zero-filling (every value is written before it is
+// read), reused from the mean's panels to the Gram window. Fresh memory
+// costs first-touch page faults (about 1.5 s per GiB of 4 KiB pages on the
+// development VM); TableMemory backs large blocks with huge pages.
+template <typename T>
+class Scratch {
+ public:
+  T* Get(std::size_t n) {
+    if (n > size_) {
+      memory_ = TableMemory();  // the old block goes first: never both at once
+      memory_ = TableMemory(n * sizeof(T));
+      size_ = n;
+    }
+    return reinterpret_cast<T*>(memory_.data());
+  }
+
+ private:
+  TableMemory memory_;
+  std::size_t size_ = 0;
+};
 
 // Per-offset accumulators of one worker.
 struct Folds {
@@ -152,46 +175,55 @@ void FoldRows(const T* block, std::int64_t ld, std::int64_t r0, std::int64_t r1,
   }
 }
 
-// min, max and Σ(g - mean)² per offset from blocked Gram products. Each of
-// the (at most 2) workers takes every other row block, runs a single-threaded
-// GEMM into its own buffer and folds it into its own accumulators; they are
-// merged at the end. (Letting BLAS thread each GEMM instead leaves its
+// min, max and Σ(g - mean)² per offset from blocked Gram products, for the
+// rows p in [r_begin, r_end) of a window `x` that holds rows [w0, w_end)
+// with w_end >= min(rows, r_end + K). Each of the (at most 2) workers takes
+// every other block of GramBlockRows(K) rows, runs a single-threaded GEMM into its
+// own buffer and folds it into its own accumulators; they are merged at the
+// end (FinishGram). (Letting BLAS thread each GEMM instead leaves its
 // spinning threads competing with the fold for the same 2 cores.)
 template <typename T>
-void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
-                    std::int64_t k_max, const std::vector<double> mean,
-                    DecayCurve& out) {
-  const std::size_t n_k = static_cast<std::size_t>(k_max + 1);
-  const int workers =
-      static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
+void GramBlocks(const T* x, std::int64_t w0, std::int64_t r_begin, std::int64_t r_end,
+                std::int64_t rows, std::int64_t cols, std::int64_t k_max, const double* mean,
+                std::vector<Folds>& folds, std::vector<Scratch<T>>& blocks) {
+  const int workers = static_cast<int>(folds.size());
   const BlasRoutines& blas = Blas();  // single-threaded (core/analysis/blas.h)
-  std::vector<Folds> folds(workers, Folds(n_k));
+  const std::int64_t block_rows = GramBlockRows(k_max);
+  const std::int64_t span = std::min(kBlockCols, block_rows + k_max);
   auto work = [&](int w) {
-    std::vector<T> block(static_cast<std::size_t>(kBlockRows * kBlockCols));
-    for (std::int64_t i0 = w * kBlockRows; i0 < rows; i0 += workers * kBlockRows) {
-      const std::int64_t i1 = std::min(rows, i0 + kBlockRows);
+    T* const block = blocks[static_cast<std::size_t>(w)].Get(static_cast<std::size_t>(block_rows * span));
+    for (std::int64_t i0 = r_begin + w * block_rows; i0 < r_end; i0 += workers * block_rows) {
+      const std::int64_t i1 = std::min(r_end, i0 + block_rows);
       const std::int64_t q_end = std::min(rows, i1 + k_max);  // exclusive
-      for (std::int64_t c0 = i0; c0 < q_end; c0 += kBlockCols) {
-        const std::int64_t c1 = std::min(q_end, c0 + kBlockCols);
+      for (std::int64_t c0 = i0; c0 < q_end; c0 += span) {
+        const std::int64_t c1 = std::min(q_end, c0 + span);
         const int m = static_cast<int>(i1 - i0), n = static_cast<int>(c1 - c0);
         const int k = static_cast<int>(cols);
+        const T* a = x + (i0 - w0) * cols;
+        const T* b = x + (c0 - w0) * cols;
         if constexpr (std::is_same_v<T, double>) {
-          blas.dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0,
-                      x + i0 * cols, k, x + c0 * cols, k, 0.0, block.data(), n);
+          blas.dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, k, b, k, 0.0,
+                     block, n);
         } else {
-          blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
-                      x + i0 * cols, k, x + c0 * cols, k, 0.0f, block.data(), n);
+          blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f,
+                     block, n);
         }
-        FoldRows(block.data(), n, 0, m, i0, c0, c1, k_max, mean.data(), folds[w]);
+        FoldRows(block, n, 0, m, i0, c0, c1, k_max, mean, folds[w]);
       }
     }
   };
   ParallelFor(workers, work);
+}
+
+// Merges the workers' folds into out.min/max/std (and, with float64 blocks,
+// corrects the FFT mean by the directly summed one).
+void FinishGram(const std::vector<Folds>& folds, bool float64, DecayCurve& out) {
+  const std::size_t n_k = out.mean.size();
   out.min = folds[0].min;
   out.max = folds[0].max;
   std::vector<double> sum = folds[0].s;
   out.std = folds[0].ss;
-  for (int w = 1; w < workers; ++w) {
+  for (std::size_t w = 1; w < folds.size(); ++w) {
     for (std::size_t k = 0; k < n_k; ++k) {
       out.min[k] = std::min(out.min[k], folds[w].min[k]);
       out.max[k] = std::max(out.max[k], folds[w].max[k]);
@@ -206,9 +238,312 @@ void GramStatistics(const T* x, std::int64_t rows, std::int64_t cols,
     const double n = static_cast<double>(out.pairs[k]);
     const double shift = sum[k] / n;
     out.std[k] = std::sqrt(std::max(0.0, out.std[k] / n - shift * shift));
-    if constexpr (std::is_same_v<T, double>) out.mean[k] += shift;
+    if (float64) out.mean[k] += shift;
   }
 }
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Columns [j0, j0 + w) of `count` row-major rows of `cols` values into a
+// column-major panel (value (r, c) at dst[c * ld + r]), times scale[r]
+// when given (the cosine's 1/norm, 0 for a zero row). Eight columns at a time: each row gives 8
+// neighbouring values (one cache line) to 8 contiguous column runs; row by
+// row, every row would touch w pages far apart.
+template <typename S, typename D>
+void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
+             const double* scale, D* dst, std::int64_t ld) {
+  constexpr std::int64_t kTile = 8;
+  for (std::int64_t c0 = 0; c0 < w; c0 += kTile) {
+    const std::int64_t c1 = std::min(w, c0 + kTile);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const S* row = x + r * cols + j0;
+      if (scale == nullptr) {
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<D>(row[c]);
+      } else {
+        const double sc = scale[r];
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<D>(static_cast<double>(row[c]) * sc);
+      }
+    }
+  }
+}
+
+// Reads rows of a source as doubles: every value checked finite, rows scaled
+// to unit norm for the cosine, zero rows counted on request.
+class RowReader {
+ public:
+  RowReader(RowSource& source, bool cosine) : source_(source), cosine_(cosine) {}
+  /// Rows [first, first + count), row-major; rows below `count_below` that
+  /// have norm 0 are added to zero_rows (pass `first` to count none).
+  const double* Read(std::int64_t first, std::int64_t count, std::int64_t count_below) {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Clock {  // adds the time spent here to `seconds`, however Read ends
+      std::chrono::steady_clock::time_point t0;
+      double& seconds;
+      ~Clock() { seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    } clock{t0, seconds};
+    ReadRowsAsDouble(source_, first, count, &scratch_, &buf_);
+    const TableInfo& info = source_.info();
+    const std::int64_t cols = info.cols;
+    // Finiteness: x - x is 0 for a finite x and NaN otherwise, so one
+    // vectorised sum per block finds any NaN or infinity; only then is the
+    // block searched for the first one (row-major order, as reported).
+    const double* all = buf_.data();
+    double probe = 0;
+    for (std::int64_t i = 0; i < count * cols; ++i) probe += all[i] - all[i];
+    if (probe != 0 || std::isnan(probe)) {
+      for (std::int64_t i = 0; i < count * cols; ++i)
+        if (!std::isfinite(all[i]))
+          ThrowInput(fmt::format("table '{}'", info.name),
+                     fmt::format("row {}, column {} is {}; similarities are undefined",
+                                 first + i / cols, i % cols, all[i]));
+    }
+    if (cosine_) {  // zero rows counted only below count_below
+      const std::int64_t counted = std::clamp<std::int64_t>(count_below - first, 0, count);
+      zero_rows += NormalizeRows(buf_.data(), counted, cols);
+      NormalizeRows(buf_.data() + counted * cols, count - counted, cols);
+    }
+    return buf_.data();
+  }
+  /// Rows [first, first + count), columns [j0, j0 + w) into a column-major
+  /// panel: value (r, c) to dst[c * ld + r], as doubles (scaled for the
+  /// cosine). float32 files go straight from the file's values, without a
+  /// row-major double copy; they are checked finite when j0 == 0 (the first
+  /// pass reads every row). Zero rows below `count_below` are counted.
+  template <typename D>
+  void ReadPanel(std::int64_t first, std::int64_t count, std::int64_t j0, std::int64_t w, D* dst,
+                 std::int64_t ld, std::int64_t count_below) {
+    const TableInfo& info = source_.info();
+    const std::int64_t cols = info.cols;
+    if (info.dtype != DType::kFloat32) {
+      const double* x = Read(first, count, count_below);
+      const auto t0 = std::chrono::steady_clock::now();
+      Scatter(x, count, cols, j0, w, nullptr, dst, ld);
+      seconds += Since(t0);
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t n = static_cast<std::size_t>(count * cols);
+    raw_.resize(n);
+    source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
+    const float* x = raw_.data();
+    if (j0 == 0) {
+      // A NaN or infinity has every exponent bit set: one vectorised OR of
+      // tests over the block, then a search only when one is there.
+      std::uint32_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, x + i, 4);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      if (bad != 0) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (!std::isfinite(x[i]))
+            ThrowInput(fmt::format("table '{}'", info.name),
+                       fmt::format("row {}, column {} is {}; similarities are undefined",
+                                   first + static_cast<std::int64_t>(i) / cols,
+                                   static_cast<std::int64_t>(i) % cols, x[i]));
+      }
+    }
+    const double* scale = nullptr;
+    if (cosine_) {
+      scale_.resize(static_cast<std::size_t>(count));
+      for (std::int64_t r = 0; r < count; ++r) {
+        double ss = 0;
+        for (std::int64_t j = 0; j < cols; ++j) ss += static_cast<double>(x[r * cols + j]) * x[r * cols + j];
+        if (ss == 0 && first + r < count_below) ++zero_rows;
+        // As Read(): x · (1 / sqrt(ss)), the same bits as the row-major path.
+        scale_[r] = ss == 0 ? 0.0 : 1.0 / std::sqrt(ss);
+      }
+      scale = scale_.data();
+    }
+    Scatter(x, count, cols, j0, w, scale, dst, ld);
+    seconds += Since(t0);
+  }
+
+  std::int64_t zero_rows = 0;
+  double seconds = 0;  ///< wall time spent reading and converting
+
+ private:
+  RowSource& source_;
+  bool cosine_;
+  std::vector<std::byte> scratch_;
+  std::vector<double> buf_;
+  std::vector<float> raw_;
+  std::vector<double> scale_;
+};
+
+constexpr std::int64_t kDefaultBudget = std::int64_t{768} << 20;
+
+std::int64_t ResolveBudget(std::int64_t budget) {
+  if (budget > 0) return budget;
+  if (const char* env = std::getenv("PE_DOT_MEMORY_BUDGET")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return v;
+  }
+  return kDefaultBudget;
+}
+
+// Σ_p PE(p)·PE(p+k), k = 0..K, streamed as planned (decay.h).
+// P: the panel's value type, float for a float32 table's dot product
+// (exact), else double.
+template <typename P>
+std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::int64_t cols,
+                                    std::int64_t k_max, const DecayMeanPlan& plan,
+                                    const std::function<void(std::int64_t)>& advance,
+                                    Scratch<P>& scratch, double* fft_seconds) {
+  AutocorrelationSum acc(plan.fft_size, plan.group);
+  std::vector<double> boundary(static_cast<std::size_t>(k_max + 1), 0.0);
+  const std::int64_t seg = plan.segment_rows;
+  // The panel, column-major: column c's values at c * len.
+  P* panel = scratch.Get(static_cast<std::size_t>(std::min(plan.panel_cols, cols) *
+                                                       std::min(seg + k_max, rows)));
+  for (std::int64_t j0 = 0; j0 < cols; j0 += plan.panel_cols) {
+    const std::int64_t w = std::min(plan.panel_cols, cols - j0);
+    for (std::int64_t s0 = 0; s0 < rows; s0 += seg) {
+      // The segment's own rows (head), then up to K rows after it for the
+      // pairs that straddle its end.
+      const std::int64_t head = std::min(seg, rows - s0);
+      const std::int64_t len = std::min(seg + k_max, rows - s0);
+      for (std::int64_t r0 = s0; r0 < s0 + len; r0 += plan.read_rows) {
+        const std::int64_t count = std::min(plan.read_rows, s0 + len - r0);
+        reader.ReadPanel(r0, count, j0, w, panel + (r0 - s0), len, j0 == 0 ? s0 + head : r0);
+        advance(count);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      // In chunks of 64 columns, each reported as its share of `head` rows
+      // of transform work (a whole-column panel's FFTs take seconds).
+      for (std::int64_t c0 = 0; c0 < w; c0 += 64) {
+        const std::int64_t n = std::min<std::int64_t>(64, w - c0);
+        acc.AddColumns(panel + c0 * len, n, head, len, 1);
+        advance(head * n / cols);
+      }
+      if (len > head) {
+        for (std::int64_t c = 0; c < w; ++c) {
+          const P* col = panel + c * len;
+          for (std::int64_t k = 1; k <= k_max; ++k) {
+            double sum = 0;
+            const std::int64_t t_end = std::min(head, len - k);
+            for (std::int64_t t = std::max<std::int64_t>(0, head - k); t < t_end; ++t)
+              sum += static_cast<double>(col[t]) * static_cast<double>(col[t + k]);
+            boundary[k] += sum;
+          }
+        }
+      }
+      *fft_seconds += Since(t0);
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> r = acc.Lags(k_max);
+  *fft_seconds += Since(t0);
+  for (std::int64_t k = 0; k <= k_max; ++k) r[k] += boundary[k];
+  return r;
+}
+
+// Rows of p per Gram window: a multiple of both workers' blocks, at least
+// 4K (so that re-reading the K overlap rows costs at most a quarter more)
+// and 4096 rows, within half the budget beside the K overlap rows; the whole
+// table when the overlap would reach its end anyway. Fresh memory is dear
+// (first-touch page faults cost about 1.5 s per GiB on the development VM),
+// so the window is no larger than that.
+std::int64_t GramStep(std::int64_t rows, std::int64_t cols, std::int64_t k_max, std::int64_t budget,
+                      std::size_t value_bytes) {
+  const std::int64_t unit = 2 * GramBlockRows(k_max);
+  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(value_bytes);
+  const std::int64_t want = (std::max<std::int64_t>(4096, 4 * k_max) + unit - 1) / unit * unit;
+  const std::int64_t fits = (budget / 2 / row_bytes - k_max) / unit * unit;
+  const std::int64_t step = std::max(unit, std::min(want, fits));
+  return step + k_max >= rows ? rows : step;
+}
+
+// Reads rows [first, first + count) through `reader` into `dst` (row-major,
+// converted to T), in blocks of `read_rows`.
+template <typename T>
+void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::int64_t cols,
+              std::int64_t read_rows, std::int64_t count_below, T* dst,
+              const std::function<void(std::int64_t)>& advance) {
+  for (std::int64_t r0 = first; r0 < first + count; r0 += read_rows) {
+    const std::int64_t n = std::min(read_rows, first + count - r0);
+    const double* x = reader.Read(r0, n, count_below);
+    std::copy(x, x + n * cols, dst + (r0 - first) * cols);
+    advance(n);
+  }
+}
+
+// The per-offset shift of the Gram statistics when no FFT mean is computed:
+// g(0, k) = x_0 · x_k, one sample of each offset's values (a shift within a
+// few standard deviations of the mean keeps Σe²/n - (Σe/n)² stable; the
+// mean itself is then the direct sum, shift + Σe/n). `x` holds rows 0..K.
+void SampleShift(const double* x, std::int64_t cols, std::int64_t k_max, std::vector<double>& mean) {
+  for (std::int64_t k = 0; k <= k_max; ++k) {
+    double g = 0;
+    for (std::int64_t j = 0; j < cols; ++j) g += x[j] * x[k * cols + j];
+    mean[static_cast<std::size_t>(k)] = g;
+  }
+}
+
+// Rows of p per Gram call between progress reports (about a second of work
+// for the full 32768 x 1024 curve); a chunk's end only cuts a block short.
+constexpr std::int64_t kGramProgressRows = 2048;
+
+// min/max/std by row blocks through a window of step + K rows (decay.h).
+template <typename T>
+void StreamedGram(RowReader& reader, std::int64_t rows, std::int64_t cols, std::int64_t k_max,
+                  std::int64_t step, const std::function<void(std::int64_t)>& advance,
+                  Scratch<T>& scratch, bool sample_shift, double* gram_seconds, DecayCurve& out) {
+  const int workers =
+      static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 2));
+  T* const win = scratch.Get(static_cast<std::size_t>(std::min(rows, step + k_max) * cols));
+  std::int64_t w0 = 0, have = 0;  // the window holds rows [w0, w0 + have)
+  std::vector<Folds> folds(static_cast<std::size_t>(workers), Folds(out.mean.size()));
+  std::vector<Scratch<T>> blocks(static_cast<std::size_t>(workers));
+  const std::int64_t read_rows = std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(cols) * 8, rows));
+  for (std::int64_t i0 = 0; i0 < rows; i0 += step) {
+    const std::int64_t i1 = std::min(rows, i0 + step);
+    const std::int64_t need = std::min(rows, i1 + k_max);
+    if (i0 > w0) {  // slide: keep the K overlap rows, drop the rest
+      const std::int64_t drop = std::min(have, i0 - w0);
+      std::copy(win + drop * cols, win + have * cols, win);
+      have -= drop;
+      w0 = i0;
+    }
+    // Zero rows are counted here when no mean pass read the rows (each row
+    // enters the window once).
+    ReadInto(reader, w0 + have, need - w0 - have, cols, read_rows, sample_shift ? rows : 0,
+             win + have * cols, advance);
+    have = need - w0;
+    if constexpr (std::is_same_v<T, double>) {
+      if (sample_shift && i0 == 0) SampleShift(win, cols, k_max, out.mean);  // rows 0..K are here
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::int64_t c0 = i0; c0 < i1; c0 += kGramProgressRows) {  // progress per chunk
+      const std::int64_t c1 = std::min(i1, c0 + kGramProgressRows);
+      GramBlocks(win, w0, c0, c1, rows, cols, k_max, out.mean.data(), folds, blocks);
+      advance(c1 - c0);
+    }
+    *gram_seconds += Since(t0);
+  }
+  FinishGram(folds, std::is_same_v<T, double>, out);
+}
+
+// A DenseTable read as a RowSource of float64 rows (no copy).
+class DenseRowSource : public RowSource {
+ public:
+  explicit DenseRowSource(const DenseTable& t) : table_(t), info_(t.info) {
+    info_.dtype = DType::kFloat64;
+  }
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const double* src = table_.values.data() + first * info_.cols;
+    std::memcpy(out, src, static_cast<std::size_t>(count * info_.cols) * sizeof(double));
+  }
+
+ private:
+  const DenseTable& table_;
+  TableInfo info_;
+};
 
 }  // namespace
 
@@ -285,54 +620,157 @@ std::vector<double> SinusoidClosedForm(const TableInfo& info, std::int64_t max_o
   return out;
 }
 
-DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
-  const std::int64_t rows = table.info.rows, cols = table.info.cols;
-  if (rows < 1 || cols < 1)
-    ThrowInput(fmt::format("table '{}'", table.info.name), "has no rows or no columns");
-  const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
-  if (!options.mean_only) CheckGramBudget(table, k_max);
-  CheckFinite(table);
-  DecayCurve out;
-  // Only the cosine needs a scaled copy; the dot product reads the table.
-  std::vector<double> scaled;
-  const double* x = table.values.data();
-  if (options.cosine) {
-    scaled = table.values;
-    out.zero_rows = NormalizeRows(scaled.data(), rows, cols);
-    x = scaled.data();
+DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k_max,
+                            std::int64_t budget, int value_bytes) {
+  DecayMeanPlan plan;
+  auto group_for = [&](std::int64_t n) {
+    int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
+    while (g > 1 && AutocorrelationSum::BufferBytes(n, g) > budget / 4) g /= 2;
+    return g;
+  };
+  const std::int64_t row_doubles = cols * 8;
+  plan.read_rows = std::clamp<std::int64_t>(budget / 16 / row_doubles, 1,
+                                            std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(row_doubles), rows)));
+  const std::int64_t read_bytes = plan.read_rows * row_doubles;
+  const int g = static_cast<int>(std::min<std::int64_t>(cols, 8));
+  const std::int64_t per_row = value_bytes * cols + 2 * (g * 24 + 8);  // panel + FFT buffers
+  // K small beside the table: segments of S = max(8192, 64 K) rows, one
+  // pass. Cheaper than whole columns (log S < log L per value, K/S more
+  // values) and far less memory (fresh memory costs page faults).
+  const std::int64_t small_seg = std::max<std::int64_t>(8192, 64 * k_max);
+  if (small_seg + k_max < rows && (small_seg + k_max) * per_row + read_bytes <= budget) {
+    plan.segment_rows = small_seg;
+    plan.fft_size = FftFriendlySize(small_seg + k_max);
+    plan.group = group_for(plan.fft_size);
+    plan.panel_cols = cols;
+    return plan;
   }
+  // Columns whole: one FFT of n >= L + K per column, as many columns per
+  // pass as the budget holds.
+  plan.segment_rows = rows;
+  plan.fft_size = FftFriendlySize(rows + k_max);
+  plan.group = group_for(plan.fft_size);
+  const std::int64_t avail = budget - AutocorrelationSum::BufferBytes(plan.fft_size, plan.group) - read_bytes;
+  plan.panel_cols = std::clamp<std::int64_t>(avail / (value_bytes * rows), 1, cols);
+  if (plan.panel_cols == cols) return plan;
+  // Not all columns fit: one pass in row segments of S rows instead, when K
+  // is small beside S (S >= 8K, and the straddling pairs, K²/2 per column
+  // and segment, cost less than the segment's FFT, ~4 S log2 n).
+  const std::int64_t seg = (budget - read_bytes) / per_row - k_max;
+  if (seg >= std::max<std::int64_t>(8 * k_max, 64)) {
+    const std::int64_t n = FftFriendlySize(seg + k_max);
+    if (static_cast<double>(k_max) * static_cast<double>(k_max) / 2 <=
+        4.0 * static_cast<double>(seg) * std::log2(static_cast<double>(n))) {
+      plan.segment_rows = seg;
+      plan.fft_size = n;
+      plan.group = group_for(n);
+      plan.panel_cols = cols;
+    }
+  }
+  return plan;
+}
+
+namespace {
+
+// The closed form and the deviations from it (both paths).
+void AddClosedForm(const TableInfo& info, const DecayOptions& options, std::int64_t k_max,
+                   DecayCurve& out) {
+  out.closed_form = SinusoidClosedForm(info, k_max);
+  if (out.closed_form.empty()) return;
+  if (options.cosine) {  // every exact row has norm² = pairs = Σ cos(0)
+    const double pairs = out.closed_form[0];
+    for (double& v : out.closed_form) v /= pairs;
+  }
+  out.mean_deviation.resize(out.closed_form.size());
+  for (std::size_t k = 0; k < out.closed_form.size(); ++k)
+    out.mean_deviation[k] = std::abs(out.mean[k] - out.closed_form[k]);
+  if (!options.mean_only) {
+    out.max_deviation.resize(out.closed_form.size());
+    for (std::size_t k = 0; k < out.closed_form.size(); ++k)
+      out.max_deviation[k] = std::max(std::abs(out.max[k] - out.closed_form[k]),
+                                      std::abs(out.min[k] - out.closed_form[k]));
+  }
+}
+
+}  // namespace
+
+DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
+                        const DecayStreamOptions& stream) {
+  const TableInfo& info = source.info();
+  const std::int64_t rows = info.rows, cols = info.cols;
+  if (rows < 1 || cols < 1)
+    ThrowInput(fmt::format("table '{}'", info.name), "has no rows or no columns");
+  const std::int64_t k_max = ResolveMaxOffset(rows, options.max_offset);
+  if (!options.mean_only) CheckGramBudget(rows, cols, k_max);
+  const std::int64_t budget = ResolveBudget(stream.memory_budget);
+  // A float32 table's dot product: the panels hold its float values (exact
+  // when widened), half the memory of doubles, so half the passes.
+  const bool float_panel = info.dtype == DType::kFloat32 && !options.cosine;
+  const DecayMeanPlan plan = PlanDecayMean(rows, cols, k_max, budget, float_panel ? 4 : 8);
+
+  // With float64 min/max/std the mean is the direct sum over the Gram band
+  // (shift + Σe/n, see FinishGram), so no FFT and one read of the table;
+  // the FFT mean serves --mean-only and the float32 blocks (whose sums
+  // would lose digits).
+  const bool fft_mean = options.mean_only || options.single_precision;
+
+  // Progress in rows of work: each mean pass reads its segments (with up to
+  // K rows of overlap each), the FFTs count as one more pass, the Gram
+  // window reads the table once and then folds its rows.
+  const std::int64_t passes = fft_mean ? (cols + plan.panel_cols - 1) / plan.panel_cols : 0;
+  std::int64_t total = 0;
+  if (fft_mean) {
+    for (std::int64_t s0 = 0; s0 < rows; s0 += plan.segment_rows)
+      total += std::min(plan.segment_rows + k_max, rows - s0);
+    total = total * passes + rows;  // reads, then the FFT work as rows
+  }
+  if (!options.mean_only) total += 2 * rows;  // the Gram window's reads and blocks
+  std::int64_t done = 0;
+  auto advance = [&](std::int64_t n) {
+    done += n;
+    if (stream.progress) stream.progress(std::min(done, total), total);
+  };
+
+  RowReader reader(source, options.cosine);
+  DecayCurve out;
   out.pairs.resize(static_cast<std::size_t>(k_max + 1));
   for (std::int64_t k = 0; k <= k_max; ++k) out.pairs[k] = rows - k;
-
-  out.mean = SumAutocorrelation(x, rows, cols, k_max);
-  for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
-
-  if (!options.mean_only) {
-    if (options.single_precision) {
-      std::vector<float> xf(x, x + rows * cols);
-      GramStatistics(xf.data(), rows, cols, k_max, out.mean, out);
+  DecayStreamOptions::Timing timing;
+  timing.passes = passes;
+  timing.segment_rows = fft_mean ? plan.segment_rows : 0;
+  Scratch<double> scratch;  // the mean's panels, then the Gram window
+  if (fft_mean) {
+    if (float_panel) {
+      Scratch<float> panels;
+      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, panels, &timing.fft);
     } else {
-      GramStatistics(x, rows, cols, k_max, out.mean, out);
+      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, advance, scratch, &timing.fft);
+    }
+    for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
+  } else {
+    out.mean.assign(static_cast<std::size_t>(k_max + 1), 0.0);  // the shift, set from rows 0..K
+  }
+  if (!options.mean_only) {
+    const std::size_t gram_bytes = options.single_precision ? sizeof(float) : sizeof(double);
+    const std::int64_t step = GramStep(rows, cols, k_max, budget, gram_bytes);
+    if (options.single_precision) {
+      Scratch<float> window;
+      StreamedGram<float>(reader, rows, cols, k_max, step, advance, window, false, &timing.gram, out);
+    } else {
+      StreamedGram<double>(reader, rows, cols, k_max, step, advance, scratch, true, &timing.gram, out);
     }
   }
-
-  out.closed_form = SinusoidClosedForm(table.info, k_max);
-  if (!out.closed_form.empty()) {
-    if (options.cosine) {  // every exact row has norm² = pairs = Σ cos(0)
-      const double pairs = out.closed_form[0];
-      for (double& v : out.closed_form) v /= pairs;
-    }
-    out.mean_deviation.resize(out.closed_form.size());
-    for (std::size_t k = 0; k < out.closed_form.size(); ++k)
-      out.mean_deviation[k] = std::abs(out.mean[k] - out.closed_form[k]);
-    if (!options.mean_only) {
-      out.max_deviation.resize(out.closed_form.size());
-      for (std::size_t k = 0; k < out.closed_form.size(); ++k)
-        out.max_deviation[k] = std::max(std::abs(out.max[k] - out.closed_form[k]),
-                                        std::abs(out.min[k] - out.closed_form[k]));
-    }
-  }
+  out.zero_rows = reader.zero_rows;
+  timing.read = reader.seconds;
+  if (stream.timing) *stream.timing = timing;
+  if (stream.progress) stream.progress(total, total);  // the shares' rounding
+  AddClosedForm(info, options, k_max, out);
   return out;
+}
+
+DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options) {
+  DenseRowSource source(table);
+  return ComputeDecay(source, options);
 }
 
 AnchorCurve ComputeAnchor(RowSource& source, std::int64_t anchor,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace pe {
@@ -22,5 +23,46 @@ std::int64_t FftFriendlySize(std::int64_t m);
 /// Returns max_lag + 1 values.
 std::vector<double> SumAutocorrelation(const double* x, std::int64_t rows,
                                        std::int64_t cols, std::int64_t max_lag);
+
+/// The streamed form of SumAutocorrelation: columns (or pieces of columns)
+/// arrive in batches, each is zero-padded to the transform size n and its
+/// power spectrum |X̂|² is added to a running sum; Lags() inverts the sum
+/// once. A column of length `len` contributes Σ_t c[t]·c[t+k] for the lags
+/// k <= n - len (no circular wrap-around), so n >= len + max_lag.
+/// Batches are transformed by up to 2 threads, each with its own buffers
+/// (memory: about 2 · group · 16 · n bytes) and its own partial sum; the
+/// partial sums are added at the end in a fixed order.
+class AutocorrelationSum {
+ public:
+  /// REQUIRES: n >= 1, group >= 1 (columns per FFTW batch).
+  AutocorrelationSum(std::int64_t n, int group);
+  ~AutocorrelationSum();
+  AutocorrelationSum(const AutocorrelationSum&) = delete;
+  AutocorrelationSum& operator=(const AutocorrelationSum&) = delete;
+
+  /// Adds `count` columns of `len` values: value t of column c is
+  /// base[c * col_stride + t * row_stride] (row-major [len, cols]: strides 1
+  /// and cols; column-major panel: strides ld and 1). REQUIRES: len <= n.
+  void AddColumns(const double* base, std::int64_t count, std::int64_t len,
+                  std::int64_t col_stride, std::int64_t row_stride);
+  /// The same for float values (widened exactly; a float32 table's panel
+  /// takes half the memory).
+  void AddColumns(const float* base, std::int64_t count, std::int64_t len,
+                  std::int64_t col_stride, std::int64_t row_stride);
+
+  /// r(k) = the summed circular autocorrelation at k = 0..max_lag.
+  std::vector<double> Lags(std::int64_t max_lag) const;
+
+  /// Bytes of FFT buffers for transform size n, `group` columns per batch
+  /// and 2 threads (for memory budgets).
+  static std::int64_t BufferBytes(std::int64_t n, int group);
+
+ private:
+  struct State;
+  template <typename T>
+  static void Add(State& s, const T* base, std::int64_t count, std::int64_t len,
+                  std::int64_t col_stride, std::int64_t row_stride);
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace pe

@@ -165,12 +165,11 @@ VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
 
 DotCurve ComputeDot(RowStream& table, const DotOptions& options) {
   RowSource& src = *table.impl().source;
-  const DenseTable dense = ReadAll(src);
   DecayOptions d;
   d.cosine = options.cosine;
   d.max_offset = options.max_offset;
   d.mean_only = options.mean_only;
-  const DecayCurve c = ComputeDecay(dense, d);
+  const DecayCurve c = ComputeDecay(src, d);  // streamed: any size
   DotCurve out;
   out.offset.resize(c.mean.size());
   for (std::size_t k = 0; k < out.offset.size(); ++k) out.offset[k] = static_cast<std::int64_t>(k);

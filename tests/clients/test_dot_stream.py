@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""`pe dot` streamed (column panels, row segments, sliding Gram windows)
+against numpy, on tables made outside pe.
+
+Usage: test_dot_stream.py PE_BIN SCRATCH_DIR
+
+PE_DOT_MEMORY_BUDGET (bytes) forces a tiny memory budget so that small
+files take the paths large ones take: several passes of column panels (the
+full curve), one pass in row segments with the pairs straddling each
+segment's end (small --max-offset), and min/max/std through windows that
+slide with a K-row overlap. Each curve must equal numpy's, computed from the
+definition in float64 (np.correlate per column for the mean; direct sums
+over the diagonals of X·Xᵀ for min, max and std). The same runs without the
+budget must agree too (the in-memory plan), and a file whose rows pe would
+have had to hold whole is no longer refused.
+"""
+import csv
+import io
+import os
+import pty
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+PE, SCRATCH = sys.argv[1], sys.argv[2]
+os.makedirs(SCRATCH, exist_ok=True)
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def pe(*args, budget=None):
+    env = dict(os.environ)
+    env.pop("PE_DOT_MEMORY_BUDGET", None)
+    if budget is not None:
+        env["PE_DOT_MEMORY_BUDGET"] = str(budget)
+    r = subprocess.run([PE, *args], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"pe {' '.join(args)} failed: {r.stderr}")
+    return r
+
+
+PLAN = re.compile(r"mean passes (\d+), segment rows (\d+)")
+
+
+def curve(path, *extra, budget=None, plan=None):
+    """The curve as arrays; `plan` receives (passes, segment rows) from PE_DOT_TIMING."""
+    os.environ["PE_DOT_TIMING"] = "1"
+    r = pe("dot", path, *extra, budget=budget)
+    del os.environ["PE_DOT_TIMING"]
+    m = PLAN.search(r.stderr)
+    if plan is not None:
+        plan.append((int(m.group(1)), int(m.group(2))) if m else None)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    out = {}
+    for name in ("pairs", "mean", "min", "max", "std"):
+        out[name] = np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
+    return out
+
+
+def numpy_mean(x, kmax):
+    """Σ_p x_p·x_{p+k} / (L-k) by np.correlate, column by column."""
+    L = x.shape[0]
+    r = np.zeros(kmax + 1)
+    for j in range(x.shape[1]):
+        c = np.correlate(x[:, j], x[:, j], mode="full")[L - 1:L + kmax]
+        r += c
+    return r / (L - np.arange(kmax + 1))
+
+
+def numpy_band(x, kmax):
+    """min, max, population std of x_p·x_{p+k} over p, by direct sums."""
+    L = x.shape[0]
+    mn, mx, sd = [], [], []
+    for k in range(kmax + 1):
+        g = np.einsum("ij,ij->i", x[:L - k], x[k:])
+        mn.append(g.min())
+        mx.append(g.max())
+        sd.append(g.std())
+    return np.array(mn), np.array(mx), np.array(sd)
+
+
+def unit_rows(x):
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.where(n > 0, x / np.where(n > 0, n, 1), 0)
+
+
+def close(a, b, tol, msg):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        check(False, f"{msg}: shape {a.shape} vs {b.shape}")
+        return
+    err = float(np.max(np.abs(a - b))) if a.size else 0.0
+    check(err <= tol, f"{msg}: max error {err:g} > {tol:g}")
+
+
+rng = np.random.default_rng(19)
+
+# A float32 table from numpy; the reference widens it to float64 exactly.
+L, d = 3000, 13
+x32 = rng.standard_normal((L, d)).astype(np.float32)
+x32[7] = 0  # a zero row (cosine: similarity 0)
+path = os.path.join(SCRATCH, "s32.npy")
+np.save(path, x32)
+x = x32.astype(np.float64)
+scale = float(np.max(np.abs(x @ x[:50].T)))  # size of the dot products
+
+cases = [
+    # (what, extra flags, budget, kmax, cosine, expected plan: "panels", "segments" or "whole")
+    ("full curve, column panels (tiny budget)", [], 100000, L - 1, False, "panels"),
+    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 275000, 60, False, "segments"),
+    ("K=5 cosine, row segments", ["--max-offset", "5", "--cosine"], 40000, 5, True, "segments"),
+    ("K=300, panels and sliding Gram windows", ["--max-offset", "300"], 90000, 300, False, "panels"),
+    ("full curve, default budget (one pass)", [], None, L - 1, False, "whole"),
+]
+for what, extra, budget, kmax, cosine, expect in cases:
+    ref_x = unit_rows(x) if cosine else x
+    got = curve(path, *extra, budget=budget)
+    check(len(got["mean"]) == kmax + 1, f"{what}: {kmax + 1} offsets, got {len(got['mean'])}")
+    check(got["pairs"].tolist() == [L - k for k in range(kmax + 1)], f"{what}: pairs")
+    tol = 1e-12 * (1 if cosine else scale)
+    close(got["mean"], numpy_mean(ref_x, kmax), tol, f"{what}: mean")
+    mn, mx, sd = numpy_band(ref_x, kmax)
+    close(got["min"], mn, tol, f"{what}: min")
+    close(got["max"], mx, tol, f"{what}: max")
+    close(got["std"], sd, 10 * tol, f"{what}: std")
+    # The mean alone: the FFT's own value (with min/max/std the mean comes
+    # from the direct sums, which would hide an error in the streamed FFT).
+    # The FFT's plan is the one meant (with min/max/std the mean is the
+    # Gram band's direct sum and no FFT runs).
+    plan = []
+    alone = curve(path, *extra, "--mean-only", budget=budget, plan=plan)
+    passes, seg = plan[0] if plan[0] else (0, 0)
+    kind = "segments" if seg < L else "panels" if passes > 1 else "whole"
+    check(kind == expect, f"{what}: plan {kind} (passes {passes}, segment rows {seg}), expected {expect}")
+    close(alone["mean"], numpy_mean(ref_x, kmax), tol, f"{what}: --mean-only mean")
+
+# --mean-only under a budget that forces one column per pass.
+got = curve(path, "--mean-only", budget=20000)
+close(got["mean"], numpy_mean(x, L - 1), 1e-12 * scale, "mean-only, one column per pass: mean")
+check(np.all(np.isnan(got["min"])), "mean-only: no min column")
+
+# A float64 table from numpy whose mean needs several passes: same curve
+# with the budget and without it.
+y = rng.uniform(-1, 1, (1500, 40))
+p64 = os.path.join(SCRATCH, "s64.npy")
+np.save(p64, y)
+a = curve(p64, "--max-offset", "200", budget=60000)
+b = curve(p64, "--max-offset", "200")
+for stat in ("mean", "min", "max", "std"):
+    close(a[stat], b[stat], 1e-11, f"float64 table, budget vs none: {stat}")
+close(a["mean"], numpy_mean(y, 200), 1e-11, "float64 table: mean")
+
+# A NaN deep in the table is named by row and column whatever the plan.
+bad = x32.copy()
+bad[2500, 11] = np.nan
+pbad = os.path.join(SCRATCH, "bad.npy")
+np.save(pbad, bad)
+env = dict(os.environ, PE_DOT_MEMORY_BUDGET="30000")
+r = subprocess.run([PE, "dot", pbad, "--mean-only"], capture_output=True, text=True, env=env)
+check(r.returncode == 2 and "row 2500, column 11" in r.stderr, f"NaN named: exit {r.returncode}, {r.stderr!r}")
+
+# Progress on a terminal: a run of a few seconds (one column per pass over a
+# 30 MB table) draws the bar on stderr and erases it at the end.
+slow = rng.standard_normal((20000, 384)).astype(np.float32)
+pslow = os.path.join(SCRATCH, "slow.npy")
+np.save(pslow, slow)
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["NO_COLOR"] = "1"
+    os.environ["PE_DOT_MEMORY_BUDGET"] = "100000"
+    os.execv(PE, [PE, "dot", pslow, "--mean-only", "-o", os.path.join(SCRATCH, "slow.csv")])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+text = out.decode("utf-8", "replace")
+check(os.WEXITSTATUS(status) == 0, f"tty run exits 0: {text[-300:]!r}")
+check("dot slow.npy [" in text and "rows/s" in text, f"tty: progress bar drawn: {text[:300]!r}")
+check("\r\x1b[2K" in text, "tty: the bar is erased")
+got = curve(pslow, "--mean-only", "--max-offset", "50")
+s64 = slow.astype(np.float64)
+direct = np.array([np.sum(s64[:20000 - k] * s64[k:]) / (20000 - k) for k in range(51)])
+close(got["mean"], direct, 1e-9 * float(np.max(np.abs(direct))), "slow table: mean")
+
+for f in (path, p64, pbad, pslow, os.path.join(SCRATCH, "slow.csv")):
+    os.remove(f)
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("ok")
