@@ -9,7 +9,9 @@
 //
 // Contract: Blas() returns the routines, loading the library once (thread-
 // safe); it throws pe::Error (kInternal, "OpenBLAS: cannot load the
-// library: <dlerror>") when it cannot be loaded. The signatures are those of <cblas.h>.
+// library: <dlerror>") when it cannot be loaded, and std::bad_alloc when an
+// address-space limit (ulimit -v) leaves no room for OpenBLAS's work buffer
+// (OpenBLAS would spin forever). The signatures are those of <cblas.h>.
 #pragma once
 
 #include <cblas.h>
