@@ -159,7 +159,9 @@ class Hdf5Writer : public TableWriter {
     chunk.back() = std::max<hsize_t>(1, shape_.size() == 1 ? std::min<hsize_t>(dims[0], (1u << 20) / es) : chunk_cols);
     if (shape_.size() >= 2) chunk[shape_.size() - 2] = std::min(chunk_rows, std::max<hsize_t>(1, shape_[shape_.size() - 2]));
     Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0, "cannot set the chunk size");
-    // Throughput: the pump's 4 MiB blocks cover whole ~1 MiB chunks.
+    // The pump's 512 KiB blocks often end inside a ~1 MiB chunk; the
+    // library then fills that chunk, writes it whole, and writes its rest
+    // again (docs/performance.md, 19.4: aligning the blocks did not pay).
     // Uncompressed, the chunk cache is off: every selection, whole chunks and
     // the partial ones at block edges alike, goes straight to the file with
     // no copy. --compress (shuffle + deflate) needs whole chunks to compress,
