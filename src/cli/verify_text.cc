@@ -200,8 +200,9 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
   }
   if (!any)
     ThrowUsage(fmt::format("'{}'", o.file),
-               fmt::format("nothing to verify against: none of its {} tensors ({}) has scheme metadata; name one with "
-                           "--tensor NAME and give --scheme/--d-model, --reference REF, or --check",
+               fmt::format("nothing to verify against: none of its {} tensors ({}) has scheme metadata; give --scheme "
+                           "and its parameters (checked against every tensor), --reference REF, or --check, or name one "
+                           "with --tensor NAME",
                            names.size(), fmt::join(names, ", ")));
   bool passed = true;
   for (const Section& s : sections) passed = passed && (!s.verified || s.rep.passed);
