@@ -19,6 +19,7 @@
 #include <string>
 
 #include "cli/cmd_generate.h"
+#include "core/analysis/view_compute.h"
 #include "core/error.h"
 
 namespace pe::cli {
@@ -34,17 +35,5 @@ struct InlineSpec {
 /// pe::Error (usage) naming the input for an unknown key or a bad value.
 std::optional<InlineSpec> ParseInlineSpec(const std::string& text);
 
-/// Runs `build` (which turns an inline spec into a table); a usage error it
-/// throws ("--head-dim: required by scheme 'rope'") is rethrown naming the
-/// input it came from ("input 'rope:base=5e5': --head-dim: ...").
-template <class F>
-auto BuildInline(const std::string& text, F&& build) {
-  try {
-    return build();
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kUsage) throw;
-    throw Error(ErrorKind::kUsage, "input '" + text + "': " + e.what());
-  }
-}
 
 }  // namespace pe::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/cmd_generate.h"
+#include "core/analysis/view_compute.h"
 
 namespace pe::cli {
 
@@ -33,8 +34,5 @@ void CheckFlagsApply(const std::vector<std::string>& given, std::string_view sch
 /// null), except those in `ignore` (flags a command also uses for files).
 void CheckSchemeFlags(const SpecFlags& flags, std::string_view scheme, const std::vector<std::string>& ignore = {});
 
-/// Parses --grid "HxW" (or "N" for a square grid) into spec->grid_h/grid_w;
-/// an empty string leaves them 0. Throws pe::Error (usage) otherwise.
-void ParseGrid(const std::string& grid, SchemeSpec* spec);
 
 }  // namespace pe::cli

@@ -1,0 +1,69 @@
+// The views of `pe dot --view` from their inputs: inline specs (already
+// parsed into SchemeSpecs) and table files, with the view's options. One
+// path for the CLI (cli/dot_views.cc) and the library API: what a view
+// computes lives in rope_views / table_views / relative_views; this file
+// resolves the inputs (RoPE frequencies from a spec, an inv_freq tensor or
+// cos/sin tables; head biases from slopes or tables; exact values from a
+// recipe) and checks that the view applies to each.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/view_data.h"
+#include "core/error.h"
+#include "core/scheme.h"
+#include "core/table.h"
+
+namespace pe {
+
+/// One input of a view: a spec (inline or the scheme flags) or a file.
+struct ViewInput {
+  std::string name;                ///< in legends and errors
+  std::optional<SchemeSpec> spec;  ///< a generated table; else `path`
+  std::string path;
+  bool from_flags = false;  ///< the --scheme flags (a file's recipe for the precision view)
+};
+
+/// The options of the views (the CLI flags of the same names).
+struct ViewOptions {
+  std::int64_t max_offset = -1;   ///< largest offset / distance; -1: the view's default
+  std::string tensor;             ///< the tensor of a multi-tensor file
+  std::vector<std::int64_t> columns;           ///< columns view
+  std::int64_t window = 64;                    ///< collisions view
+  std::vector<std::string> collision_dtypes;   ///< collisions view
+  std::vector<std::int64_t> patches;           ///< grid view
+  std::string grid;               ///< "HxW" for a grid file without metadata
+  bool cls_token = false;         ///< grid view: the table's row 0 is a CLS token
+};
+
+/// Computes `view` of `inputs`. Throws pe::Error (usage) for a view that
+/// does not apply to an input, naming both; (input/io) when reading fails.
+ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs);
+
+/// True when `path` holds inv_freq, or cos and sin (a RoPE file).
+bool IsRopeFile(const std::string& path);
+
+/// The info of a file's first tensor; empty when the file cannot be opened.
+TableInfo FirstTensorInfo(const std::string& path);
+
+/// Parses a grid "HxW" (or "N" for a square grid) into spec->grid_h/grid_w;
+/// an empty string leaves them 0. Throws pe::Error (usage) otherwise.
+void ParseGrid(const std::string& grid, SchemeSpec* spec);
+
+/// Runs `build` (which turns an inline spec into a table); a usage error it
+/// throws ("--head-dim: required by scheme 'rope'") is rethrown naming the
+/// input it came from ("input 'rope:base=5e5': --head-dim: ...").
+template <class F>
+auto BuildInline(const std::string& text, F&& build) {
+  try {
+    return build();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUsage) throw;
+    throw Error(ErrorKind::kUsage, "input '" + text + "': " + e.what());
+  }
+}
+
+}  // namespace pe
