@@ -151,7 +151,9 @@ r = subprocess.run(["/usr/bin/time", "-f", "%M", PE, "generate", "--scheme", "le
 check(r.returncode == 0, f"zeros.json: {r.stderr.strip()}")
 if r.returncode == 0:
     rss_kib = int(r.stderr.strip().splitlines()[-1])
-    check(rss_kib < 48 * 1024, f"zeros.json: peak RSS {rss_kib} KiB, want < 48 MiB")
+    # Under AddressSanitizer (scripts/sanitize.sh) shadow memory and the
+    # quarantine add about 80 MiB whatever the reader does: the Release run checks RSS.
+    check("ASAN_OPTIONS" in os.environ or rss_kib < 48 * 1024, f"zeros.json: peak RSS {rss_kib} KiB, want < 48 MiB")
     z = np.load(out)
     check(z.shape == (n, 1024) and not z.any() and not np.signbit(z).any(), f"zeros.json: {z.shape}")
 for f in ("zeros.json", "zeros.npy", "random.json", "back.npy"):
