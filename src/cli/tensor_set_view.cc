@@ -16,11 +16,6 @@
 namespace pe::cli {
 namespace {
 
-std::string MetaText(const TableInfo& info, const char* key) {
-  const MetaValue* v = info.meta.Find(key);
-  return v ? MetaToString(*v) : std::string();
-}
-
 std::int64_t MetaInt(const TableInfo& info, const char* key) {
   if (const MetaValue* v = info.meta.Find(key))
     if (const auto* i = std::get_if<std::int64_t>(v)) return *i;
@@ -30,7 +25,7 @@ std::int64_t MetaInt(const TableInfo& info, const char* key) {
 // The tensor's own name: the "tensor" metadata key, else the last path
 // component of its dataset name ("layer0/cos" -> "cos").
 std::string TensorName(const TableInfo& info) {
-  std::string t = MetaText(info, "tensor");
+  std::string t = MetaText(info.meta, "tensor");
   if (t.empty()) t = info.name;
   const auto slash = t.find_last_of('/');
   return slash == std::string::npos ? t : t.substr(slash + 1);
@@ -39,7 +34,7 @@ std::string TensorName(const TableInfo& info) {
 }  // namespace
 
 std::string AxesOf(const TableInfo& info) {
-  const std::string scheme = MetaText(info, "scheme");
+  const std::string scheme = MetaText(info.meta, "scheme");
   const std::string tensor = TensorName(info);
   const std::int64_t heads = MetaInt(info, "heads");
   if (tensor == "inv_freq") return "frequencies x 1";
@@ -48,7 +43,7 @@ std::string AxesOf(const TableInfo& info) {
   if (tensor == "scale") return "positions x channel pairs";
   if (scheme.empty()) return "rows x columns";
   if (scheme == "alibi" || scheme == "kerple" || scheme == "sandwich") {
-    if (MetaText(info, "rel_form") == "offsets") return "heads x offsets";
+    if (MetaText(info.meta, "rel_form") == "offsets") return "heads x offsets";
     if (heads > 0 && info.rows == heads) return "heads x key positions";
     return "heads·query positions x key positions";
   }
@@ -61,8 +56,8 @@ std::string AxesOf(const TableInfo& info) {
 
 std::string KindOf(RowSource& source, bool identify) {
   const TableInfo& info = source.info();
-  const std::string scheme = MetaText(info, "scheme");
-  const std::string tensor = MetaText(info, "tensor");
+  const std::string scheme = MetaText(info.meta, "scheme");
+  const std::string tensor = MetaText(info.meta, "tensor");
   if (!scheme.empty()) return tensor.empty() ? scheme + " table" : scheme + " " + tensor;
   if (!identify) return "unlabelled (no scheme metadata)";
   const TableStats stats = ComputeStats(source);
