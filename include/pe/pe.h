@@ -4,6 +4,7 @@
 //   pe/types.h     DType, metadata, TensorInfo
 //   pe/table.h     Spec -> Table (generate), files -> Table (read), write; row blocks
 //   pe/analysis.h  identify, verify (report as data), dot curves
+//   pe/view.h      the views of `pe dot --view` as data, CSV/JSON, pictures
 //
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
 #pragma once
@@ -12,3 +13,4 @@
 #include <pe/error.h>
 #include <pe/table.h>
 #include <pe/types.h>
+#include <pe/view.h>

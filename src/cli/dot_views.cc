@@ -24,11 +24,6 @@
 namespace pe::cli {
 namespace {
 
-std::string BaseName(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::string Tensor(const DotOptions& o) { return o.dataset.empty() ? o.spec.extra.tensor : o.dataset; }
 
 bool FlagSeries(const DotOptions& o) {
@@ -36,18 +31,7 @@ bool FlagSeries(const DotOptions& o) {
 }
 
 std::vector<ViewInput> Inputs(const DotOptions& o) {
-  std::vector<ViewInput> all;
-  for (const std::string& in : o.inputs) {
-    ViewInput i;
-    if (const auto inline_spec = ParseInlineSpec(in)) {
-      i.spec = BuildInline(in, [&] { return ToSpec(inline_spec->flags); });
-      i.name = in;
-    } else {
-      i.path = in;
-      i.name = BaseName(in);
-    }
-    all.push_back(std::move(i));
-  }
+  std::vector<ViewInput> all = ViewInputsOf(o.inputs);
   if (FlagSeries(o)) {
     CheckSchemeFlags(o.spec, o.spec.scheme, {"--tensor"});
     ViewInput i;
@@ -114,22 +98,8 @@ std::optional<ViewKind> PickDotView(const DotOptions& o) {
     return v;
   }
   if (o.from >= 0 || !o.matrix.empty()) return std::nullopt;  // the decay path's own modes
-  std::string scheme;
-  if (!o.inputs.empty()) {
-    if (const auto s = ParseInlineSpec(o.inputs[0])) scheme = s->flags.scheme;
-    else if (Tensor(o).empty() && IsRopeFile(o.inputs[0])) return ViewKind::kQk;
-    else scheme = MetaText(FirstTensorInfo(o.inputs[0]).meta, "scheme");  // a file pe wrote names its scheme
-  } else if (FlagSeries(o)) {
-    scheme = o.spec.scheme;
-  }
-  if (scheme.empty()) return std::nullopt;
-  std::string canon;
-  try {
-    canon = std::string(FindScheme(scheme).name);
-  } catch (const Error&) {
-    return std::nullopt;  // reported by the decay path
-  }
-  const ViewKind v = DefaultView(canon, !Tensor(o).empty());
+  const ViewKind v = ChooseView(o.inputs.empty() ? std::string() : o.inputs[0], Tensor(o),
+                                FlagSeries(o) ? o.spec.scheme : std::string());
   if (v == ViewKind::kDecay) return std::nullopt;
   return v;
 }

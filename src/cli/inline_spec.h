@@ -2,16 +2,8 @@
 // names a generated table wherever a table file is expected (`pe dot`
 // inputs, `pe verify --reference`), so variants can be compared side by side.
 //
-// Grammar: SCHEME ':' ITEM (',' ITEM)*, ITEM = KEY '=' VALUE | KEY.
-//  - KEY is any scheme flag without its dashes (d-model, head-dim, max-len,
-//    base, start, dtype, layout, rope-scaling, factor, grid, ...); '_' may
-//    stand for '-' (rope_scaling), and d / len abbreviate d-model / max-len.
-//    The keys are exactly the flags of `pe generate` (one grammar: a new
-//    scheme flag is an inline key with no change here).
-//  - A KEY alone sets a switch flag (no-truncate, cls-token, bidirectional).
-//  - A VALUE holding commas (a list such as short-factor) is written in
-//    brackets: short-factor=[1,1.2,1.5].
-// SCHEME is matched case-insensitively against the registry.
+// The grammar and the parser are core's (core/inline_spec.h), shared with
+// the library's views (pe/view.h); this is the CLI's face of it.
 #pragma once
 
 #include <optional>

@@ -102,60 +102,6 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--ref-grid", x.ref_grid, "vision-rope eva: timm ref_feat_shape HxW (the pretraining grid; ids scale by ref/grid)", "HxW");
 }
 
-namespace {
-
-// "--beta-fast / --beta-slow" -> both; --head-dim is --d-model.
-std::vector<std::string> ParamFlags(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = std::min(text.find('/', pos), text.size());
-    std::string one(text.substr(pos, end - pos));
-    one.erase(0, one.find_first_not_of(' '));
-    one.erase(one.find_last_not_of(' ') + 1);
-    if (one == "--head-dim") one = "--d-model";
-    if (!one.empty()) out.push_back(one);
-    pos = end + 1;
-  }
-  return out;
-}
-
-std::string Canonical(std::string flag) { return flag == "--head-dim" ? "--d-model" : flag; }
-
-}  // namespace
-
-bool SchemeTakesFlag(const SchemeInfo& scheme, std::string_view flag_in) {
-  const std::string flag = Canonical(std::string(flag_in));
-  if (flag == "--scheme" || flag == "--dtype") return true;
-  for (const SchemeParam& p : scheme.params)
-    for (const std::string& f : ParamFlags(p.flag))
-      if (f == flag) return true;
-  return false;
-}
-
-void CheckFlagsApply(const std::vector<std::string>& given, std::string_view scheme_name, bool scheme_given,
-                     const std::string& where) {
-  const SchemeInfo& scheme = FindScheme(scheme_name);
-  for (const std::string& flag : given) {
-    if (SchemeTakesFlag(scheme, flag)) continue;
-    std::vector<std::string> takers;
-    for (const SchemeInfo& s : Schemes())
-      if (SchemeTakesFlag(s, flag)) takers.emplace_back(s.name);
-    std::string list;
-    for (std::size_t i = 0; i < takers.size(); ++i)
-      list += (i == 0 ? "" : i + 1 == takers.size() ? " and " : ", ") + takers[i];
-    const std::string why =
-        fmt::format("{}the scheme is {}{}", takers.empty() ? "" : "applies to " + list + "; ", scheme.name,
-                    scheme_given ? "" : " (the default: no --scheme given)");
-    std::string hint;
-    if (!scheme_given && !takers.empty())
-      hint = fmt::format("add --scheme {}{}", takers.front(), takers.size() > 1 ? " (or another scheme that takes it)" : "");
-    else if (!takers.empty())
-      hint = fmt::format("'pe schemes {}' lists the flags it takes", scheme.name);
-    ThrowUsage(where.empty() ? flag : where + ": " + flag, why, hint);
-  }
-}
-
 void CheckSchemeFlags(const SpecFlags& f, std::string_view scheme, const std::vector<std::string>& ignore) {
   if (!f.cmd) return;
   static const std::vector<std::string> kCommon = {"--d-model", "--max-len", "--base", "--start", "--dtype"};

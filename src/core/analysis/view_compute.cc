@@ -16,8 +16,8 @@
 #include "core/output.h"
 #include "core/plot/view_plot.h"
 #include "core/schemes/more_schemes.h"
+#include "core/inline_spec.h"
 #include "core/table_set.h"
-#include "core/analysis/view_compute.h"
 
 namespace pe {
 namespace {
@@ -299,6 +299,42 @@ ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<View
       break;
   }
   ThrowUsage("--view", "decay is drawn by pe dot itself");
+}
+
+std::vector<ViewInput> ViewInputsOf(const std::vector<std::string>& texts) {
+  std::vector<ViewInput> all;
+  for (const std::string& text : texts) {
+    ViewInput i;
+    if (auto parsed = ParseInlineSpecText(text)) {
+      i.spec = std::move(parsed->spec);
+      i.name = text;
+    } else {
+      i.path = text;
+      const auto slash = text.find_last_of('/');
+      i.name = slash == std::string::npos ? text : text.substr(slash + 1);
+    }
+    all.push_back(std::move(i));
+  }
+  return all;
+}
+
+ViewKind ChooseView(const std::string& first_input, const std::string& tensor, const std::string& flags_scheme) {
+  std::string scheme;
+  if (!first_input.empty()) {
+    if (const auto s = ParseInlineSpecText(first_input)) scheme = s->spec.scheme;
+    else if (tensor.empty() && IsRopeFile(first_input)) return ViewKind::kQk;
+    else scheme = MetaText(FirstTensorInfo(first_input).meta, "scheme");  // a file pe wrote names its scheme
+  } else {
+    scheme = flags_scheme;
+  }
+  if (scheme.empty()) return ViewKind::kDecay;
+  std::string canon;
+  try {
+    canon = std::string(FindScheme(scheme).name);
+  } catch (const Error&) {
+    return ViewKind::kDecay;  // reported by the decay path
+  }
+  return DefaultView(canon, !tensor.empty());
 }
 
 bool IsRopeFile(const std::string& path) {

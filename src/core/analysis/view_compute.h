@@ -39,6 +39,18 @@ struct ViewOptions {
   bool cls_token = false;         ///< grid view: the table's row 0 is a CLS token
 };
 
+/// The inputs `texts` name: an inline spec ("rope:head-dim=64,max-len=4096",
+/// core/inline_spec.h; named as written) or a table file (named by its base
+/// name). Throws pe::Error (usage) naming the input for a bad inline spec.
+std::vector<ViewInput> ViewInputsOf(const std::vector<std::string>& texts);
+
+/// The view a `pe dot` of `first_input` gets when none is named: by the
+/// scheme of an inline spec, a RoPE file (cos and sin or inv_freq, with no
+/// `tensor` chosen) → qk, else the scheme a file's metadata records, or
+/// `flags_scheme` when there is no input (DefaultView). kDecay when
+/// nothing else applies (or the scheme is unknown: the decay path reports it).
+ViewKind ChooseView(const std::string& first_input, const std::string& tensor, const std::string& flags_scheme);
+
 /// Computes `view` of `inputs`. Throws pe::Error (usage) for a view that
 /// does not apply to an input, naming both; (input/io) when reading fails.
 ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs);

@@ -217,6 +217,13 @@ std::string CanonicalSpecKey(std::string_view key) {
   return {};
 }
 
+bool SpecParamIsSwitch(std::string_view key) {
+  // The keys whose setter is Flag() in Params().
+  static const std::vector<std::string_view> kSwitches = {"no_truncate", "truncate", "cls_token", "bidirectional",
+                                                          "attn_temperature", "mrope_interleaved"};
+  return std::find(kSwitches.begin(), kSwitches.end(), key) != kSwitches.end();
+}
+
 void SetSpecParam(SchemeSpec& spec, std::string_view key, std::string_view value) {
   const std::string k = CanonicalSpecKey(key);
   if (k.empty()) {

@@ -28,6 +28,10 @@ const std::vector<std::string>& SpecParamKeys();
 /// "d_model", "no_truncate" -> "no_truncate"), or empty when unknown.
 std::string CanonicalSpecKey(std::string_view key);
 
+/// True when canonical `key` is a switch (a boolean flag given alone on
+/// the command line: no_truncate, cls_token, bidirectional, ...).
+bool SpecParamIsSwitch(std::string_view key);
+
 /// Sets field `key` of `spec` from `value` as the flag --key=value would.
 /// Throws pe::Error (kUsage) naming "--key 'value'" for a value the flag
 /// refuses (not an integer, beyond int64, not a number, not a boolean) and

@@ -1,0 +1,191 @@
+// The public API's views (include/pe/view.h) over the core: ComputeView
+// (core/analysis/view_compute.h), the writers of core/analysis/view_data.h
+// and RenderView (core/plot/view_plot.h), the code `pe dot --view` runs.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include <pe/view.h>
+
+#include "core/analysis/view_compute.h"
+#include "core/analysis/view_data.h"
+#include "core/api/spec_params.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/output.h"
+#include "core/plot/view_plot.h"
+
+namespace pe {
+namespace {
+
+constexpr ViewKind kViews[] = {ViewKind::kQk,      ViewKind::kBound,   ViewKind::kSpectrum, ViewKind::kRatio,
+                               ViewKind::kTemperature, ViewKind::kHeads, ViewKind::kBias,   ViewKind::kOffsets,
+                               ViewKind::kBuckets, ViewKind::kGrid,    ViewKind::kColumns,  ViewKind::kPrecision,
+                               ViewKind::kCollisions};
+
+View FromCore(const ViewData& d) {
+  View v;
+  v.name = ViewKindName(d.kind);
+  v.title = d.title;
+  v.subtitle = d.subtitle;
+  v.x_label = d.x_label;
+  v.y_label = d.y_label;
+  v.value_label = d.value_label;
+  v.note = d.note;
+  v.x_name = d.x_name;
+  v.log_x = d.log_x;
+  v.log_y = d.log_y;
+  v.steps = d.steps;
+  for (const ViewSeries& s : d.series) {
+    View::Series o{s.name, s.x, {}};
+    for (const ViewColumn& c : s.columns) o.columns.push_back({c.name, c.values, c.draw, c.dashed, c.label});
+    v.series.push_back(std::move(o));
+  }
+  v.markers = d.markers;
+  v.markers_on_y = d.markers_on_y;
+  for (const ViewPanel& p : d.panels) v.panels.push_back({p.title, p.rows, p.cols, p.values});
+  v.row_label = d.row_label;
+  v.col_label = d.col_label;
+  v.signed_values = d.signed_values;
+  return v;
+}
+
+ViewData ToCore(const View& v) {
+  ViewData d;
+  d.kind = ParseViewKind(v.name);
+  d.title = v.title;
+  d.subtitle = v.subtitle;
+  d.x_label = v.x_label;
+  d.y_label = v.y_label;
+  d.value_label = v.value_label;
+  d.note = v.note;
+  d.x_name = v.x_name;
+  d.log_x = v.log_x;
+  d.log_y = v.log_y;
+  d.steps = v.steps;
+  for (const View::Series& s : v.series) {
+    ViewSeries o{s.name, s.x, {}};
+    for (const View::Column& c : s.columns) o.columns.push_back({c.name, c.values, c.draw, c.dashed, c.label});
+    d.series.push_back(std::move(o));
+  }
+  d.markers = v.markers;
+  d.markers_on_y = v.markers_on_y;
+  for (const View::Panel& p : v.panels) d.panels.push_back({p.title, p.rows, p.cols, p.values});
+  d.row_label = v.row_label;
+  d.col_label = v.col_label;
+  d.signed_values = v.signed_values;
+  return d;
+}
+
+// The recipe as the --scheme flags would give it: a series named
+// "<scheme> (flags)", the file's recipe for the precision view.
+ViewInput RecipeInput(const Spec& recipe) {
+  SchemeSpec s;
+  s.scheme = std::string(FindScheme(recipe.scheme).name);
+  for (const auto& [k, v] : recipe.params) SetSpecParam(s, k, v);
+  ViewInput i;
+  i.name = fmt::format("{} (flags)", s.scheme);
+  i.spec = std::move(s);
+  i.from_flags = true;
+  return i;
+}
+
+}  // namespace
+
+std::vector<std::string> ViewNames() {
+  std::vector<std::string> out;
+  for (ViewKind k : kViews) out.push_back(ViewKindName(k));
+  return out;
+}
+
+std::string DefaultViewName(const std::vector<std::string>& inputs, const ViewRequest& request) {
+  return ViewKindName(ChooseView(inputs.empty() ? std::string() : inputs[0], request.tensor,
+                                 request.recipe ? request.recipe->scheme : std::string()));
+}
+
+View ComputeView(const std::string& name, const std::vector<std::string>& inputs, const ViewRequest& request) {
+  const ViewKind kind = ParseViewKind(name.empty() ? DefaultViewName(inputs, request) : name);
+  if (kind == ViewKind::kDecay)
+    ThrowUsage("view 'decay'", "the decay curve of table rows is pe::ComputeDot (pe/analysis.h)");
+  std::vector<ViewInput> in = ViewInputsOf(inputs);
+  if (request.recipe) in.push_back(RecipeInput(*request.recipe));
+  if (in.empty()) ThrowUsage("view", "needs an input: a table file, an inline spec, or a recipe");
+  ViewOptions o;
+  o.max_offset = request.max_offset;
+  o.tensor = request.tensor;
+  o.columns = request.columns;
+  o.window = request.window;
+  o.collision_dtypes = request.collision_dtypes;
+  o.patches = request.patches;
+  o.grid = request.grid;
+  o.cls_token = request.cls_token;
+  return FromCore(ComputeView(kind, o, in));
+}
+
+std::string ViewCsv(const View& view) {
+  StringSink sink;
+  WriteViewCsv(sink, ToCore(view));
+  return std::move(sink.out);
+}
+
+std::string ViewJson(const View& view) {
+  StringSink sink;
+  WriteViewJson(sink, ToCore(view));
+  return std::move(sink.out);
+}
+
+void WriteViewFile(const View& view, const std::string& path, const std::string& format_in) {
+  std::string format = format_in;
+  if (format.empty()) {
+    const auto f = FormatFromExtension(path);
+    if (f == Format::kCsv) format = "csv";
+    else if (f == Format::kJson) format = "json";
+    else ThrowUsage(fmt::format("'{}'", path), "a view is written as .csv or .json; or give the format csv|json");
+  }
+  if (format != "csv" && format != "json")
+    ThrowUsage(fmt::format("format '{}'", format), "a view is written as csv or json");
+  const ViewData data = ToCore(view);
+  AtomicFile file(path);
+  FileSink sink(file.file(), fmt::format("'{}'", path), file.replaces());
+  if (format == "json") WriteViewJson(sink, data);
+  else WriteViewCsv(sink, data);
+  sink.Flush();
+  file.Commit();
+}
+
+void PlotView(const View& view, const std::string& path, const PlotOptions& options) {
+  plot::PlotControls c;
+  c.title = options.title;
+  c.log_x = options.log_x;
+  c.log_y = options.log_y;
+  auto limits = [](double lo, double hi, const char* what) {
+    if (std::isnan(lo) && std::isnan(hi)) return;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo))
+      ThrowUsage(what, fmt::format("expected finite LO < HI, got {} and {}", lo, hi));
+  };
+  limits(options.x_min, options.x_max, "xlim");
+  limits(options.y_min, options.y_max, "ylim");
+  c.x_min = options.x_min;
+  c.x_max = options.x_max;
+  c.y_min = options.y_min;
+  c.y_max = options.y_max;
+  c.vmin = options.vmin;
+  c.vmax = options.vmax;
+  if (!std::isnan(c.vmin) && !std::isnan(c.vmax) && !(c.vmax > c.vmin))
+    ThrowUsage("vmin/vmax", fmt::format("need vmin < vmax, got {} and {}", c.vmin, c.vmax));
+  if (!options.cmap.empty()) c.cmap = plot::ParseColorMap(options.cmap, "cmap");
+  if (options.width < 200 || options.width > 10000 || options.height < 150 || options.height > 10000)
+    ThrowUsage(fmt::format("size {}x{}", options.width, options.height),
+               "expected WIDTHxHEIGHT, each 200..10000 (150.. for height)");
+  c.width = options.width;
+  c.height = options.height;
+  if (!std::isnan(options.train_len)) {
+    if (!(options.train_len >= 0) || !std::isfinite(options.train_len))
+      ThrowUsage("train_len", fmt::format("must be a position (0 or more), got {}", options.train_len));
+    c.train_len = options.train_len;
+  }
+  plot::ImageFormatFromPath(path, "plot");
+  plot::RenderView(ToCore(view), c, path, "plot");
+}
+
+}  // namespace pe
