@@ -14,7 +14,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <tuple>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -301,6 +303,109 @@ PYBIND11_MODULE(_pe, m) {
       },
       py::arg("scheme"), py::arg("params"), py::arg("tensor"), py::arg("cosine"), py::arg("max_offset"),
       py::arg("mean_only"), "generate_dot(...): dot() of a spec, computed without a file");
+
+  // ---- views (pe/view.h) ----------------------------------------------------------
+  py::class_<pe::View>(m, "View", "A view of `pe dot --view` (pe/view.h); use pe.view()")
+      .def_readonly("name", &pe::View::name)
+      .def_readonly("title", &pe::View::title)
+      .def_readonly("subtitle", &pe::View::subtitle)
+      .def_readonly("x_label", &pe::View::x_label)
+      .def_readonly("y_label", &pe::View::y_label)
+      .def_readonly("value_label", &pe::View::value_label)
+      .def_readonly("note", &pe::View::note)
+      .def_readonly("x_name", &pe::View::x_name)
+      .def_readonly("log_x", &pe::View::log_x)
+      .def_readonly("log_y", &pe::View::log_y)
+      .def_readonly("markers", &pe::View::markers)
+      .def_readonly("markers_on_y", &pe::View::markers_on_y)
+      .def_readonly("row_label", &pe::View::row_label)
+      .def_readonly("col_label", &pe::View::col_label)
+      .def_readonly("signed_values", &pe::View::signed_values)
+      .def_property_readonly(
+          "series",
+          [](const pe::View& v) {
+            // [(name, x, [(column, values, label, draw)])], arrays copied once from the view.
+            py::list out;
+            for (const auto& s : v.series) {
+              py::list cols;
+              for (const auto& c : s.columns)
+                cols.append(py::make_tuple(c.name, py::array_t<double>(c.values.size(), c.values.data()), c.label,
+                                           c.draw));
+              out.append(py::make_tuple(s.name, py::array_t<double>(s.x.size(), s.x.data()), cols));
+            }
+            return out;
+          })
+      .def_property_readonly(
+          "panels",
+          [](const pe::View& v) {
+            py::list out;
+            for (const auto& p : v.panels) {
+              py::array_t<double> a({static_cast<py::ssize_t>(p.rows), static_cast<py::ssize_t>(p.cols)});
+              std::copy(p.values.begin(), p.values.end(), a.mutable_data());
+              out.append(py::make_tuple(p.title, a));
+            }
+            return out;
+          })
+      .def("csv", &pe::ViewCsv)
+      .def("json", &pe::ViewJson)
+      .def(
+          "write", [](const pe::View& v, const std::string& path, const std::string& format) { pe::WriteViewFile(v, path, format); },
+          py::arg("path"), py::arg("format") = "")
+      .def(
+          "plot",
+          [](const pe::View& v, const std::string& path, const std::string& title, std::optional<bool> log_x,
+             std::optional<bool> log_y, std::optional<std::pair<double, double>> xlim,
+             std::optional<std::pair<double, double>> ylim, std::optional<double> vmin, std::optional<double> vmax,
+             const std::string& cmap, std::pair<int, int> size, std::optional<double> train_len) {
+            pe::PlotOptions o;
+            o.title = title;
+            o.log_x = log_x;
+            o.log_y = log_y;
+            if (xlim) std::tie(o.x_min, o.x_max) = *xlim;
+            if (ylim) std::tie(o.y_min, o.y_max) = *ylim;
+            if (vmin) o.vmin = *vmin;
+            if (vmax) o.vmax = *vmax;
+            o.cmap = cmap;
+            std::tie(o.width, o.height) = size;
+            if (train_len) o.train_len = *train_len;
+            py::gil_scoped_release unlocked;
+            pe::PlotView(v, path, o);
+          },
+          py::arg("path"), py::arg("title"), py::arg("log_x"), py::arg("log_y"), py::arg("xlim"), py::arg("ylim"),
+          py::arg("vmin"), py::arg("vmax"), py::arg("cmap"), py::arg("size"), py::arg("train_len"));
+
+  m.def(
+      "view",
+      [](const std::string& name, const std::vector<std::string>& inputs, std::int64_t max_offset,
+         const std::string& tensor, const std::vector<std::int64_t>& columns, std::int64_t window,
+         const std::vector<std::string>& collision_dtypes, const std::vector<std::int64_t>& patches,
+         const std::string& grid, bool cls_token, const std::optional<std::string>& recipe_scheme,
+         const std::vector<std::pair<std::string, std::string>>& recipe_params) {
+        pe::ViewRequest r;
+        r.max_offset = max_offset;
+        r.tensor = tensor;
+        r.columns = columns;
+        r.window = window;
+        r.collision_dtypes = collision_dtypes;
+        r.patches = patches;
+        r.grid = grid;
+        r.cls_token = cls_token;
+        if (recipe_scheme) r.recipe = MakeSpec(*recipe_scheme, recipe_params);
+        py::gil_scoped_release unlocked;
+        return pe::ComputeView(name, inputs, r);
+      },
+      py::arg("name"), py::arg("inputs"), py::arg("max_offset"), py::arg("tensor"), py::arg("columns"),
+      py::arg("window"), py::arg("collision_dtypes"), py::arg("patches"), py::arg("grid"), py::arg("cls_token"),
+      py::arg("recipe_scheme"), py::arg("recipe_params"), "view(...) -> View (pe/view.h ComputeView)");
+  m.def("view_names", &pe::ViewNames, "The view names");
+  m.def(
+      "default_view",
+      [](const std::vector<std::string>& inputs, const std::string& tensor) {
+        pe::ViewRequest r;
+        r.tensor = tensor;
+        return pe::DefaultViewName(inputs, r);
+      },
+      py::arg("inputs"), py::arg("tensor"), "The view pe dot draws for these inputs by default");
 
   m.def(
       "buffer_address",

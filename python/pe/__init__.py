@@ -35,8 +35,8 @@ import numpy as _np
 
 from . import _pe
 
-__all__ = ["Error", "generate", "read", "write", "verify", "identify", "dot", "schemes", "spec_keys",
-           "BFLOAT16_AS"]
+__all__ = ["Error", "generate", "read", "write", "verify", "identify", "dot", "view", "View", "view_names",
+           "schemes", "spec_keys", "BFLOAT16_AS"]
 
 #: pe's exception: a ValueError with pe's message and a ``kind`` attribute.
 Error = _pe.Error
@@ -303,6 +303,131 @@ def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = 
         raise Error("dot: scheme parameters apply to dot(scheme=...), not to a table")
     return _pe.dot(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}), cosine, k,
                    mean_only)
+
+
+class View:
+    """A view of ``pe dot --view`` (qk, spectrum, heads, grid, ...) as data; made by :func:`view`.
+
+    ``series``: {series name: {x_name: x array, column: values array, ...}}
+    (one series per input, named as written; files by their base name),
+    ``panels``: [{"title", "values": 2-D array}] for heatmap views (heads,
+    bias, grid), ``markers``: [(x, label)] (L_orig), and the words of the
+    picture (``title``, ``x_label``, ``y_label``, ...).
+    ``to_csv()``/``to_json()`` give the bytes ``pe dot --view NAME -o x.csv``
+    writes (a path writes the file); ``plot(path)`` draws it as ``--plot``.
+    """
+
+    def __init__(self, core: Any):
+        self._core = core
+
+    name = property(lambda self: self._core.name, doc="The view's name (qk, spectrum, ...)")
+    title = property(lambda self: self._core.title)
+    subtitle = property(lambda self: self._core.subtitle)
+    x_label = property(lambda self: self._core.x_label)
+    y_label = property(lambda self: self._core.y_label)
+    value_label = property(lambda self: self._core.value_label)
+    note = property(lambda self: self._core.note)
+    x_name = property(lambda self: self._core.x_name, doc="The CSV/JSON name of x (offset, pair, position, ...)")
+    markers = property(lambda self: list(self._core.markers))
+
+    @property
+    def series(self) -> Dict[str, Dict[str, _np.ndarray]]:
+        out: Dict[str, Dict[str, _np.ndarray]] = {}
+        for name, x, columns in self._core.series:
+            d = {self.x_name: x}
+            for col, values, _label, _draw in columns:
+                d[col] = values
+            key, n = name, 2
+            while key in out:  # two inputs written alike
+                key, n = f"{name} #{n}", n + 1
+            out[key] = d
+        return out
+
+    @property
+    def panels(self) -> List[Dict[str, Any]]:
+        return [{"title": t, "values": v} for t, v in self._core.panels]
+
+    def to_csv(self, path: Union[None, str, _os.PathLike] = None) -> Optional[str]:
+        """The CSV text, or with ``path`` the file (atomically) and None."""
+        if path is None:
+            return self._core.csv()
+        self._core.write(_os.fspath(path), "csv")
+        return None
+
+    def to_json(self, path: Union[None, str, _os.PathLike] = None) -> Optional[str]:
+        """The JSON text (schema "pe.view/1"), or with ``path`` the file and None."""
+        if path is None:
+            return self._core.json()
+        self._core.write(_os.fspath(path), "json")
+        return None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON document as a dict."""
+        return _json.loads(self._core.json())
+
+    def plot(self, path: Union[str, _os.PathLike], *, title: Optional[str] = None, log_x: Optional[bool] = None,
+             log_y: Optional[bool] = None, xlim: Optional[Tuple[float, float]] = None,
+             ylim: Optional[Tuple[float, float]] = None, vmin: Optional[float] = None, vmax: Optional[float] = None,
+             cmap: Optional[str] = None, size: Tuple[int, int] = (960, 600),
+             train_len: Optional[float] = None) -> None:
+        """Draw the view to ``path`` (.png, .svg with real <text>, .pdf), as ``pe dot --plot``.
+
+        The keywords are the plot flags: ``title``, ``log_x``, ``log_y``
+        (False: linear), ``xlim``/``ylim`` (lo, hi), ``vmin``/``vmax``,
+        ``cmap`` (viridis, magma, cividis, RdBu, RdBu_r), ``size`` (w, h),
+        ``train_len`` (shade the region beyond it).
+        """
+        self._core.plot(_os.fspath(path), title or "", log_x, log_y,
+                        None if xlim is None else (float(xlim[0]), float(xlim[1])),
+                        None if ylim is None else (float(ylim[0]), float(ylim[1])),
+                        vmin, vmax, cmap or "", (int(size[0]), int(size[1])), train_len)
+
+    def __repr__(self) -> str:
+        return (f"<pe.View {self.name}: {len(self._core.series)} series, {len(self._core.panels)} panels; "
+                f"{self.title!r}>")
+
+
+def view(name: Optional[str] = None, inputs: Union[str, _os.PathLike, Sequence[Union[str, _os.PathLike]]] = (), *,
+         max_offset: Optional[int] = None, tensor: Optional[str] = None, columns: Optional[Sequence[int]] = None,
+         window: int = 64, collision_dtypes: Union[None, str, Sequence[str]] = None,
+         patches: Optional[Sequence[int]] = None, grid: Union[None, str, Tuple[int, int]] = None,
+         cls_token: bool = False, scheme: Optional[str] = None, rope_scaling: Any = None, **params: Any) -> View:
+    """Compute a view of ``pe dot --view`` (the same numbers, CSV and pictures).
+
+    ``name``: qk, bound, spectrum, ratio, temperature, heads, bias, offsets,
+    buckets, grid, columns, precision, collisions (:func:`view_names`);
+    None: the view ``pe dot`` picks for the first input. ``inputs``: inline
+    specs ("rope:head-dim=64,max-len=4096,rope-scaling=llama3,factor=8")
+    and/or table file paths. The keywords are the CLI's flags: ``max_offset``,
+    ``tensor``, ``columns``, ``window``, ``collision_dtypes``, ``patches``,
+    ``grid`` ("14x14" or (14, 14)), ``cls_token``; ``scheme=`` with its
+    parameters (as :func:`generate`) is the --scheme flags: a series of
+    its own, or the recipe of a file for the precision view.
+
+    Returns a :class:`View`. Raises :class:`pe.Error` with pe's message
+    (``--view grid: needs a 2-D encoding ...``) when the view does not apply.
+    """
+    if isinstance(inputs, (str, _os.PathLike)):
+        inputs = [inputs]
+    texts = [_os.fspath(i) for i in inputs]
+    if isinstance(collision_dtypes, str):
+        collision_dtypes = [d.strip() for d in collision_dtypes.split(",") if d.strip()]
+    if isinstance(grid, (tuple, list)):
+        grid = f"{int(grid[0])}x{int(grid[1])}"
+    recipe_scheme = None
+    recipe: List[Tuple[str, str]] = []
+    if scheme is not None or params or rope_scaling is not None:
+        recipe_scheme = scheme or "sinusoidal"
+        recipe = _params(params, rope_scaling)
+    core = _pe.view(name or "", texts, -1 if max_offset is None else int(max_offset), tensor or "",
+                    [int(c) for c in (columns or [])], int(window), list(collision_dtypes or []),
+                    [int(p) for p in (patches or [])], grid or "", bool(cls_token), recipe_scheme, recipe)
+    return View(core)
+
+
+def view_names() -> List[str]:
+    """Every view :func:`view` computes."""
+    return _pe.view_names()
 
 
 def schemes() -> List[Dict[str, Any]]:

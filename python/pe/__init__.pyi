@@ -37,5 +37,30 @@ def dot(table: Optional[TableLike] = ..., *, cosine: bool = ..., max_offset: Opt
         format: Optional[str] = ..., dtype: Optional[str] = ..., scheme: Optional[str] = ...,
         rope_scaling: Union[None, str, Mapping[str, Any]] = ...,
         **params: Any) -> Dict[str, Optional[np.ndarray]]: ...
+class View:
+    name: str
+    title: str
+    subtitle: str
+    x_label: str
+    y_label: str
+    value_label: str
+    note: str
+    x_name: str
+    markers: List[Tuple[float, str]]
+    series: Dict[str, Dict[str, np.ndarray]]
+    panels: List[Dict[str, Any]]
+    def to_csv(self, path: Optional[Path] = ...) -> Optional[str]: ...
+    def to_json(self, path: Optional[Path] = ...) -> Optional[str]: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    def plot(self, path: Path, *, title: Optional[str] = ..., log_x: Optional[bool] = ..., log_y: Optional[bool] = ...,
+             xlim: Optional[Tuple[float, float]] = ..., ylim: Optional[Tuple[float, float]] = ...,
+             vmin: Optional[float] = ..., vmax: Optional[float] = ..., cmap: Optional[str] = ...,
+             size: Tuple[int, int] = ..., train_len: Optional[float] = ...) -> None: ...
+def view(name: Optional[str] = ..., inputs: Union[Path, Sequence[Path]] = ..., *, max_offset: Optional[int] = ...,
+         tensor: Optional[str] = ..., columns: Optional[Sequence[int]] = ..., window: int = ...,
+         collision_dtypes: Union[None, str, Sequence[str]] = ..., patches: Optional[Sequence[int]] = ...,
+         grid: Union[None, str, Tuple[int, int]] = ..., cls_token: bool = ..., scheme: Optional[str] = ...,
+         rope_scaling: Union[None, str, Mapping[str, Any]] = ..., **params: Any) -> View: ...
+def view_names() -> List[str]: ...
 def schemes() -> List[Dict[str, Any]]: ...
 def spec_keys() -> List[str]: ...
