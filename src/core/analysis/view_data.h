@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <pe/view.h>
+
 #include "core/output.h"
 
 namespace pe {
@@ -52,40 +54,17 @@ std::string ViewKindName(ViewKind kind);
 /// heads view.
 ViewKind DefaultView(const std::string& scheme, bool tensor_named);
 
-struct ViewColumn {
-  std::string name;             ///< CSV/JSON column name
-  std::vector<double> values;
-  bool draw = true;             ///< a line in the picture (else data only)
-  bool dashed = false;
-  std::string label;            ///< legend text; empty = the series name
-};
+// A view's columns, series and panels are the public API's types
+// (include/pe/view.h), so the library hands them out without a copy rule.
+using ViewColumn = View::Column;
+using ViewSeries = View::Series;
+using ViewPanel = View::Panel;
 
-struct ViewSeries {
-  std::string name;
-  std::vector<double> x;
-  std::vector<ViewColumn> columns;
-};
-
-/// One heatmap panel of a grid view.
-struct ViewPanel {
-  std::string title;
-  std::int64_t rows = 0, cols = 0;
-  std::vector<double> values;  ///< rows × cols, row-major
-};
-
-struct ViewData {
+/// The public View (include/pe/view.h: the words, series, markers and
+/// panels) with its kind; the core's writers and plots read `kind`, not
+/// View::name (the library sets both).
+struct ViewData : View {
   ViewKind kind = ViewKind::kDecay;
-  std::string title, subtitle, x_label, y_label, value_label, note;
-  std::string x_name = "x";  ///< CSV/JSON name of x
-  bool log_x = false, log_y = false;  ///< what the picture uses by default
-  bool steps = false;  ///< integer x, piecewise constant: drawn as steps x ± 1/2 (bucket staircases)
-  std::vector<ViewSeries> series;
-  std::vector<std::pair<double, std::string>> markers;  ///< marker lines (L_orig)
-  bool markers_on_y = false;  ///< markers are y values (horizontal lines)
-  // Grid views: panels with axis names; the rows run down.
-  std::vector<ViewPanel> panels;
-  std::string row_label, col_label;
-  bool signed_values = false;  ///< the data has both signs (diverging map)
 };
 
 /// Writes `view` as CSV (long format, see above) or JSON.

@@ -23,57 +23,16 @@ constexpr ViewKind kViews[] = {ViewKind::kQk,      ViewKind::kBound,   ViewKind:
                                ViewKind::kBuckets, ViewKind::kGrid,    ViewKind::kColumns,  ViewKind::kPrecision,
                                ViewKind::kCollisions};
 
-View FromCore(const ViewData& d) {
-  View v;
+View FromCore(ViewData d) {
+  View v = std::move(static_cast<View&>(d));
   v.name = ViewKindName(d.kind);
-  v.title = d.title;
-  v.subtitle = d.subtitle;
-  v.x_label = d.x_label;
-  v.y_label = d.y_label;
-  v.value_label = d.value_label;
-  v.note = d.note;
-  v.x_name = d.x_name;
-  v.log_x = d.log_x;
-  v.log_y = d.log_y;
-  v.steps = d.steps;
-  for (const ViewSeries& s : d.series) {
-    View::Series o{s.name, s.x, {}};
-    for (const ViewColumn& c : s.columns) o.columns.push_back({c.name, c.values, c.draw, c.dashed, c.label});
-    v.series.push_back(std::move(o));
-  }
-  v.markers = d.markers;
-  v.markers_on_y = d.markers_on_y;
-  for (const ViewPanel& p : d.panels) v.panels.push_back({p.title, p.rows, p.cols, p.values});
-  v.row_label = d.row_label;
-  v.col_label = d.col_label;
-  v.signed_values = d.signed_values;
   return v;
 }
 
 ViewData ToCore(const View& v) {
   ViewData d;
+  static_cast<View&>(d) = v;
   d.kind = ParseViewKind(v.name);
-  d.title = v.title;
-  d.subtitle = v.subtitle;
-  d.x_label = v.x_label;
-  d.y_label = v.y_label;
-  d.value_label = v.value_label;
-  d.note = v.note;
-  d.x_name = v.x_name;
-  d.log_x = v.log_x;
-  d.log_y = v.log_y;
-  d.steps = v.steps;
-  for (const View::Series& s : v.series) {
-    ViewSeries o{s.name, s.x, {}};
-    for (const View::Column& c : s.columns) o.columns.push_back({c.name, c.values, c.draw, c.dashed, c.label});
-    d.series.push_back(std::move(o));
-  }
-  d.markers = v.markers;
-  d.markers_on_y = v.markers_on_y;
-  for (const View::Panel& p : v.panels) d.panels.push_back({p.title, p.rows, p.cols, p.values});
-  d.row_label = v.row_label;
-  d.col_label = v.col_label;
-  d.signed_values = v.signed_values;
   return d;
 }
 
