@@ -77,15 +77,10 @@ plot::PlotControls Controls(const DotOptions& o) {
   if (!o.ylim.empty()) std::tie(c.y_min, c.y_max) = ParseLimits(o.ylim, "--ylim");
   c.vmin = o.vmin;
   c.vmax = o.vmax;
-  if (!std::isnan(c.vmin) && !std::isnan(c.vmax) && !(c.vmax > c.vmin))
-    ThrowUsage("--vmin/--vmax", fmt::format("need vmin < vmax, got {} and {}", c.vmin, c.vmax));
+  c.train_len = o.train_len;
+  plot::CheckPlotControls(c, "--");
   if (!o.cmap.empty()) c.cmap = plot::ParseColorMap(o.cmap, "--cmap");
   std::tie(c.width, c.height) = ParseSize(o.size);
-  if (!std::isnan(o.train_len)) {
-    if (!(o.train_len >= 0) || !std::isfinite(o.train_len))
-      ThrowUsage("--train-len", fmt::format("must be a position (0 or more), got {}", o.train_len));
-    c.train_len = o.train_len;
-  }
   return c;
 }
 

@@ -130,19 +130,14 @@ void PlotView(const View& view, const std::string& path, const PlotOptions& opti
   c.y_max = options.y_max;
   c.vmin = options.vmin;
   c.vmax = options.vmax;
-  if (!std::isnan(c.vmin) && !std::isnan(c.vmax) && !(c.vmax > c.vmin))
-    ThrowUsage("vmin/vmax", fmt::format("need vmin < vmax, got {} and {}", c.vmin, c.vmax));
+  c.train_len = options.train_len;
+  plot::CheckPlotControls(c, "");
   if (!options.cmap.empty()) c.cmap = plot::ParseColorMap(options.cmap, "cmap");
   if (options.width < 200 || options.width > 10000 || options.height < 150 || options.height > 10000)
     ThrowUsage(fmt::format("size {}x{}", options.width, options.height),
                "expected WIDTHxHEIGHT, each 200..10000 (150.. for height)");
   c.width = options.width;
   c.height = options.height;
-  if (!std::isnan(options.train_len)) {
-    if (!(options.train_len >= 0) || !std::isfinite(options.train_len))
-      ThrowUsage("train_len", fmt::format("must be a position (0 or more), got {}", options.train_len));
-    c.train_len = options.train_len;
-  }
   plot::ImageFormatFromPath(path, "plot");
   plot::RenderView(ToCore(view), c, path, "plot");
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 
@@ -224,6 +225,13 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
 }
 
 }  // namespace
+
+void CheckPlotControls(const PlotControls& c, const std::string& prefix) {
+  if (!std::isnan(c.vmin) && !std::isnan(c.vmax) && !(c.vmax > c.vmin))
+    ThrowUsage(fmt::format("{}vmin/{}vmax", prefix, prefix), fmt::format("need vmin < vmax, got {} and {}", c.vmin, c.vmax));
+  if (!std::isnan(c.train_len) && (!(c.train_len >= 0) || !std::isfinite(c.train_len)))
+    ThrowUsage(prefix + "train-len", fmt::format("must be a position (0 or more), got {}", c.train_len));
+}
 
 void RenderView(const ViewData& v, const PlotControls& c, const std::string& path, const std::string& flag) {
   if (v.panels.empty()) {

@@ -27,6 +27,12 @@ struct PlotControls {
   double train_len = kNaN;           ///< shade x >= train_len (curves against position or offset)
 };
 
+/// Checks the controls a reader sets: vmin < vmax when both are set, a
+/// training length that is a position (finite, >= 0). `prefix` names them:
+/// "--" for the CLI's flags (--vmin/--vmax, --train-len), "" for the
+/// library's fields. Throws pe::Error (usage).
+void CheckPlotControls(const PlotControls& controls, const std::string& prefix);
+
 /// Throws pe::Error (usage, io) as RenderLineChart / RenderHeatmap do.
 void RenderView(const ViewData& view, const PlotControls& controls, const std::string& path, const std::string& flag);
 
