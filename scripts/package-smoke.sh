@@ -60,6 +60,13 @@ consumer_builds() {
     n=$((n + 1))
   done
   [ "$n" -gt 0 ] || fail "the find_package build against $prefix made no program"
+  # examples/view_curves: the views (pe/view.h) wrote their CSV and pictures.
+  if [ -f "$src/view_curves.cc" ]; then
+    head -1 "$scratch/qk.csv" | grep -qx 'series,k,qk' || fail "view_curves: qk.csv has no 'series,k,qk' header"
+    [ "$(head -c 4 "$scratch/qk.png" | tail -c 3)" = PNG ] || fail "view_curves: qk.png is not a PNG"
+    grep -q '<text' "$scratch/alibi_heads.svg" || fail "view_curves: alibi_heads.svg has no <text>"
+    rm -f "$scratch/qk.csv" "$scratch/qk.png" "$scratch/alibi_heads.svg"
+  fi
   echo "find_package(pe CONFIG) against $prefix: $n program(s) built and run"
   # pkg-config: each .cc of the consumer folder (one program per file).
   local pc_path="$prefix/lib/pkgconfig:$prefix/lib/$(gcc -print-multiarch)/pkgconfig"
