@@ -11,8 +11,6 @@
 #include <string>
 
 #include "cli/cmd_generate.h"
-#include "core/analysis/view_compute.h"
-#include "core/error.h"
 
 namespace pe::cli {
 
