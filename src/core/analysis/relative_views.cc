@@ -162,7 +162,8 @@ HeadBias AlibiHeadBias(const std::string& name, const std::vector<double>& slope
   b.offsets.info.cols = max_d + 1;
   for (double m : slopes) {
     b.head_labels.push_back(fmt::format("m = {:.4g}", m));
-    for (std::int64_t d = 0; d <= max_d; ++d) b.offsets.values.push_back(-m * static_cast<double>(d));
+    // 0 - m·d, not -m·d: the diagonal is +0, never a "-0" in the CSV.
+    for (std::int64_t d = 0; d <= max_d; ++d) b.offsets.values.push_back(0.0 - m * static_cast<double>(d));
   }
   return b;
 }
