@@ -586,9 +586,8 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     window = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
   // Memory: the window and the block are held as doubles, ~2^22 of them.
   window = std::min<std::int64_t>(window, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
-  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, d), 1, std::max<std::int64_t>(1, std::min<std::int64_t>(1024, info.rows)));
-  std::vector<std::byte> scratch, ref_scratch;
-  std::vector<double> v, rv;
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
   // Rows closer than this are "not distinct" (rounding noise of a row).
   const double limit = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
   const DType dt = o.tolerance.dtype;
@@ -603,6 +602,27 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
   };
   RowSource* ref = o.reference && o.reference->info().rows == info.rows && o.reference->info().cols == d ? o.reference
                                                                                                           : nullptr;
+  // Rows shared out to every core, block by block (the block read on this
+  // thread). The figures are those of one pass over the pairs (q, p) in
+  // order, where a pair is looked at only while its distance is below the
+  // minimum so far: the minimum is that over the pairs that are not
+  // excused, whatever the order (ties: the first pair, merged in order
+  // with strict comparisons); a part starts from the minimum of the blocks
+  // before, and keeps the distances of the pairs it excused, which then
+  // count only when below the minimum of the parts before it (the minimum a
+  // sequential pass would have had there).
+  const int threads = ref && !ref->concurrent_reads() ? 1 : CoreCount();
+  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(1, d), 1,
+                                                      std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
+  struct Part {
+    double best = HUGE_VAL;
+    std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
+    bool found = false;
+    std::vector<double> excused;  // the distances² of the pairs excused here
+    std::vector<std::byte> ref_scratch;
+    std::vector<double> rv;
+  };
+  std::vector<Part> parts(static_cast<std::size_t>(threads));
   double best = HUGE_VAL;
   std::int64_t bp = 0, bq = 0;
   std::int64_t excused = 0, nonfinite_rows = 0, first_nonfinite = -1;
@@ -610,39 +630,55 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     const std::int64_t n = std::min(block, info.rows - f);
     const std::int64_t lo = std::max<std::int64_t>(0, f - window);
     ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
-    bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
-    const auto load_ref = [&] {
-      if (ref_loaded) return;
-      ReadRowsAsDouble(*ref, lo, f + n - lo, &ref_scratch, &rv);
-      for (double& x : rv) x = round_to(x);
-      ref_loaded = true;
-    };
-    for (std::int64_t q = f; q < f + n; ++q) {
-      const double* rq = v.data() + (q - lo) * d;
-      bool finite = true;
-      for (std::int64_t j = 0; j < d && finite; ++j) finite = std::isfinite(rq[j]);
-      if (!finite) {  // a NaN or infinite row is distinct from nothing: a failure, reported below
-        if (nonfinite_rows++ == 0) first_nonfinite = q;
-        continue;
-      }
-      for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
-        const double* rp = v.data() + (p - lo) * d;
-        const double s = SquaredDistanceBelow(rq, rp, d, best);
-        if (!(s < best)) continue;  // also a NaN s: row p is not finite
-        if (ref && std::sqrt(s) <= limit) {
-          // The exact rows rounded to the dtype: equal (or as close) too?
-          load_ref();
-          const double* eq = rv.data() + (q - lo) * d;
-          const double* ep = rv.data() + (p - lo) * d;
-          double se = 0;
-          for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
-          if (std::sqrt(se) <= limit) {
-            ++excused;
-            continue;
-          }
+    const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
+    ParallelFor(np, [&](int k) {
+      Part& pt = parts[static_cast<std::size_t>(k)];
+      pt.best = best;
+      pt.found = false;
+      pt.nonfinite_rows = 0;
+      pt.first_nonfinite = -1;
+      pt.excused.clear();
+      bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
+      const auto load_ref = [&] {
+        if (ref_loaded) return;
+        ReadRowsAsDouble(*ref, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
+        for (double& x : pt.rv) x = round_to(x);
+        ref_loaded = true;
+      };
+      for (std::int64_t q = f + n * k / np; q < f + n * (k + 1) / np; ++q) {
+        const double* rq = v.data() + (q - lo) * d;
+        bool finite = true;
+        for (std::int64_t j = 0; j < d && finite; ++j) finite = std::isfinite(rq[j]);
+        if (!finite) {  // a NaN or infinite row is distinct from nothing: a failure, reported below
+          if (pt.nonfinite_rows++ == 0) pt.first_nonfinite = q;
+          continue;
         }
-        best = s, bp = p, bq = q;
+        for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
+          const double* rp = v.data() + (p - lo) * d;
+          const double s = SquaredDistanceBelow(rq, rp, d, pt.best);
+          if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
+          if (ref && std::sqrt(s) <= limit) {
+            // The exact rows rounded to the dtype: equal (or as close) too?
+            load_ref();
+            const double* eq = pt.rv.data() + (q - lo) * d;
+            const double* ep = pt.rv.data() + (p - lo) * d;
+            double se = 0;
+            for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
+            if (std::sqrt(se) <= limit) {
+              pt.excused.push_back(s);
+              continue;
+            }
+          }
+          pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
+        }
       }
+    });
+    for (int k = 0; k < np; ++k) {
+      const Part& pt = parts[static_cast<std::size_t>(k)];
+      for (double s : pt.excused) excused += s < best;
+      if (pt.nonfinite_rows > 0 && nonfinite_rows == 0) first_nonfinite = pt.first_nonfinite;
+      nonfinite_rows += pt.nonfinite_rows;
+      if (pt.found && pt.best < best) best = pt.best, bp = pt.bp, bq = pt.bq;
     }
   }
   if (info.rows < 2) {
