@@ -78,12 +78,17 @@ void StreamRowsParallel(RowSource& t, const Fn& fn, const Merge& merge) {
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
-    t.ReadRows(f, n, raw.data());
+    // A source several threads may read (a C-order .npy): each thread reads
+    // its own rows, no serial read between blocks.
+    const bool read_in_parts = t.concurrent_reads();
+    if (!read_in_parts) t.ReadRows(f, n, raw.data());
     const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
     parts.assign(static_cast<std::size_t>(np), Part{});
     ParallelFor(np, [&](int k) {
       std::vector<double>& v = dbl[static_cast<std::size_t>(k)];
       const std::int64_t r0 = n * k / np, r1 = n * (k + 1) / np;
+      if (read_in_parts && r1 > r0)
+        t.ReadRows(f + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
       for (std::int64_t a = r0; a < r1; a += sub) {
         const std::int64_t m = std::min(sub, r1 - a);
         v.resize(static_cast<std::size_t>(m * info.cols));

@@ -442,7 +442,10 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
-    table.ReadRows(f, n, raw.data());
+    // A table that may be read from several threads (a C-order .npy) is
+    // read by each thread, its own rows: no serial read between blocks.
+    const bool read_in_parts = approx && table.concurrent_reads();
+    if (!read_in_parts) table.ReadRows(f, n, raw.data());
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
       std::vector<Partial> partial(static_cast<std::size_t>(parts));
@@ -454,6 +457,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
         ts.bound.resize(static_cast<std::size_t>(r1 - r0));
         ts.exact.resize(rinfo.row_bytes());
         ts.mask.resize(static_cast<std::size_t>(cols / 4 + 2));
+        if (read_in_parts && r1 > r0)
+          table.ReadRows(f + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
         if (r1 > r0 && !o.approx_reference(f + r0, r1 - r0, ts.approx.data(), ts.bound.data()))
           ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
         const std::int64_t vec_end = cols / lanes * lanes;
