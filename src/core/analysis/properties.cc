@@ -634,8 +634,18 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     const std::int64_t lo = std::max<std::int64_t>(0, f - window);
-    ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
     const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
+    if (t.concurrent_reads() && np > 1) {
+      // Each thread reads and widens its share of the rows (a C-order .npy).
+      const std::int64_t m = f + n - lo;
+      v.resize(static_cast<std::size_t>(m * d));
+      ParallelFor(np, [&](int k) {
+        const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
+        ReadRowsAsDoubleInto(t, lo + a0, a1 - a0, v.data() + static_cast<std::size_t>(a0 * d));
+      });
+    } else {
+      ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
+    }
     ParallelFor(np, [&](int k) {
       Part& pt = parts[static_cast<std::size_t>(k)];
       pt.best = best;

@@ -453,16 +453,24 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
         Partial& p = partial[static_cast<std::size_t>(t)];
         ThreadScratch& ts = scratch[static_cast<std::size_t>(t)];
         const std::int64_t r0 = n * t / parts, r1 = n * (t + 1) / parts;
-        ts.approx.resize(static_cast<std::size_t>((r1 - r0) * cols));
-        ts.bound.resize(static_cast<std::size_t>(r1 - r0));
+        // The approximate rows a chunk at a time (about 256 KiB, so that they
+        // are still in cache when tested; the recurrence anchors at each
+        // chunk's first row, a few rows' worth of work per chunk).
+        const std::int64_t chunk = std::max<std::int64_t>(16, (std::int64_t{256} << 10) / (8 * cols));
+        ts.approx.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0) * cols));
+        ts.bound.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0)));
         ts.exact.resize(rinfo.row_bytes());
         ts.mask.resize(static_cast<std::size_t>(cols / 4 + 2));
         if (read_in_parts && r1 > r0)
           table.ReadRows(f + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
-        if (r1 > r0 && !o.approx_reference(f + r0, r1 - r0, ts.approx.data(), ts.bound.data()))
-          ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
         const std::int64_t vec_end = cols / lanes * lanes;
+        std::int64_t c0 = r0;  // the chunk's first row
         for (std::int64_t r = r0; r < r1; ++r) {
+          if (r == r0 || r - c0 == chunk) {
+            c0 = r;
+            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data()))
+              ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
+          }
           const std::int64_t pos = o.start + f + r;
           const std::byte* a = raw.data() + static_cast<std::size_t>(r) * info.row_bytes();
           const auto found_at = [&](std::int64_t j) {
@@ -483,8 +491,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
           } else {
             // Reference within 2^-50·|y| + 2^-48 of the exact value
             // (docs/numerics.md), the approximation within its bound.
-            const double delta = ts.bound[static_cast<std::size_t>(r - r0)] + 0x1p-47;
-            const double* y = ts.approx.data() + static_cast<std::size_t>((r - r0) * cols);
+            const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
+            const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
             if (LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o,
                                                                   ln_term.data(), ulp, p.c, ts.mask.data()))
               for (std::int64_t g = 0; g < vec_end / 4; ++g)
