@@ -509,8 +509,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
             const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
             if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, ln_term.data(), ulp, p.c) &&
-                LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o,
-                                                                  ln_term.data(), ulp, p.c, ts.mask.data()))
+                LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, ln_term.data(), ulp, p.c,
+                                 ts.mask.data()))
               for (std::int64_t g = 0; g < vec_end / 4; ++g)
                 if (const unsigned m = ts.mask[static_cast<std::size_t>(g)])
                   for (int l = 0; l < 4; ++l)

@@ -12,8 +12,12 @@
 // UlpOf). A row whose entries provably change no figure (finite, under
 // their limits, every quotient below its running maximum; tested four
 // entries at a time on AVX2) skips the per-entry step, which changes the
-// work, not the figures. Memory: one block of the file's rows plus one of reference
-// doubles (about 4 MiB each), whatever the table's size.
+// work, not the figures. With approx_reference (below) the same holds
+// entry by entry against an approximation with a bound, and the exact
+// reference is computed only for the rows that need it. Memory: one block
+// of the file's rows plus one of reference doubles (about 4 MiB each; with
+// approx_reference, 256 KiB of approximate rows per thread instead),
+// whatever the table's size.
 #pragma once
 
 #include <cstdint>
