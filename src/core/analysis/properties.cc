@@ -639,6 +639,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
     bool found = false;
     std::vector<double> excused;  // the distances² of the pairs excused here
+    std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
     std::vector<std::byte> ref_scratch;
     std::vector<double> rv;
   };
@@ -675,7 +676,29 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
         for (double& x : pt.rv) x = round_to(x);
         ref_loaded = true;
       };
-      for (std::int64_t q = f + n * k / np; q < f + n * (k + 1) / np; ++q) {
+      const std::int64_t q0 = f + n * k / np, q1 = f + n * (k + 1) / np;
+      // The distances² of neighbouring rows (q, q - 1) first, eight rows
+      // side by side: each sum in column order, as SquaredDistanceBelow's
+      // (the same number), but eight independent chains instead of one.
+      // Those pairs are the ones whose sum runs to the end (the closest rows
+      // of a smooth table); a full sum is below the minimum exactly when the
+      // early-stopping one is, and then equal to it, so the pass below takes
+      // the same decisions with it.
+      pt.adjacent.assign(static_cast<std::size_t>(q1 - q0), 0.0);
+      for (std::int64_t g = q0; g < q1; g += 8) {
+        double sum[8] = {};
+        const double* ra[8];
+        const double* rb[8];
+        for (int e = 0; e < 8; ++e) {
+          const std::int64_t q = g + e < q1 ? g + e : g;
+          ra[e] = v.data() + (q - lo) * d;
+          rb[e] = q - 1 >= lo ? ra[e] - d : ra[e];  // no previous row held: unused
+        }
+        for (std::int64_t j = 0; j < d; ++j)
+          for (int e = 0; e < 8; ++e) sum[e] += (ra[e][j] - rb[e][j]) * (ra[e][j] - rb[e][j]);
+        for (int e = 0; e < 8 && g + e < q1; ++e) pt.adjacent[static_cast<std::size_t>(g + e - q0)] = sum[e];
+      }
+      for (std::int64_t q = q0; q < q1; ++q) {
         const double* rq = v.data() + (q - lo) * d;
         bool finite = true;
         for (std::int64_t j = 0; j < d && finite; ++j) finite = std::isfinite(rq[j]);
@@ -685,7 +708,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
         }
         for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
           const double* rp = v.data() + (p - lo) * d;
-          const double s = SquaredDistanceBelow(rq, rp, d, pt.best);
+          const double s = p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, rp, d, pt.best);
           if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
           if (ref && std::sqrt(s) <= limit) {
             // The exact rows rounded to the dtype: equal (or as close) too?
