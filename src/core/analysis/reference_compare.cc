@@ -269,23 +269,21 @@ struct Vec {
 template <int W, bool kMasks>
 inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a, const double* approx, std::int64_t cols,
                                                              double pos, double delta, const ReferenceCompareOptions& o,
-                                                             const double* ln_term, const UlpRule& ulp,
+                                                             const double* angle_k, const UlpRule& ulp,
                                                              const ReferenceComparison& c, unsigned char* mask) {
   using VD = typename Vec<W>::D;
   using VL = typename Vec<W>::L;
   using VF = typename Vec<W>::F;
   const Tolerance& tol = o.tolerance;
-  const double* omega = o.col_omega.data();
   const VL abs_mask = VL{} + 0x7fffffffffffffffLL;
   const VD max_abs = VD{} + c.max_abs, max_ratio = VD{} + c.max_ratio, max_rel = VD{} + c.max_rel,
            max_ulp = VD{} + c.max_ulp;
   const VD dmin = VD{} + std::numeric_limits<double>::min(), dmax = VD{} + std::numeric_limits<double>::max();
   const VD zero = VD{}, one = VD{} + 1.0;
-  const VD atol = VD{} + tol.atol, rtol = VD{} + tol.rtol, mulp = VD{} + tol.max_ulp, unit = VD{} + tol.angle_unit;
+  const VD atol = VD{} + tol.atol, rtol = VD{} + tol.rtol, mulp = VD{} + tol.max_ulp;
   const VD lo_f = VD{} + (1 - 1e-9), hi_f = VD{} + (1 + 1e-9), eh_f = VD{} + 1.000001, two = VD{} + 2.0;
   const VD down = VD{} + (1 - 0x1p-50), up = VD{} + (1 + 0x1p-50);
-  const VD vpos = VD{} + pos, vdelta = VD{} + delta;
-  const bool angle_on = tol.angle_unit > 0;
+  const VD vpos = VD{} + std::fabs(pos), vdelta = VD{} + delta;
   const VL exp_mask = VL{} + 0x7ff0000000000000LL;
   const VD ulp_scale = VD{} + std::ldexp(1.0, -(ulp.p - 1)), ulp_min = VD{} + std::ldexp(1.0, ulp.min_exp - (ulp.p - 1));
 #define PE_ULP_OF(x) ({ const VD u_ = (VD)((VL)(x) & exp_mask) * ulp_scale; u_ > ulp_min ? u_ : ulp_min; })
@@ -298,24 +296,20 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
   for (std::int64_t j = 0; j < vec_end; j += W) {
     VF fv;
     std::memcpy(&fv, a + 4 * static_cast<std::size_t>(j), sizeof fv);
-    VD y, w, ln;
+    VD y, k;
     std::memcpy(&y, approx + j, sizeof y);
-    std::memcpy(&w, omega + j, sizeof w);
-    std::memcpy(&ln, ln_term + j, sizeof ln);
+    std::memcpy(&k, angle_k + j, sizeof k);
     const VD found = __builtin_convertvector(fv, VD);
     const VD err = PE_VABS(found - y), ae = PE_VABS(y), af = PE_VABS(found);
     const VD eh = (err + vdelta) * eh_f;
     const VD ae_lo = (ae - vdelta) * down, ae_hi = (ae + vdelta) * up;
-    const VD ua_lo = PE_ULP_OF(ae_lo), ua_hi = PE_ULP_OF(ae_hi);
-    VD lim_lo = atol + rtol * ae_lo + mulp * ua_lo;
-    VD lim_hi = atol + rtol * ae_hi + mulp * ua_hi;
-    if (angle_on) {
-      const VD angle = vpos * w;
-      const VL with_angle = (angle != zero) & (w > zero);
-      const VD term = unit * PE_VABS(angle) * ln;
-      lim_lo += with_angle ? term : zero;
-      lim_hi += with_angle ? term : zero;
-    }
+    // The angle term |pos|·(unit·ω·(3 + 2|ln ω|)), its factor per column
+    // (angle_k; 0 where the limit has no angle term): within 10^-15 of the
+    // full step's unit·|pos·ω|·(3 + 2|ln ω|), far inside the 10^-9 margins.
+    // The upper limit bounds ulp(x) by x·2^-(p-1) + the smallest ulp.
+    const VD ua_lo = PE_ULP_OF(ae_lo), term = vpos * k;
+    const VD lim_lo = atol + rtol * ae_lo + mulp * ua_lo + term;
+    const VD lim_hi = atol + rtol * ae_hi + mulp * (ae_hi * ulp_scale + ulp_min) + term;
     const VD lo = lim_lo * lo_f, hi = lim_hi * hi_f;
     const VD u_lo = PE_ULP_OF(ae_lo > af ? ae_lo : af);
     const VD pr = max_ratio * lo, pl = max_rel * ae_lo, pu = max_ulp * u_lo;
@@ -355,16 +349,16 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
 // LoudLanesApproxImpl for the columns [0, cols / 4 · 4) on AVX2 (the
 // caller takes the rest as loud).
 PE_QUIET_TARGET int LoudLanesApprox4(const std::byte* a, const double* approx, std::int64_t cols, double pos, double delta,
-                                     const ReferenceCompareOptions& o, const double* ln_term, const UlpRule& ulp,
+                                     const ReferenceCompareOptions& o, const double* angle_k, const UlpRule& ulp,
                                      const ReferenceComparison& c, unsigned char* mask) {
-  return LoudLanesApproxImpl<4, true>(a, approx, cols, pos, delta, o, ln_term, ulp, c, mask);
+  return LoudLanesApproxImpl<4, true>(a, approx, cols, pos, delta, o, angle_k, ulp, c, mask);
 }
 // Whether any lane of the row is loud (1) or none (0): the same test
 // without the masks, for the common row where every entry is quiet.
 PE_QUIET_TARGET int AnyLoudApprox4(const std::byte* a, const double* approx, std::int64_t cols, double pos, double delta,
-                                   const ReferenceCompareOptions& o, const double* ln_term, const UlpRule& ulp,
+                                   const ReferenceCompareOptions& o, const double* angle_k, const UlpRule& ulp,
                                    const ReferenceComparison& c) {
-  return LoudLanesApproxImpl<4, false>(a, approx, cols, pos, delta, o, ln_term, ulp, c, nullptr);
+  return LoudLanesApproxImpl<4, false>(a, approx, cols, pos, delta, o, angle_k, ulp, c, nullptr);
 }
 
 }  // namespace
@@ -441,6 +435,15 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   // without it (false), the exact rows as before.
   bool approx = f32_f64 && !o.inv_freq && o.approx_reference && rinfo.dtype == DType::kFloat64 && cols >= 4 &&
                 reference.concurrent_reads();
+  // The filter's angle factor per column (LoudLanesApproxImpl). A column
+  // whose ω is so small that pos·ω could underflow to 0 (no angle term in
+  // the full step) would make it an over-estimate: no filter then.
+  std::vector<double> angle_k(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const double w = o.col_omega[static_cast<std::size_t>(j)];
+    if (w > 0 && w < 1e-250) approx = false;
+    if (w > 0 && tol.angle_unit > 0) angle_k[static_cast<std::size_t>(j)] = tol.angle_unit * w * ln_term[static_cast<std::size_t>(j)];
+  }
   if (approx) {
     std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
     approx = o.approx_reference(0, 1, probe.data(), probe_bound.data());
@@ -508,8 +511,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             // (docs/numerics.md), the approximation within its bound.
             const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
             const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
-            if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, ln_term.data(), ulp, p.c) &&
-                LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, ln_term.data(), ulp, p.c,
+            if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c) &&
+                LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
                                  ts.mask.data()))
               for (std::int64_t g = 0; g < vec_end / 4; ++g)
                 if (const unsigned m = ts.mask[static_cast<std::size_t>(g)])
