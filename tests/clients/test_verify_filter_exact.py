@@ -27,7 +27,7 @@ import mpmath
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker  # noqa: E402
+from schemes_util import Checker, move_entries  # noqa: E402
 
 C = Checker(sys.argv[1], sys.argv[2])
 check = C.check
@@ -88,14 +88,7 @@ if w:
 # it; the 3-ulp move (column 6) is not.
 t = np.load(path)
 moves = [(524300, 14, 2e-3), (524301, 6, 3), (600123, 15, -5e-3), (700001, 3, -2)]
-for r, c, how in moves:
-    v = t[r, c]
-    if isinstance(how, int):
-        for _ in range(abs(how)):
-            v = np.nextafter(v, np.float32(2 if how > 0 else -2))
-    else:
-        v = np.float32(v + how)
-    t[r, c] = v
+move_entries(t, moves)
 mpath = C.path("moved.npy")
 np.save(mpath, t)
 errs = {(r, c): abs(mpmath.mpf(float(t[r, c])) - exact(r, c)) for r, c, _ in moves}
