@@ -392,6 +392,68 @@ void SinCosBatch::F64Fast(std::int64_t pos, double* sin_out, double* cos_out) co
   Kernels().load(std::memory_order_relaxed)->anchors(pos, w_hi_.data(), w_lo_.data(), freq_.size(), sin_out, cos_out);
 }
 
+namespace {
+
+// One row of the recurrence: store (s, c), then step them by ω. A loop the
+// compiler vectorises; the AVX2+FMA copy contracts the products (both
+// within kStepErr, docs/numerics.md).
+template <int kDummy>
+inline __attribute__((always_inline)) void RecurrenceRowImpl(double* s, double* c, const double* cw, const double* sw,
+                                                             std::size_t n, std::size_t n_cos, double* so, double* co,
+                                                             std::size_t step) {
+  std::size_t i = 0;
+  for (; i < n_cos; ++i) {
+    const double si = s[i], ci = c[i];
+    so[i * step] = si;
+    co[i * step] = ci;
+    s[i] = si * cw[i] + ci * sw[i];
+    c[i] = ci * cw[i] - si * sw[i];
+  }
+  for (; i < n; ++i) {
+    const double si = s[i], ci = c[i];
+    so[i * step] = si;
+    s[i] = si * cw[i] + ci * sw[i];
+    c[i] = ci * cw[i] - si * sw[i];
+  }
+}
+void RecurrenceRowBase(double* s, double* c, const double* cw, const double* sw, std::size_t n, std::size_t n_cos,
+                       double* so, double* co, std::size_t step) {
+  RecurrenceRowImpl<0>(s, c, cw, sw, n, n_cos, so, co, step);
+}
+__attribute__((target("avx2,fma"))) void RecurrenceRowAvx2(double* s, double* c, const double* cw, const double* sw,
+                                                           std::size_t n, std::size_t n_cos, double* so, double* co,
+                                                           std::size_t step) {
+  RecurrenceRowImpl<1>(s, c, cw, sw, n, n_cos, so, co, step);
+}
+
+}  // namespace
+
+void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out,
+                                std::size_t ld, std::size_t step, std::size_t n_cos, double* bound) const {
+  const std::size_t n = freq_.size();
+  std::vector<double> s(n), c(n);
+  double w_max = 0;
+  for (std::size_t i = 0; i < n; ++i) w_max = std::max(w_max, std::fabs(w_hi_[i]));
+  const double step_err = kStepErr + 2 * FastF64AbsErr(w_max);
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const auto row = avx2 ? RecurrenceRowAvx2 : RecurrenceRowBase;
+  double e0 = 0;
+  for (std::int64_t r = 0; r < count; ++r) {
+    const std::int64_t k = r % kAnchorRows;
+    if (k == 0) {
+      const std::int64_t pos = first + r;
+      F64Fast(pos, s.data(), c.data());
+      // Each component within 2^-50·|y| + |θ|·2^-98 + 2^-1000 (|y| <= 1; the
+      // largest |θ| is |pos|·ω_max, rounded up by FastF64AbsErr's margin):
+      // Euclidean error below 1.5 times that, as F32's anchors.
+      e0 = 1.5 * (0x1p-50 + FastF64AbsErr(static_cast<double>(pos) * w_max));
+    }
+    bound[r] = e0 + static_cast<double>(k) * step_err + kRoundSlack;
+    row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, std::min(n_cos, n), sin_out + static_cast<std::size_t>(r) * ld,
+        cos_out + static_cast<std::size_t>(r) * ld, step);
+  }
+}
+
 void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
                       float* cos_out, std::size_t ld, std::size_t step,
                       std::size_t n_cos) const {

@@ -177,6 +177,21 @@ class SinCosBatch {
   /// REQUIRES: |pos| <= kMaxExactPosition; size() doubles at each output.
   void F64Fast(std::int64_t pos, double* sin_out, double* cos_out) const;
 
+  /// The values F32 rounds, unrounded and unchecked: for r in [0, count)
+  /// and i in [0, size()), with pos = first + r,
+  ///   sin_out[r·ld + i·step] ≈ sin(pos·ω_i),
+  ///   cos_out[r·ld + i·step] ≈ cos(pos·ω_i) for i < n_cos only,
+  /// from F32's recurrence anchored by F64Fast every kAnchorRows rows
+  /// (counted from `first`), and bound[r] >= the absolute error of every
+  /// value of row r: B_k = E_anchor + k·(2^-49 + 2·|ω_max|·2^-98) + 2^-52 for
+  /// row k after its anchor (docs/numerics.md, "The table fast path"; at
+  /// most ~2^-42). An ABSOLUTE bound: for a reference to far below a float32
+  /// ulp use it as a filter only (pe verify's reference comparison,
+  /// analysis/reference_compare.h). About a tenth of F64Fast's cost per row.
+  /// REQUIRES: |first|, |first + count| <= kMaxExactPosition; n_cos <= size().
+  void F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out, std::size_t ld,
+                     std::size_t step, std::size_t n_cos, double* bound) const;
+
  private:
   std::vector<Frequency> freq_;
   std::vector<double> cos_w_, sin_w_;  ///< cos ω, sin ω within 2^-50 relative

@@ -87,3 +87,17 @@ def f32_round_explained(pe_vals, ref64, err64):
     near = np.abs(ref64 - mid) <= err64
     one_ulp = np.abs(pe_vals - cast) <= ulp32(cast) * 1.0000001
     return int(np.sum(diff & ~(near & one_ulp)))
+
+
+def move_entries(table, moves):
+    """Moves entries of a float array in place: for each (row, col, how),
+    `how` an int moves the entry by that many ulps of its dtype (toward +2
+    when positive), a float adds it (rounded to the dtype)."""
+    for r, c, how in moves:
+        v = table[r, c]
+        if isinstance(how, int):
+            for _ in range(abs(how)):
+                v = np.nextafter(v, table.dtype.type(2 if how > 0 else -2))
+        else:
+            v = table.dtype.type(v + how)
+        table[r, c] = v

@@ -31,7 +31,7 @@ import mpmath
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker  # noqa: E402
+from schemes_util import Checker, move_entries  # noqa: E402
 
 C = Checker(sys.argv[1], sys.argv[2])
 check = C.check
@@ -79,14 +79,7 @@ for d in (36, 38):
     # Moves: a few ulps (within the default tolerance only at large angles),
     # and two far over it; (row, column, how).
     moves = [(57, 7, 3), (123, d - 1, -40), (200, 4, 2e-4), (299, d - 2, -5e-3)]
-    for r, c, how in moves:
-        v = table[r, c]
-        if isinstance(how, int):
-            for _ in range(abs(how)):
-                v = np.nextafter(v, np.float32(2 if how > 0 else -2))
-        else:
-            v = np.float32(v + how)
-        table[r, c] = v
+    move_entries(table, moves)
     path = C.path(f"t{d}.npy")
     np.save(path, table)
 

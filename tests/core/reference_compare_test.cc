@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -96,6 +97,23 @@ void ExpectSame(const ReferenceComparison& x, const ReferenceComparison& y) {
   if (x.have_first) ExpectSameEntry(x.first_over, y.first_over, "first_over");
 }
 
+// A table whose ReadRows may run on several threads at once (the approx
+// path reads reference rows from each thread).
+class ConcurrentTable : public RowSource {
+ public:
+  explicit ConcurrentTable(RowSource& t) : t_(t) {}
+  const TableInfo& info() const override { return t_.info(); }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    std::lock_guard<std::mutex> lock(m_);
+    t_.ReadRows(first, count, out);
+  }
+  bool concurrent_reads() const override { return true; }
+
+ private:
+  RowSource& t_;
+  std::mutex m_;
+};
+
 struct Case {
   std::int64_t rows, cols, start;
   DType file;
@@ -161,6 +179,35 @@ TEST(ReferenceCompare, EqualsTheSequentialPass) {
         o.on_rows = [&](std::int64_t done) { last = done; };
         ExpectSame(CompareWithReference(*file, *ref, o), want);
         EXPECT_EQ(last, k.rows);
+        // With an approximate reference as a filter (approx_reference):
+        // the exact values moved by up to the stated bound (0: the exact
+        // values themselves, most entries quiet; 2^-30: many loud), the
+        // same figures bit for bit. The reference must allow concurrent reads.
+        ConcurrentTable cref(*ref);
+        for (double bound : {0.0, 0x1p-44, 0x1p-30}) {
+          SCOPED_TRACE(testing::Message() << "approx bound " << bound);
+          std::int64_t calls = 0;
+          o.approx_reference = [&](std::int64_t first, std::int64_t count, double* out, double* b) {
+            for (std::int64_t r = 0; r < count; ++r) {
+              b[r] = bound;
+              for (std::int64_t j = 0; j < k.cols; ++j) {
+                const std::size_t i = static_cast<std::size_t>((first + r) * k.cols + j);
+                // A deterministic move within the bound (a hash of the entry).
+                const double t = static_cast<double>((i * 2654435761u) % 2001) / 1000.0 - 1.0;
+                out[static_cast<std::size_t>(r * k.cols + j)] = exact[i] + bound * t;
+              }
+            }
+            ++calls;
+            return true;
+          };
+          ExpectSame(CompareWithReference(*file, cref, o), want);
+          // Used only for float32 files (on AVX2 machines) of at least 4 columns.
+          if (k.file != DType::kFloat32 || k.cols < 4) EXPECT_EQ(calls, 0);
+#if defined(__GNUC__) && defined(__x86_64__)
+          else if (__builtin_cpu_supports("avx2")) EXPECT_GT(calls, 0);
+#endif
+        }
+        o.approx_reference = nullptr;
       }
     }
   }

@@ -216,3 +216,58 @@ TEST(SinusoidFast, SlowPathIsRare) {
 
 }  // namespace
 }  // namespace pe
+
+namespace pe {
+namespace {
+
+// SinusoidSource::ReadRowsApprox (SinCosBatch::F64Recurrence, the filter of
+// pe verify's reference comparison): every value within its row's stated
+// bound of the MPFR value, across anchors, far and negative positions,
+// both layouts and an odd width; and the bound as small as documented.
+TEST(SinusoidFast, ApproxRowsAreWithinTheirBound) {
+  struct C {
+    std::int64_t d, start, rows;
+    bool concat;
+  };
+  for (const C& k : {C{64, 0, 400, false}, C{33, 5, 300, false}, C{16, (std::int64_t{1} << 40) - 300, 300, false},
+                     C{16, -1000, 300, false}, C{20, 77, 260, true}}) {
+    SCOPED_TRACE(testing::Message() << "d=" << k.d << " start=" << k.start << (k.concat ? " concatenated" : ""));
+    SinusoidPlan plan = k.concat ? BuildSinusoidPlan(k.d, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kD,
+                                                     SinusoidOddRule::kUnpairedSin)
+                                 : PaperPlan(k.d, 10000.0);
+    const SinusoidPlan copy = plan;
+    TableInfo info;
+    info.rows = k.rows;
+    info.cols = k.d;
+    info.dtype = DType::kFloat64;
+    SinusoidSource src(info, std::move(plan), k.start);
+    EXPECT_FALSE(src.has_approx_rows());  // only with fast float64 rows
+    src.SetFastFloat64(DType::kFloat32);
+    ASSERT_TRUE(src.has_approx_rows());
+    // From row 3: the anchors are counted from the first row asked for.
+    const std::int64_t first = 3, count = k.rows - first;
+    std::vector<double> out(static_cast<std::size_t>(count * k.d)), bound(static_cast<std::size_t>(count));
+    ASSERT_TRUE(src.ReadRowsApprox(first, count, out.data(), bound.data()));
+    double worst = 0;  // error over bound
+    for (std::int64_t r = 0; r < count; ++r) {
+      EXPECT_LE(bound[static_cast<std::size_t>(r)], 0x1p-41);
+      for (std::int64_t j = 0; j < k.d; ++j) {
+        const SinusoidColumn col = copy.columns[static_cast<std::size_t>(j)];
+        const double got = out[static_cast<std::size_t>(r * k.d + j)];
+        double want = 0;
+        if (col.kind != SinusoidColumn::kZero)
+          want = static_cast<double>(oracle::SinusoidLong(k.start + first + r, 10000.0, 2 * col.pair, k.d,
+                                                          col.kind == SinusoidColumn::kCos));
+        const double e = std::fabs(got - want);
+        worst = std::max(worst, e / bound[static_cast<std::size_t>(r)]);
+        if (!(e <= bound[static_cast<std::size_t>(r)]))
+          ADD_FAILURE() << "row " << first + r << " col " << j << " error " << e << " over bound "
+                        << bound[static_cast<std::size_t>(r)];
+      }
+    }
+    EXPECT_LT(worst, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace pe

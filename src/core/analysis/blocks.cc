@@ -9,19 +9,23 @@ namespace pe {
 
 void ReadRowsAsDouble(RowSource& source, std::int64_t first, std::int64_t count,
                       std::vector<std::byte>* scratch, std::vector<double>* out) {
+  out->resize(static_cast<std::size_t>(count * source.info().cols));
+  scratch->clear();
+  scratch->shrink_to_fit();
+  ReadRowsAsDoubleInto(source, first, count, out->data());
+}
+
+void ReadRowsAsDoubleInto(RowSource& source, std::int64_t first, std::int64_t count, double* out) {
   const TableInfo& info = source.info();
   const std::size_t n = static_cast<std::size_t>(count * info.cols);
-  out->resize(n);
   // No separate raw buffer: the rows are read into the tail of `out` and
   // widened front to back in place (value i is loaded before slot i is
   // stored, and slot i ends at or before value i + 1 starts), so a block
   // costs its doubles only, not doubles plus raw bytes; on a table whose one
   // row is 256 MiB that is 512 MiB less.
-  scratch->clear();
-  scratch->shrink_to_fit();
   if (count == 0 || n == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(count) * info.row_bytes();
-  std::byte* const all = reinterpret_cast<std::byte*>(out->data());
+  std::byte* const all = reinterpret_cast<std::byte*>(out);
   std::byte* const raw = all + (n * sizeof(double) - bytes);
   source.ReadRows(first, count, raw);
   // Front to back (see above); float32, the common case, without the

@@ -16,6 +16,11 @@ namespace pe {
 void ReadRowsAsDouble(RowSource& source, std::int64_t first, std::int64_t count,
                       std::vector<std::byte>* scratch, std::vector<double>* out);
 
+/// The same into count * cols doubles at `out` (not resized): callers that
+/// fill disjoint row ranges of one buffer from several threads (with a
+/// source whose concurrent_reads() holds).
+void ReadRowsAsDoubleInto(RowSource& source, std::int64_t first, std::int64_t count, double* out);
+
 /// Row ranges [first, first + count) to visit so that about `max_entries`
 /// entries are read: every row when the table is small enough, else the
 /// first and last blocks plus evenly spaced blocks between them. Ranges are

@@ -78,12 +78,17 @@ void StreamRowsParallel(RowSource& t, const Fn& fn, const Merge& merge) {
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
-    t.ReadRows(f, n, raw.data());
+    // A source several threads may read (a C-order .npy): each thread reads
+    // its own rows, no serial read between blocks.
+    const bool read_in_parts = t.concurrent_reads();
+    if (!read_in_parts) t.ReadRows(f, n, raw.data());
     const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
     parts.assign(static_cast<std::size_t>(np), Part{});
     ParallelFor(np, [&](int k) {
       std::vector<double>& v = dbl[static_cast<std::size_t>(k)];
       const std::int64_t r0 = n * k / np, r1 = n * (k + 1) / np;
+      if (read_in_parts && r1 > r0)
+        t.ReadRows(f + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
       for (std::int64_t a = r0; a < r1; a += sub) {
         const std::int64_t m = std::min(sub, r1 - a);
         v.resize(static_cast<std::size_t>(m * info.cols));
@@ -129,8 +134,23 @@ class BoundsPass {
     // (no NaN: it fails both) change nothing: a call-free test first
     // (it vectorises), the entry-by-entry loop only when it fails.
     const double quiet_max = std::min(1.0, p.worst);
-    int loud = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) loud |= !(std::fabs(v[i]) <= quiet_max);
+    // Two at a time in SSE2 registers (GCC vector extensions: the compiler
+    // left the scalar loop with a compare and a branch per entry; wider
+    // generic vectors were emulated through memory); !(|v| <= max) is also
+    // true for NaN, as below.
+    typedef double V2 __attribute__((vector_size(16)));
+    typedef long long V2l __attribute__((vector_size(16)));
+    const V2l abs_mask = V2l{} + 0x7fffffffffffffffLL;
+    const V2 q = V2{} + quiet_max;
+    V2l loud2 = V2l{};
+    std::size_t i0 = 0;
+    for (; i0 + 2 <= v.size(); i0 += 2) {
+      V2 x;
+      std::memcpy(&x, v.data() + i0, sizeof x);
+      loud2 |= ~((V2)((V2l)x & abs_mask) <= q);
+    }
+    int loud = (loud2[0] | loud2[1]) != 0;
+    for (std::size_t i = i0; i < v.size(); ++i) loud |= !(std::fabs(v[i]) <= quiet_max);
     if (!loud) return;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
@@ -191,25 +211,38 @@ class NormPass {
         skip_(o.skip_rows.begin(), o.skip_rows.end()) {}
 
   void Fold(Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) const {
-    for (std::int64_t r = 0; r < n; ++r) {
-      if (skip_.count(f + r)) {
-        ++p.skipped;
-        continue;
-      }
-      double s = 0;
-      const double* row = v.data() + static_cast<std::size_t>(r * info_.cols);
+    // kRows rows at a time: each row's sum of squares in column order (the
+    // same number as the row alone), the rows' sums as independent chains,
+    // so the adds are not bound by one chain's latency (one row at a time
+    // was most of this check's time). Then the rows in order, as before.
+    constexpr std::int64_t kRows = 8;
+    for (std::int64_t r0 = 0; r0 < n; r0 += kRows) {
+      const std::int64_t m = std::min(kRows, n - r0);
+      double s[kRows] = {};
+      const double* row[kRows];
+      for (std::int64_t q = 0; q < kRows; ++q)
+        row[q] = v.data() + static_cast<std::size_t>((r0 + (q < m ? q : 0)) * info_.cols);
       if (o_.pairing.found) {
-        for (std::int64_t j : cols_) s += row[j] * row[j];
+        for (std::int64_t j : cols_)
+          for (std::int64_t q = 0; q < kRows; ++q) s[q] += row[q][j] * row[q][j];
       } else {
-        for (std::int64_t j = 0; j < info_.cols; ++j) s += row[j] * row[j];
+        for (std::int64_t j = 0; j < info_.cols; ++j)
+          for (std::int64_t q = 0; q < kRows; ++q) s[q] += row[q][j] * row[q][j];
       }
-      const double nr = std::sqrt(s);
-      if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
-        if (p.nonfinite++ == 0) p.first_nonfinite = f + r;
-        continue;
+      for (std::int64_t q = 0; q < m; ++q) {
+        const std::int64_t r = r0 + q;
+        if (skip_.count(f + r)) {
+          ++p.skipped;
+          continue;
+        }
+        const double nr = std::sqrt(s[q]);
+        if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
+          if (p.nonfinite++ == 0) p.first_nonfinite = f + r;
+          continue;
+        }
+        if (nr < p.nmin) p.nmin = nr, p.rmin = f + r;
+        if (nr > p.nmax) p.nmax = nr, p.rmax = f + r;
       }
-      if (nr < p.nmin) p.nmin = nr, p.rmin = f + r;
-      if (nr > p.nmax) p.nmax = nr, p.rmax = f + r;
     }
   }
 
@@ -573,9 +606,8 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     window = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
   // Memory: the window and the block are held as doubles, ~2^22 of them.
   window = std::min<std::int64_t>(window, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
-  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, d), 1, std::max<std::int64_t>(1, std::min<std::int64_t>(1024, info.rows)));
-  std::vector<std::byte> scratch, ref_scratch;
-  std::vector<double> v, rv;
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
   // Rows closer than this are "not distinct" (rounding noise of a row).
   const double limit = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
   const DType dt = o.tolerance.dtype;
@@ -590,46 +622,116 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
   };
   RowSource* ref = o.reference && o.reference->info().rows == info.rows && o.reference->info().cols == d ? o.reference
                                                                                                           : nullptr;
+  // Rows shared out to every core, block by block (the block read on this
+  // thread). The figures are those of one pass over the pairs (q, p) in
+  // order, where a pair is looked at only while its distance is below the
+  // minimum so far: the minimum is that over the pairs that are not
+  // excused, whatever the order (ties: the first pair, merged in order
+  // with strict comparisons); a part starts from the minimum of the blocks
+  // before, and keeps the distances of the pairs it excused, which then
+  // count only when below the minimum of the parts before it (the minimum a
+  // sequential pass would have had there).
+  const int threads = ref && !ref->concurrent_reads() ? 1 : CoreCount();
+  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(1, d), 1,
+                                                      std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
+  struct Part {
+    double best = HUGE_VAL;
+    std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
+    bool found = false;
+    std::vector<double> excused;  // the distances² of the pairs excused here
+    std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
+    std::vector<std::byte> ref_scratch;
+    std::vector<double> rv;
+  };
+  std::vector<Part> parts(static_cast<std::size_t>(threads));
   double best = HUGE_VAL;
   std::int64_t bp = 0, bq = 0;
   std::int64_t excused = 0, nonfinite_rows = 0, first_nonfinite = -1;
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     const std::int64_t lo = std::max<std::int64_t>(0, f - window);
-    ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
-    bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
-    const auto load_ref = [&] {
-      if (ref_loaded) return;
-      ReadRowsAsDouble(*ref, lo, f + n - lo, &ref_scratch, &rv);
-      for (double& x : rv) x = round_to(x);
-      ref_loaded = true;
-    };
-    for (std::int64_t q = f; q < f + n; ++q) {
-      const double* rq = v.data() + (q - lo) * d;
-      bool finite = true;
-      for (std::int64_t j = 0; j < d && finite; ++j) finite = std::isfinite(rq[j]);
-      if (!finite) {  // a NaN or infinite row is distinct from nothing: a failure, reported below
-        if (nonfinite_rows++ == 0) first_nonfinite = q;
-        continue;
-      }
-      for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
-        const double* rp = v.data() + (p - lo) * d;
-        const double s = SquaredDistanceBelow(rq, rp, d, best);
-        if (!(s < best)) continue;  // also a NaN s: row p is not finite
-        if (ref && std::sqrt(s) <= limit) {
-          // The exact rows rounded to the dtype: equal (or as close) too?
-          load_ref();
-          const double* eq = rv.data() + (q - lo) * d;
-          const double* ep = rv.data() + (p - lo) * d;
-          double se = 0;
-          for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
-          if (std::sqrt(se) <= limit) {
-            ++excused;
-            continue;
-          }
+    const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
+    if (t.concurrent_reads() && np > 1) {
+      // Each thread reads and widens its share of the rows (a C-order .npy).
+      const std::int64_t m = f + n - lo;
+      v.resize(static_cast<std::size_t>(m * d));
+      ParallelFor(np, [&](int k) {
+        const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
+        ReadRowsAsDoubleInto(t, lo + a0, a1 - a0, v.data() + static_cast<std::size_t>(a0 * d));
+      });
+    } else {
+      ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
+    }
+    ParallelFor(np, [&](int k) {
+      Part& pt = parts[static_cast<std::size_t>(k)];
+      pt.best = best;
+      pt.found = false;
+      pt.nonfinite_rows = 0;
+      pt.first_nonfinite = -1;
+      pt.excused.clear();
+      bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
+      const auto load_ref = [&] {
+        if (ref_loaded) return;
+        ReadRowsAsDouble(*ref, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
+        for (double& x : pt.rv) x = round_to(x);
+        ref_loaded = true;
+      };
+      const std::int64_t q0 = f + n * k / np, q1 = f + n * (k + 1) / np;
+      // The distances² of neighbouring rows (q, q - 1) first, eight rows
+      // side by side: each sum in column order, as SquaredDistanceBelow's
+      // (the same number), but eight independent chains instead of one.
+      // Those pairs are the ones whose sum runs to the end (the closest rows
+      // of a smooth table); a full sum is below the minimum exactly when the
+      // early-stopping one is, and then equal to it, so the pass below takes
+      // the same decisions with it.
+      pt.adjacent.assign(static_cast<std::size_t>(q1 - q0), 0.0);
+      for (std::int64_t g = q0; g < q1; g += 8) {
+        double sum[8] = {};
+        const double* ra[8];
+        const double* rb[8];
+        for (int e = 0; e < 8; ++e) {
+          const std::int64_t q = g + e < q1 ? g + e : g;
+          ra[e] = v.data() + (q - lo) * d;
+          rb[e] = q - 1 >= lo ? ra[e] - d : ra[e];  // no previous row held: unused
         }
-        best = s, bp = p, bq = q;
+        for (std::int64_t j = 0; j < d; ++j)
+          for (int e = 0; e < 8; ++e) sum[e] += (ra[e][j] - rb[e][j]) * (ra[e][j] - rb[e][j]);
+        for (int e = 0; e < 8 && g + e < q1; ++e) pt.adjacent[static_cast<std::size_t>(g + e - q0)] = sum[e];
       }
+      for (std::int64_t q = q0; q < q1; ++q) {
+        const double* rq = v.data() + (q - lo) * d;
+        bool finite = true;
+        for (std::int64_t j = 0; j < d && finite; ++j) finite = std::isfinite(rq[j]);
+        if (!finite) {  // a NaN or infinite row is distinct from nothing: a failure, reported below
+          if (pt.nonfinite_rows++ == 0) pt.first_nonfinite = q;
+          continue;
+        }
+        for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
+          const double* rp = v.data() + (p - lo) * d;
+          const double s = p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, rp, d, pt.best);
+          if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
+          if (ref && std::sqrt(s) <= limit) {
+            // The exact rows rounded to the dtype: equal (or as close) too?
+            load_ref();
+            const double* eq = pt.rv.data() + (q - lo) * d;
+            const double* ep = pt.rv.data() + (p - lo) * d;
+            double se = 0;
+            for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
+            if (std::sqrt(se) <= limit) {
+              pt.excused.push_back(s);
+              continue;
+            }
+          }
+          pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
+        }
+      }
+    });
+    for (int k = 0; k < np; ++k) {
+      const Part& pt = parts[static_cast<std::size_t>(k)];
+      for (double s : pt.excused) excused += s < best;
+      if (pt.nonfinite_rows > 0 && nonfinite_rows == 0) first_nonfinite = pt.first_nonfinite;
+      nonfinite_rows += pt.nonfinite_rows;
+      if (pt.found && pt.best < best) best = pt.best, bp = pt.bp, bq = pt.bq;
     }
   }
   if (info.rows < 2) {

@@ -7,6 +7,7 @@
 
 #include "core/analysis/rope_verify.h"
 #include "core/dtype.h"
+#include "core/error.h"
 #include "core/parallel_for.h"
 #include "core/pump.h"
 
@@ -244,6 +245,122 @@ PE_QUIET_TARGET bool QuietRowF32(const LoadA& load_a, const LoadB& load_b, const
                   ln_term + vec_end, ulp, c, vec_end);
 }
 
+// The entries of a float32 row that may change a figure when the reference
+// is known only to within `delta` of `approx` (approx_reference): for each
+// group of four columns [4g, 4g + 4), mask[g] gets the lanes (bit l: column
+// 4g + l) whose quiet test fails; returns the number of groups with a lane
+// set. Columns past the last multiple of four are not tested (the caller
+// takes them as loud). An entry is quiet when, for every reference value y'
+// with |y' - approx| <= delta, the full step with y' would change no figure:
+// the error is bounded above by eh = (|found - approx| + delta)·(1 + 10^-6)
+// (covering both roundings of |found - y'|), |y'| by [ae - delta, ae +
+// delta] (widened by 2^-50 relative), the limit (monotone in |y'|: the same
+// expression, each operation monotone) by the limits at those ends, the ulp
+// by that of the lower end (monotone too); each condition of QuietRowF32 is
+// then required for the worst end, with the same margins or wider. No
+// exact-zero shortcut: an interval never proves err = 0.
+template <int W>
+struct Vec {
+  typedef double D __attribute__((vector_size(8 * W)));
+  typedef long long L __attribute__((vector_size(8 * W)));
+  typedef float F __attribute__((vector_size(4 * W)));
+};
+
+template <int W, bool kMasks>
+inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a, const double* approx, std::int64_t cols,
+                                                             double pos, double delta, const ReferenceCompareOptions& o,
+                                                             const double* angle_k, const UlpRule& ulp,
+                                                             const ReferenceComparison& c, unsigned char* mask) {
+  using VD = typename Vec<W>::D;
+  using VL = typename Vec<W>::L;
+  using VF = typename Vec<W>::F;
+  const Tolerance& tol = o.tolerance;
+  const VL abs_mask = VL{} + 0x7fffffffffffffffLL;
+  const VD max_abs = VD{} + c.max_abs, max_ratio = VD{} + c.max_ratio, max_rel = VD{} + c.max_rel,
+           max_ulp = VD{} + c.max_ulp;
+  const VD dmin = VD{} + std::numeric_limits<double>::min(), dmax = VD{} + std::numeric_limits<double>::max();
+  const VD zero = VD{}, one = VD{} + 1.0;
+  const VD atol = VD{} + tol.atol, rtol = VD{} + tol.rtol, mulp = VD{} + tol.max_ulp;
+  const VD lo_f = VD{} + (1 - 1e-9), hi_f = VD{} + (1 + 1e-9), eh_f = VD{} + 1.000001, two = VD{} + 2.0;
+  const VD down = VD{} + (1 - 0x1p-50), up = VD{} + (1 + 0x1p-50);
+  const VD vpos = VD{} + std::fabs(pos), vdelta = VD{} + delta;
+  const VL exp_mask = VL{} + 0x7ff0000000000000LL;
+  const VD ulp_scale = VD{} + std::ldexp(1.0, -(ulp.p - 1)), ulp_min = VD{} + std::ldexp(1.0, ulp.min_exp - (ulp.p - 1));
+#define PE_ULP_OF(x) ({ const VD u_ = (VD)((VL)(x) & exp_mask) * ulp_scale; u_ > ulp_min ? u_ : ulp_min; })
+#define PE_VABS(x) ((VD)((VL)(x) & abs_mask))
+  VL weights;
+  for (int l = 0; l < W; ++l) weights[l] = 1LL << l;
+  int loud_groups = 0;
+  VL any_loud = VL{};
+  const std::int64_t vec_end = cols / W * W;
+  for (std::int64_t j = 0; j < vec_end; j += W) {
+    VF fv;
+    std::memcpy(&fv, a + 4 * static_cast<std::size_t>(j), sizeof fv);
+    VD y, k;
+    std::memcpy(&y, approx + j, sizeof y);
+    std::memcpy(&k, angle_k + j, sizeof k);
+    const VD found = __builtin_convertvector(fv, VD);
+    const VD err = PE_VABS(found - y), ae = PE_VABS(y), af = PE_VABS(found);
+    const VD eh = (err + vdelta) * eh_f;
+    const VD ae_lo = (ae - vdelta) * down, ae_hi = (ae + vdelta) * up;
+    // The angle term |pos|·(unit·ω·(3 + 2|ln ω|)), its factor per column
+    // (angle_k; 0 where the limit has no angle term): within 10^-15 of the
+    // full step's unit·|pos·ω|·(3 + 2|ln ω|), far inside the 10^-9 margins.
+    // The upper limit bounds ulp(x) by x·2^-(p-1) + the smallest ulp.
+    const VD ua_lo = PE_ULP_OF(ae_lo), term = vpos * k;
+    const VD lim_lo = atol + rtol * ae_lo + mulp * ua_lo + term;
+    const VD lim_hi = atol + rtol * ae_hi + mulp * (ae_hi * ulp_scale + ulp_min) + term;
+    const VD lo = lim_lo * lo_f, hi = lim_hi * hi_f;
+    const VD u_lo = PE_ULP_OF(ae_lo > af ? ae_lo : af);
+    const VD pr = max_ratio * lo, pl = max_rel * ae_lo, pu = max_ulp * u_lo;
+    const VL quiet = (eh <= dmax) & (eh <= max_abs) & (eh < lo) & (hi < two * (ae_lo > one ? ae_lo : one)) &
+                     (ae_lo >= dmin) & (ua_lo > zero) & (pr >= dmin) & (eh < pr) & (pl >= dmin) & (eh < pl) &
+                     (pu >= dmin) & (eh < pu);
+    if constexpr (!kMasks) {
+      any_loud |= ~quiet;  // only whether the row has a loud lane
+      continue;
+    }
+    // Bit l for a loud lane l, by a horizontal OR of lane weights (a few
+    // shuffles; extracting the lanes one by one cost more than the test).
+    VL t = ~quiet & weights;
+    if constexpr (W == 8) {
+      t |= __builtin_shufflevector(t, t, 4, 5, 6, 7, 0, 1, 2, 3);
+      t |= __builtin_shufflevector(t, t, 2, 3, 0, 1, 6, 7, 4, 5);
+      t |= __builtin_shufflevector(t, t, 1, 0, 3, 2, 5, 4, 7, 6);
+    } else {
+      t |= __builtin_shufflevector(t, t, 2, 3, 0, 1);
+      t |= __builtin_shufflevector(t, t, 1, 0, 3, 2);
+    }
+    const unsigned bits = static_cast<unsigned>(t[0]);
+    for (int h = 0; h < W / 4; ++h) {
+      const unsigned m = (bits >> (4 * h)) & 0xfu;
+      mask[(j >> 2) + h] = static_cast<unsigned char>(m);
+      loud_groups += m != 0;
+    }
+  }
+#undef PE_ULP_OF
+#undef PE_VABS
+  if constexpr (!kMasks) {
+    for (int l = 0; l < W; ++l) loud_groups |= any_loud[l] != 0;
+  }
+  return loud_groups;
+}
+
+// LoudLanesApproxImpl for the columns [0, cols / 4 · 4) on AVX2 (the
+// caller takes the rest as loud).
+PE_QUIET_TARGET int LoudLanesApprox4(const std::byte* a, const double* approx, std::int64_t cols, double pos, double delta,
+                                     const ReferenceCompareOptions& o, const double* angle_k, const UlpRule& ulp,
+                                     const ReferenceComparison& c, unsigned char* mask) {
+  return LoudLanesApproxImpl<4, true>(a, approx, cols, pos, delta, o, angle_k, ulp, c, mask);
+}
+// Whether any lane of the row is loud (1) or none (0): the same test
+// without the masks, for the common row where every entry is quiet.
+PE_QUIET_TARGET int AnyLoudApprox4(const std::byte* a, const double* approx, std::int64_t cols, double pos, double delta,
+                                   const ReferenceCompareOptions& o, const double* angle_k, const UlpRule& ulp,
+                                   const ReferenceComparison& c) {
+  return LoudLanesApproxImpl<4, false>(a, approx, cols, pos, delta, o, angle_k, ulp, c, nullptr);
+}
+
 }  // namespace
 
 ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference, const ReferenceCompareOptions& o) {
@@ -268,13 +385,148 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
 #else
   const bool f32_f64 = false;
 #endif
+  // The per-entry step (the historical loop's body): entry (row, j) of the
+  // table, at `pos`, against `expected`.
+  const auto full_step = [&](Partial& p, std::int64_t row, std::int64_t pos, std::int64_t j, double found, double expected) {
+    ReferenceComparison& c = p.c;
+    double err = std::fabs(found - expected);
+    if (!std::isfinite(err)) err = HUGE_VAL, ++c.nonfinite;
+    const double w = o.col_omega[static_cast<std::size_t>(j)];
+    double lim;
+    if (o.inv_freq) {
+      lim = InvFreqLimit(tol, expected);
+    } else {
+      // Tolerance::Limit, term by term in the same order.
+      lim = tol.atol + tol.rtol * std::fabs(expected) + tol.max_ulp * ulp(expected);
+      const double angle = static_cast<double>(pos) * w;
+      if (tol.angle_unit > 0 && angle != 0 && w > 0)
+        lim += tol.angle_unit * std::fabs(angle) * ln_term[static_cast<std::size_t>(j)];
+    }
+    if (lim >= 2 * std::max(1.0, std::fabs(expected))) ++c.vacuous;
+    const bool first = row == 0 && j == 0;
+    // The divisions only where their quotient can reach the
+    // running maximum (Below): elsewhere the maximum and its
+    // entry would not change.
+    const double ratio = Below(err, c.max_ratio, lim) && !first ? 0.0 : err / lim;
+    if (err > c.max_abs || first) {
+      c.max_abs = err, p.has_worst = true;
+      c.worst = ComparedEntry{row, pos, j, expected, found, err, lim};
+    }
+    if (expected != 0 && !(Below(err, c.max_rel, std::fabs(expected))))
+      c.max_rel = std::max(c.max_rel, err / std::fabs(expected));
+    // ulps at the larger of |expected| and |found|: finite where the
+    // exact value is 0 (sin 0), the same as ulp(expected) elsewhere.
+    const double scale =
+        std::isfinite(found) ? std::max(std::fabs(expected), std::fabs(found)) : std::fabs(expected);
+    const double u = ulp(scale);
+    if (!(Below(err, c.max_ulp, u))) c.max_ulp = std::max(c.max_ulp, err / u);
+    if ((ratio > c.max_ratio && !(Below(err, c.max_ratio, lim))) || first) {
+      c.max_ratio = ratio, p.has_ratio = true;
+      c.worst_ratio = ComparedEntry{row, pos, j, expected, found, err, lim};
+    }
+    if (err > lim) {
+      ++c.over;
+      if (!c.have_first) c.first_over = ComparedEntry{row, pos, j, expected, found, err, lim}, c.have_first = true;
+    }
+  };
   std::vector<std::byte> raw, ref_raw;
   Partial total;
+  // The approximate reference (approx_reference): tried on the first block;
+  // without it (false), the exact rows as before.
+  bool approx = f32_f64 && !o.inv_freq && o.approx_reference && rinfo.dtype == DType::kFloat64 && cols >= 4 &&
+                reference.concurrent_reads();
+  // The filter's angle factor per column (LoudLanesApproxImpl). A column
+  // whose ω is so small that pos·ω could underflow to 0 (no angle term in
+  // the full step) would make it an over-estimate: no filter then.
+  std::vector<double> angle_k(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const double w = o.col_omega[static_cast<std::size_t>(j)];
+    if (w > 0 && w < 1e-250) approx = false;
+    if (w > 0 && tol.angle_unit > 0) angle_k[static_cast<std::size_t>(j)] = tol.angle_unit * w * ln_term[static_cast<std::size_t>(j)];
+  }
+  if (approx) {
+    std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
+    approx = o.approx_reference(0, 1, probe.data(), probe_bound.data());
+  }
+  // Four lanes (AVX2): GCC's 8-lane AVX-512 form of the same test ran
+  // its comparisons lane by lane, at twice the time.
+  const std::int64_t lanes = 4;
+  struct ThreadScratch {
+    std::vector<double> approx, bound;
+    std::vector<std::byte> exact;  // one reference row, read when an entry needs it
+    std::vector<unsigned char> mask;
+  };
+  std::vector<ThreadScratch> scratch(static_cast<std::size_t>(threads));
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
     raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    // A table that may be read from several threads (a C-order .npy) is
+    // read by each thread, its own rows: no serial read between blocks.
+    const bool read_in_parts = approx && table.concurrent_reads();
+    if (!read_in_parts) table.ReadRows(f, n, raw.data());
+    if (approx) {
+      const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
+      std::vector<Partial> partial(static_cast<std::size_t>(parts));
+      ParallelFor(parts, [&](int t) {
+        Partial& p = partial[static_cast<std::size_t>(t)];
+        ThreadScratch& ts = scratch[static_cast<std::size_t>(t)];
+        const std::int64_t r0 = n * t / parts, r1 = n * (t + 1) / parts;
+        // The approximate rows a chunk at a time (about 256 KiB, so that they
+        // are still in cache when tested; the recurrence anchors at each
+        // chunk's first row, a few rows' worth of work per chunk).
+        const std::int64_t chunk = std::max<std::int64_t>(16, (std::int64_t{256} << 10) / (8 * cols));
+        ts.approx.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0) * cols));
+        ts.bound.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0)));
+        ts.exact.resize(rinfo.row_bytes());
+        ts.mask.resize(static_cast<std::size_t>(cols / 4 + 2));
+        if (read_in_parts && r1 > r0)
+          table.ReadRows(f + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
+        const std::int64_t vec_end = cols / lanes * lanes;
+        std::int64_t c0 = r0;  // the chunk's first row
+        for (std::int64_t r = r0; r < r1; ++r) {
+          if (r == r0 || r - c0 == chunk) {
+            c0 = r;
+            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data()))
+              ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
+          }
+          const std::int64_t pos = o.start + f + r;
+          const std::byte* a = raw.data() + static_cast<std::size_t>(r) * info.row_bytes();
+          const auto found_at = [&](std::int64_t j) {
+            float x;
+            std::memcpy(&x, a + 4 * static_cast<std::size_t>(j), 4);
+            return static_cast<double>(x);
+          };
+          bool have_exact = false;
+          const auto expected_at = [&](std::int64_t j) {
+            if (!have_exact) reference.ReadRows(f + r, 1, ts.exact.data()), have_exact = true;
+            double y;
+            std::memcpy(&y, ts.exact.data() + 8 * static_cast<std::size_t>(j), 8);
+            return y;
+          };
+          std::int64_t from = vec_end;  // the columns from here take the step
+          if (f + r == 0) {
+            from = 0;
+          } else {
+            // Reference within 2^-50·|y| + 2^-48 of the exact value
+            // (docs/numerics.md), the approximation within its bound.
+            const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
+            const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
+            if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c) &&
+                LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
+                                 ts.mask.data()))
+              for (std::int64_t g = 0; g < vec_end / 4; ++g)
+                if (const unsigned m = ts.mask[static_cast<std::size_t>(g)])
+                  for (int l = 0; l < 4; ++l)
+                    if ((m >> l) & 1u) full_step(p, f + r, pos, 4 * g + l, found_at(4 * g + l), expected_at(4 * g + l));
+          }
+          for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
+        }
+      });
+      for (const Partial& p : partial) total.Merge(p);
+      if (o.on_rows) o.on_rows(f + n);
+      continue;
+    }
     ref_raw.resize(static_cast<std::size_t>(n) * rinfo.row_bytes());
-    table.ReadRows(f, n, raw.data());
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
     std::vector<Partial> partial(static_cast<std::size_t>(parts));
@@ -294,46 +546,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
               continue;
             for (std::int64_t j = 0; j < cols; ++j) {
               const std::size_t i = static_cast<std::size_t>(r * cols + j);
-              const double found = load_a(raw.data(), i), expected = load_b(ref_raw.data(), i);
-              double err = std::fabs(found - expected);
-              if (!std::isfinite(err)) err = HUGE_VAL, ++c.nonfinite;
-              const double w = o.col_omega[static_cast<std::size_t>(j)];
-              double lim;
-              if (o.inv_freq) {
-                lim = InvFreqLimit(tol, expected);
-              } else {
-                // Tolerance::Limit, term by term in the same order.
-                lim = tol.atol + tol.rtol * std::fabs(expected) + tol.max_ulp * ulp(expected);
-                const double angle = static_cast<double>(pos) * w;
-                if (tol.angle_unit > 0 && angle != 0 && w > 0)
-                  lim += tol.angle_unit * std::fabs(angle) * ln_term[static_cast<std::size_t>(j)];
-              }
-              if (lim >= 2 * std::max(1.0, std::fabs(expected))) ++c.vacuous;
-              const bool first = f == 0 && r == 0 && j == 0;
-              // The divisions only where their quotient can reach the
-              // running maximum (Below): elsewhere the maximum and its
-              // entry would not change.
-              const double ratio = Below(err, c.max_ratio, lim) && !first ? 0.0 : err / lim;
-              if (err > c.max_abs || first) {
-                c.max_abs = err, p.has_worst = true;
-                c.worst = ComparedEntry{f + r, pos, j, expected, found, err, lim};
-              }
-              if (expected != 0 && !(Below(err, c.max_rel, std::fabs(expected))))
-                c.max_rel = std::max(c.max_rel, err / std::fabs(expected));
-              // ulps at the larger of |expected| and |found|: finite where the
-              // exact value is 0 (sin 0), the same as ulp(expected) elsewhere.
-              const double scale =
-                  std::isfinite(found) ? std::max(std::fabs(expected), std::fabs(found)) : std::fabs(expected);
-              const double u = ulp(scale);
-              if (!(Below(err, c.max_ulp, u))) c.max_ulp = std::max(c.max_ulp, err / u);
-              if ((ratio > c.max_ratio && !(Below(err, c.max_ratio, lim))) || first) {
-                c.max_ratio = ratio, p.has_ratio = true;
-                c.worst_ratio = ComparedEntry{f + r, pos, j, expected, found, err, lim};
-              }
-              if (err > lim) {
-                ++c.over;
-                if (!c.have_first) c.first_over = ComparedEntry{f + r, pos, j, expected, found, err, lim}, c.have_first = true;
-              }
+              full_step(p, f + r, pos, j, load_a(raw.data(), i), load_b(ref_raw.data(), i));
             }
           }
         });

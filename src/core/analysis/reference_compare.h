@@ -12,8 +12,12 @@
 // UlpOf). A row whose entries provably change no figure (finite, under
 // their limits, every quotient below its running maximum; tested four
 // entries at a time on AVX2) skips the per-entry step, which changes the
-// work, not the figures. Memory: one block of the file's rows plus one of reference
-// doubles (about 4 MiB each), whatever the table's size.
+// work, not the figures. With approx_reference (below) the same holds
+// entry by entry against an approximation with a bound, and the exact
+// reference is computed only for the rows that need it. Memory: one block
+// of the file's rows plus one of reference doubles (about 4 MiB each; with
+// approx_reference, 256 KiB of approximate rows per thread instead),
+// whatever the table's size.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +52,17 @@ struct ReferenceCompareOptions {
   int threads = 0;                ///< 0 = every core
   /// Called after each block with the rows done so far (progress); may be empty.
   std::function<void(std::int64_t)> on_rows;
+  /// Optional: a cheap approximation of reference rows [first, first +
+  /// count) (the doubles of SinusoidSource::ReadRowsApprox) with an absolute
+  /// bound per row of its distance to the exact value; returns false when it
+  /// has none. When given, for a float32 file on AVX2, each entry is first
+  /// tested against it with that bound plus the reference's own (2^-47: the
+  /// fast float64 reference is within 2^-50·|y| + 2^-48 of the exact value):
+  /// an entry that provably changes no figure for ANY reference value in the
+  /// interval is skipped; the reference row is read only for a row with an
+  /// entry that may, and only those entries take the per-entry step. The
+  /// figures are those of the full comparison with `reference`, bit for bit.
+  std::function<bool(std::int64_t first, std::int64_t count, double* out, double* bound)> approx_reference;
 };
 
 /// Compares every entry of `table` with `reference` (same shape; the

@@ -140,7 +140,10 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
   for (std::int64_t first = 0; first < info.rows; first += block) {
     const std::int64_t count = std::min(block, info.rows - first);
     raw.resize(static_cast<std::size_t>(count) * info.row_bytes());
-    if (count > 0) source.ReadRows(first, count, raw.data());
+    // A source several threads may read (a C-order .npy): each thread
+    // reads its own rows, no serial read between blocks.
+    const bool read_in_parts = source.concurrent_reads();
+    if (count > 0 && !read_in_parts) source.ReadRows(first, count, raw.data());
     row_sum.assign(static_cast<std::size_t>(count), 0.0);
     const int n = static_cast<int>(std::min<std::int64_t>(threads, count));
     parts.assign(static_cast<std::size_t>(n), StatsPart{});
@@ -148,6 +151,8 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
       StatsPart& p = parts[static_cast<std::size_t>(t)];
       p.col_nonzero.assign(static_cast<std::size_t>(info.cols), 0);
       const std::int64_t r0 = count * t / n, r1 = count * (t + 1) / n;
+      if (read_in_parts && r1 > r0)
+        source.ReadRows(first + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
       switch (info.dtype) {
         case DType::kFloat32:
           StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {

@@ -137,6 +137,9 @@ class NpySource : public RowSource {
         big_endian_(big_endian), fortran_(fortran), path_(std::move(path)) {}
   ~NpySource() override { ::close(fd_); }
   const TableInfo& info() const override { return info_; }
+  /// C order: a pread and an in-place byte swap, no state. (Fortran order
+  /// fills a cache on the first read.)
+  bool concurrent_reads() const override { return !fortran_; }
 
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const std::size_t es = Traits(info_.dtype).size;

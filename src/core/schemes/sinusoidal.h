@@ -83,6 +83,16 @@ class SinusoidSource : public RowSource {
   /// Call before any ReadRows.
   void SetFastFloat64(DType narrow);
 
+  /// A cheap approximation of rows of this table in double, for a filter
+  /// (pe verify's reference comparison): out[r·cols + j] within bound[r]
+  /// (absolute) of the exact value of entry (first + r, j), from
+  /// SinCosBatch::F64Recurrence. Available (true) only with SetFastFloat64
+  /// set to a narrower dtype and a column plan the float32 fast path writes
+  /// in place (the paper's interleaved layout, the concatenated ones);
+  /// otherwise returns false and writes nothing. Thread-safe.
+  bool ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound) const;
+  bool has_approx_rows() const;
+
 
  private:
   TableInfo info_;

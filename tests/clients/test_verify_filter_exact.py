@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""`pe verify` keeps its figures exact on a large float32 table, where the
+reference comparison first tests each entry against the table kernel's
+unrounded recurrence (an ABSOLUTE bound up to ~2^-42) and reads the exact
+reference only for the entries that may change a figure
+(analysis/reference_compare.h, docs/verify.md).
+
+- A 1,048,576 x 16 float32 table made by `pe generate` (64 MiB) with a few
+  entries moved in the middle (rows 524,300 to 700,001; both sides of an
+  anchor of the recurrence): the worst entry, max abs/rel/ulp error,
+  count over and first over are those of the moved entries, whose exact
+  errors are computed here with mpmath at 50 digits.
+- The same table unmoved passes, every entry within 0.5 ulp of float32
+  (correct rounding), and its reported worst entry's error equals the
+  mpmath error of that entry.
+- float16 and bfloat16 tables (they take the exact reference for every
+  entry): the unmoved ones pass within 0.5 ulp; a moved float16 entry is
+  reported with its exact error.
+
+Usage: test_verify_filter_exact.py PE_BIN SCRATCH_DIR
+"""
+import json
+import os
+import sys
+
+import mpmath
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import Checker, move_entries  # noqa: E402
+
+C = Checker(sys.argv[1], sys.argv[2])
+check = C.check
+mpmath.mp.dps = 50
+D = 16
+
+
+def exact(p, c, d=D):
+    """pe's default sinusoidal table: interleaved [sin, cos], ω_i = 10000^(-2i/d)."""
+    w = mpmath.power(10000, mpmath.mpf(-2 * (c // 2)) / d)
+    return mpmath.sin(p * w) if c % 2 == 0 else mpmath.cos(p * w)
+
+
+def ulp(x, mant, emin):
+    """ulp at |x| of a binary format with `mant` fraction bits and smallest
+    normal exponent `emin`."""
+    a = abs(x)
+    if a < 2.0**emin:
+        return 2.0 ** (emin - mant)
+    m, e = mpmath.frexp(a)
+    return 2.0 ** (int(e) - 1 - mant)
+
+
+def near(got, want, scale):
+    """A figure of pe equals the mpmath value to the fast float64
+    reference's bound (2^-48 of the entry's size) plus a double rounding."""
+    return abs(mpmath.mpf(got) - want) <= 2.0**-48 * (abs(want) + scale) + mpmath.mpf(2) ** -120
+
+
+def verify(path, *extra):
+    r = C.pe("verify", path, "--d-model", str(D), "--json", "--check", "bounds", *extra, ok=False)
+    check(r.returncode in (0, 1), f"verify {path}: exit {r.returncode}: {r.stderr.strip()}")
+    rep = json.loads(r.stdout) if r.stdout.strip() else {}
+    ref = next((c for c in rep.get("checks", []) if c["name"] == "reference"), None)
+    check(ref is not None, f"verify {path}: no reference check")
+    return rep, (ref or {"details": {}})["details"]
+
+
+ROWS = 1 << 20
+path = C.path("big.npy")
+C.pe("generate", "--d-model", str(D), "--max-len", str(ROWS), "-o", path)
+
+# The unmoved table: passes, correctly rounded, worst entry exact.
+rep, det = verify(path)
+check(rep.get("passed") is True, "the generated table must pass")
+check(det.get("count_over") == 0, f"count_over {det.get('count_over')}")
+check(det.get("max_ulp_err", 1) <= 0.5, f"max_ulp_err {det.get('max_ulp_err')} > 0.5: not correctly rounded")
+w = det.get("worst") or {}
+if w:
+    e = exact(w["position"], w["col"])
+    check(near(w["expected"], e, 0), f"worst expected {w['expected']} vs {mpmath.nstr(e, 20)}")
+    err = abs(mpmath.mpf(w["found"]) - e)
+    check(near(det["max_abs_err"], err, abs(e)), f"max_abs_err {det['max_abs_err']} vs exact {mpmath.nstr(err, 20)}")
+    check(err <= ulp(float(e), 23, -126) / 2, f"worst error {mpmath.nstr(err, 10)} over half an ulp")
+
+# Moved entries in the middle. Columns 14, 15 (ω ≈ 3.2e-4): the angle term
+# of the limit stays below 4e-4 there, so moves of 2e-3 and 5e-3 are over
+# it; the 3-ulp move (column 6) is not.
+t = np.load(path)
+moves = [(524300, 14, 2e-3), (524301, 6, 3), (600123, 15, -5e-3), (700001, 3, -2)]
+move_entries(t, moves)
+mpath = C.path("moved.npy")
+np.save(mpath, t)
+errs = {(r, c): abs(mpmath.mpf(float(t[r, c])) - exact(r, c)) for r, c, _ in moves}
+worst = max(errs, key=lambda k: errs[k])
+rels = {k: errs[k] / abs(exact(*k)) for k in errs}
+ulps = {k: errs[k] / ulp(max(abs(float(exact(*k))), abs(float(t[k]))), 23, -126) for k in errs}
+rep, det = verify(mpath)
+check(rep.get("passed") is False, "the moved table must fail")
+w = det.get("worst") or {}
+check((w.get("position"), w.get("col")) == worst, f"worst at {(w.get('position'), w.get('col'))}, exact worst {worst}")
+check(near(det.get("max_abs_err", 0), errs[worst], abs(exact(*worst))),
+      f"max_abs_err {det.get('max_abs_err')} vs exact {mpmath.nstr(errs[worst], 20)}")
+mr = max(rels.values())
+check(abs(det.get("max_rel_err", 0) - mr) <= 2.0**-40 * mr, f"max_rel_err {det.get('max_rel_err')} vs {mpmath.nstr(mr, 20)}")
+mu = max(ulps.values())
+check(abs(det.get("max_ulp_err", 0) - mu) <= 2.0**-20 * mu, f"max_ulp_err {det.get('max_ulp_err')} vs {mpmath.nstr(mu, 20)}")
+check(det.get("count_over") == 2, f"count_over {det.get('count_over')}, expected the two far moves")
+fo = det.get("first_over") or {}
+check((fo.get("position"), fo.get("col")) == (524300, 14), f"first_over {fo}")
+if fo:
+    check(near(fo["error"], errs[(524300, 14)], abs(exact(524300, 14))), f"first_over error {fo['error']}")
+
+# float16 and bfloat16 tables.
+for dtype, mant, emin in (("float16", 10, -14), ("bfloat16", 7, -126)):
+    hp = C.path(f"t_{dtype}." + ("npy" if dtype == "float16" else "safetensors"))  # npy has no bfloat16
+    C.pe("generate", "--d-model", str(D), "--max-len", "4096", "--dtype", dtype, "-o", hp)
+    rep, det = verify(hp)
+    check(rep.get("passed") is True, f"{dtype}: the generated table must pass")
+    check(det.get("max_ulp_err", 1) <= 0.5, f"{dtype}: max_ulp_err {det.get('max_ulp_err')} > 0.5")
+    check(det.get("ulp_dtype") == dtype, f"{dtype}: ulps in {det.get('ulp_dtype')}")
+    if dtype == "float16":
+        h = np.load(hp)
+        r, c = 3000, 13
+        h[r, c] = np.float16(float(h[r, c]) + 0.01)
+        hm = C.path("moved_f16.npy")
+        np.save(hm, h)
+        rep, det = verify(hm)
+        e = abs(mpmath.mpf(float(h[r, c])) - exact(r, c))
+        w = det.get("worst") or {}
+        check((w.get("position"), w.get("col")) == (r, c), f"float16: worst at {(w.get('position'), w.get('col'))}")
+        check(near(det.get("max_abs_err", 0), e, abs(exact(r, c))), f"float16: max_abs_err {det.get('max_abs_err')} vs {mpmath.nstr(e, 20)}")
+        check(rep.get("passed") is False, "float16: a move of 0.01 must fail")
+
+C.finish()
