@@ -100,13 +100,30 @@ void StartWriteback(int fd, std::size_t offset, std::size_t len) {
 }
 
 FileSink::FileSink(std::FILE* file, std::string name, bool replacing)
-    : file_(file), name_(std::move(name)), writeback_(replacing) {
-  std::setvbuf(file_, nullptr, _IOFBF, std::size_t{1} << 20);
-}
+    : file_(file), name_(std::move(name)), writeback_(replacing) {}
 
 void FileSink::Write(const void* data, std::size_t size) {
   if (size == 0) return;
-  if (std::fwrite(data, 1, size, file_) != size) {
+  if (size >= kDirectBytes) {
+    // One write() for the whole block, after what stdio holds. Through
+    // fwrite, glibc's 4 KiB buffer (setvbuf cannot enlarge it without a
+    // caller-owned buffer, whose copy would cost more) made two: a 4 KiB
+    // head to fill the buffer, then the 4 KiB-aligned rest.
+    Flush();
+    const char* p = static_cast<const char*>(data);
+    std::size_t left = size;
+    while (left > 0) {
+      const ssize_t n = ::write(::fileno(file_), p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
+        ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  } else if (std::fwrite(data, 1, size, file_) != size) {
     const int err = errno;
     if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
     ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
