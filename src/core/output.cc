@@ -266,7 +266,22 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   const bool existed = ::stat(rename_to_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const mode_t old_mode = existed ? (st.st_mode & 07777) : 0;
   replaces_ = existed;
-  if (existed) CheckMayReplace(target, rename_to_);
+  if (existed) {
+    CheckMayReplace(target, rename_to_);
+    // The rename below frees the replaced file, and with it every page of
+    // it in the page cache, inside rename() after the whole output: 5 ms
+    // of a 23 MB CSV's 45 when replaced (perf: truncate_inode_pages under
+    // do_renameat2). Its clean pages are dropped here instead, on a thread
+    // of their own while the new file is written. Only the cache: the file
+    // itself is untouched, and stays as it was if this run fails.
+    const std::string path = rename_to_;
+    drop_ = std::thread([path] {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) return;
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+    });
+  }
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) ThrowIo(what, fmt::format("folder {} does not exist", Quoted(dir)));
   if (!S_ISDIR(st.st_mode)) ThrowIo(what, fmt::format("{} is not a folder", Quoted(dir)));
@@ -309,6 +324,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
 }
 
 AtomicFile::~AtomicFile() {
+  if (drop_.joinable()) drop_.join();
   if (file_) std::fclose(file_);
   if (!committed_ && !direct_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
   UnregisterTemp(slot_);
@@ -343,6 +359,7 @@ void AtomicFile::Commit() {
       ::close(fd);
     }
   }
+  if (drop_.joinable()) drop_.join();
   if (!direct_ && ::rename(temp_path_.c_str(), rename_to_.c_str()) != 0)
     ThrowIo(what, std::strerror(errno));
   committed_ = true;

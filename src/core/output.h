@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace pe {
 
@@ -132,6 +133,9 @@ class AtomicFile {
   std::string rename_to_;  ///< target_, or what it links to when a symlink
   std::string temp_path_;
   std::FILE* file_ = nullptr;
+  /// Drops the replaced file's cached pages while the new one is written
+  /// (DropReplacedCache in output.cc); joined before the rename.
+  std::thread drop_;
   int slot_ = -1;  ///< interrupt-cleanup registration
   bool committed_ = false;
   /// The target is a device or FIFO (/dev/null, a named pipe): written in
