@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 #include <string_view>
+#include <system_error>
 #include <fmt/format.h>
 #include <vector>
 
@@ -274,13 +275,18 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
     // do_renameat2). Its clean pages are dropped here instead, on a thread
     // of their own while the new file is written. Only the cache: the file
     // itself is untouched, and stays as it was if this run fails.
+    // A thread that cannot be created (a process or thread limit) only
+    // leaves the work to rename().
     const std::string path = rename_to_;
-    drop_ = std::thread([path] {
-      const int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-      if (fd < 0) return;
-      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-      ::close(fd);
-    });
+    try {
+      drop_ = std::thread([path] {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) return;
+        ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        ::close(fd);
+      });
+    } catch (const std::system_error&) {
+    }
   }
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) ThrowIo(what, fmt::format("folder {} does not exist", Quoted(dir)));
