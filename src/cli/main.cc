@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <system_error>
 
 #include "cli/cmd_completion.h"
@@ -41,6 +42,25 @@ Documentation: man pe, and man pe-generate (one page per command); the manual
 share/doc/pe under the installation prefix: /usr/share/doc/pe from the Debian
 package, /usr/local/share/doc/pe from cmake --install by default.)";
 
+// The command a run names first, when it is one of those that set up only
+// themselves; "" otherwise. Options before it are the common ones (-q,
+// --quiet, --color WHEN, --color=WHEN).
+std::string_view SoleCommand(int argc, char** argv) {
+  static constexpr std::string_view kCommands[] = {"generate", "dot", "inspect", "verify", "schemes"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-q" || a == "--quiet" || a.starts_with("--color=")) continue;
+    if (a == "--color") {
+      ++i;
+      continue;
+    }
+    for (std::string_view c : kCommands)
+      if (a == c) return c;
+    return "";
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,21 +84,30 @@ int main(int argc, char** argv) {
   };
   add_common(app);
 
+  // Start-up time: CLI11 builds and cross-checks every option of every
+  // command it is given (about a millisecond for all of pe's, a tenth of
+  // `pe --version`). A run that names its command first (`pe generate ...`)
+  // gets only that command; anything else (help, an unknown or misspelt
+  // command, completion, man pages) gets them all, so every message and
+  // help text is the same either way.
+  const std::string_view sole = SoleCommand(argc, argv);
+  const auto wanted = [&](std::string_view name) { return sole.empty() || sole == name; };
   pe::cli::GenerateOptions generate;
-  CLI::App* generate_cmd = pe::cli::SetupGenerate(app, generate);
+  CLI::App* generate_cmd = wanted("generate") ? pe::cli::SetupGenerate(app, generate) : nullptr;
   pe::cli::DotOptions dot;
-  CLI::App* dot_cmd = pe::cli::SetupDot(app, dot);
+  CLI::App* dot_cmd = wanted("dot") ? pe::cli::SetupDot(app, dot) : nullptr;
   pe::cli::InspectOptions inspect;
-  CLI::App* inspect_cmd = pe::cli::SetupInspect(app, inspect);
+  CLI::App* inspect_cmd = wanted("inspect") ? pe::cli::SetupInspect(app, inspect) : nullptr;
   pe::cli::VerifyCliOptions verify;
-  CLI::App* verify_cmd = pe::cli::SetupVerify(app, verify);
+  CLI::App* verify_cmd = wanted("verify") ? pe::cli::SetupVerify(app, verify) : nullptr;
   pe::cli::SchemesOptions schemes;
-  CLI::App* schemes_cmd = pe::cli::SetupSchemes(app, schemes);
+  CLI::App* schemes_cmd = wanted("schemes") ? pe::cli::SetupSchemes(app, schemes) : nullptr;
   // Hidden: the build generates the man pages and completions with these.
   pe::cli::CompletionOptions completion;
-  CLI::App* completion_cmd = pe::cli::SetupCompletion(app, completion);
+  CLI::App* completion_cmd = sole.empty() ? pe::cli::SetupCompletion(app, completion) : nullptr;
   pe::cli::ManpageOptions manpage;
-  CLI::App* manpage_cmd = pe::cli::SetupManpage(app, manpage);
+  CLI::App* manpage_cmd = sole.empty() ? pe::cli::SetupManpage(app, manpage) : nullptr;
+  const auto ran = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
 
   for (CLI::App* sub : app.get_subcommands({})) add_common(*sub);
 
@@ -106,19 +135,19 @@ int main(int argc, char** argv) {
     }
     console.set_quiet(quiet);
     console.set_color_mode(pe::cli::ParseColorMode(color));
-    if (generate_cmd->parsed())
+    if (ran(generate_cmd))
       memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";
-    if (inspect_cmd->parsed()) memory_subject = "'" + inspect.file + "'";
-    if (verify_cmd->parsed()) memory_subject = "'" + verify.file + "'";
-    if (dot_cmd->parsed() && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";
+    if (ran(inspect_cmd)) memory_subject = "'" + inspect.file + "'";
+    if (ran(verify_cmd)) memory_subject = "'" + verify.file + "'";
+    if (ran(dot_cmd) && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";
     int rc = pe::kExitError;
-    if (generate_cmd->parsed()) command = "generate", rc = pe::cli::RunGenerate(generate, console);
-    else if (dot_cmd->parsed()) command = "dot", rc = pe::cli::RunDot(dot, console);
-    else if (inspect_cmd->parsed()) command = "inspect", rc = pe::cli::RunInspect(inspect, console);
-    else if (verify_cmd->parsed()) command = "verify", rc = pe::cli::RunVerify(verify, console);
-    else if (schemes_cmd->parsed()) command = "schemes", rc = pe::cli::RunSchemes(schemes, console);
-    else if (completion_cmd->parsed()) command = "completion", rc = pe::cli::RunCompletion(app, completion, console);
-    else if (manpage_cmd->parsed()) command = "manpage", rc = pe::cli::RunManpage(app, manpage, console);
+    if (ran(generate_cmd)) command = "generate", rc = pe::cli::RunGenerate(generate, console);
+    else if (ran(dot_cmd)) command = "dot", rc = pe::cli::RunDot(dot, console);
+    else if (ran(inspect_cmd)) command = "inspect", rc = pe::cli::RunInspect(inspect, console);
+    else if (ran(verify_cmd)) command = "verify", rc = pe::cli::RunVerify(verify, console);
+    else if (ran(schemes_cmd)) command = "schemes", rc = pe::cli::RunSchemes(schemes, console);
+    else if (ran(completion_cmd)) command = "completion", rc = pe::cli::RunCompletion(app, completion, console);
+    else if (ran(manpage_cmd)) command = "manpage", rc = pe::cli::RunManpage(app, manpage, console);
     // What stdio still buffers for stdout: a closed pipe ends quietly, a
     // full disk (> /dev/full) is an error, not a silent exit 0.
     if (std::fflush(stdout) != 0) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/table.h"
+#include "core/text_buffer.h"
 #include "core/table_set.h"
 
 namespace pe {
@@ -60,12 +61,11 @@ class TableWriter {
   /// block (CSV): when true, the pump calls EncodeRows for several blocks at
   /// once on worker threads, then WriteEncoded with each block's bytes in
   /// order instead of WriteRows. EncodeRows writes the block's bytes from
-  /// buf[0] and returns their count; `buf` is scratch reused from block to
-  /// block, only ever grown (a std::string zero-fills what resize adds: a
-  /// buffer cleared for every block was zero-filled for every row).
+  /// buf.data() and returns their count; `buf` is scratch reused from block
+  /// to block (core/text_buffer.h: never zero-filled).
   virtual bool encodes_rows() const { return false; }
   virtual std::size_t EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
-                                 std::string& buf) const {
+                                 TextBuffer& buf) const {
     return 0;
   }
   virtual void WriteEncoded(std::int64_t first, std::int64_t count, std::string_view bytes) {}

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace pe {
 
@@ -59,12 +60,15 @@ class WritebackPolicy {
 /// terminal): nothing happens (sync_file_range fails and that is ignored).
 void StartWriteback(int fd, std::size_t offset, std::size_t len);
 
-/// A ByteSink over a stdio FILE (buffered in 1 MiB). `name` appears in
-/// error messages ("'out.csv'" or "standard output"). `replacing`: the file
-/// will be renamed over an existing one (AtomicFile::replaces()); see
+/// A ByteSink over a stdio FILE: writes of kDirectBytes and more go to the
+/// file descriptor in one write() each (after flushing what stdio holds),
+/// smaller ones through stdio's buffer. `name` appears in error messages
+/// ("'out.csv'" or "standard output"). `replacing`: the file will be
+/// renamed over an existing one (AtomicFile::replaces()); see
 /// WritebackPolicy.
 class FileSink : public ByteSink {
  public:
+  static constexpr std::size_t kDirectBytes = std::size_t{64} << 10;
   FileSink(std::FILE* file, std::string name, bool replacing = false);
   void Write(const void* data, std::size_t size) override;
   /// Flushes buffered bytes; throws pe::Error on failure.
@@ -129,6 +133,9 @@ class AtomicFile {
   std::string rename_to_;  ///< target_, or what it links to when a symlink
   std::string temp_path_;
   std::FILE* file_ = nullptr;
+  /// Drops the replaced file's cached pages while the new one is written
+  /// (DropReplacedCache in output.cc); joined before the rename.
+  std::thread drop_;
   int slot_ = -1;  ///< interrupt-cleanup registration
   bool committed_ = false;
   /// The target is a device or FIFO (/dev/null, a named pipe): written in

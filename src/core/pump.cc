@@ -84,7 +84,7 @@ class OrderedPipeline {
       const std::int64_t n = std::min(block_, info_.rows - first);
       try {
         if (encode_)
-          writer.WriteEncoded(first, n, std::string_view(text_[slot]).substr(0, text_len_[slot]));
+          writer.WriteEncoded(first, n, std::string_view(text_[slot].data(), text_len_[slot]));
         else
           writer.WriteRows(first, n, buf_[slot].get());
       } catch (...) {
@@ -147,7 +147,7 @@ class OrderedPipeline {
   const std::int64_t block_, blocks_;
   const std::size_t slots_;
   std::vector<std::unique_ptr<std::byte[]>> buf_;
-  std::vector<std::string> text_;  ///< encoded bytes per slot (encode_): scratch, only grown
+  std::vector<TextBuffer> text_;  ///< encoded bytes per slot (encode_): scratch, only grown
   std::vector<std::size_t> text_len_;  ///< bytes of text_ that hold the slot's block
   std::vector<std::int64_t> ready_;  ///< block held by each slot, -1 none
   std::atomic<std::int64_t> next_{0};

@@ -49,23 +49,19 @@ class CsvWriter : public TableWriter {
   // Blocks are encoded on the pump's threads (core/pump.h), written in order.
   bool encodes_rows() const override { return true; }
   std::size_t EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
-                         std::string& buf) const override {
+                         TextBuffer& buf) const override {
     const auto cols = static_cast<std::size_t>(info_.cols);
     if (info_.dtype == DType::kFloat32) {
       // float32 fast path: the same shortest round-trip digits as
       // AppendNumber, formatted straight into the buffer. Room per row: the
       // position, then per value a comma and the text; plus the scratch
-      // bytes WriteShortestFloats may leave after the last one. The buffer
-      // is only grown, never cleared: its capacity is reserved for the
-      // worst case, but its size (what resize zero-fills, so what is
-      // faulted in) only follows the text written, about 60% of that.
+      // bytes WriteShortestFloats may leave after the last one. Reserved
+      // for the worst case but not zero-filled: only the pages the text
+      // reaches (about 60% of it) are ever touched.
       const std::size_t row_room = 24 + cols * (kShortestFloatMax + 1);
-      const std::size_t need = static_cast<std::size_t>(count) * row_room + kShortestFloatRoom;
-      if (buf.capacity() < need) buf.reserve(need);
-      std::size_t used = 0;
+      char* const begin = buf.Reserve(static_cast<std::size_t>(count) * row_room + kShortestFloatRoom);
+      char* p = begin;
       for (std::int64_t r = 0; r < count; ++r) {
-        if (buf.size() < used + row_room + kShortestFloatRoom) buf.resize(used + row_room + kShortestFloatRoom);
-        char* p = buf.data() + used;
         const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
         for (std::size_t j = 0; j < cols; ++j) {
           float f;
@@ -78,21 +74,21 @@ class CsvWriter : public TableWriter {
         p = fmt::format_to(p, FMT_COMPILE("{}"), start_ + first + r);
         p = WriteShortestFloats(p, row, cols, ',');
         *p++ = '\n';
-        used = static_cast<std::size_t>(p - buf.data());
       }
-      return used;
+      return static_cast<std::size_t>(p - begin);
     }
-    buf.clear();
+    std::string text;
     for (std::int64_t r = 0; r < count; ++r) {
       const std::byte* row = rows + static_cast<std::size_t>(r) * info_.row_bytes();
-      fmt::format_to(std::back_inserter(buf), "{}", start_ + first + r);
+      fmt::format_to(std::back_inserter(text), "{}", start_ + first + r);
       for (std::size_t j = 0; j < cols; ++j) {
-        buf.push_back(',');
-        AppendNumber(buf, row, info_.dtype, j, "CSV output");
+        text.push_back(',');
+        AppendNumber(text, row, info_.dtype, j, "CSV output");
       }
-      buf.push_back('\n');
+      text.push_back('\n');
     }
-    return buf.size();
+    if (!text.empty()) std::memcpy(buf.Reserve(text.size()), text.data(), text.size());
+    return text.size();
   }
   void WriteEncoded(std::int64_t, std::int64_t, std::string_view bytes) override { sink_.Write(bytes.data(), bytes.size()); }
 
@@ -100,7 +96,7 @@ class CsvWriter : public TableWriter {
   ByteSink& sink_;
   TableInfo info_;
   std::int64_t start_ = 0;
-  std::string buf_;
+  TextBuffer buf_;
 };
 
 // Splits `line` at commas; trims spaces around cells.
