@@ -267,27 +267,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   const bool existed = ::stat(rename_to_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const mode_t old_mode = existed ? (st.st_mode & 07777) : 0;
   replaces_ = existed;
-  if (existed) {
-    CheckMayReplace(target, rename_to_);
-    // The rename below frees the replaced file, and with it every page of
-    // it in the page cache, inside rename() after the whole output: 5 ms
-    // of a 23 MB CSV's 45 when replaced (perf: truncate_inode_pages under
-    // do_renameat2). Its clean pages are dropped here instead, on a thread
-    // of their own while the new file is written. Only the cache: the file
-    // itself is untouched, and stays as it was if this run fails.
-    // A thread that cannot be created (a process or thread limit) only
-    // leaves the work to rename().
-    const std::string path = rename_to_;
-    try {
-      drop_ = std::thread([path] {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0) return;
-        ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        ::close(fd);
-      });
-    } catch (const std::system_error&) {
-    }
-  }
+  if (existed) CheckMayReplace(target, rename_to_);
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) ThrowIo(what, fmt::format("folder {} does not exist", Quoted(dir)));
   if (!S_ISDIR(st.st_mode)) ThrowIo(what, fmt::format("{} is not a folder", Quoted(dir)));
@@ -327,6 +307,28 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
   ::umask(mask);
   ::fchmod(fd, existed ? old_mode : (0666 & ~mask));
   file_ = ::fdopen(fd, "wb");
+  // Last, when nothing in this constructor can throw any more: a joinable
+  // std::thread member destroyed by a throwing constructor would terminate.
+  if (existed) {
+    // The rename in Commit() frees the replaced file, and with it every page of
+    // it in the page cache, inside rename() after the whole output: 5 ms
+    // of a 23 MB CSV's 45 when replaced (perf: truncate_inode_pages under
+    // do_renameat2). Its clean pages are dropped here instead, on a thread
+    // of their own while the new file is written. Only the cache: the file
+    // itself is untouched, and stays as it was if this run fails.
+    // A thread that cannot be created (a process or thread limit) only
+    // leaves the work to rename().
+    const std::string path = rename_to_;
+    try {
+      drop_ = std::thread([path] {
+        const int old = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (old < 0) return;
+        ::posix_fadvise(old, 0, 0, POSIX_FADV_DONTNEED);
+        ::close(old);
+      });
+    } catch (const std::system_error&) {
+    }
+  }
 }
 
 AtomicFile::~AtomicFile() {
