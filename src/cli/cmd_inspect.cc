@@ -324,7 +324,11 @@ int RunInspect(const InspectOptions& o, Console& console) {
 
   PrintLine(fmt::format("file      {}", o.file));
   PrintLine(fmt::format("format    {}{}", format_name, format_name == "hdf5" ? fmt::format(" (dataset '{}')", info.name) : ""));
-  PrintLine(fmt::format("shape     {} x {}  ({})", info.rows, info.cols, AxesOf(info)));
+  // A table without metadata has its axes named by what identification
+  // found in its numbers (a sinusoid or RoPE table: positions x channels).
+  std::string axes = AxesOf(info);
+  if (axes == "rows x columns" && (rope || (id && id->matched))) axes = "positions x channels, as identified";
+  PrintLine(fmt::format("shape     {} x {}  ({})", info.rows, info.cols, axes));
   PrintLine(fmt::format("dtype     {}", Traits(info.dtype).name));
   if (info.meta.empty()) {
     PrintLine("metadata  (none)");

@@ -114,6 +114,13 @@ _, r = inspect(save_npy("hf_sin", sin))
 expect("hf sin", r, kind="sin", layout="half", base=500000.0, scaling="none", start=0)
 verify(C.path("hf_cos.npy"), "--scheme", "rope", "--head-dim", 128, "--base", 500000, "--tensor", "cos", want=0)
 verify(C.path("hf_sin.npy"), "--scheme", "rope", "--head-dim", 128, "--base", 500000, "--tensor", "sin", want=0)
+# The text report names the axes of a bare table from what identification
+# found; a table of noise stays "rows x columns".
+txt = C.pe("inspect", C.path("hf_cos.npy"), "--preview", "0").stdout
+C.check("shape     4096 x 128  (positions x channels, as identified)" in txt, f"identified axes: {txt[:400]!r}")
+np.save(C.path("noise.npy"), np.random.default_rng(1).standard_normal((64, 8)).astype(np.float32))
+txt = C.pe("inspect", C.path("noise.npy"), "--preview", "0").stdout
+C.check("shape     64 x 8  (rows x columns)" in txt, f"noise axes: {txt[:400]!r}")
 # cos+sin in one safetensors file: each tensor identified (phases from the pair).
 write_safetensors(C.path("hf_pair.safetensors"), {"cos": cos, "sin": sin})
 _, r = inspect(C.path("hf_pair.safetensors"), "--dataset", "cos")
