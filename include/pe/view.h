@@ -41,8 +41,9 @@
 namespace pe {
 
 /// The options of a view: `pe dot`'s flags of the same names. Each view
-/// reads the ones it uses and ignores the rest.
-struct ViewRequest {
+/// reads the ones it uses and ignores the rest. (The library's core computes
+/// views from exactly this struct.)
+struct ViewOptions {
   /// Largest offset / distance / position (--max-offset). -1: the view's
   /// default (the context of a RoPE input; 63 distances for heads; ...).
   std::int64_t max_offset = -1;
@@ -53,8 +54,12 @@ struct ViewRequest {
   std::vector<std::int64_t> patches;   ///< grid view: cells i·W+j (default: all, or 9 above 256 cells)
   std::string grid;                    ///< grid view: "HxW" of a file without metadata
   bool cls_token = false;              ///< grid view: row 0 of the file is a CLS token
-  /// The --scheme flags as a spec: a series of its own, or, for the
-  /// precision view of a file, the file's recipe (its exact values).
+};
+
+/// A view's options and, optionally, the --scheme flags as a spec: a series
+/// of its own, or, for the precision view of a file, the file's recipe (its
+/// exact values).
+struct ViewRequest : ViewOptions {
   std::optional<Spec> recipe;
 };
 

@@ -27,17 +27,9 @@ struct ViewInput {
   bool from_flags = false;  ///< the --scheme flags (a file's recipe for the precision view)
 };
 
-/// The options of the views (the CLI flags of the same names).
-struct ViewOptions {
-  std::int64_t max_offset = -1;   ///< largest offset / distance; -1: the view's default
-  std::string tensor;             ///< the tensor of a multi-tensor file
-  std::vector<std::int64_t> columns;           ///< columns view
-  std::int64_t window = 64;                    ///< collisions view
-  std::vector<std::string> collision_dtypes;   ///< collisions view
-  std::vector<std::int64_t> patches;           ///< grid view
-  std::string grid;               ///< "HxW" for a grid file without metadata
-  bool cls_token = false;         ///< grid view: the table's row 0 is a CLS token
-};
+// ViewOptions, the options of the views, is the public struct of
+// include/pe/view.h (through view_data.h).
+
 
 /// The inputs `texts` name: an inline spec ("rope:head-dim=64,max-len=4096",
 /// core/inline_spec.h; named as written) or a table file (named by its base

@@ -69,16 +69,7 @@ View ComputeView(const std::string& name, const std::vector<std::string>& inputs
   std::vector<ViewInput> in = ViewInputsOf(inputs);
   if (request.recipe) in.push_back(RecipeInput(*request.recipe));
   if (in.empty()) ThrowUsage("view", "needs an input: a table file, an inline spec, or a recipe");
-  ViewOptions o;
-  o.max_offset = request.max_offset;
-  o.tensor = request.tensor;
-  o.columns = request.columns;
-  o.window = request.window;
-  o.collision_dtypes = request.collision_dtypes;
-  o.patches = request.patches;
-  o.grid = request.grid;
-  o.cls_token = request.cls_token;
-  return FromCore(ComputeView(kind, o, in));
+  return FromCore(ComputeView(kind, request, in));  // a ViewRequest is the ViewOptions core reads
 }
 
 std::string ViewCsv(const View& view) {
