@@ -511,9 +511,10 @@ int RunDot(const DotOptions& o, Console& console) {
       bar.Finish();
       if (stream.timing)
         std::fprintf(stderr,
-                     "pe: dot timing: %s: read %.3f s, fft %.3f s, gram %.3f s, mean passes %lld, segment rows %lld\n",
+                     "pe: dot timing: %s: read %.3f s, fft %.3f s, gram %.3f s, mean passes %lld, segment rows %lld%s\n",
                      EscapeText(s.name).c_str(), timing.read, timing.fft, timing.gram,
-                     static_cast<long long>(timing.passes), static_cast<long long>(timing.segment_rows));
+                     static_cast<long long>(timing.passes), static_cast<long long>(timing.segment_rows),
+                     timing.read_ahead ? ", read ahead (read overlaps fft)" : "");
       if (s.curve.zero_rows > 0)
         console.Warning(fmt::format("{}: {} rows have norm 0; their cosine similarity is taken as 0",
                                     s.name, s.curve.zero_rows));

@@ -46,7 +46,7 @@ def pe(*args, budget=None):
     return r
 
 
-PLAN = re.compile(r"mean passes (\d+), segment rows (\d+)")
+PLAN = re.compile(r"mean passes (\d+), segment rows (\d+)(, read ahead)?")
 
 
 def curve(path, *extra, budget=None, plan=None):
@@ -56,7 +56,7 @@ def curve(path, *extra, budget=None, plan=None):
     del os.environ["PE_DOT_TIMING"]
     m = PLAN.search(r.stderr)
     if plan is not None:
-        plan.append((int(m.group(1)), int(m.group(2))) if m else None)
+        plan.append((int(m.group(1)), int(m.group(2)), bool(m.group(3))) if m else None)
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     out = {}
     for name in ("pairs", "mean", "min", "max", "std"):
@@ -112,14 +112,15 @@ x = x32.astype(np.float64)
 scale = float(np.max(np.abs(x @ x[:50].T)))  # size of the dot products
 
 cases = [
-    # (what, extra flags, budget, kmax, cosine, expected plan: "panels", "segments" or "whole")
-    ("full curve, column panels (tiny budget)", [], 100000, L - 1, False, "panels"),
-    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 275000, 60, False, "segments"),
-    ("K=5 cosine, row segments", ["--max-offset", "5", "--cosine"], 40000, 5, True, "segments"),
-    ("K=300, panels and sliding Gram windows", ["--max-offset", "300"], 90000, 300, False, "panels"),
-    ("full curve, default budget (one pass)", [], None, L - 1, False, "whole"),
+    # (what, extra flags, budget, kmax, cosine, expected plan: "panels", "segments" or "whole",
+    #  whether segments are read ahead: only when two panels fit in a quarter of the budget)
+    ("full curve, column panels (tiny budget)", [], 100000, L - 1, False, "panels", False),
+    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 275000, 60, False, "segments", True),
+    ("K=5 cosine, row segments", ["--max-offset", "5", "--cosine"], 40000, 5, True, "segments", False),
+    ("K=300, panels and sliding Gram windows", ["--max-offset", "300"], 90000, 300, False, "panels", False),
+    ("full curve, default budget (one pass)", [], None, L - 1, False, "whole", False),
 ]
-for what, extra, budget, kmax, cosine, expect in cases:
+for what, extra, budget, kmax, cosine, expect, expect_ahead in cases:
     ref_x = unit_rows(x) if cosine else x
     got = curve(path, *extra, budget=budget)
     check(len(got["mean"]) == kmax + 1, f"{what}: {kmax + 1} offsets, got {len(got['mean'])}")
@@ -136,9 +137,12 @@ for what, extra, budget, kmax, cosine, expect in cases:
     # Gram band's direct sum and no FFT runs).
     plan = []
     alone = curve(path, *extra, "--mean-only", budget=budget, plan=plan)
-    passes, seg = plan[0] if plan[0] else (0, 0)
+    passes, seg, ahead = plan[0] if plan[0] else (0, 0, False)
     kind = "segments" if seg < L else "panels" if passes > 1 else "whole"
     check(kind == expect, f"{what}: plan {kind} (passes {passes}, segment rows {seg}), expected {expect}")
+    # Row segments are read one ahead on a second thread when both panels
+    # fit in a quarter of the budget; panels and whole columns never are.
+    check(ahead == expect_ahead, f"{what}: read ahead {ahead}, expected {expect_ahead}")
     close(alone["mean"], numpy_mean(ref_x, kmax), tol, f"{what}: --mean-only mean")
 
 # --mean-only under a budget that forces one column per pass.
@@ -165,6 +169,13 @@ np.save(pbad, bad)
 env = dict(os.environ, PE_DOT_MEMORY_BUDGET="30000")
 r = subprocess.run([PE, "dot", pbad, "--mean-only"], capture_output=True, text=True, env=env)
 check(r.returncode == 2 and "row 2500, column 11" in r.stderr, f"NaN named: exit {r.returncode}, {r.stderr!r}")
+# The same in row segments, where the segment holding it is read on the
+# read-ahead thread while the previous one is transformed: the error is
+# the same one line, exit 2.
+env = dict(os.environ, PE_DOT_MEMORY_BUDGET="275000", PE_DOT_TIMING="1")
+r = subprocess.run([PE, "dot", pbad, "--mean-only", "--max-offset", "60"], capture_output=True, text=True, env=env)
+check(r.returncode == 2 and r.stderr.count("\n") == 1 and "row 2500, column 11" in r.stderr,
+      f"NaN named in a segment read ahead: exit {r.returncode}, {r.stderr!r}")
 
 # Progress on a terminal: a run of a few seconds (one column per pass over a
 # 30 MB table) draws the bar on stderr and erases it at the end.

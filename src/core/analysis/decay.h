@@ -84,6 +84,7 @@ struct DecayStreamOptions {
     double read = 0, fft = 0, gram = 0;
     std::int64_t passes = 0;  ///< reads of the whole table by the mean
     std::int64_t segment_rows = 0;  ///< the mean's segments (= rows: columns whole)
+    bool read_ahead = false;  ///< segments read on a second thread during the FFTs (read overlaps fft)
   }* timing = nullptr;
 };
 
