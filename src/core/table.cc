@@ -30,6 +30,21 @@ std::string MetaToString(const MetaValue& value) {
   return std::get<std::string>(value);
 }
 
+std::optional<double> MetaNumber(const Metadata& meta, const std::string& key) {
+  const MetaValue* v = meta.Find(key);
+  if (v == nullptr) return std::nullopt;
+  if (const auto* i = std::get_if<std::int64_t>(v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(v)) return *d;
+  const std::string& text = std::get<std::string>(*v);
+  try {
+    std::size_t used = 0;
+    const double d = std::stod(text, &used);
+    if (used == text.size()) return d;
+  } catch (const std::exception&) {  // not a number, or out of range
+  }
+  return std::nullopt;
+}
+
 std::string MetaText(const Metadata& meta, const std::string& key) {
   const MetaValue* v = meta.Find(key);
   return v ? MetaToString(*v) : std::string();

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -50,6 +51,11 @@ inline constexpr std::size_t kMaxMetadataKeys = 65536;
 /// A metadata value as text ("10000", "0.5", "sinusoidal"); reals use the
 /// shortest round-trip form.
 std::string MetaToString(const MetaValue& value);
+
+/// The value of `key` as a number: an integer, a real, or text that is a
+/// number whole ("10000", "1e4", as std::stod reads it); nullopt when the
+/// key is absent or its text is not one.
+std::optional<double> MetaNumber(const Metadata& meta, const std::string& key);
 
 /// The value of `key` as text (MetaToString), "" when absent.
 std::string MetaText(const Metadata& meta, const std::string& key);

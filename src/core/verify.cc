@@ -22,20 +22,6 @@ namespace {
 
 std::string G(double v) { return fmt::format("{:.3g}", v); }
 
-std::optional<double> MetaNumber(const Metadata& m, const std::string& key) {
-  const MetaValue* v = m.Find(key);
-  if (!v) return std::nullopt;
-  if (const auto* i = std::get_if<std::int64_t>(v)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(v)) return *d;
-  try {
-    std::size_t used = 0;
-    const double d = std::stod(std::get<std::string>(*v), &used);
-    if (used == std::get<std::string>(*v).size()) return d;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> MetaString(const Metadata& m, const std::string& key) {
   const MetaValue* v = m.Find(key);
   if (!v) return std::nullopt;

@@ -94,25 +94,6 @@ std::int64_t NormalizeRows(double* x, std::int64_t rows, std::int64_t cols) {
   return zero;
 }
 
-const MetaValue* FindMeta(const TableInfo& info, const char* key) {
-  return info.meta.Find(key);
-}
-
-std::optional<double> MetaNumber(const MetaValue* v) {
-  if (v == nullptr) return std::nullopt;
-  if (auto* i = std::get_if<std::int64_t>(v)) return static_cast<double>(*i);
-  if (auto* d = std::get_if<double>(v)) return *d;
-  if (auto* s = std::get_if<std::string>(v)) {
-    try {
-      std::size_t used = 0;
-      double d = std::stod(*s, &used);
-      if (used == s->size()) return d;
-    } catch (const std::exception&) {
-    }
-  }
-  return std::nullopt;
-}
-
 // Scratch memory without zero-filling (every value is written before it is
 // read), reused from the mean's panels to the Gram window. Fresh memory
 // costs first-touch page faults (about 1.5 s per GiB of 4 KiB pages on the
@@ -598,15 +579,15 @@ class DenseRowSource : public RowSource {
 }  // namespace
 
 std::optional<std::vector<Frequency>> SinusoidFrequencies(const TableInfo& info) {
-  const MetaValue* scheme = FindMeta(info, "scheme");
+  const MetaValue* scheme = info.meta.Find("scheme");
   const auto* name = scheme ? std::get_if<std::string>(scheme) : nullptr;
   if (name == nullptr || (*name != "sinusoidal" && *name != "marian")) return std::nullopt;
-  const auto d = MetaNumber(FindMeta(info, "d_model"));
-  const auto base = MetaNumber(FindMeta(info, "base"));
+  const auto d = MetaNumber(info.meta, "d_model");
+  const auto base = MetaNumber(info.meta, "base");
   if (!d || !base || *d != static_cast<double>(info.cols) || !(*base > 0) || !std::isfinite(*base))
     return std::nullopt;
   auto text = [&](const char* key) {
-    const MetaValue* v = FindMeta(info, key);
+    const MetaValue* v = info.meta.Find(key);
     const auto* t = v ? std::get_if<std::string>(v) : nullptr;
     return t ? *t : std::string();
   };

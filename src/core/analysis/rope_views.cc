@@ -18,16 +18,6 @@ std::vector<double> ToDoubles(const std::vector<__float128>& v) {
   return out;
 }
 
-double MetaNumber(const Metadata& meta, const char* key) {
-  const MetaValue* v = meta.Find(key);
-  if (v == nullptr) return 0;
-  try {
-    return std::stod(MetaToString(*v));
-  } catch (...) {
-    return 0;
-  }
-}
-
 // Each pair once, falling: the columns of a cos/sin table hold every θ twice
 // (half or interleaved layout); sorting and taking every other one works
 // for both layouts.
@@ -62,7 +52,7 @@ RopeSource RopeSourceFromSpec(const SchemeSpec& spec_in, const std::string& name
   s.theta_unscaled = ToDoubles(ComputeRopeFrequencies(plain).inv_freq);
   if (s.theta_unscaled.size() != s.theta.size()) s.theta_unscaled.clear();  // proportional: other pairs
   s.context = static_cast<double>(spec.max_len);
-  s.original_context = MetaNumber(f.meta, "original_max_position_embeddings");
+  s.original_context = MetaNumber(f.meta, "original_max_position_embeddings").value_or(0);
   if (s.original_context <= 0 && spec.original_max_position_embeddings > 0)
     s.original_context = static_cast<double>(spec.original_max_position_embeddings);
   s.floor_scale = spec.floor_scale;
@@ -101,7 +91,7 @@ RopeSource RopeSourceFromTables(const DenseTable* inv_freq, const DenseTable* co
     }
     s.theta = PairsOnce(cols);
     s.context = static_cast<double>(c.rows);
-    s.original_context = MetaNumber(c.meta, "original_max_position_embeddings");
+    s.original_context = MetaNumber(c.meta, "original_max_position_embeddings").value_or(0);
   }
   return s;
 }
