@@ -4,11 +4,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -130,43 +128,16 @@ void StartWriteback(int fd, std::size_t offset, std::size_t len) {
 }
 
 FileSink::FileSink(std::FILE* file, std::string name, bool replacing)
-    : file_(file), name_(std::move(name)), writeback_(replacing) {
-  struct statfs fs;
-  constexpr long kExt4SuperMagic = 0xEF53;  // ext2, ext3 and ext4 (linux/magic.h)
-  if (replacing && ::fstatfs(::fileno(file_), &fs) == 0 && static_cast<long>(fs.f_type) == kExt4SuperMagic) {
-    const off_t at = ::ftello(file_);
-    if (at < 0) return;
-    base_ = static_cast<std::size_t>(at);
-    allocated_ = base_;
-    preallocate_ = true;
-    writeback_.set_replacing(false);
-  }
-}
-
-void FileSink::Preallocate(std::size_t end) {
-  if (!preallocate_ || end <= allocated_) return;
-  const std::size_t step = std::clamp(allocated_, kPreallocFirst, kPreallocMax);
-  const std::size_t target = std::max(end, allocated_ + step);
-  if (::fallocate(::fileno(file_), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(allocated_),
-                  static_cast<off_t>(target - allocated_)) == 0) {
-    allocated_ = target;
-    return;
-  }
-  // No room for the lookahead, or no fallocate: write as without it (the
-  // write itself reports a full disk).
-  preallocate_ = false;
-  writeback_.set_replacing(true);
-}
+    : file_(file), name_(std::move(name)), writeback_(replacing) {}
 
 void FileSink::Write(const void* data, std::size_t size) {
   if (size == 0) return;
-  Preallocate(base_ + writeback_.written() + size);
   if (size >= kDirectBytes) {
     // One write() for the whole block, after what stdio holds. Through
     // fwrite, glibc's 4 KiB buffer (setvbuf cannot enlarge it without a
     // caller-owned buffer, whose copy would cost more) made two: a 4 KiB
     // head to fill the buffer, then the 4 KiB-aligned rest.
-    FlushStdio();
+    Flush();
     const char* p = static_cast<const char*>(data);
     std::size_t left = size;
     while (left > 0) {
@@ -190,23 +161,11 @@ void FileSink::Write(const void* data, std::size_t size) {
     StartWriteback(::fileno(file_), from, writeback_.written() - from);
 }
 
-void FileSink::FlushStdio() {
+void FileSink::Flush() {
   if (std::fflush(file_) != 0) {
     const int err = errno;
     if (err == EPIPE) throw Error(ErrorKind::kBrokenPipe, "broken pipe");
     ThrowIo(fmt::format("cannot write {}", name_), std::strerror(err));
-  }
-}
-
-void FileSink::Flush() {
-  FlushStdio();
-  const std::size_t end = base_ + writeback_.written();
-  if (allocated_ > end) {
-    // Blocks past the end (KEEP_SIZE) are freed by a truncation to the
-    // file's own size.
-    if (::ftruncate(::fileno(file_), static_cast<off_t>(end)) != 0)
-      ThrowIo(fmt::format("cannot write {}", name_), std::strerror(errno));
-    allocated_ = end;
   }
 }
 

@@ -44,9 +44,6 @@ class WritebackPolicy {
   static constexpr std::size_t kFrom = std::size_t{64} << 20;
 
   explicit WritebackPolicy(bool replacing) : replacing_(replacing) {}
-  /// Whether the output replaces a file whose rename will flush it (see
-  /// FileSink's preallocation, which makes the flush unnecessary).
-  void set_replacing(bool replacing) { replacing_ = replacing; }
   /// Counts `bytes` more written; true when writeback of [pending(),
   /// written()) should start now, and from then on pending() == written().
   bool Wrote(std::size_t bytes);
@@ -69,38 +66,18 @@ void StartWriteback(int fd, std::size_t offset, std::size_t len);
 /// ("'out.csv'" or "standard output"). `replacing`: the file will be
 /// renamed over an existing one (AtomicFile::replaces()); see
 /// WritebackPolicy.
-///
-/// A file that replaces another on ext2/3/4 is preallocated ahead of the
-/// writes (fallocate, KEEP_SIZE: the size grows only as bytes are written)
-/// and trimmed to its bytes by Flush(). ext4's rename over an existing
-/// file otherwise writes out the new file's delayed-allocation blocks
-/// inside rename() (auto_da_alloc); blocks already allocated have none, so
-/// the rename returns at once and no writeback need be started while
-/// writing (4096 x 512 CSV: 4 ms of CPU in sync_file_range and a few ms of
-/// rename, of 37 ms). Where fallocate fails (no space for the lookahead,
-/// a filesystem without it) the sink goes back to starting writeback.
 class FileSink : public ByteSink {
  public:
   static constexpr std::size_t kDirectBytes = std::size_t{64} << 10;
-  /// Preallocation steps: from 8 MiB, doubling with the output, at most
-  /// 64 MiB ahead of the bytes written.
-  static constexpr std::size_t kPreallocFirst = std::size_t{8} << 20;
-  static constexpr std::size_t kPreallocMax = std::size_t{64} << 20;
   FileSink(std::FILE* file, std::string name, bool replacing = false);
   void Write(const void* data, std::size_t size) override;
-  /// Flushes buffered bytes and frees the space preallocated beyond them;
-  /// throws pe::Error on failure.
+  /// Flushes buffered bytes; throws pe::Error on failure.
   void Flush();
 
  private:
-  void FlushStdio();
-  void Preallocate(std::size_t end);
   std::FILE* file_;
   std::string name_;
   WritebackPolicy writeback_;
-  bool preallocate_ = false;
-  std::size_t base_ = 0;       ///< the file's offset when the sink began
-  std::size_t allocated_ = 0;  ///< end of the space allocated by Preallocate
 };
 
 /// A ByteSink into a string (tests).

@@ -2,16 +2,15 @@
 """Replacing an existing output (args: PE_BIN SCRATCH_DIR).
 
 A file that replaces another is written under a temporary name and renamed
-over it; on ext2/3/4 pe preallocates it ahead of the writes (fallocate with
-KEEP_SIZE) and frees what is left past its end before the rename
-(src/core/output.h, FileSink). Checked here, for CSV, JSON and NPY outputs
-replaced by smaller and by larger tables:
+over it (src/core/output.h, AtomicFile and FileSink; the replaced file's
+clean pages are dropped on a thread while the new one is written, and
+writeback is started as it goes). Checked here, for CSV, JSON and NPY
+outputs replaced by smaller and by larger tables:
 
-- numpy / json read back exactly the values of a fresh write of the same
-  table (the bytes are identical);
+- the bytes equal those of a fresh write of the same table, and numpy /
+  json read back values within one float32 ulp of numpy's own formula;
 - the file holds no space past its end: its allocated blocks are at most
-  its size rounded up to 4 KiB plus one 64 KiB extent (the lookahead is at
-  least 8 MiB, so a leftover would show), on every filesystem;
+  its size rounded up to 4 KiB plus 64 KiB;
 - the mode of the replaced file is kept, and no temporary file is left.
 """
 import json
