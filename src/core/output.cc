@@ -88,33 +88,6 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
-namespace {
-
-// Whether the file `fd` was modified so recently that most of its pages
-// are probably still dirty: within the kernel's dirty_expire interval
-// (vm.dirty_expire_centisecs, 30 s by default), after which the flusher
-// writes them out. POSIX_FADV_DONTNEED writes dirty pages out before it
-// can drop them: for a file about to be replaced that is 23 MB of disk
-// writes and 5 ms of CPU (a 4096 x 512 CSV rewritten in a loop) for data
-// rename() would drop unwritten. Clean pages are what the drop is for.
-bool RecentlyWritten(int fd) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return false;
-  long expire_cs = 3000;
-  if (std::FILE* f = std::fopen("/proc/sys/vm/dirty_expire_centisecs", "re")) {
-    long v = 0;
-    if (std::fscanf(f, "%ld", &v) == 1 && v > 0) expire_cs = v;
-    std::fclose(f);
-  }
-  struct timespec now;
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const double age = static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) +
-                     1e-9 * static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec);
-  return age < static_cast<double>(expire_cs) / 100.0;
-}
-
-}  // namespace
-
 bool WritebackPolicy::Wrote(std::size_t bytes) {
   written_ += bytes;
   if (written_ - pending_ < kStep) return false;
@@ -341,8 +314,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
     // it in the page cache, inside rename() after the whole output: 5 ms
     // of a 23 MB CSV's 45 when replaced (perf: truncate_inode_pages under
     // do_renameat2). Its clean pages are dropped here instead, on a thread
-    // of their own while the new file is written (unless it was written so
-    // recently that they are still dirty: RecentlyWritten). Only the cache: the file
+    // of their own while the new file is written. Only the cache: the file
     // itself is untouched, and stays as it was if this run fails.
     // A thread that cannot be created (a process or thread limit) only
     // leaves the work to rename().
@@ -351,7 +323,7 @@ AtomicFile::AtomicFile(const std::string& target) : target_(target) {
       drop_ = std::thread([path] {
         const int old = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (old < 0) return;
-        if (!RecentlyWritten(old)) ::posix_fadvise(old, 0, 0, POSIX_FADV_DONTNEED);
+        ::posix_fadvise(old, 0, 0, POSIX_FADV_DONTNEED);
         ::close(old);
       });
     } catch (const std::system_error&) {
