@@ -152,15 +152,32 @@ void StoreFromDouble(std::byte* data, DType dtype, std::size_t index,
   }
 }
 
-double UlpOf(double value, DType dtype) {
-  const int p = Traits(dtype).mantissa_bits;
-  int min_exp;  // exponent of the smallest normal, as in 2^min_exp
+namespace {
+
+// The smallest normal of `dtype` is 2^MinNormalExponent(dtype).
+int MinNormalExponent(DType dtype) {
   switch (dtype) {
-    case DType::kFloat16: min_exp = -14; break;
-    case DType::kBFloat16: min_exp = -126; break;
-    case DType::kFloat32: min_exp = -126; break;
-    default: min_exp = -1022; break;
+    case DType::kFloat16: return -14;
+    case DType::kBFloat16: return -126;
+    case DType::kFloat32: return -126;
+    default: return -1022;
   }
+}
+
+}  // namespace
+
+UlpRule::UlpRule(DType dtype)
+    : dtype_(dtype),
+      p_(Traits(dtype).mantissa_bits),
+      min_exp_(MinNormalExponent(dtype)),
+      min_normal_bits_(static_cast<std::uint64_t>(MinNormalExponent(dtype) + 1023) << 52) {}
+
+double UlpOf(double value, DType dtype) {
+  if (std::isfinite(value)) return UlpRule(dtype)(value);
+  // NaN and infinities: the frexp/ldexp formula as it always was (NaN: the
+  // smallest normal's ulp; ±inf: frexp's exponent 0 gives 2^-p).
+  const int p = Traits(dtype).mantissa_bits;
+  const int min_exp = MinNormalExponent(dtype);
   double a = std::fabs(value);
   int e = min_exp;
   if (a >= std::ldexp(1.0, min_exp)) {

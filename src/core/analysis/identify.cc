@@ -435,14 +435,14 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   f32_bound.angle_unit = std::ldexp(1.0, -24);
   const std::vector<Recipe> recipe_list = {Recipe::kExact, Recipe::kF64Cast, Recipe::kF32Exp, Recipe::kF32ExpT2t,
                                            Recipe::kF32Pow};
-  std::vector<std::unique_ptr<RowSource>> refs;
+  std::unique_ptr<VariantRecipeRows> refs;
   try {
     // A float32/float16/bfloat16 file is judged in its own ulps: the exact
     // table from the fast float64 evaluation (2^-50 relative, rounding to
     // the values' grid exactly as the exact value; recipes.h), not the
     // quad path that was most of inspect's time. Float64 files keep it.
     const DType narrow = dtype == DType::kFloat64 ? DType::kFloat64 : stats.grid;
-    for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r, narrow));
+    refs = std::make_unique<VariantRecipeRows>(best, info.rows, cols, recipe_list, narrow);
   } catch (const AngleDomainError& e) {  // a fitted base/start pe cannot evaluate exactly
     return no_match(fmt::format("the best candidate ({}) reaches angles up to {:.3g} rad, beyond the 2^50 where pe's "
                                 "values are guaranteed (docs/numerics.md, \"Domain\")",
@@ -453,6 +453,19 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   const std::vector<double> w = VariantFrequencies(best, cols);
   const SinusoidPlan plan = best.Plan(cols);
   const Tolerance f64_bound = DefaultTolerance(DType::kFloat64);
+  // Per column, once: ω (0 for a zero column) and the limits' angle factor
+  // (Tolerance::LimitFrom: the same doubles as Limit's per-entry log).
+  std::vector<double> col_omega(static_cast<std::size_t>(cols), 0.0), col_factor(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
+    const double omega = c.kind == SinusoidColumn::kZero ? 0 : w[static_cast<std::size_t>(c.pair)];
+    col_omega[static_cast<std::size_t>(j)] = omega;
+    if (omega > 0) col_factor[static_cast<std::size_t>(j)] = AngleFactor(omega);
+  }
+  const UlpRule ulp_dtype(dtype), ulp_grid(stats.grid), ulp_f64(DType::kFloat64);
+  // The float64-angle ratio is read only for a float64 table of float64
+  // values (the precision ladder below); other tables skip it.
+  const bool want_f64_ratio = dtype == DType::kFloat64 && stats.grid == DType::kFloat64;
   double f64_ratio = 0;
   std::int64_t grid_bad = 0;
   double grid_ulp_max = 0;
@@ -478,14 +491,19 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
     pt.rmax.assign(recipe_list.size(), 0);
     std::vector<double> file_v;
     std::vector<std::vector<double>> ref_v(recipe_list.size());
-    std::vector<std::byte> file_scratch, ref_scratch;
+    std::vector<double*> ref_p(recipe_list.size());
+    std::vector<std::byte> file_scratch;
     for (std::size_t q = static_cast<std::size_t>(t); q < ranges.size(); q += static_cast<std::size_t>(threads)) {
       const auto [first, count] = ranges[q];
       {
         std::lock_guard<std::mutex> hold(file_lock);
         ReadRowsAsDouble(source, first, count, &file_scratch, &file_v);
       }
-      for (std::size_t k = 0; k < refs.size(); ++k) ReadRowsAsDouble(*refs[k], first, count, &ref_scratch, &ref_v[k]);
+      for (std::size_t k = 0; k < ref_v.size(); ++k) {
+        ref_v[k].resize(static_cast<std::size_t>(count * cols));
+        ref_p[k] = ref_v[k].data();
+      }
+      refs->Read(first, count, ref_p.data());
       for (std::int64_t r = 0; r < count; ++r) {
         const double pos = static_cast<double>(best.start + first + r);
         const bool zrow = zero_rows.count(first + r) > 0;
@@ -495,14 +513,16 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
           const double exact = ref_v[0][idx];
           const double err = std::fabs(found - exact);
           pt.max_abs_err = std::max(pt.max_abs_err, err);
-          pt.max_ulp_err = std::max(pt.max_ulp_err, err / UlpOf(exact, dtype));
-          const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
-          const double omega = c.kind == SinusoidColumn::kZero || zrow ? 0 : w[static_cast<std::size_t>(c.pair)];
-          pt.max_angle_err = std::max(pt.max_angle_err, err / f32_bound.Limit(exact, pos * omega, omega));
-          pt.f64_ratio = std::max(pt.f64_ratio, err / f64_bound.Limit(exact, pos * omega, omega));
+          pt.max_ulp_err = std::max(pt.max_ulp_err, err / ulp_dtype(exact));
+          const double omega = zrow ? 0 : col_omega[static_cast<std::size_t>(j)];
+          const double factor = col_factor[static_cast<std::size_t>(j)];
+          const double u_grid = ulp_grid(exact);
+          pt.max_angle_err = std::max(pt.max_angle_err, err / f32_bound.LimitFrom(exact, u_grid, pos * omega, omega, factor));
+          if (want_f64_ratio)
+            pt.f64_ratio = std::max(pt.f64_ratio, err / f64_bound.LimitFrom(exact, ulp_f64(exact), pos * omega, omega, factor));
           if (stats.grid != dtype) {
             if (RoundTo(exact, stats.grid) != found) ++pt.grid_bad;
-            pt.grid_ulp_max = std::max(pt.grid_ulp_max, err / UlpOf(exact, stats.grid));
+            pt.grid_ulp_max = std::max(pt.grid_ulp_max, err / u_grid);
           }
           for (std::size_t k = 0; k < recipe_list.size(); ++k) {
             const double rv = ref_v[k][idx];
