@@ -111,12 +111,15 @@ class RecipeEval {
             const double* const t = sc.data() + same * (2 * pairs + 1);
             s[i] = t[i];
             s[pairs + i] = t[pairs + i];
-          } else if (recipes_[k] == Recipe::kF64Cast) {
-            s[i] = std::sin(a64);
-            s[pairs + i] = std::cos(a64);
           } else {
-            s[i] = F32(std::sin(a64));
-            s[pairs + i] = F32(std::cos(a64));
+            // glibc's sincos: the sin and cos values of std::sin and std::cos
+            // (one argument reduction for both), as the compiler's sincos
+            // fusion of the two calls has always produced here.
+            double sv, cv;
+            ::sincos(a64, &sv, &cv);
+            const bool f32 = recipes_[k] != Recipe::kF64Cast;
+            s[i] = f32 ? F32(sv) : sv;
+            s[pairs + i] = f32 ? F32(cv) : cv;
           }
         }
       }
