@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
 #include <numbers>
@@ -462,6 +463,7 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   f32_bound.angle_unit = std::ldexp(1.0, -24);
   const std::vector<Recipe> recipe_list = {Recipe::kExact, Recipe::kF64Cast, Recipe::kF32Exp, Recipe::kF32ExpT2t,
                                            Recipe::kF32Pow};
+  constexpr std::size_t kRefs = 5;  // recipe_list.size(), for the per-entry loop's fixed arrays
   std::unique_ptr<VariantRecipeRows> refs;
   try {
     // A float32/float16/bfloat16 file is judged in its own ulps: the exact
@@ -535,32 +537,57 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
         ref_p[k] = ref_v[k].data();
       }
       refs->Read(first, count, ref_p.data());
-      for (std::int64_t r = 0; r < count; ++r) {
-        const double pos = static_cast<double>(best.start + first + r);
-        const bool zrow = zero_rows.count(first + r) > 0;
-        for (std::int64_t j = 0; j < cols; ++j) {
-          const std::size_t idx = static_cast<std::size_t>(r * cols + j);
-          const double found = file_v[idx];
-          const double exact = ref_v[0][idx];
-          const double err = std::fabs(found - exact);
-          pt.max_abs_err = std::max(pt.max_abs_err, err);
-          pt.max_ulp_err = std::max(pt.max_ulp_err, err / ulp_dtype(exact));
-          const double omega = zrow ? 0 : col_omega[static_cast<std::size_t>(j)];
-          const double factor = col_factor[static_cast<std::size_t>(j)];
-          const double u_grid = ulp_grid(exact);
-          pt.max_angle_err = std::max(pt.max_angle_err, err / f32_bound.LimitFrom(exact, u_grid, pos * omega, omega, factor));
-          if (want_f64_ratio)
-            pt.f64_ratio = std::max(pt.f64_ratio, err / f64_bound.LimitFrom(exact, ulp_f64(exact), pos * omega, omega, factor));
-          if (stats.grid != dtype) {
-            if (RoundTo(exact, stats.grid) != found) ++pt.grid_bad;
-            pt.grid_ulp_max = std::max(pt.grid_ulp_max, err / u_grid);
-          }
-          for (std::size_t k = 0; k < recipe_list.size(); ++k) {
-            const double rv = ref_v[k][idx];
-            if (RoundTo(rv, stats.grid) == found) ++pt.ident[k];
-            pt.rmax[k] = std::max(pt.rmax[k], std::fabs(found - rv));
+      // The piece's figures in locals (registers, not the Part's vectors),
+      // with the rounding to the values' grid chosen once; folded into the
+      // Part after the piece (maxima and counts: any order gives the same).
+      auto piece = [&](auto round_to_grid) {
+        double max_abs = 0, max_ulp = 0, max_angle = 0, f64r = 0, grid_ulp = 0;
+        std::int64_t bad = 0;
+        std::array<std::int64_t, kRefs> same{};
+        std::array<double, kRefs> rm{};
+        std::array<const double*, kRefs> ref{};
+        for (std::size_t k = 0; k < kRefs; ++k) ref[k] = ref_v[k].data();
+        for (std::int64_t r = 0; r < count; ++r) {
+          const double pos = static_cast<double>(best.start + first + r);
+          const bool zrow = zero_rows.count(first + r) > 0;
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const std::size_t idx = static_cast<std::size_t>(r * cols + j);
+            const double found = file_v[idx];
+            const double exact = ref[0][idx];
+            const double err = std::fabs(found - exact);
+            max_abs = std::max(max_abs, err);
+            max_ulp = std::max(max_ulp, err / ulp_dtype(exact));
+            const double omega = zrow ? 0 : col_omega[static_cast<std::size_t>(j)];
+            const double factor = col_factor[static_cast<std::size_t>(j)];
+            const double u_grid = ulp_grid(exact);
+            max_angle = std::max(max_angle, err / f32_bound.LimitFrom(exact, u_grid, pos * omega, omega, factor));
+            if (want_f64_ratio) f64r = std::max(f64r, err / f64_bound.LimitFrom(exact, ulp_f64(exact), pos * omega, omega, factor));
+            if (stats.grid != dtype) {
+              if (round_to_grid(exact) != found) ++bad;
+              grid_ulp = std::max(grid_ulp, err / u_grid);
+            }
+            for (std::size_t k = 0; k < kRefs; ++k) {
+              const double rv = ref[k][idx];
+              same[k] += round_to_grid(rv) == found;
+              rm[k] = std::max(rm[k], std::fabs(found - rv));
+            }
           }
         }
+        pt.max_abs_err = std::max(pt.max_abs_err, max_abs);
+        pt.max_ulp_err = std::max(pt.max_ulp_err, max_ulp);
+        pt.max_angle_err = std::max(pt.max_angle_err, max_angle);
+        pt.f64_ratio = std::max(pt.f64_ratio, f64r);
+        pt.grid_bad += bad;
+        pt.grid_ulp_max = std::max(pt.grid_ulp_max, grid_ulp);
+        for (std::size_t k = 0; k < kRefs; ++k) {
+          pt.ident[k] += same[k];
+          pt.rmax[k] = std::max(pt.rmax[k], rm[k]);
+        }
+      };
+      switch (stats.grid) {  // RoundTo's cases
+        case DType::kFloat32: piece([](double v) { return static_cast<double>(static_cast<float>(v)); }); break;
+        case DType::kFloat64: piece([](double v) { return v; }); break;
+        default: piece([&](double v) { return RoundTo(v, stats.grid); });
       }
     };
     for (std::size_t q = static_cast<std::size_t>(t); q < ranges.size(); q += static_cast<std::size_t>(threads)) {
