@@ -75,6 +75,19 @@ class UlpRule {
     std::memcpy(&r, &out, 8);
     return r;
   }
+  /// err / (*this)(v), by a multiplication where 1/ulp is a double (every
+  /// ulp but float64's subnormal ones): the same value, since both are the
+  /// correctly rounded err·2^-k.
+  double Ratio(double err, double v) const {
+    const double u = (*this)(v);
+    std::uint64_t bits;
+    std::memcpy(&bits, &u, 8);
+    if (bits < (std::uint64_t{1} << 52) || bits >= (std::uint64_t{2046} << 52)) return err / u;  // 1/u not normal
+    const std::uint64_t inv_bits = (std::uint64_t{2046} << 52) - bits;  // 2^(1023 - (k + 1023) + 1023) = 2^-k
+    double inv;
+    std::memcpy(&inv, &inv_bits, 8);
+    return err * inv;
+  }
   DType dtype() const { return dtype_; }
   int p() const { return p_; }              ///< significand bits, hidden bit included
   int min_exp() const { return min_exp_; }  ///< the smallest normal is 2^min_exp()

@@ -101,6 +101,27 @@ TEST(UlpOf, MatchesFrexpFormulaOnRandomDoubles) {
   }
 }
 
+TEST(UlpRule, RatioEqualsTheDivision) {
+  // err / UlpOf(v) and UlpRule::Ratio(err, v) (a multiplication by 1/ulp
+  // where that is a double): bit for bit, over errors from subnormal to
+  // large and values over every exponent, for every dtype.
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    double v, err;
+    std::uint64_t b = rng();
+    std::memcpy(&v, &b, 8);
+    b = rng() & ~(std::uint64_t{1} << 63);
+    std::memcpy(&err, &b, 8);
+    if (std::isnan(err)) continue;
+    for (double e : {err, std::ldexp(static_cast<double>(i % 1000), -30), 0.0}) {
+      for (DType d : kDTypes) {
+        const UlpRule rule(d);
+        ASSERT_EQ(Bits(rule.Ratio(e, v)), Bits(e / UlpOf(v, d))) << Traits(d).name << " err = " << e << " v = " << v;
+      }
+    }
+  }
+}
+
 TEST(UlpOf, AgreesWithNumpySpacing) {
   // The values of the file comment, from numpy.spacing.
   EXPECT_EQ(UlpOf(1.0, DType::kFloat32), 0x1p-23);

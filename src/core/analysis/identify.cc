@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <numbers>
 #include <set>
@@ -556,15 +557,21 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
             const double exact = ref[0][idx];
             const double err = std::fabs(found - exact);
             max_abs = std::max(max_abs, err);
-            max_ulp = std::max(max_ulp, err / ulp_dtype(exact));
+            max_ulp = std::max(max_ulp, ulp_dtype.Ratio(err, exact));
             const double omega = zrow ? 0 : col_omega[static_cast<std::size_t>(j)];
             const double factor = col_factor[static_cast<std::size_t>(j)];
             const double u_grid = ulp_grid(exact);
-            max_angle = std::max(max_angle, err / f32_bound.LimitFrom(exact, u_grid, pos * omega, omega, factor));
+            // The division only when its quotient can pass the maximum:
+            // err·(1 + 10^-7) < RN(max·lim), a normal product, proves
+            // err/lim < max·(1 + 2^-53), so RN(err/lim) <= max.
+            const double lim = f32_bound.LimitFrom(exact, u_grid, pos * omega, omega, factor);
+            const double pr = max_angle * lim;
+            if (!(pr >= std::numeric_limits<double>::min() && err * 1.0000001 < pr))
+              max_angle = std::max(max_angle, err / lim);
             if (want_f64_ratio) f64r = std::max(f64r, err / f64_bound.LimitFrom(exact, ulp_f64(exact), pos * omega, omega, factor));
             if (stats.grid != dtype) {
               if (round_to_grid(exact) != found) ++bad;
-              grid_ulp = std::max(grid_ulp, err / u_grid);
+              grid_ulp = std::max(grid_ulp, ulp_grid.Ratio(err, exact));
             }
             for (std::size_t k = 0; k < kRefs; ++k) {
               const double rv = ref[k][idx];
