@@ -174,18 +174,11 @@ UlpRule::UlpRule(DType dtype)
 
 double UlpOf(double value, DType dtype) {
   if (std::isfinite(value)) return UlpRule(dtype)(value);
-  // NaN and infinities: the frexp/ldexp formula as it always was (NaN: the
-  // smallest normal's ulp; ±inf: frexp's exponent 0 gives 2^-p).
+  // NaN and infinities: what the frexp/ldexp formula always gave (NaN fails
+  // |v| >= smallest normal: that normal's ulp; glibc's frexp gives ±inf the
+  // exponent 0, so 2^(-1-(p-1))); tests/core/ulp_test.cc keeps the formula.
   const int p = Traits(dtype).mantissa_bits;
-  const int min_exp = MinNormalExponent(dtype);
-  double a = std::fabs(value);
-  int e = min_exp;
-  if (a >= std::ldexp(1.0, min_exp)) {
-    int exp;
-    std::frexp(a, &exp);
-    e = exp - 1;
-  }
-  return std::ldexp(1.0, e - (p - 1));
+  return std::ldexp(1.0, (std::isnan(value) ? MinNormalExponent(dtype) : -1) - (p - 1));
 }
 
 }  // namespace pe
