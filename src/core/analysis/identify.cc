@@ -504,8 +504,9 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
                                    std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, cols), 1, 1024));
   std::set<std::int64_t> zero_rows(best.zero_rows.begin(), best.zero_rows.end());
   // The sampled ranges are shared out to every core (the references are
-  // stateless generators; the file is read under a lock); every figure is a
-  // maximum or a count, so the parts merge to the same values in any order.
+  // stateless generators; the file is read under a lock unless it allows
+  // concurrent reads); every figure is a maximum or a count, so the parts
+  // merge to the same values in any order.
   struct Part {
     double max_abs_err = 0, max_ulp_err = 0, max_angle_err = 0, f64_ratio = 0, grid_ulp_max = 0;
     std::int64_t grid_bad = 0;
@@ -530,7 +531,10 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
     const std::int64_t sub = std::max<std::int64_t>(1, (std::int64_t{1} << 13) / std::max<std::int64_t>(1, cols));
     auto compare = [&](std::int64_t first, std::int64_t count) {
       {
-        std::lock_guard<std::mutex> hold(file_lock);
+        // A source that allows concurrent reads (a C-order .npy) is read
+        // by each thread at once; any other under the lock.
+        std::unique_lock<std::mutex> hold(file_lock, std::defer_lock);
+        if (!source.concurrent_reads()) hold.lock();
         ReadRowsAsDouble(source, first, count, &file_scratch, &file_v);
       }
       for (std::size_t k = 0; k < ref_v.size(); ++k) {
