@@ -152,23 +152,33 @@ void StoreFromDouble(std::byte* data, DType dtype, std::size_t index,
   }
 }
 
-double UlpOf(double value, DType dtype) {
-  const int p = Traits(dtype).mantissa_bits;
-  int min_exp;  // exponent of the smallest normal, as in 2^min_exp
+namespace {
+
+// The smallest normal of `dtype` is 2^MinNormalExponent(dtype).
+int MinNormalExponent(DType dtype) {
   switch (dtype) {
-    case DType::kFloat16: min_exp = -14; break;
-    case DType::kBFloat16: min_exp = -126; break;
-    case DType::kFloat32: min_exp = -126; break;
-    default: min_exp = -1022; break;
+    case DType::kFloat16: return -14;
+    case DType::kBFloat16: return -126;
+    case DType::kFloat32: return -126;
+    default: return -1022;
   }
-  double a = std::fabs(value);
-  int e = min_exp;
-  if (a >= std::ldexp(1.0, min_exp)) {
-    int exp;
-    std::frexp(a, &exp);
-    e = exp - 1;
-  }
-  return std::ldexp(1.0, e - (p - 1));
+}
+
+}  // namespace
+
+UlpRule::UlpRule(DType dtype)
+    : dtype_(dtype),
+      p_(Traits(dtype).mantissa_bits),
+      min_exp_(MinNormalExponent(dtype)),
+      min_normal_bits_(static_cast<std::uint64_t>(MinNormalExponent(dtype) + 1023) << 52) {}
+
+double UlpOf(double value, DType dtype) {
+  if (std::isfinite(value)) return UlpRule(dtype)(value);
+  // NaN and infinities: what the frexp/ldexp formula always gave (NaN fails
+  // |v| >= smallest normal: that normal's ulp; glibc's frexp gives ±inf the
+  // exponent 0, so 2^(-1-(p-1))); tests/core/ulp_test.cc keeps the formula.
+  const int p = Traits(dtype).mantissa_bits;
+  return std::ldexp(1.0, (std::isnan(value) ? MinNormalExponent(dtype) : -1) - (p - 1));
 }
 
 }  // namespace pe

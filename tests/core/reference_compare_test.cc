@@ -1,6 +1,6 @@
 // CompareWithReference (analysis/reference_compare.h) against the loop it
 // replaced: the sequential entry-by-entry pass that verify.cc ran before
-// (kept verbatim below, with Tolerance::Limit and UlpOf from libm), on
+// (kept verbatim below, with Tolerance::Limit and UlpOf), on
 // tables with NaN, infinities, zeros, ties and subnormals, for 1 to 3
 // threads and for float32, float16 and float64 files. Every figure, count
 // and worst entry must be bit-identical.

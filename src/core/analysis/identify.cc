@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <numbers>
 #include <set>
@@ -376,18 +378,45 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
     // Ranking needs only a few rows of a wide table (2^18 entries).
     const std::size_t score_rows =
         std::min(active.size(), static_cast<std::size_t>(std::max<std::int64_t>(8, (std::int64_t{1} << 18) / cols)));
+    // The row of this candidate's values at position p.
+    auto expected_row = [&](std::int64_t p, double* e) {
+      const double pos = static_cast<double>(p);
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
+        const double a = pos * w[static_cast<std::size_t>(c.pair)];
+        e[j] = c.kind == SinusoidColumn::kSin ? std::sin(a) : c.kind == SinusoidColumn::kCos ? std::cos(a) : 0.0;
+      }
+    };
+    // Starts one apart share most positions (row r at start s is row r + 1
+    // at start s - 1): each position's row is computed once, on every core,
+    // when they fit in 16 MiB; a start far away (a hint) adds its own.
+    std::vector<std::int64_t> need;
+    for (std::int64_t start : starts)
+      for (std::size_t ai = 0; ai < score_rows; ++ai) need.push_back(start + active[ai]);
+    std::sort(need.begin(), need.end());
+    need.erase(std::unique(need.begin(), need.end()), need.end());
+    const bool cached = need.size() * static_cast<std::size_t>(cols) <= (std::size_t{1} << 21);
+    std::vector<double> rows_e(cached ? need.size() * static_cast<std::size_t>(cols) : 0);
+    if (cached) {
+      const int nt = static_cast<int>(std::min<std::int64_t>(CoreCount(), static_cast<std::int64_t>(need.size())));
+      ParallelFor(nt, [&](int t) {
+        for (std::size_t q = static_cast<std::size_t>(t); q < need.size(); q += static_cast<std::size_t>(nt))
+          expected_row(need[q], rows_e.data() + q * static_cast<std::size_t>(cols));
+      });
+    }
+    std::vector<double> row_e(cached ? 0 : static_cast<std::size_t>(cols));
     for (std::int64_t start : starts) {
       v.start = start;
       double err = 0;
       for (std::size_t ai = 0; ai < score_rows; ++ai) {
         const std::int64_t r = active[ai];
-        const double pos = static_cast<double>(start + r);
-        for (std::int64_t j = 0; j < cols; ++j) {
-          const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
-          const double a = pos * w[static_cast<std::size_t>(c.pair)];
-          const double e = c.kind == SinusoidColumn::kSin ? std::sin(a) : c.kind == SinusoidColumn::kCos ? std::cos(a) : 0.0;
-          err = std::max(err, std::fabs(at(r, j) - e));
-        }
+        const double* e = row_e.data();
+        if (cached)
+          e = rows_e.data() + static_cast<std::size_t>(std::lower_bound(need.begin(), need.end(), start + r) - need.begin()) *
+                                  static_cast<std::size_t>(cols);
+        else
+          expected_row(start + r, row_e.data());
+        for (std::int64_t j = 0; j < cols; ++j) err = std::max(err, std::fabs(at(r, j) - e[j]));
       }
       cands.push_back({v, err, err * (IsCommonBase(v.base) ? 1.0 : 4.0)});
     }
@@ -435,14 +464,15 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   f32_bound.angle_unit = std::ldexp(1.0, -24);
   const std::vector<Recipe> recipe_list = {Recipe::kExact, Recipe::kF64Cast, Recipe::kF32Exp, Recipe::kF32ExpT2t,
                                            Recipe::kF32Pow};
-  std::vector<std::unique_ptr<RowSource>> refs;
+  constexpr std::size_t kRefs = 5;  // recipe_list.size(), for the per-entry loop's fixed arrays
+  std::unique_ptr<VariantRecipeRows> refs;
   try {
     // A float32/float16/bfloat16 file is judged in its own ulps: the exact
     // table from the fast float64 evaluation (2^-50 relative, rounding to
     // the values' grid exactly as the exact value; recipes.h), not the
     // quad path that was most of inspect's time. Float64 files keep it.
     const DType narrow = dtype == DType::kFloat64 ? DType::kFloat64 : stats.grid;
-    for (Recipe r : recipe_list) refs.push_back(MakeVariantSource(best, info.rows, cols, r, narrow));
+    refs = std::make_unique<VariantRecipeRows>(best, info.rows, cols, recipe_list, narrow);
   } catch (const AngleDomainError& e) {  // a fitted base/start pe cannot evaluate exactly
     return no_match(fmt::format("the best candidate ({}) reaches angles up to {:.3g} rad, beyond the 2^50 where pe's "
                                 "values are guaranteed (docs/numerics.md, \"Domain\")",
@@ -453,6 +483,19 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   const std::vector<double> w = VariantFrequencies(best, cols);
   const SinusoidPlan plan = best.Plan(cols);
   const Tolerance f64_bound = DefaultTolerance(DType::kFloat64);
+  // Per column, once: ω (0 for a zero column) and the limits' angle factor
+  // (Tolerance::LimitFrom: the same doubles as Limit's per-entry log).
+  std::vector<double> col_omega(static_cast<std::size_t>(cols), 0.0), col_factor(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
+    const double omega = c.kind == SinusoidColumn::kZero ? 0 : w[static_cast<std::size_t>(c.pair)];
+    col_omega[static_cast<std::size_t>(j)] = omega;
+    if (omega > 0) col_factor[static_cast<std::size_t>(j)] = AngleFactor(omega);
+  }
+  const UlpRule ulp_dtype(dtype), ulp_grid(stats.grid), ulp_f64(DType::kFloat64);
+  // The float64-angle ratio is read only for a float64 table of float64
+  // values (the precision ladder below); other tables skip it.
+  const bool want_f64_ratio = dtype == DType::kFloat64 && stats.grid == DType::kFloat64;
   double f64_ratio = 0;
   std::int64_t grid_bad = 0;
   double grid_ulp_max = 0;
@@ -461,8 +504,9 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
                                    std::clamp<std::int64_t>((std::int64_t{1} << 17) / std::max<std::int64_t>(1, cols), 1, 1024));
   std::set<std::int64_t> zero_rows(best.zero_rows.begin(), best.zero_rows.end());
   // The sampled ranges are shared out to every core (the references are
-  // stateless generators; the file is read under a lock); every figure is a
-  // maximum or a count, so the parts merge to the same values in any order.
+  // stateless generators; the file is read under a lock unless it allows
+  // concurrent reads); every figure is a maximum or a count, so the parts
+  // merge to the same values in any order.
   struct Part {
     double max_abs_err = 0, max_ulp_err = 0, max_angle_err = 0, f64_ratio = 0, grid_ulp_max = 0;
     std::int64_t grid_bad = 0;
@@ -478,39 +522,88 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
     pt.rmax.assign(recipe_list.size(), 0);
     std::vector<double> file_v;
     std::vector<std::vector<double>> ref_v(recipe_list.size());
-    std::vector<std::byte> file_scratch, ref_scratch;
-    for (std::size_t q = static_cast<std::size_t>(t); q < ranges.size(); q += static_cast<std::size_t>(threads)) {
-      const auto [first, count] = ranges[q];
+    std::vector<double*> ref_p(recipe_list.size());
+    std::vector<std::byte> file_scratch;
+    // Each sampled range (its rows fixed by SampleRanges' block) is
+    // compared in pieces of `sub` rows: six buffers of 64 KiB stay in the
+    // core's cache between being written and read, and a thread touches
+    // 0.4 MiB of fresh memory instead of 6 MiB (page faults on a VM).
+    const std::int64_t sub = std::max<std::int64_t>(1, (std::int64_t{1} << 13) / std::max<std::int64_t>(1, cols));
+    auto compare = [&](std::int64_t first, std::int64_t count) {
       {
-        std::lock_guard<std::mutex> hold(file_lock);
+        // A source that allows concurrent reads (a C-order .npy) is read
+        // by each thread at once; any other under the lock.
+        std::unique_lock<std::mutex> hold(file_lock, std::defer_lock);
+        if (!source.concurrent_reads()) hold.lock();
         ReadRowsAsDouble(source, first, count, &file_scratch, &file_v);
       }
-      for (std::size_t k = 0; k < refs.size(); ++k) ReadRowsAsDouble(*refs[k], first, count, &ref_scratch, &ref_v[k]);
-      for (std::int64_t r = 0; r < count; ++r) {
-        const double pos = static_cast<double>(best.start + first + r);
-        const bool zrow = zero_rows.count(first + r) > 0;
-        for (std::int64_t j = 0; j < cols; ++j) {
-          const std::size_t idx = static_cast<std::size_t>(r * cols + j);
-          const double found = file_v[idx];
-          const double exact = ref_v[0][idx];
-          const double err = std::fabs(found - exact);
-          pt.max_abs_err = std::max(pt.max_abs_err, err);
-          pt.max_ulp_err = std::max(pt.max_ulp_err, err / UlpOf(exact, dtype));
-          const SinusoidColumn c = plan.columns[static_cast<std::size_t>(j)];
-          const double omega = c.kind == SinusoidColumn::kZero || zrow ? 0 : w[static_cast<std::size_t>(c.pair)];
-          pt.max_angle_err = std::max(pt.max_angle_err, err / f32_bound.Limit(exact, pos * omega, omega));
-          pt.f64_ratio = std::max(pt.f64_ratio, err / f64_bound.Limit(exact, pos * omega, omega));
-          if (stats.grid != dtype) {
-            if (RoundTo(exact, stats.grid) != found) ++pt.grid_bad;
-            pt.grid_ulp_max = std::max(pt.grid_ulp_max, err / UlpOf(exact, stats.grid));
-          }
-          for (std::size_t k = 0; k < recipe_list.size(); ++k) {
-            const double rv = ref_v[k][idx];
-            if (RoundTo(rv, stats.grid) == found) ++pt.ident[k];
-            pt.rmax[k] = std::max(pt.rmax[k], std::fabs(found - rv));
+      for (std::size_t k = 0; k < ref_v.size(); ++k) {
+        ref_v[k].resize(static_cast<std::size_t>(count * cols));
+        ref_p[k] = ref_v[k].data();
+      }
+      refs->Read(first, count, ref_p.data());
+      // The piece's figures in locals (registers, not the Part's vectors),
+      // with the rounding to the values' grid chosen once; folded into the
+      // Part after the piece (maxima and counts: any order gives the same).
+      auto piece = [&](auto round_to_grid) {
+        double max_abs = 0, max_ulp = 0, max_angle = 0, f64r = 0, grid_ulp = 0;
+        std::int64_t bad = 0;
+        std::array<std::int64_t, kRefs> same{};
+        std::array<double, kRefs> rm{};
+        std::array<const double*, kRefs> ref{};
+        for (std::size_t k = 0; k < kRefs; ++k) ref[k] = ref_v[k].data();
+        for (std::int64_t r = 0; r < count; ++r) {
+          const double pos = static_cast<double>(best.start + first + r);
+          const bool zrow = zero_rows.count(first + r) > 0;
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const std::size_t idx = static_cast<std::size_t>(r * cols + j);
+            const double found = file_v[idx];
+            const double exact = ref[0][idx];
+            const double err = std::fabs(found - exact);
+            max_abs = std::max(max_abs, err);
+            max_ulp = std::max(max_ulp, ulp_dtype.Ratio(err, exact));
+            const double omega = zrow ? 0 : col_omega[static_cast<std::size_t>(j)];
+            const double factor = col_factor[static_cast<std::size_t>(j)];
+            const double u_grid = ulp_grid(exact);
+            // The division only when its quotient can pass the maximum:
+            // err·(1 + 10^-7) < RN(max·lim), a normal product, proves
+            // err/lim < max·(1 + 2^-53), so RN(err/lim) <= max.
+            const double lim = f32_bound.LimitFrom(exact, u_grid, pos * omega, omega, factor);
+            const double pr = max_angle * lim;
+            if (!(pr >= std::numeric_limits<double>::min() && err * 1.0000001 < pr))
+              max_angle = std::max(max_angle, err / lim);
+            if (want_f64_ratio) f64r = std::max(f64r, err / f64_bound.LimitFrom(exact, ulp_f64(exact), pos * omega, omega, factor));
+            if (stats.grid != dtype) {
+              if (round_to_grid(exact) != found) ++bad;
+              grid_ulp = std::max(grid_ulp, ulp_grid.Ratio(err, exact));
+            }
+            for (std::size_t k = 0; k < kRefs; ++k) {
+              const double rv = ref[k][idx];
+              same[k] += round_to_grid(rv) == found;
+              rm[k] = std::max(rm[k], std::fabs(found - rv));
+            }
           }
         }
+        pt.max_abs_err = std::max(pt.max_abs_err, max_abs);
+        pt.max_ulp_err = std::max(pt.max_ulp_err, max_ulp);
+        pt.max_angle_err = std::max(pt.max_angle_err, max_angle);
+        pt.f64_ratio = std::max(pt.f64_ratio, f64r);
+        pt.grid_bad += bad;
+        pt.grid_ulp_max = std::max(pt.grid_ulp_max, grid_ulp);
+        for (std::size_t k = 0; k < kRefs; ++k) {
+          pt.ident[k] += same[k];
+          pt.rmax[k] = std::max(pt.rmax[k], rm[k]);
+        }
+      };
+      switch (stats.grid) {  // RoundTo's cases
+        case DType::kFloat32: piece([](double v) { return static_cast<double>(static_cast<float>(v)); }); break;
+        case DType::kFloat64: piece([](double v) { return v; }); break;
+        default: piece([&](double v) { return RoundTo(v, stats.grid); });
       }
+    };
+    for (std::size_t q = static_cast<std::size_t>(t); q < ranges.size(); q += static_cast<std::size_t>(threads)) {
+      const std::int64_t end = ranges[q].first + ranges[q].second;
+      for (std::int64_t first = ranges[q].first; first < end; first += sub) compare(first, std::min(sub, end - first));
     }
   });
   for (const Part& pt : parts) {

@@ -50,52 +50,119 @@ std::vector<float> RecipeFrequencies(const SinusoidVariant& v, std::int64_t cols
   return w;
 }
 
-// Rows of a variant by a non-exact recipe; float64 output.
-class RecipeSource : public RowSource {
+// Rows of a variant by one or more non-exact recipes, float64 output, one
+// buffer per recipe. Per row and pair, each recipe's angle is computed
+// first; a recipe whose angle has the bits of an earlier recipe's angle
+// takes that recipe's sin and cos (the same libm call on the same argument
+// gives the same result), so f32-exp and f32-exp-t2t, whose float32
+// frequencies agree for base 10000, cost one sin and cos between them.
+class RecipeEval {
  public:
-  RecipeSource(TableInfo info, SinusoidVariant variant, Recipe recipe)
-      : info_(std::move(info)), variant_(std::move(variant)), recipe_(recipe) {
-    plan_ = variant_.Plan(info_.cols);
-    if (recipe_ == Recipe::kF64Cast)
-      w64_ = VariantFrequencies(variant_, info_.cols);
-    else
-      w32_ = RecipeFrequencies(variant_, info_.cols, plan_.frequencies.size(), recipe_);
-  }
-  const TableInfo& info() const override { return info_; }
-  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+  RecipeEval(const SinusoidVariant& variant, std::int64_t cols, const std::vector<Recipe>& recipes)
+      : cols_(cols), start_(variant.start), recipes_(recipes), plan_(variant.Plan(cols)) {
     const std::size_t pairs = plan_.frequencies.size();
-    std::vector<double> s(pairs), c(pairs);
+    w_.resize(recipes_.size());
+    for (std::size_t k = 0; k < recipes_.size(); ++k) {
+      if (recipes_[k] == Recipe::kF64Cast) {
+        w_[k] = VariantFrequencies(variant, cols);
+      } else {
+        const std::vector<float> w32 = RecipeFrequencies(variant, cols, pairs, recipes_[k]);
+        w_[k].assign(w32.begin(), w32.end());  // float32 values, exact in double
+      }
+    }
+    // Column j of a row is src_[j] of the row's values: sin of pair i at i,
+    // cos at pairs + i, a zero column at 2·pairs.
+    src_.resize(plan_.columns.size());
+    for (std::size_t j = 0; j < src_.size(); ++j) {
+      const SinusoidColumn col = plan_.columns[j];
+      src_[j] = static_cast<std::uint32_t>(col.kind == SinusoidColumn::kSin   ? col.pair
+                                           : col.kind == SinusoidColumn::kCos ? pairs + static_cast<std::size_t>(col.pair)
+                                                                              : 2 * pairs);
+    }
+  }
+  std::size_t size() const { return recipes_.size(); }
+
+  /// Rows [first, first + count) of recipe k into out[k] (count·cols doubles).
+  void Read(std::int64_t first, std::int64_t count, double* const* out) const {
+    const std::size_t pairs = plan_.frequencies.size(), nrec = recipes_.size();
+    // Per recipe: [sin of each pair | cos of each pair | 0]; angles as bits.
+    std::vector<double> sc(nrec * (2 * pairs + 1), 0.0);
+    std::vector<std::uint64_t> angle_bits(nrec);
     for (std::int64_t r = 0; r < count; ++r) {
-      const std::int64_t pos = variant_.start + first + r;
+      const std::int64_t pos = start_ + first + r;
       for (std::size_t i = 0; i < pairs; ++i) {
-        if (recipe_ == Recipe::kF64Cast) {
-          const double a = static_cast<double>(pos) * w64_[i];
-          s[i] = std::sin(a);
-          c[i] = std::cos(a);
-        } else {
-          const float a = static_cast<float>(pos) * w32_[i];  // f32(pos) * ω in float32
-          s[i] = F32(std::sin(static_cast<double>(a)));
-          c[i] = F32(std::cos(static_cast<double>(a)));
+        for (std::size_t k = 0; k < nrec; ++k) {
+          double* const s = sc.data() + k * (2 * pairs + 1);
+          double a64;
+          if (recipes_[k] == Recipe::kF64Cast) {
+            a64 = static_cast<double>(pos) * w_[k][i];
+          } else {
+            const float a = static_cast<float>(pos) * static_cast<float>(w_[k][i]);  // f32(pos) * ω in float32
+            a64 = static_cast<double>(a);
+          }
+          std::memcpy(&angle_bits[k], &a64, 8);
+          std::size_t same = k;
+          for (std::size_t q = 0; q < k; ++q)
+            if (angle_bits[q] == angle_bits[k] && (recipes_[q] == Recipe::kF64Cast) == (recipes_[k] == Recipe::kF64Cast)) {
+              same = q;
+              break;
+            }
+          if (same != k) {
+            const double* const t = sc.data() + same * (2 * pairs + 1);
+            s[i] = t[i];
+            s[pairs + i] = t[pairs + i];
+          } else {
+            // glibc's sincos: the sin and cos values of std::sin and std::cos
+            // (one argument reduction for both), as the compiler's sincos
+            // fusion of the two calls has always produced here.
+            double sv, cv;
+            ::sincos(a64, &sv, &cv);
+            const bool f32 = recipes_[k] != Recipe::kF64Cast;
+            s[i] = f32 ? F32(sv) : sv;
+            s[pairs + i] = f32 ? F32(cv) : cv;
+          }
         }
       }
-      double* row = reinterpret_cast<double*>(out) + r * info_.cols;
-      for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
-        const SinusoidColumn col = plan_.columns[j];
-        const auto i = static_cast<std::size_t>(col.pair);
-        double v = col.kind == SinusoidColumn::kSin ? s[i] : col.kind == SinusoidColumn::kCos ? c[i] : 0.0;
-        std::memcpy(&row[j], &v, sizeof v);
+      for (std::size_t k = 0; k < nrec; ++k) {
+        const double* const s = sc.data() + k * (2 * pairs + 1);
+        double* const row = out[k] + static_cast<std::size_t>(r * cols_);
+        for (std::size_t j = 0; j < src_.size(); ++j) row[j] = s[src_[j]];
       }
     }
   }
 
  private:
-  TableInfo info_;
-  SinusoidVariant variant_;
-  Recipe recipe_;
+  std::int64_t cols_, start_;
+  std::vector<Recipe> recipes_;
   SinusoidPlan plan_;
-  std::vector<float> w32_;
-  std::vector<double> w64_;
+  std::vector<std::vector<double>> w_;  ///< per recipe, per pair: ω (float32 recipes: its float32 value)
+  std::vector<std::uint32_t> src_;
 };
+
+// Rows of a variant by a non-exact recipe; float64 output.
+class RecipeSource : public RowSource {
+ public:
+  RecipeSource(TableInfo info, const SinusoidVariant& variant, Recipe recipe)
+      : info_(std::move(info)), eval_(variant, info_.cols, {recipe}) {}
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    double* const o = reinterpret_cast<double*>(out);
+    eval_.Read(first, count, &o);
+  }
+  bool concurrent_reads() const override { return true; }
+
+ private:
+  TableInfo info_;
+  RecipeEval eval_;
+};
+
+// Zeroes the rows of `zero_rows` that fall in the block of rows
+// [first, first + count) at `out`.
+void ZeroRows(const std::vector<std::int64_t>& zero_rows, std::int64_t first, std::int64_t count, std::size_t row_bytes,
+              std::byte* out) {
+  for (std::int64_t z : zero_rows)
+    if (z >= first && z < first + count) std::memset(out + static_cast<std::size_t>(z - first) * row_bytes, 0, row_bytes);
+}
 
 // Zeroes the variant's padding rows on top of any source.
 class ZeroRowsSource : public RowSource {
@@ -105,9 +172,7 @@ class ZeroRowsSource : public RowSource {
   const TableInfo& info() const override { return inner_->info(); }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     inner_->ReadRows(first, count, out);
-    const std::size_t rb = info().row_bytes();
-    for (std::int64_t z : zero_rows_)
-      if (z >= first && z < first + count) std::memset(out + static_cast<std::size_t>(z - first) * rb, 0, rb);
+    ZeroRows(zero_rows_, first, count, info().row_bytes(), out);
   }
 
  private:
@@ -214,6 +279,45 @@ std::unique_ptr<RowSource> MakeVariantSource(const SinusoidVariant& variant, std
     src = std::make_unique<RecipeSource>(info, variant, recipe);
   if (variant.zero_rows.empty()) return src;
   return std::make_unique<ZeroRowsSource>(std::move(src), variant.zero_rows);
+}
+
+struct VariantRecipeRows::Impl {
+  std::int64_t cols = 0;
+  std::vector<std::int64_t> zero_rows;
+  std::vector<std::unique_ptr<RowSource>> exact;  ///< per recipe: its source if kExact, else null
+  std::vector<std::size_t> others;                ///< the non-exact recipes' indices, in RecipeEval's order
+  std::unique_ptr<RecipeEval> eval;
+};
+
+VariantRecipeRows::VariantRecipeRows(const SinusoidVariant& variant, std::int64_t rows, std::int64_t cols,
+                                     const std::vector<Recipe>& recipes, DType narrow)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->cols = cols;
+  impl_->zero_rows = variant.zero_rows;
+  std::vector<Recipe> others;
+  for (std::size_t k = 0; k < recipes.size(); ++k) {
+    if (recipes[k] == Recipe::kExact) {
+      impl_->exact.push_back(MakeVariantSource(variant, rows, cols, Recipe::kExact, narrow));
+    } else {
+      impl_->exact.push_back(nullptr);
+      impl_->others.push_back(k);
+      others.push_back(recipes[k]);
+    }
+  }
+  if (!others.empty()) impl_->eval = std::make_unique<RecipeEval>(variant, cols, others);
+}
+
+VariantRecipeRows::~VariantRecipeRows() = default;
+
+void VariantRecipeRows::Read(std::int64_t first, std::int64_t count, double* const* out) const {
+  for (std::size_t k = 0; k < impl_->exact.size(); ++k)
+    if (impl_->exact[k]) impl_->exact[k]->ReadRows(first, count, reinterpret_cast<std::byte*>(out[k]));
+  if (!impl_->eval) return;
+  std::vector<double*> outs;
+  for (std::size_t k : impl_->others) outs.push_back(out[k]);
+  impl_->eval->Read(first, count, outs.data());
+  const std::size_t row_bytes = static_cast<std::size_t>(impl_->cols) * sizeof(double);
+  for (double* o : outs) ZeroRows(impl_->zero_rows, first, count, row_bytes, reinterpret_cast<std::byte*>(o));
 }
 
 }  // namespace pe

@@ -74,4 +74,25 @@ std::vector<double> VariantFrequencies(const SinusoidVariant& variant, std::int6
 std::unique_ptr<RowSource> MakeVariantSource(const SinusoidVariant& variant, std::int64_t rows,
                                              std::int64_t cols, Recipe recipe, DType narrow = DType::kFloat64);
 
+/// The tables of `variant` by several recipes at once, for a comparison
+/// with all of them: Read gives for recipes[k] the same values as
+/// MakeVariantSource(variant, rows, cols, recipes[k], narrow)'s rows, with
+/// the sin and cos of an angle that several float32 recipes share (f32-exp
+/// and f32-exp-t2t agree on most frequencies) evaluated once.
+/// Throws AngleDomainError as MakeVariantSource does.
+class VariantRecipeRows {
+ public:
+  VariantRecipeRows(const SinusoidVariant& variant, std::int64_t rows, std::int64_t cols,
+                    const std::vector<Recipe>& recipes, DType narrow = DType::kFloat64);
+  ~VariantRecipeRows();
+  /// Rows [first, first + count) of recipes[k] into out[k] (count·cols
+  /// doubles each, row-major). May run on several threads at once.
+  /// REQUIRES: 0 <= first, first + count <= rows.
+  void Read(std::int64_t first, std::int64_t count, double* const* out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace pe

@@ -25,41 +25,6 @@ namespace {
 #define PE_QUIET_VECTOR 0
 #endif
 
-// UlpOf(v, dtype) from the exponent bits: the same power of two (frexp's
-// exponent of a normal double is its biased exponent - 1022), without the
-// libm calls that made it a fifth of a verify. NaN and infinities keep
-// UlpOf's own answer.
-struct UlpRule {
-  DType dtype;
-  int p = 0, min_exp = 0;
-  double min_normal = 0;
-  explicit UlpRule(DType d) : dtype(d), p(Traits(d).mantissa_bits) {
-    switch (d) {
-      case DType::kFloat16: min_exp = -14; break;
-      case DType::kBFloat16: min_exp = -126; break;
-      case DType::kFloat32: min_exp = -126; break;
-      default: min_exp = -1022; break;
-    }
-    min_normal = std::ldexp(1.0, min_exp);
-  }
-  double operator()(double v) const {
-    const double a = std::fabs(v);
-    if (!(a <= std::numeric_limits<double>::max())) return UlpOf(v, dtype);
-    int e = min_exp;
-    if (a >= min_normal) {
-      std::uint64_t bits;
-      std::memcpy(&bits, &a, 8);
-      e = static_cast<int>(bits >> 52) - 1023;
-    }
-    const int k = e - (p - 1);
-    if (k < -1022) return std::ldexp(1.0, k);
-    const std::uint64_t out = static_cast<std::uint64_t>(k + 1023) << 52;
-    double r;
-    std::memcpy(&r, &out, 8);
-    return r;
-  }
-};
-
 // A partial result over consecutive entries; the maxima start below every
 // value so that merging partials in order equals one sequential pass.
 struct Partial {
@@ -130,7 +95,7 @@ bool QuietRow(const LoadA& load_a, const LoadB& load_b, const std::byte* a, cons
               const ReferenceComparison& c, std::int64_t col0 = 0) {
   const Tolerance& tol = o.tolerance;
   const double* omega = o.col_omega.data() + col0;
-  const std::int64_t bias = 1023, min_exp = ulp.min_exp, shift = ulp.p - 1;
+  const std::int64_t bias = 1023, min_exp = ulp.min_exp(), shift = ulp.p() - 1;
   const double max_abs = c.max_abs, max_ratio = c.max_ratio, max_rel = c.max_rel, max_ulp = c.max_ulp;
   const double dmin = std::numeric_limits<double>::min(), dmax = std::numeric_limits<double>::max();
   const bool angle_on = tol.angle_unit > 0;
@@ -200,9 +165,9 @@ PE_QUIET_TARGET bool QuietRowF32(const LoadA& load_a, const LoadB& load_b, const
   // compares or arithmetic shifts): the power of two of x (its exponent
   // bits) times 2^-(p-1), at least the dtype's smallest ulp 2^(min_exp-p+1).
   // Both products are exact powers of two, subnormal ones included, as
-  // UlpRule's ldexp.
+  // UlpRule's.
   const V4l exp_mask = V4l{} + 0x7ff0000000000000LL;
-  const V4d ulp_scale = V4d{} + std::ldexp(1.0, -(ulp.p - 1)), ulp_min = V4d{} + std::ldexp(1.0, ulp.min_exp - (ulp.p - 1));
+  const V4d ulp_scale = V4d{} + std::ldexp(1.0, -(ulp.p() - 1)), ulp_min = V4d{} + std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
   // (Vector casts between types of one size reinterpret the bits; macros,
   // not lambdas, so that nothing leaves the AVX2 function.)
 #define PE_ULP_OF(x) ({ const V4d u_ = (V4d)((V4l)(x) & exp_mask) * ulp_scale; u_ > ulp_min ? u_ : ulp_min; })
@@ -285,7 +250,7 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
   const VD down = VD{} + (1 - 0x1p-50), up = VD{} + (1 + 0x1p-50);
   const VD vpos = VD{} + std::fabs(pos), vdelta = VD{} + delta;
   const VL exp_mask = VL{} + 0x7ff0000000000000LL;
-  const VD ulp_scale = VD{} + std::ldexp(1.0, -(ulp.p - 1)), ulp_min = VD{} + std::ldexp(1.0, ulp.min_exp - (ulp.p - 1));
+  const VD ulp_scale = VD{} + std::ldexp(1.0, -(ulp.p() - 1)), ulp_min = VD{} + std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
 #define PE_ULP_OF(x) ({ const VD u_ = (VD)((VL)(x) & exp_mask) * ulp_scale; u_ > ulp_min ? u_ : ulp_min; })
 #define PE_VABS(x) ((VD)((VL)(x) & abs_mask))
   VL weights;
@@ -377,7 +342,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   std::vector<double> ln_term(static_cast<std::size_t>(cols), 0.0);
   for (std::int64_t j = 0; j < cols; ++j) {
     const double w = o.col_omega[static_cast<std::size_t>(j)];
-    if (w > 0) ln_term[static_cast<std::size_t>(j)] = 3.0 + 2.0 * std::fabs(std::log(w));
+    if (w > 0) ln_term[static_cast<std::size_t>(j)] = AngleFactor(w);
   }
   const UlpRule ulp(tol.dtype);
 #if PE_QUIET_VECTOR

@@ -8,11 +8,10 @@ namespace pe {
 
 double AngleUnit(DType dtype) { return dtype == DType::kFloat64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24); }
 
+double AngleFactor(double omega) { return 3.0 + 2.0 * std::fabs(std::log(omega)); }
+
 double Tolerance::Limit(double expected, double angle, double omega) const {
-  double t = atol + rtol * std::fabs(expected) + max_ulp * UlpOf(expected, dtype);
-  if (angle_unit > 0 && angle != 0 && omega > 0)
-    t += angle_unit * std::fabs(angle) * (3.0 + 2.0 * std::fabs(std::log(omega)));
-  return t;
+  return LimitFrom(expected, UlpOf(expected, dtype), angle, omega, omega > 0 ? AngleFactor(omega) : 0.0);
 }
 
 Tolerance DefaultTolerance(DType dtype) {

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "core/dtype.h"
@@ -41,6 +42,15 @@ struct Tolerance {
   /// The limit for one entry with exact value `expected`, angle `angle`
   /// (pos·ω, 0 if unknown) and frequency `omega` (0 if unknown).
   double Limit(double expected, double angle, double omega) const;
+  /// The same limit from parts a caller computes once per column or with
+  /// UlpRule: `ulp` = UlpOf(expected, dtype), `angle_factor` =
+  /// AngleFactor(omega) (read only when omega > 0). The same operations in
+  /// the same order as Limit, so the same double.
+  double LimitFrom(double expected, double ulp, double angle, double omega, double angle_factor) const {
+    double t = atol + rtol * std::fabs(expected) + max_ulp * ulp;
+    if (angle_unit > 0 && angle != 0 && omega > 0) t += angle_unit * std::fabs(angle) * angle_factor;
+    return t;
+  }
   nlohmann::ordered_json ToJson() const;
 };
 
@@ -50,6 +60,9 @@ Tolerance DefaultTolerance(DType dtype);
 /// The explicit form; unset values are 0 (max_ulp defaults to 0 as well
 /// when atol or rtol is given, else 1).
 Tolerance ExplicitTolerance(DType dtype, double atol, double rtol, double max_ulp);
+
+/// 3 + 2·|ln ω|, the angle term's factor for a frequency ω > 0.
+double AngleFactor(double omega);
 
 /// Unit roundoff of the angle computation assumed for a table of `dtype`.
 double AngleUnit(DType dtype);
