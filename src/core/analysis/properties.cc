@@ -117,6 +117,35 @@ std::vector<std::int64_t> Offsets(const PropertyOptions& o, std::int64_t rows) {
   return ks;
 }
 
+typedef double V2 __attribute__((vector_size(16)));
+typedef long long V2l __attribute__((vector_size(16)));
+typedef float V2f __attribute__((vector_size(8)));
+
+// A block of rows for BoundsPass and NormPass: entry i as a double, and
+// entries i, i + 1 as a pair.
+struct F64Rows {
+  const double* p;
+  double operator()(std::size_t i) const { return p[i]; }
+  V2 Two(std::size_t i) const {
+    V2 x;
+    std::memcpy(&x, p + i, sizeof x);
+    return x;
+  }
+};
+struct F32Rows {  // raw float32 entries, widened where they are used (exactly)
+  const std::byte* p;
+  double operator()(std::size_t i) const {
+    float x;
+    std::memcpy(&x, p + 4 * i, 4);
+    return x;
+  }
+  V2 Two(std::size_t i) const {
+    V2f x;
+    std::memcpy(&x, p + 4 * i, sizeof x);
+    return __builtin_convertvector(x, V2);
+  }
+};
+
 // The bounds and norm checks as passes over row ranges (StreamRowsParallel's
 // fold and merge), so that one read of the table can serve both
 // (BoundsAndNorm): each keeps its own parts, merged in row order, so the
@@ -129,7 +158,11 @@ class BoundsPass {
   };
   explicit BoundsPass(const TableInfo& info) : info_(info) {}
 
-  void Fold(Part& p, const std::vector<double>& v, std::int64_t f) const {
+  // Rows as doubles (F64Rows) or, without widening them first, as float32
+  // bytes (F32Rows): the same numbers either way, each entry converted
+  // exactly to double where it is used.
+  template <class Rows>
+  void Fold(Part& p, const Rows& v, std::size_t size, std::int64_t f) const {
     // Rows whose every |v| is at most 1 and at most the worst so far
     // (no NaN: it fails both) change nothing: a call-free test first
     // (it vectorises), the entry-by-entry loop only when it fails.
@@ -138,26 +171,21 @@ class BoundsPass {
     // left the scalar loop with a compare and a branch per entry; wider
     // generic vectors were emulated through memory); !(|v| <= max) is also
     // true for NaN, as below.
-    typedef double V2 __attribute__((vector_size(16)));
-    typedef long long V2l __attribute__((vector_size(16)));
     const V2l abs_mask = V2l{} + 0x7fffffffffffffffLL;
     const V2 q = V2{} + quiet_max;
     V2l loud2 = V2l{};
     std::size_t i0 = 0;
-    for (; i0 + 2 <= v.size(); i0 += 2) {
-      V2 x;
-      std::memcpy(&x, v.data() + i0, sizeof x);
-      loud2 |= ~((V2)((V2l)x & abs_mask) <= q);
-    }
+    for (; i0 + 2 <= size; i0 += 2) loud2 |= ~((V2)((V2l)v.Two(i0) & abs_mask) <= q);
     int loud = (loud2[0] | loud2[1]) != 0;
-    for (std::size_t i = i0; i < v.size(); ++i) loud |= !(std::fabs(v[i]) <= quiet_max);
+    for (std::size_t i = i0; i < size; ++i) loud |= !(std::fabs(v(i)) <= quiet_max);
     if (!loud) return;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
+    for (std::size_t i = 0; i < size; ++i) {
+      const double x = v(i);
+      const double a = std::isnan(x) ? HUGE_VAL : std::fabs(x);
       if (a > 1) ++p.over;
-      if (Better(a, v[i], p.worst, p.worst_value)) {
+      if (Better(a, x, p.worst, p.worst_value)) {
         p.worst = a;
-        p.worst_value = v[i];
+        p.worst_value = x;
         p.wr = f + static_cast<std::int64_t>(i) / info_.cols;
         p.wc = static_cast<std::int64_t>(i) % info_.cols;
       }
@@ -210,7 +238,8 @@ class NormPass {
         cols_(o.pairing.found ? MeasuredColumns(o.pairing, info.cols) : std::vector<std::int64_t>{}),
         skip_(o.skip_rows.begin(), o.skip_rows.end()) {}
 
-  void Fold(Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) const {
+  template <class Rows>
+  void Fold(Part& p, const Rows& v, std::int64_t f, std::int64_t n) const {
     // kRows rows at a time: each row's sum of squares in column order (the
     // same number as the row alone), the rows' sums as independent chains,
     // so the adds are not bound by one chain's latency (one row at a time
@@ -219,15 +248,20 @@ class NormPass {
     for (std::int64_t r0 = 0; r0 < n; r0 += kRows) {
       const std::int64_t m = std::min(kRows, n - r0);
       double s[kRows] = {};
-      const double* row[kRows];
-      for (std::int64_t q = 0; q < kRows; ++q)
-        row[q] = v.data() + static_cast<std::size_t>((r0 + (q < m ? q : 0)) * info_.cols);
+      std::size_t row[kRows];  // each row's first entry
+      for (std::int64_t q = 0; q < kRows; ++q) row[q] = static_cast<std::size_t>((r0 + (q < m ? q : 0)) * info_.cols);
       if (o_.pairing.found) {
         for (std::int64_t j : cols_)
-          for (std::int64_t q = 0; q < kRows; ++q) s[q] += row[q][j] * row[q][j];
+          for (std::int64_t q = 0; q < kRows; ++q) {
+            const double x = v(row[q] + static_cast<std::size_t>(j));
+            s[q] += x * x;
+          }
       } else {
         for (std::int64_t j = 0; j < info_.cols; ++j)
-          for (std::int64_t q = 0; q < kRows; ++q) s[q] += row[q][j] * row[q][j];
+          for (std::int64_t q = 0; q < kRows; ++q) {
+            const double x = v(row[q] + static_cast<std::size_t>(j));
+            s[q] += x * x;
+          }
       }
       for (std::int64_t q = 0; q < m; ++q) {
         const std::int64_t r = r0 + q;
@@ -315,7 +349,7 @@ class NormPass {
 Check Bounds(RowSource& t, const PropertyOptions&) {
   BoundsPass b(t.info());
   StreamRowsParallel<BoundsPass::Part>(
-      t, [&](BoundsPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) { b.Fold(p, v, f); },
+      t, [&](BoundsPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) { b.Fold(p, F64Rows{v.data()}, v.size(), f); },
       [&](const BoundsPass::Part& p) { b.Merge(p); });
   return b.Finish();
 }
@@ -323,7 +357,7 @@ Check Bounds(RowSource& t, const PropertyOptions&) {
 Check Norm(RowSource& t, const PropertyOptions& o) {
   NormPass nm(t.info(), o);
   StreamRowsParallel<NormPass::Part>(
-      t, [&](NormPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) { nm.Fold(p, v, f, n); },
+      t, [&](NormPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) { nm.Fold(p, F64Rows{v.data()}, f, n); },
       [&](const NormPass::Part& p) { nm.Merge(p); });
   return nm.Finish();
 }
@@ -339,8 +373,8 @@ std::pair<Check, Check> BoundsAndNorm(RowSource& t, const PropertyOptions& o) {
   StreamRowsParallel<Part>(
       t,
       [&](Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) {
-        b.Fold(p.b, v, f);
-        nm.Fold(p.n, v, f, n);
+        b.Fold(p.b, F64Rows{v.data()}, v.size(), f);
+        nm.Fold(p.n, F64Rows{v.data()}, f, n);
       },
       [&](const Part& p) {
         b.Merge(p.b);
@@ -348,6 +382,67 @@ std::pair<Check, Check> BoundsAndNorm(RowSource& t, const PropertyOptions& o) {
       });
   return {b.Finish(), nm.Finish()};
 }
+
+}  // namespace
+
+struct BoundsNormFold::Impl {
+  Impl(const TableInfo& i, const PropertyOptions& o) : info(i), options(o), bounds(info), norm(info, options) {}
+  const TableInfo info;
+  const PropertyOptions options;
+  BoundsPass bounds;
+  NormPass norm;
+  struct Part {
+    BoundsPass::Part b;
+    NormPass::Part n;
+    std::vector<double> v;  // the rows as doubles, for a dtype other than float32
+  };
+  std::vector<Part> parts;
+};
+
+BoundsNormFold::BoundsNormFold(const TableInfo& info, const PropertyOptions& options)
+    : impl_(std::make_unique<Impl>(info, options)) {}
+BoundsNormFold::~BoundsNormFold() = default;
+
+void BoundsNormFold::BeginBlock(int parts) {
+  if (static_cast<int>(impl_->parts.size()) < parts) impl_->parts.resize(static_cast<std::size_t>(parts));
+  for (int k = 0; k < parts; ++k) {
+    Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
+    p.b = BoundsPass::Part{};
+    p.n = NormPass::Part{};
+  }
+  blocks_parts_ = parts;
+}
+
+void BoundsNormFold::Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) {
+  Impl::Part& p = impl_->parts[static_cast<std::size_t>(part)];
+  const TableInfo& info = impl_->info;
+  const std::size_t size = static_cast<std::size_t>(count * info.cols);
+  if (info.dtype == DType::kFloat32) {
+    // Read as float32, widened entry by entry: no double copy of the rows.
+    const F32Rows rows{raw};
+    impl_->bounds.Fold(p.b, rows, size, first);
+    impl_->norm.Fold(p.n, rows, first, count);
+    return;
+  }
+  p.v.resize(size);
+  for (std::size_t i = 0; i < size; ++i) p.v[i] = LoadAsDouble(raw, info.dtype, i);
+  const F64Rows rows{p.v.data()};
+  impl_->bounds.Fold(p.b, rows, size, first);
+  impl_->norm.Fold(p.n, rows, first, count);
+}
+
+void BoundsNormFold::EndBlock() {
+  for (int k = 0; k < blocks_parts_; ++k) {
+    const Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
+    impl_->bounds.Merge(p.b);
+    impl_->norm.Merge(p.n);
+  }
+  blocks_parts_ = 0;
+}
+
+std::pair<Check, Check> BoundsNormFold::Finish() const { return {impl_->bounds.Finish(), impl_->norm.Finish()}; }
+
+namespace {
 
 // Per-pair tolerance at position `pos`.
 double PairLimit(const PropertyOptions& o, double pos, double omega) {
@@ -786,7 +881,9 @@ std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o)
     if (std::find(o.checks.begin(), o.checks.end(), name) == o.checks.end()) continue;
     const bool both = std::find(o.checks.begin(), o.checks.end(), "bounds") != o.checks.end() &&
                       std::find(o.checks.begin(), o.checks.end(), "norm") != o.checks.end();
-    if (name == "bounds" && both) {  // bounds and norm are neighbours in PropertyCheckNames
+    if ((name == "bounds" || name == "norm") && o.bounds_norm) {  // measured already (BoundsNormFold)
+      out.push_back(name == "bounds" ? o.bounds_norm->first : o.bounds_norm->second);
+    } else if (name == "bounds" && both) {  // bounds and norm are neighbours in PropertyCheckNames
       auto [bounds, norm] = BoundsAndNorm(table, o);
       out.push_back(std::move(bounds));
       out.push_back(std::move(norm));

@@ -467,6 +467,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
       std::vector<Partial> partial(static_cast<std::size_t>(parts));
+      if (o.fold) o.fold->BeginBlock(parts);
       ParallelFor(parts, [&](int t) {
         Partial& p = partial[static_cast<std::size_t>(t)];
         ThreadScratch& ts = scratch[static_cast<std::size_t>(t)];
@@ -520,8 +521,12 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
                     if ((m >> l) & 1u) full_step(p, f + r, pos, 4 * g + l, found_at(4 * g + l), expected_at(4 * g + l));
           }
           for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
+          // The fold takes the chunk's rows while they are still in cache.
+          if (o.fold && (r + 1 - c0 == chunk || r + 1 == r1))
+            o.fold->Fold(t, raw.data() + static_cast<std::size_t>(c0) * info.row_bytes(), f + c0, r + 1 - c0);
         }
       });
+      if (o.fold) o.fold->EndBlock();
       for (const Partial& p : partial) total.Merge(p);
       if (o.on_rows) o.on_rows(f + n);
       continue;
@@ -530,6 +535,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
     std::vector<Partial> partial(static_cast<std::size_t>(parts));
+    if (o.fold) o.fold->BeginBlock(parts);
     WithLoader(info.dtype, [&](auto load_a) {
       WithLoader(rinfo.dtype, [&](auto load_b) {
         ParallelFor(parts, [&](int t) {
@@ -549,9 +555,11 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
               full_step(p, f + r, pos, j, load_a(raw.data(), i), load_b(ref_raw.data(), i));
             }
           }
+          if (o.fold && r1 > r0) o.fold->Fold(t, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);
         });
       });
     });
+    if (o.fold) o.fold->EndBlock();
     for (const Partial& p : partial) total.Merge(p);
     if (o.on_rows) o.on_rows(f + n);
   }
