@@ -200,6 +200,15 @@ class BoundsPass {
   /// Rows whose every |v| is at most this change nothing.
   static double QuietMax(const Part& p) { return std::min(1.0, p.worst); }
 
+  /// A part that starts where the merged parts stand (no count of its own):
+  /// it ends as the same sequential fold would, merged in order, and its
+  /// quiet test starts from the worst so far instead of 0.
+  Part Seed() const {
+    Part p = t_;
+    p.over = 0;
+    return p;
+  }
+
   void Merge(const Part& p) {
     t_.over += p.over;
     if (Better(p.worst, p.worst_value, t_.worst, t_.worst_value))
@@ -508,7 +517,7 @@ void BoundsNormFold::BeginBlock(int parts) {
   if (static_cast<int>(impl_->parts.size()) < parts) impl_->parts.resize(static_cast<std::size_t>(parts));
   for (int k = 0; k < parts; ++k) {
     Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
-    p.b = BoundsPass::Part{};
+    p.b = impl_->bounds.Seed();
     p.n = NormPass::Part{};
   }
   blocks_parts_ = parts;
@@ -926,7 +935,11 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       }
       for (std::int64_t q = q0; q < q1; ++q) {
         const double* rq = v.data() + (q - lo) * d;
-        if (!RowFinite(rq, d)) {  // a NaN or infinite row is distinct from nothing: a failure, reported below
+        // A finite distance² to the previous row (or to itself: the row
+        // before the first held) has only finite terms, so finite entries:
+        // the row's own test only when it is not finite (rare). A NaN or
+        // infinite row is distinct from nothing: a failure, reported below.
+        if (!std::isfinite(pt.adjacent[static_cast<std::size_t>(q - q0)]) && !RowFinite(rq, d)) {
           if (pt.nonfinite_rows++ == 0) pt.first_nonfinite = q;
           continue;
         }
