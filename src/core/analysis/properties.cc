@@ -796,15 +796,24 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
 // The bound is tested every 8 columns: the sum (in column order, so a full
 // sum is the same number) only grows, so a later stop still returns a value
 // >= bound, and the inner 8 terms run without a branch.
-[[gnu::noinline]] double SquaredDistanceBelow(const double* a, const double* b, std::int64_t d, double bound) {
+// Rows of doubles, or of float32 entries widened to double where they are
+// used (the same numbers).
+template <class T>
+[[gnu::noinline]] double SquaredDistanceBelow(const T* a, const T* b, std::int64_t d, double bound) {
   double s = 0;
   std::int64_t j = 0;
   for (; j + 8 <= d && s < bound; j += 8) {
     double t[8];
-    for (int k = 0; k < 8; ++k) t[k] = (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
+    for (int k = 0; k < 8; ++k) {
+      const double x = a[j + k], y = b[j + k];
+      t[k] = (x - y) * (x - y);
+    }
     for (int k = 0; k < 8; ++k) s += t[k];
   }
-  for (; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+  for (; j < d && s < bound; ++j) {
+    const double x = a[j], y = b[j];
+    s += (x - y) * (x - y);
+  }
   return s;
 }
 
@@ -827,6 +836,12 @@ bool RowFinite(const double* x, std::int64_t d) {
   return finite;
 }
 
+bool RowFinite(const float* x, std::int64_t d) {
+  bool finite = true;
+  for (std::int64_t j = 0; j < d; ++j) finite &= std::isfinite(x[j]);
+  return finite;
+}
+
 Check Unique(RowSource& t, const PropertyOptions& o) {
   Check c;
   c.name = "unique";
@@ -843,6 +858,8 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
   window = std::min<std::int64_t>(window, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
   std::vector<std::byte> scratch;
   std::vector<double> v;
+  std::vector<float> vf;  // float32 rows (f32), as read
+  const bool f32 = info.dtype == DType::kFloat32;
   // Rows closer than this are "not distinct" (rounding noise of a row).
   const double limit = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
   const DType dt = o.tolerance.dtype;
@@ -886,9 +903,20 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     const std::int64_t n = std::min(block, info.rows - f);
     const std::int64_t lo = std::max<std::int64_t>(0, f - window);
     const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
-    if (t.concurrent_reads() && np > 1) {
+    const std::int64_t m = f + n - lo;
+    if (f32) {
+      // float32 rows as they are (half the bytes of doubles, no widening
+      // pass); widened where they are used.
+      vf.resize(static_cast<std::size_t>(m * d));
+      const auto read = [&](std::int64_t a0, std::int64_t a1) {
+        if (a1 > a0) t.ReadRows(lo + a0, a1 - a0, reinterpret_cast<std::byte*>(vf.data() + static_cast<std::size_t>(a0 * d)));
+      };
+      if (t.concurrent_reads() && np > 1)
+        ParallelFor(np, [&](int k) { read(m * k / np, m * (k + 1) / np); });
+      else
+        read(0, m);
+    } else if (t.concurrent_reads() && np > 1) {
       // Each thread reads and widens its share of the rows (a C-order .npy).
-      const std::int64_t m = f + n - lo;
       v.resize(static_cast<std::size_t>(m * d));
       ParallelFor(np, [&](int k) {
         const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
@@ -897,7 +925,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     } else {
       ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
     }
-    ParallelFor(np, [&](int k) {
+    const auto part = [&](int k, const auto* rows) {
       Part& pt = parts[static_cast<std::size_t>(k)];
       pt.best = best;
       pt.found = false;
@@ -920,21 +948,25 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       // early-stopping one is, and then equal to it, so the pass below takes
       // the same decisions with it.
       pt.adjacent.assign(static_cast<std::size_t>(q1 - q0), 0.0);
+      using Row = decltype(rows);
       for (std::int64_t g = q0; g < q1; g += 8) {
         double sum[8] = {};
-        const double* ra[8];
-        const double* rb[8];
+        Row ra[8];
+        Row rb[8];
         for (int e = 0; e < 8; ++e) {
           const std::int64_t q = g + e < q1 ? g + e : g;
-          ra[e] = v.data() + (q - lo) * d;
+          ra[e] = rows + (q - lo) * d;
           rb[e] = q - 1 >= lo ? ra[e] - d : ra[e];  // no previous row held: unused
         }
         for (std::int64_t j = 0; j < d; ++j)
-          for (int e = 0; e < 8; ++e) sum[e] += (ra[e][j] - rb[e][j]) * (ra[e][j] - rb[e][j]);
+          for (int e = 0; e < 8; ++e) {
+            const double x = ra[e][j], y = rb[e][j];
+            sum[e] += (x - y) * (x - y);
+          }
         for (int e = 0; e < 8 && g + e < q1; ++e) pt.adjacent[static_cast<std::size_t>(g + e - q0)] = sum[e];
       }
       for (std::int64_t q = q0; q < q1; ++q) {
-        const double* rq = v.data() + (q - lo) * d;
+        const Row rq = rows + (q - lo) * d;
         // A finite distance² to the previous row (or to itself: the row
         // before the first held) has only finite terms, so finite entries:
         // the row's own test only when it is not finite (rare). A NaN or
@@ -944,7 +976,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
           continue;
         }
         for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
-          const double* rp = v.data() + (p - lo) * d;
+          const Row rp = rows + (p - lo) * d;
           const double s = p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, rp, d, pt.best);
           if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
           if (ref && std::sqrt(s) <= limit) {
@@ -962,6 +994,10 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
           pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
         }
       }
+    };
+    ParallelFor(np, [&](int k) {
+      if (f32) part(k, static_cast<const float*>(vf.data()));
+      else part(k, static_cast<const double*>(v.data()));
     });
     for (int k = 0; k < np; ++k) {
       const Part& pt = parts[static_cast<std::size_t>(k)];
