@@ -270,6 +270,12 @@ struct Vec {
 // Without masks (kMasks false: only whether the row has a loud lane) the
 // test is the same with the conditions that others imply left out, and is
 // stricter for one, so a row it passes is quiet by the test above:
+// - ulp(ae_lo) is taken as (the power of two of ae_lo)·2^-(p-1), without
+//   the floor at the dtype's smallest ulp, and stands for u_lo too (the
+//   ulp of max(ae_lo, |found|), never smaller): each condition it enters
+//   (eh < lo, eh < pr, eh < pu) is monotone in it, the limit's terms being
+//   >= 0 (else the row is loud, below), so a smaller value only makes the
+//   test stricter;
 // - eh >= delta >= 2^-47 (a normal number), so eh < pr, pl or pu implies
 //   that product >= dmin, and eh < lo implies eh <= dmax (no "<" holds for
 //   an infinite or NaN eh); ua_lo > 0 always (ulp_min > 0);
@@ -328,9 +334,13 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
     const VD u_lo = PE_ULP_OF(ae_lo > af ? ae_lo : af);
     const VD pr = max_ratio * lo, pl = max_rel * ae_lo, pu = max_ulp * u_lo;
     if constexpr (!kMasks) {
-      // The conditions below without those implied, vacuity per row (above).
+      // The conditions below without those implied, vacuity per row, and
+      // the ulp of ae_lo alone (above) without its floor.
+      const VD ua = (VD)((VL)ae_lo & exp_mask) * ulp_scale;
+      const VD lo_q = (atol + rtol * ae_lo + mulp * ua + term) * lo_f;
       ae_max = ae_hi > ae_max ? ae_hi : ae_max;
-      any_loud |= ~((eh <= max_abs) & (eh < lo) & (ae_lo >= dmin) & (eh < pr) & (eh < pl) & (eh < pu));
+      any_loud |= ~((eh <= max_abs) & (eh < lo_q) & (ae_lo >= dmin) & (eh < max_ratio * lo_q) & (eh < pl) &
+                    (eh < max_ulp * ua));
       continue;
     }
     const VD lim_hi = atol + rtol * ae_hi + mulp * (ae_hi * ulp_scale + ulp_min) + term;
