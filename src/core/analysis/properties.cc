@@ -884,95 +884,60 @@ bool RowFinite(const float* x, std::int64_t d) {
   return finite;
 }
 
-Check Unique(RowSource& t, const PropertyOptions& o) {
-  Check c;
-  c.name = "unique";
-  const TableInfo& info = t.info();
-  const std::int64_t d = info.cols;
-  // All pairs when affordable (rows²·d/2 <= 2^30), else pairs within a
-  // window W of each other (duplicates from low-precision positions are
-  // neighbours).
-  const double budget = std::ldexp(1.0, 30);
-  std::int64_t window = info.rows;
-  if (static_cast<double>(info.rows) * static_cast<double>(info.rows) * static_cast<double>(d) / 2 > budget)
-    window = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
-  // Memory: the window and the block are held as doubles, ~2^22 of them.
-  window = std::min<std::int64_t>(window, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
-  std::vector<std::byte> scratch;
-  std::vector<double> v;
-  std::vector<float> vf;  // float32 rows (f32), as read
-  const bool f32 = info.dtype == DType::kFloat32;
+// The unique check as a pass over blocks of rows (Unique reads them; in
+// verify, UniqueFold takes those the comparison read).
+class UniquePass {
+ public:
+  UniquePass(const TableInfo& info, const PropertyOptions& o)
+      : rows_(info.rows), d_(info.cols), dt_(o.tolerance.dtype) {
+    const std::int64_t d = d_;
+    // All pairs when affordable (rows²·d/2 <= 2^30), else pairs within a
+    // window W of each other (duplicates from low-precision positions are
+    // neighbours).
+    const double budget = std::ldexp(1.0, 30);
+    window_ = info.rows;
+    if (static_cast<double>(info.rows) * static_cast<double>(info.rows) * static_cast<double>(d) / 2 > budget)
+      window_ = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
+    // Memory: the window and the block are held as doubles (float32 rows:
+    // as floats), ~2^22 of them.
+    window_ = std::min<std::int64_t>(window_, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
+    // Rows closer than this are "not distinct" (rounding noise of a row).
+    limit_ = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
+    ref_ = o.reference && o.reference->info().rows == info.rows && o.reference->info().cols == d ? o.reference : nullptr;
+    // Rows shared out to every core, block by block (the block read on this
+    // thread). The figures are those of one pass over the pairs (q, p) in
+    // order, where a pair is looked at only while its distance is below the
+    // minimum so far: the minimum is that over the pairs that are not
+    // excused, whatever the order (ties: the first pair, merged in order
+    // with strict comparisons); a part starts from the minimum of the blocks
+    // before, and keeps the distances of the pairs it excused, which then
+    // count only when below the minimum of the parts before it (the minimum a
+    // sequential pass would have had there).
+    threads_ = ref_ && !ref_->concurrent_reads() ? 1 : CoreCount();
+    block_ = std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(1, d), 1,
+                                      std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
+    parts_.resize(static_cast<std::size_t>(threads_));
 #if PE_NORM_AVX2
-  const bool avx2 = __builtin_cpu_supports("avx2");
+    avx2_ = __builtin_cpu_supports("avx2");
 #endif
-  // Rows closer than this are "not distinct" (rounding noise of a row).
-  const double limit = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
-  const DType dt = o.tolerance.dtype;
-  const auto round_to = [dt](double x) {
-    switch (dt) {
-      case DType::kFloat32: return static_cast<double>(static_cast<float>(x));
-      case DType::kFloat16: return HalfBitsToDouble(DoubleToHalfBits(x));
-      case DType::kBFloat16: return BFloat16BitsToDouble(DoubleToBFloat16Bits(x));
-      case DType::kFloat64: break;
-    }
-    return x;
-  };
-  RowSource* ref = o.reference && o.reference->info().rows == info.rows && o.reference->info().cols == d ? o.reference
-                                                                                                          : nullptr;
-  // Rows shared out to every core, block by block (the block read on this
-  // thread). The figures are those of one pass over the pairs (q, p) in
-  // order, where a pair is looked at only while its distance is below the
-  // minimum so far: the minimum is that over the pairs that are not
-  // excused, whatever the order (ties: the first pair, merged in order
-  // with strict comparisons); a part starts from the minimum of the blocks
-  // before, and keeps the distances of the pairs it excused, which then
-  // count only when below the minimum of the parts before it (the minimum a
-  // sequential pass would have had there).
-  const int threads = ref && !ref->concurrent_reads() ? 1 : CoreCount();
-  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(1, d), 1,
-                                                      std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
-  struct Part {
-    double best = HUGE_VAL;
-    std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
-    bool found = false;
-    std::vector<double> excused;  // the distances² of the pairs excused here
-    std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
-    std::vector<std::byte> ref_scratch;
-    std::vector<double> rv;
-  };
-  std::vector<Part> parts(static_cast<std::size_t>(threads));
-  double best = HUGE_VAL;
-  std::int64_t bp = 0, bq = 0;
-  std::int64_t excused = 0, nonfinite_rows = 0, first_nonfinite = -1;
-  for (std::int64_t f = 0; f < info.rows; f += block) {
-    const std::int64_t n = std::min(block, info.rows - f);
-    const std::int64_t lo = std::max<std::int64_t>(0, f - window);
-    const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
-    const std::int64_t m = f + n - lo;
-    if (f32) {
-      // float32 rows as they are (half the bytes of doubles, no widening
-      // pass); widened where they are used.
-      vf.resize(static_cast<std::size_t>(m * d));
-      const auto read = [&](std::int64_t a0, std::int64_t a1) {
-        if (a1 > a0) t.ReadRows(lo + a0, a1 - a0, reinterpret_cast<std::byte*>(vf.data() + static_cast<std::size_t>(a0 * d)));
-      };
-      if (t.concurrent_reads() && np > 1)
-        ParallelFor(np, [&](int k) { read(m * k / np, m * (k + 1) / np); });
-      else
-        read(0, m);
-    } else if (t.concurrent_reads() && np > 1) {
-      // Each thread reads and widens its share of the rows (a C-order .npy).
-      v.resize(static_cast<std::size_t>(m * d));
-      ParallelFor(np, [&](int k) {
-        const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
-        ReadRowsAsDoubleInto(t, lo + a0, a1 - a0, v.data() + static_cast<std::size_t>(a0 * d));
-      });
-    } else {
-      ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
-    }
-    const auto part = [&](int k, const auto* rows) {
-      Part& pt = parts[static_cast<std::size_t>(k)];
-      pt.best = best;
+  }
+
+  std::int64_t window() const { return window_; }
+  std::int64_t block() const { return block_; }
+  int threads() const { return threads_; }
+
+  /// The pairs (q, p) for the rows q of [f, f + n), every row of [lo, f + n)
+  /// held (lo = max(0, f - window())): row_at(i) points at row i (const
+  /// Row: float or double entries); rows from `contiguous` on follow each
+  /// other in memory.
+  template <class Row, class RowAt>
+  void Block(const RowAt& row_at, std::int64_t f, std::int64_t n, std::int64_t contiguous) {
+    const std::int64_t d = d_;
+    const std::int64_t lo = std::max<std::int64_t>(0, f - window_);
+    const int np = static_cast<int>(std::min<std::int64_t>(threads_, n));
+    const auto part = [&](int k) {
+      Part& pt = parts_[static_cast<std::size_t>(k)];
+      pt.best = best_;
       pt.found = false;
       pt.nonfinite_rows = 0;
       pt.first_nonfinite = -1;
@@ -980,8 +945,8 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
       const auto load_ref = [&] {
         if (ref_loaded) return;
-        ReadRowsAsDouble(*ref, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
-        for (double& x : pt.rv) x = round_to(x);
+        ReadRowsAsDouble(*ref_, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
+        for (double& x : pt.rv) x = RoundTo(x);
         ref_loaded = true;
       };
       const std::int64_t q0 = f + n * k / np, q1 = f + n * (k + 1) / np;
@@ -993,7 +958,6 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       // early-stopping one is, and then equal to it, so the pass below takes
       // the same decisions with it.
       pt.adjacent.assign(static_cast<std::size_t>(q1 - q0), 0.0);
-      using Row = decltype(rows);
       const auto adjacent = [&](std::int64_t from, std::int64_t to) {  // rows [from, to)
         for (std::int64_t g = from; g < to; g += 8) {
           double sum[8] = {};
@@ -1001,8 +965,8 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
           Row rb[8];
           for (int e = 0; e < 8; ++e) {
             const std::int64_t q = g + e < to ? g + e : g;
-            ra[e] = rows + (q - lo) * d;
-            rb[e] = q - 1 >= lo ? ra[e] - d : ra[e];  // no previous row held: unused
+            ra[e] = row_at(q);
+            rb[e] = q - 1 >= lo ? row_at(q - 1) : ra[e];  // no previous row held: unused
           }
           for (std::int64_t j = 0; j < d; ++j)
             for (int e = 0; e < 8; ++e) {
@@ -1016,19 +980,20 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
 #if PE_NORM_AVX2
       if constexpr (std::is_same_v<Row, const float*>) {
         // float32 rows on AVX2: eight rows at a time as lanes (the same
-        // sums, AdjacentDistancesF32); the first row held has no previous
-        // row, and the last rows of the part are not eight.
-        const std::int64_t a0 = q0 == lo ? q0 + 1 : q0, a1 = a0 + (q1 - a0) / 8 * 8;
-        if (avx2 && a1 > a0) {
+        // sums, AdjacentDistancesF32), rows whose previous row is held just
+        // before them (from `contiguous`); the last rows of the part are not
+        // eight.
+        const std::int64_t a0 = std::max(q0, contiguous + 1), a1 = a0 + std::max<std::int64_t>(0, q1 - a0) / 8 * 8;
+        if (avx2_ && a1 > a0) {
           adjacent(q0, a0);
-          AdjacentDistancesF32(rows + (a0 - lo) * d, a1 - a0, d, pt.adjacent.data() + (a0 - q0));
+          AdjacentDistancesF32(row_at(a0), a1 - a0, d, pt.adjacent.data() + (a0 - q0));
           done = a1;
         }
       }
 #endif
       adjacent(done, q1);
       for (std::int64_t q = q0; q < q1; ++q) {
-        const Row rq = rows + (q - lo) * d;
+        const Row rq = row_at(q);
         // A finite distance² to the previous row (or to itself: the row
         // before the first held) has only finite terms, so finite entries:
         // the row's own test only when it is not finite (rare). A NaN or
@@ -1037,18 +1002,18 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
           if (pt.nonfinite_rows++ == 0) pt.first_nonfinite = q;
           continue;
         }
-        for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
-          const Row rp = rows + (p - lo) * d;
+        for (std::int64_t p = std::max(lo, q - window_); p < q; ++p) {
+          const Row rp = row_at(p);
           const double s = p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, rp, d, pt.best);
           if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
-          if (ref && std::sqrt(s) <= limit) {
+          if (ref_ && std::sqrt(s) <= limit_) {
             // The exact rows rounded to the dtype: equal (or as close) too?
             load_ref();
             const double* eq = pt.rv.data() + (q - lo) * d;
             const double* ep = pt.rv.data() + (p - lo) * d;
             double se = 0;
             for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
-            if (std::sqrt(se) <= limit) {
+            if (std::sqrt(se) <= limit_) {
               pt.excused.push_back(s);
               continue;
             }
@@ -1057,52 +1022,127 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
         }
       }
     };
-    ParallelFor(np, [&](int k) {
-      if (f32) part(k, static_cast<const float*>(vf.data()));
-      else part(k, static_cast<const double*>(v.data()));
-    });
+    ParallelFor(np, part);
     for (int k = 0; k < np; ++k) {
-      const Part& pt = parts[static_cast<std::size_t>(k)];
-      for (double s : pt.excused) excused += s < best;
-      if (pt.nonfinite_rows > 0 && nonfinite_rows == 0) first_nonfinite = pt.first_nonfinite;
-      nonfinite_rows += pt.nonfinite_rows;
-      if (pt.found && pt.best < best) best = pt.best, bp = pt.bp, bq = pt.bq;
+      const Part& pt = parts_[static_cast<std::size_t>(k)];
+      for (double s : pt.excused) excused_ += s < best_;
+      if (pt.nonfinite_rows > 0 && nonfinite_rows_ == 0) first_nonfinite_ = pt.first_nonfinite;
+      nonfinite_rows_ += pt.nonfinite_rows;
+      if (pt.found && pt.best < best_) best_ = pt.best, bp_ = pt.bp, bq_ = pt.bq;
     }
-  }
-  if (info.rows < 2) {
-    c.skipped = true;
-    c.summary = "a single row";
+    }
+
+  Check Finish() const {
+    Check c;
+    c.name = "unique";
+    if (rows_ < 2) {
+      c.skipped = true;
+      c.summary = "a single row";
+      return c;
+    }
+    c.limit = limit_;
+    c.limit_why = fmt::format("rounding noise of a row: √d · ulp(1) in {}", Traits(dt_).name);
+    if (nonfinite_rows_ > 0) {
+      c.measured = std::nan("");
+      c.passed = false;
+      c.details = {{"nonfinite_rows", nonfinite_rows_}, {"first_nonfinite_row", first_nonfinite_}};
+      c.summary = fmt::format("{} row{} hold NaN or infinite values (first: row {}): not comparable", nonfinite_rows_,
+                              nonfinite_rows_ == 1 ? "" : "s", first_nonfinite_);
+      return c;
+    }
+    const double dist = std::sqrt(best_);
+    c.measured = dist;
+    c.passed = dist > c.limit;
+    const bool all = window_ >= rows_;
+    c.details = {{"min_distance", JsonNumber(dist)},
+                 {"rows", {bp_, bq_}},
+                 {"pairs", all ? "all" : fmt::format("within {} rows", window_)},
+                 {"equal_as_exact_rounded", excused_}};
+    const std::string scope = all ? "all pairs" : fmt::format("pairs within {} rows", window_);
+    if (best_ == HUGE_VAL)
+      c.summary = fmt::format("every pair of rows is as distinct as the exact rows rounded to {} ({})", Traits(dt_).name, scope);
+    else
+      c.summary = fmt::format("{} distance {} between rows {} and {} ({})", c.passed ? "minimum" : "rows not distinct:", G(dist),
+                              bp_, bq_, scope);
+    if (excused_ > 0)
+      c.summary += fmt::format("; {} closer pair(s) of rows excused: the reference rows rounded to {} are as close (low "
+                               "precision, not a defect)",
+                               excused_, Traits(dt_).name);
     return c;
   }
-  c.limit = limit;
-  c.limit_why = fmt::format("rounding noise of a row: √d · ulp(1) in {}", Traits(o.tolerance.dtype).name);
-  if (nonfinite_rows > 0) {
-    c.measured = std::nan("");
-    c.passed = false;
-    c.details = {{"nonfinite_rows", nonfinite_rows}, {"first_nonfinite_row", first_nonfinite}};
-    c.summary = fmt::format("{} row{} hold NaN or infinite values (first: row {}): not comparable", nonfinite_rows,
-                            nonfinite_rows == 1 ? "" : "s", first_nonfinite);
-    return c;
+
+ private:
+  double RoundTo(double x) const {
+    switch (dt_) {
+      case DType::kFloat32: return static_cast<double>(static_cast<float>(x));
+      case DType::kFloat16: return HalfBitsToDouble(DoubleToHalfBits(x));
+      case DType::kBFloat16: return BFloat16BitsToDouble(DoubleToBFloat16Bits(x));
+      case DType::kFloat64: break;
+    }
+    return x;
   }
-  const double dist = std::sqrt(best);
-  c.measured = dist;
-  c.passed = dist > c.limit;
-  const bool all = window >= info.rows;
-  c.details = {{"min_distance", JsonNumber(dist)},
-               {"rows", {bp, bq}},
-               {"pairs", all ? "all" : fmt::format("within {} rows", window)},
-               {"equal_as_exact_rounded", excused}};
-  const std::string scope = all ? "all pairs" : fmt::format("pairs within {} rows", window);
-  if (best == HUGE_VAL)
-    c.summary = fmt::format("every pair of rows is as distinct as the exact rows rounded to {} ({})", Traits(dt).name, scope);
-  else
-    c.summary = fmt::format("{} distance {} between rows {} and {} ({})", c.passed ? "minimum" : "rows not distinct:", G(dist),
-                            bp, bq, scope);
-  if (excused > 0)
-    c.summary += fmt::format("; {} closer pair(s) of rows excused: the reference rows rounded to {} are as close (low "
-                             "precision, not a defect)",
-                             excused, Traits(dt).name);
-  return c;
+
+  struct Part {
+    double best = HUGE_VAL;
+    std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
+    bool found = false;
+    std::vector<double> excused;  // the distances² of the pairs excused here
+    std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
+    std::vector<std::byte> ref_scratch;
+    std::vector<double> rv;
+  };
+  std::int64_t rows_, d_;
+  DType dt_;
+  std::int64_t window_ = 0, block_ = 1;
+  double limit_ = 0;
+  RowSource* ref_ = nullptr;
+  int threads_ = 1;
+  bool avx2_ = false;
+  std::vector<Part> parts_;
+  double best_ = HUGE_VAL;
+  std::int64_t bp_ = 0, bq_ = 0, excused_ = 0, nonfinite_rows_ = 0, first_nonfinite_ = -1;
+};
+
+Check Unique(RowSource& t, const PropertyOptions& o) {
+  const TableInfo& info = t.info();
+  const std::int64_t d = info.cols;
+  UniquePass u(info, o);
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+  std::vector<float> vf;  // float32 rows (f32), as read
+  const bool f32 = info.dtype == DType::kFloat32;
+  for (std::int64_t f = 0; f < info.rows; f += u.block()) {
+    const std::int64_t n = std::min(u.block(), info.rows - f);
+    const std::int64_t lo = std::max<std::int64_t>(0, f - u.window());
+    const int np = static_cast<int>(std::min<std::int64_t>(u.threads(), n));
+    const std::int64_t m = f + n - lo;
+    if (f32) {
+      // float32 rows as they are (half the bytes of doubles, no widening
+      // pass); widened where they are used.
+      vf.resize(static_cast<std::size_t>(m * d));
+      const auto read = [&](std::int64_t a0, std::int64_t a1) {
+        if (a1 > a0) t.ReadRows(lo + a0, a1 - a0, reinterpret_cast<std::byte*>(vf.data() + static_cast<std::size_t>(a0 * d)));
+      };
+      if (t.concurrent_reads() && np > 1)
+        ParallelFor(np, [&](int k) { read(m * k / np, m * (k + 1) / np); });
+      else
+        read(0, m);
+      u.Block<const float*>([&](std::int64_t i) { return static_cast<const float*>(vf.data()) + (i - lo) * d; }, f, n, lo);
+      continue;
+    }
+    if (t.concurrent_reads() && np > 1) {
+      // Each thread reads and widens its share of the rows (a C-order .npy).
+      v.resize(static_cast<std::size_t>(m * d));
+      ParallelFor(np, [&](int k) {
+        const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
+        ReadRowsAsDoubleInto(t, lo + a0, a1 - a0, v.data() + static_cast<std::size_t>(a0 * d));
+      });
+    } else {
+      ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
+    }
+    u.Block<const double*>([&](std::int64_t i) { return static_cast<const double*>(v.data()) + (i - lo) * d; }, f, n, lo);
+  }
+  return u.Finish();
 }
 
 }  // namespace
