@@ -401,6 +401,14 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
                                  std::find(checks.begin(), checks.end(), "norm") != checks.end();
   std::optional<BoundsNormFold> bounds_norm;
   if (wants_bounds_norm && ref && shape_ok) bounds_norm.emplace(info, po);
+  // unique too, for a float32 table (the comparison's blocks as they are).
+  std::optional<UniqueFold> unique;
+  if (std::find(checks.begin(), checks.end(), "unique") != checks.end() && ref && shape_ok &&
+      info.dtype == DType::kFloat32)
+    unique.emplace(info, po);
+  RowFolds folds;
+  if (bounds_norm) folds.Add(&*bounds_norm);
+  if (unique) folds.Add(&*unique);
 
   // Entry-by-entry comparison with the reference.
   if (ref && shape_ok) {
@@ -414,7 +422,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     ro.start = start;
     ro.inv_freq = rope_tensor == "inv_freq";
     ro.on_rows = o.on_rows;
-    if (bounds_norm) ro.fold = &*bounds_norm;
+    if (!folds.empty()) ro.fold = &folds;
     // The recurrence's rows as a filter, when the reference is a sinusoid
     // with fast float64 rows: most entries then never need the reference.
     if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref); sinusoid && sinusoid->has_approx_rows())
@@ -464,8 +472,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   }
 
   if (!checks.empty()) {
-    // bounds and norm from the comparison's read of the table, when it runs.
+    // bounds, norm and unique from the comparison's read of the table, when it runs.
     if (bounds_norm) po.bounds_norm = bounds_norm->Finish();
+    if (unique) po.unique = unique->Finish();
     for (Check& c : RunPropertyChecks(table, po)) rep.checks.push_back(std::move(c));
   }
 

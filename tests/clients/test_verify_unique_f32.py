@@ -10,7 +10,11 @@ squared differences of the float32 entries as Python floats.
 Tables (pe generate, default sinusoid): d = 38 x 1001 with rows 700 and 699
 made close (differences in the last two columns and column 5: the AVX2
 rows' tail and body); d = 64 x 2100 with rows 2048 and 2047 close; d = 38 x
-1001 with rows 300 and 100 close (not neighbours: the early-stopping sum).
+1001 with rows 300 and 100 close (not neighbours: the early-stopping sum);
+d = 1024 x 3000 (pairs within 349 rows; verify reads blocks of 512 rows,
+and unique keeps the rows of its window from one block to the next) with
+rows 600 and 300 close, and with rows 1024 and 1023 (across a block
+boundary).
 
 Usage: test_verify_unique_f32.py PE_BIN SCRATCH_DIR
 """
@@ -28,7 +32,8 @@ C = Checker(sys.argv[1], sys.argv[2])
 check = C.check
 
 for d, rows, (p, q), cols in [(38, 1001, (699, 700), [5, 36, 37]), (64, 2100, (2047, 2048), [0, 63]),
-                              (38, 1001, (100, 300), [2, 37])]:
+                              (38, 1001, (100, 300), [2, 37]), (1024, 3000, (300, 600), [1, 1023]),
+                              (1024, 3000, (1023, 1024), [0, 1022])]:
     path = C.path(f"u{d}_{q}.npy")
     C.pe("generate", "--d-model", str(d), "--max-len", str(rows), "-o", path)
     t = np.load(path)

@@ -594,7 +594,7 @@ void BoundsNormFold::Fold(int part, const std::byte* raw, std::int64_t first, st
   impl_->norm.Fold(p.n, rows, first, count);
 }
 
-void BoundsNormFold::EndBlock() {
+void BoundsNormFold::EndBlock(const std::byte*, std::int64_t, std::int64_t) {
   for (int k = 0; k < blocks_parts_; ++k) {
     const Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
     impl_->bounds.Merge(p.b);
@@ -1147,6 +1147,43 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
 
 }  // namespace
 
+struct UniqueFold::Impl {
+  Impl(const TableInfo& info, const PropertyOptions& o) : d(info.cols), pass(info, o) {}
+  std::int64_t d;
+  UniquePass pass;
+  std::vector<float> tail;  // rows [tail_first, the next block's first): the window before it
+  std::int64_t tail_first = 0;
+};
+
+UniqueFold::UniqueFold(const TableInfo& info, const PropertyOptions& options)
+    : impl_(std::make_unique<Impl>(info, options)) {}
+UniqueFold::~UniqueFold() = default;
+
+void UniqueFold::EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) {
+  Impl& m = *impl_;
+  const std::int64_t d = m.d;
+  const float* block = reinterpret_cast<const float*>(raw);
+  const auto row_at = [&](std::int64_t i) {
+    return i < first ? m.tail.data() + (i - m.tail_first) * d : block + (i - first) * d;
+  };
+  // The rows before the block are those kept from the blocks before
+  // (tail_first = max(0, first - window)); the block's rows follow each
+  // other in memory from `first` on.
+  m.pass.Block<const float*>(row_at, first, count, first);
+  const std::int64_t keep = std::max<std::int64_t>(0, first + count - m.pass.window());
+  std::vector<float> next(static_cast<std::size_t>((first + count - keep) * d));
+  for (std::int64_t i = keep; i < first + count; ++i)
+    std::memcpy(next.data() + (i - keep) * d, row_at(i), static_cast<std::size_t>(d) * sizeof(float));
+  m.tail.swap(next);
+  m.tail_first = keep;
+}
+
+Check UniqueFold::Finish() const { return impl_->pass.Finish(); }
+
+namespace {
+
+}  // namespace
+
 const std::vector<std::string>& PropertyCheckNames() {
   static const std::vector<std::string> kNames = {"rotation", "shift", "bounds", "norm", "unique"};
   return kNames;
@@ -1173,7 +1210,7 @@ std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o)
     else if (name == "norm") out.push_back(Norm(table, o));
     else if (name == "rotation") out.push_back(o.pairing.found ? RotationPaired(table, o) : RotationGeneral(table, o));
     else if (name == "shift") out.push_back(Shift(table, o));
-    else if (name == "unique") out.push_back(Unique(table, o));
+    else if (name == "unique") out.push_back(o.unique ? *o.unique : Unique(table, o));
   }
   return out;
 }

@@ -52,6 +52,8 @@ struct PropertyOptions {
   /// (BoundsNormFold over the rows it read): reported as they are instead
   /// of reading the table again.
   std::optional<std::pair<Check, Check>> bounds_norm;
+  /// The unique check, when another pass measured it (UniqueFold).
+  std::optional<Check> unique;
 };
 
 /// The bounds and norm checks folded over the rows another pass reads
@@ -67,7 +69,7 @@ class BoundsNormFold : public RowFold {
   ~BoundsNormFold() override;
   void BeginBlock(int parts) override;
   void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override;
-  void EndBlock() override;
+  void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
   /// {bounds, norm}, after the last block.
   std::pair<Check, Check> Finish() const;
 
@@ -75,6 +77,27 @@ class BoundsNormFold : public RowFold {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int blocks_parts_ = 0;  // parts of the current block
+};
+
+/// The unique check of a float32 table over the blocks another pass reads
+/// (RowFold; it works on each whole block in EndBlock, keeping the last
+/// rows of its window between blocks): the same figures as
+/// RunPropertyChecks' own pass, which reads the table itself. REQUIRES:
+/// info.dtype is float32. Keeps what it needs of `info` and `options`
+/// (options.reference must outlive it).
+class UniqueFold : public RowFold {
+ public:
+  UniqueFold(const TableInfo& info, const PropertyOptions& options);
+  ~UniqueFold() override;
+  void BeginBlock(int) override {}
+  void Fold(int, const std::byte*, std::int64_t, std::int64_t) override {}
+  void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  /// The check, after the last block.
+  Check Finish() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Runs options.checks on `table`. Throws pe::Error (usage) for an unknown

@@ -563,7 +563,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             o.fold->Fold(t, raw.data() + static_cast<std::size_t>(c0) * info.row_bytes(), f + c0, r + 1 - c0);
         }
       });
-      if (o.fold) o.fold->EndBlock();
+      if (o.fold) o.fold->EndBlock(raw.data(), f, n);
       for (const Partial& p : partial) total.Merge(p);
       if (o.on_rows) o.on_rows(f + n);
       continue;
@@ -596,7 +596,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
         });
       });
     });
-    if (o.fold) o.fold->EndBlock();
+    if (o.fold) o.fold->EndBlock(raw.data(), f, n);
     for (const Partial& p : partial) total.Merge(p);
     if (o.on_rows) o.on_rows(f + n);
   }
