@@ -344,6 +344,58 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     if (shape_ok && ref) ref_head = AnalyseHead(*ref);
   }
 
+  // Property checks: which, and their options (set before the comparison,
+  // which measures bounds and norm on its read of the table).
+  if (!o.checks_given) {
+    if (scheme_checks) checks = *scheme_checks;
+    else if (ref && shape_ok && ref_head.pairing.found) checks = PropertyCheckNames();
+    else if (ref) checks = {"unique"};
+  }
+  PropertyOptions po;
+  if (!checks.empty()) {
+    po.checks = checks;
+    po.offsets = o.offsets;
+    po.start = start;
+    // Property limits follow the default rule for the judged dtype: an
+    // explicit --atol/--rtol/--max-ulp is about agreement with the reference,
+    // not about the rounding noise a property must allow.
+    po.tolerance = DefaultTolerance(rep.tolerance.dtype);
+    // Padding rows: those the reference itself zeroes (fairseq's padding_idx
+    // row); without a reference, the file's all-zero rows.
+    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats().zero_rows;
+    po.reference = ref && shape_ok ? ref : nullptr;  // "unique" excuses rows the dtype itself makes equal
+    if (ref && shape_ok && ref_head.pairing.found) {
+      po.pairing = ref_head.pairing;
+      po.omega_known = true;
+    } else if (info.cols > kMaxWidth) {
+      // Wider than any table pe makes: no pairing is looked for (the head
+      // as doubles would be twice the rows it holds); the checks that need
+      // one skip.
+      po.pairing = Pairing{};
+    } else {
+      const std::int64_t n = HeadRows(info);
+      std::vector<std::byte> scratch;
+      std::vector<double> head;
+      ReadRowsAsDouble(table, 0, n, &scratch, &head);
+      std::vector<std::int64_t> skip;
+      for (auto z : stats().zero_rows)
+        if (z < n) skip.push_back(z);
+      po.pairing = FindPairing(head, n, info.cols, skip, 1e-2);
+    }
+  }
+  const bool wants_bounds_norm = std::find(checks.begin(), checks.end(), "bounds") != checks.end() ||
+                                 std::find(checks.begin(), checks.end(), "norm") != checks.end();
+  std::optional<BoundsNormFold> bounds_norm;
+  if (wants_bounds_norm && ref && shape_ok) bounds_norm.emplace(info, po);
+  // unique too, for a float32 table (the comparison's blocks as they are).
+  std::optional<UniqueFold> unique;
+  if (std::find(checks.begin(), checks.end(), "unique") != checks.end() && ref && shape_ok &&
+      info.dtype == DType::kFloat32)
+    unique.emplace(info, po);
+  RowFolds folds;
+  if (bounds_norm) folds.Add(&*bounds_norm);
+  if (unique) folds.Add(&*unique);
+
   // Entry-by-entry comparison with the reference.
   if (ref && shape_ok) {
     Check c;
@@ -356,6 +408,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     ro.start = start;
     ro.inv_freq = rope_tensor == "inv_freq";
     ro.on_rows = o.on_rows;
+    if (!folds.empty()) ro.fold = &folds;
     // The recurrence's rows as a filter, when the reference is a sinusoid
     // with fast float64 rows: most entries then never need the reference.
     if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref); sinusoid && sinusoid->has_approx_rows())
@@ -404,43 +457,10 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     rep.checks.push_back(c);
   }
 
-  // Property checks.
-  if (!o.checks_given) {
-    if (scheme_checks) checks = *scheme_checks;
-    else if (ref && shape_ok && ref_head.pairing.found) checks = PropertyCheckNames();
-    else if (ref) checks = {"unique"};
-  }
   if (!checks.empty()) {
-    PropertyOptions po;
-    po.checks = checks;
-    po.offsets = o.offsets;
-    po.start = start;
-    // Property limits follow the default rule for the judged dtype: an
-    // explicit --atol/--rtol/--max-ulp is about agreement with the reference,
-    // not about the rounding noise a property must allow.
-    po.tolerance = DefaultTolerance(rep.tolerance.dtype);
-    // Padding rows: those the reference itself zeroes (fairseq's padding_idx
-    // row); without a reference, the file's all-zero rows.
-    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats().zero_rows;
-    po.reference = ref && shape_ok ? ref : nullptr;  // "unique" excuses rows the dtype itself makes equal
-    if (ref && shape_ok && ref_head.pairing.found) {
-      po.pairing = ref_head.pairing;
-      po.omega_known = true;
-    } else if (info.cols > kMaxWidth) {
-      // Wider than any table pe makes: no pairing is looked for (the head
-      // as doubles would be twice the rows it holds); the checks that need
-      // one skip.
-      po.pairing = Pairing{};
-    } else {
-      const std::int64_t n = HeadRows(info);
-      std::vector<std::byte> scratch;
-      std::vector<double> head;
-      ReadRowsAsDouble(table, 0, n, &scratch, &head);
-      std::vector<std::int64_t> skip;
-      for (auto z : stats().zero_rows)
-        if (z < n) skip.push_back(z);
-      po.pairing = FindPairing(head, n, info.cols, skip, 1e-2);
-    }
+    // bounds, norm and unique from the comparison's read of the table, when it runs.
+    if (bounds_norm) po.bounds_norm = bounds_norm->Finish();
+    if (unique) po.unique = unique->Finish();
     for (Check& c : RunPropertyChecks(table, po)) rep.checks.push_back(std::move(c));
   }
 

@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
+#include <type_traits>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
 
 #include "core/analysis/blocks.h"
 #include "core/error.h"
@@ -117,6 +123,35 @@ std::vector<std::int64_t> Offsets(const PropertyOptions& o, std::int64_t rows) {
   return ks;
 }
 
+typedef double V2 __attribute__((vector_size(16)));
+typedef long long V2l __attribute__((vector_size(16)));
+typedef float V2f __attribute__((vector_size(8)));
+
+// A block of rows for BoundsPass and NormPass: entry i as a double, and
+// entries i, i + 1 as a pair.
+struct F64Rows {
+  const double* p;
+  double operator()(std::size_t i) const { return p[i]; }
+  V2 Two(std::size_t i) const {
+    V2 x;
+    std::memcpy(&x, p + i, sizeof x);
+    return x;
+  }
+};
+struct F32Rows {  // raw float32 entries, widened where they are used (exactly)
+  const std::byte* p;
+  double operator()(std::size_t i) const {
+    float x;
+    std::memcpy(&x, p + 4 * i, 4);
+    return x;
+  }
+  V2 Two(std::size_t i) const {
+    V2f x;
+    std::memcpy(&x, p + 4 * i, sizeof x);
+    return __builtin_convertvector(x, V2);
+  }
+};
+
 // The bounds and norm checks as passes over row ranges (StreamRowsParallel's
 // fold and merge), so that one read of the table can serve both
 // (BoundsAndNorm): each keeps its own parts, merged in row order, so the
@@ -129,39 +164,50 @@ class BoundsPass {
   };
   explicit BoundsPass(const TableInfo& info) : info_(info) {}
 
-  void Fold(Part& p, const std::vector<double>& v, std::int64_t f) const {
+  // Rows as doubles (F64Rows) or, without widening them first, as float32
+  // bytes (F32Rows): the same numbers either way, each entry converted
+  // exactly to double where it is used.
+  template <class Rows>
+  void Fold(Part& p, const Rows& v, std::size_t size, std::int64_t f) const {
     // Rows whose every |v| is at most 1 and at most the worst so far
     // (no NaN: it fails both) change nothing: a call-free test first
     // (it vectorises), the entry-by-entry loop only when it fails.
-    const double quiet_max = std::min(1.0, p.worst);
+    const double quiet_max = QuietMax(p);
     // Two at a time in SSE2 registers (GCC vector extensions: the compiler
     // left the scalar loop with a compare and a branch per entry; wider
     // generic vectors were emulated through memory); !(|v| <= max) is also
     // true for NaN, as below.
-    typedef double V2 __attribute__((vector_size(16)));
-    typedef long long V2l __attribute__((vector_size(16)));
     const V2l abs_mask = V2l{} + 0x7fffffffffffffffLL;
     const V2 q = V2{} + quiet_max;
     V2l loud2 = V2l{};
     std::size_t i0 = 0;
-    for (; i0 + 2 <= v.size(); i0 += 2) {
-      V2 x;
-      std::memcpy(&x, v.data() + i0, sizeof x);
-      loud2 |= ~((V2)((V2l)x & abs_mask) <= q);
-    }
+    for (; i0 + 2 <= size; i0 += 2) loud2 |= ~((V2)((V2l)v.Two(i0) & abs_mask) <= q);
     int loud = (loud2[0] | loud2[1]) != 0;
-    for (std::size_t i = i0; i < v.size(); ++i) loud |= !(std::fabs(v[i]) <= quiet_max);
+    for (std::size_t i = i0; i < size; ++i) loud |= !(std::fabs(v(i)) <= quiet_max);
     if (!loud) return;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const double a = std::isnan(v[i]) ? HUGE_VAL : std::fabs(v[i]);
+    for (std::size_t i = 0; i < size; ++i) {
+      const double x = v(i);
+      const double a = std::isnan(x) ? HUGE_VAL : std::fabs(x);
       if (a > 1) ++p.over;
-      if (Better(a, v[i], p.worst, p.worst_value)) {
+      if (Better(a, x, p.worst, p.worst_value)) {
         p.worst = a;
-        p.worst_value = v[i];
+        p.worst_value = x;
         p.wr = f + static_cast<std::int64_t>(i) / info_.cols;
         p.wc = static_cast<std::int64_t>(i) % info_.cols;
       }
     }
+  }
+
+  /// Rows whose every |v| is at most this change nothing.
+  static double QuietMax(const Part& p) { return std::min(1.0, p.worst); }
+
+  /// A part that starts where the merged parts stand (no count of its own):
+  /// it ends as the same sequential fold would, merged in order, and its
+  /// quiet test starts from the worst so far instead of 0.
+  Part Seed() const {
+    Part p = t_;
+    p.over = 0;
+    return p;
   }
 
   void Merge(const Part& p) {
@@ -210,7 +256,8 @@ class NormPass {
         cols_(o.pairing.found ? MeasuredColumns(o.pairing, info.cols) : std::vector<std::int64_t>{}),
         skip_(o.skip_rows.begin(), o.skip_rows.end()) {}
 
-  void Fold(Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) const {
+  template <class Rows>
+  void Fold(Part& p, const Rows& v, std::int64_t f, std::int64_t n) const {
     // kRows rows at a time: each row's sum of squares in column order (the
     // same number as the row alone), the rows' sums as independent chains,
     // so the adds are not bound by one chain's latency (one row at a time
@@ -219,31 +266,48 @@ class NormPass {
     for (std::int64_t r0 = 0; r0 < n; r0 += kRows) {
       const std::int64_t m = std::min(kRows, n - r0);
       double s[kRows] = {};
-      const double* row[kRows];
-      for (std::int64_t q = 0; q < kRows; ++q)
-        row[q] = v.data() + static_cast<std::size_t>((r0 + (q < m ? q : 0)) * info_.cols);
+      std::size_t row[kRows];  // each row's first entry
+      for (std::int64_t q = 0; q < kRows; ++q) row[q] = static_cast<std::size_t>((r0 + (q < m ? q : 0)) * info_.cols);
       if (o_.pairing.found) {
         for (std::int64_t j : cols_)
-          for (std::int64_t q = 0; q < kRows; ++q) s[q] += row[q][j] * row[q][j];
+          for (std::int64_t q = 0; q < kRows; ++q) {
+            const double x = v(row[q] + static_cast<std::size_t>(j));
+            s[q] += x * x;
+          }
       } else {
         for (std::int64_t j = 0; j < info_.cols; ++j)
-          for (std::int64_t q = 0; q < kRows; ++q) s[q] += row[q][j] * row[q][j];
+          for (std::int64_t q = 0; q < kRows; ++q) {
+            const double x = v(row[q] + static_cast<std::size_t>(j));
+            s[q] += x * x;
+          }
       }
-      for (std::int64_t q = 0; q < m; ++q) {
-        const std::int64_t r = r0 + q;
-        if (skip_.count(f + r)) {
-          ++p.skipped;
-          continue;
-        }
-        const double nr = std::sqrt(s[q]);
-        if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
-          if (p.nonfinite++ == 0) p.first_nonfinite = f + r;
-          continue;
-        }
-        if (nr < p.nmin) p.nmin = nr, p.rmin = f + r;
-        if (nr > p.nmax) p.nmax = nr, p.rmax = f + r;
-      }
+      for (std::int64_t q = 0; q < m; ++q) FoldRow(p, f + r0 + q, s[q]);
     }
+  }
+
+  // Row `row`, whose sum of squares (over the measured columns, in column
+  // order) is `sum`; rows in order.
+  void FoldRow(Part& p, std::int64_t row, double sum) const {
+    if (skip_.count(row)) {
+      ++p.skipped;
+      return;
+    }
+    const double nr = std::sqrt(sum);
+    if (!std::isfinite(nr)) {  // a NaN or infinite entry: no norm to compare
+      if (p.nonfinite++ == 0) p.first_nonfinite = row;
+      return;
+    }
+    if (nr < p.nmin) p.nmin = nr, p.rmin = row;
+    if (nr > p.nmax) p.nmax = nr, p.rmax = row;
+  }
+
+  /// Whether every column is measured (no pairing, or one that covers them all).
+  bool AllColumns() const {
+    if (!o_.pairing.found) return true;
+    if (static_cast<std::int64_t>(cols_.size()) != info_.cols) return false;
+    for (std::size_t j = 0; j < cols_.size(); ++j)
+      if (cols_[j] != static_cast<std::int64_t>(j)) return false;
+    return true;
   }
 
   void Merge(const Part& p) {
@@ -315,7 +379,7 @@ class NormPass {
 Check Bounds(RowSource& t, const PropertyOptions&) {
   BoundsPass b(t.info());
   StreamRowsParallel<BoundsPass::Part>(
-      t, [&](BoundsPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) { b.Fold(p, v, f); },
+      t, [&](BoundsPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t) { b.Fold(p, F64Rows{v.data()}, v.size(), f); },
       [&](const BoundsPass::Part& p) { b.Merge(p); });
   return b.Finish();
 }
@@ -323,7 +387,7 @@ Check Bounds(RowSource& t, const PropertyOptions&) {
 Check Norm(RowSource& t, const PropertyOptions& o) {
   NormPass nm(t.info(), o);
   StreamRowsParallel<NormPass::Part>(
-      t, [&](NormPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) { nm.Fold(p, v, f, n); },
+      t, [&](NormPass::Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) { nm.Fold(p, F64Rows{v.data()}, f, n); },
       [&](const NormPass::Part& p) { nm.Merge(p); });
   return nm.Finish();
 }
@@ -339,8 +403,8 @@ std::pair<Check, Check> BoundsAndNorm(RowSource& t, const PropertyOptions& o) {
   StreamRowsParallel<Part>(
       t,
       [&](Part& p, const std::vector<double>& v, std::int64_t f, std::int64_t n) {
-        b.Fold(p.b, v, f);
-        nm.Fold(p.n, v, f, n);
+        b.Fold(p.b, F64Rows{v.data()}, v.size(), f);
+        nm.Fold(p.n, F64Rows{v.data()}, f, n);
       },
       [&](const Part& p) {
         b.Merge(p.b);
@@ -348,6 +412,200 @@ std::pair<Check, Check> BoundsAndNorm(RowSource& t, const PropertyOptions& o) {
       });
   return {b.Finish(), nm.Finish()};
 }
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define PE_NORM_AVX2 1
+// Each float32 row's sum of squares over all its columns (the entries
+// widened to double, summed in column order: the same numbers as
+// NormPass::Fold's), 16 rows at a time as the lanes of four AVX2
+// accumulators (4 x 4 transposes of the floats; four independent chains);
+// and whether any |entry| fails BoundsPass's quiet test (!(|v| <= max),
+// NaN included). AVX2 without FMA: no product is fused into its sum.
+template <int G>
+__attribute__((target("avx2"), always_inline)) inline void SumRowsAvx2(const std::byte* raw, std::size_t stride,
+                                                                      std::int64_t cols, __m256d q, __m256d abs_mask,
+                                                                      __m256d* loud, double* sums) {
+  __m256d acc[G];
+  for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_pd();
+  std::int64_t j = 0;
+  for (; j + 4 <= cols; j += 4) {
+    for (int g = 0; g < G; ++g) {
+      const std::byte* p = raw + static_cast<std::size_t>(4 * g) * stride + 4 * static_cast<std::size_t>(j);
+      __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(p));
+      __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(p + stride));
+      __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * stride));
+      __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * stride));
+      _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c0: column j of the four rows, ...
+      const __m128 col[4] = {c0, c1, c2, c3};
+      for (int k = 0; k < 4; ++k) {
+        const __m256d x = _mm256_cvtps_pd(col[k]);
+        acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(x, x));
+        *loud = _mm256_or_pd(*loud, _mm256_cmp_pd(_mm256_and_pd(x, abs_mask), q, _CMP_NLE_UQ));
+      }
+    }
+  }
+  for (int g = 0; g < G; ++g) _mm256_storeu_pd(sums + 4 * g, acc[g]);
+  if (j == cols) return;
+  double rest = 0;  // the columns past the last multiple of four, row by row
+  const double quiet_max = q[0];
+  for (int e = 0; e < 4 * G; ++e) {
+    double t = sums[e];
+    for (std::int64_t c = j; c < cols; ++c) {
+      float f;
+      std::memcpy(&f, raw + static_cast<std::size_t>(e) * stride + 4 * static_cast<std::size_t>(c), 4);
+      const double x = f;
+      t += x * x;
+      if (!(std::fabs(x) <= quiet_max)) rest = 1;
+    }
+    sums[e] = t;
+  }
+  if (rest != 0) *loud = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+}
+
+__attribute__((target("avx2"))) bool SumsOfSquaresF32(const std::byte* raw, std::int64_t rows, std::int64_t cols,
+                                                       double quiet_max, double* sums) {
+  const std::size_t stride = static_cast<std::size_t>(cols) * 4;
+  const __m256d q = _mm256_set1_pd(quiet_max);
+  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  __m256d loud = _mm256_setzero_pd();
+  std::int64_t r = 0;
+  for (; r + 16 <= rows; r += 16) SumRowsAvx2<4>(raw + static_cast<std::size_t>(r) * stride, stride, cols, q, abs_mask, &loud, sums + r);
+  for (; r + 4 <= rows; r += 4) SumRowsAvx2<1>(raw + static_cast<std::size_t>(r) * stride, stride, cols, q, abs_mask, &loud, sums + r);
+  bool any = _mm256_movemask_pd(loud) != 0;
+  for (; r < rows; ++r) {  // the last rows, one at a time
+    double t = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      float f;
+      std::memcpy(&f, raw + static_cast<std::size_t>(r) * stride + 4 * static_cast<std::size_t>(c), 4);
+      const double x = f;
+      t += x * x;
+      any |= !(std::fabs(x) <= quiet_max);
+    }
+    sums[r] = t;
+  }
+  return any;
+}
+
+// The distances² of rows i and i - 1 for the `count` (a multiple of 8)
+// float32 rows at `rows` (the row before the first is rows - d), each a sum
+// in column order of (x - y)² with x, y widened to double (the same numbers
+// as Unique's scalar loop), eight rows at a time as the lanes of two AVX2
+// accumulators. AVX2 without FMA: no product is fused into its sum.
+__attribute__((target("avx2"))) void AdjacentDistancesF32(const float* rows, std::int64_t count, std::int64_t d,
+                                                           double* out) {
+  const std::size_t stride = static_cast<std::size_t>(d);
+  for (std::int64_t r = 0; r < count; r += 8) {
+    __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    std::int64_t j = 0;
+    for (; j + 4 <= d; j += 4) {
+      for (int g = 0; g < 2; ++g) {
+        const float* a = rows + static_cast<std::size_t>(r + 4 * g) * stride + j;
+        const float* b = a - stride;
+        __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + stride), a2 = _mm_loadu_ps(a + 2 * stride),
+               a3 = _mm_loadu_ps(a + 3 * stride);
+        __m128 b0 = _mm_loadu_ps(b), b1 = a0, b2 = a1, b3 = a2;
+        _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+        _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
+        const __m128 ca[4] = {a0, a1, a2, a3}, cb[4] = {b0, b1, b2, b3};
+        for (int k = 0; k < 4; ++k) {
+          const __m256d t = _mm256_sub_pd(_mm256_cvtps_pd(ca[k]), _mm256_cvtps_pd(cb[k]));
+          acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(t, t));
+        }
+      }
+    }
+    double s[8];
+    _mm256_storeu_pd(s, acc[0]);
+    _mm256_storeu_pd(s + 4, acc[1]);
+    for (int e = 0; e < 8; ++e) {  // the columns past the last multiple of four
+      const float* a = rows + static_cast<std::size_t>(r + e) * stride;
+      for (std::int64_t c = j; c < d; ++c) {
+        const double x = a[c], y = a[c - static_cast<std::int64_t>(stride)];
+        s[e] += (x - y) * (x - y);
+      }
+      out[r + e] = s[e];
+    }
+  }
+}
+#else
+#define PE_NORM_AVX2 0
+#endif
+
+}  // namespace
+
+struct BoundsNormFold::Impl {
+  Impl(const TableInfo& i, const PropertyOptions& o) : info(i), options(o), bounds(info), norm(info, options) {
+#if PE_NORM_AVX2
+    avx2 = info.dtype == DType::kFloat32 && norm.AllColumns() && __builtin_cpu_supports("avx2");
+#endif
+  }
+  const TableInfo info;
+  const PropertyOptions options;
+  BoundsPass bounds;
+  NormPass norm;
+  bool avx2 = false;  // float32 rows, every column in the norm: SumsOfSquaresF32
+  struct Part {
+    BoundsPass::Part b;
+    NormPass::Part n;
+    std::vector<double> v;  // the rows as doubles, for a dtype other than float32
+  };
+  std::vector<Part> parts;
+};
+
+BoundsNormFold::BoundsNormFold(const TableInfo& info, const PropertyOptions& options)
+    : impl_(std::make_unique<Impl>(info, options)) {}
+BoundsNormFold::~BoundsNormFold() = default;
+
+void BoundsNormFold::BeginBlock(int parts) {
+  if (static_cast<int>(impl_->parts.size()) < parts) impl_->parts.resize(static_cast<std::size_t>(parts));
+  for (int k = 0; k < parts; ++k) {
+    Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
+    p.b = impl_->bounds.Seed();
+    p.n = NormPass::Part{};
+  }
+  blocks_parts_ = parts;
+}
+
+void BoundsNormFold::Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) {
+  Impl::Part& p = impl_->parts[static_cast<std::size_t>(part)];
+  const TableInfo& info = impl_->info;
+  const std::size_t size = static_cast<std::size_t>(count * info.cols);
+  if (info.dtype == DType::kFloat32) {
+    // Read as float32, widened entry by entry: no double copy of the rows.
+    const F32Rows rows{raw};
+#if PE_NORM_AVX2
+    if (impl_->avx2) {
+      // The row sums and the bounds' quiet test in one AVX2 pass; the bounds'
+      // own loop only for rows that fail it (it redoes the test: the same).
+      p.v.resize(static_cast<std::size_t>(count));
+      if (SumsOfSquaresF32(raw, count, info.cols, BoundsPass::QuietMax(p.b), p.v.data()))
+        impl_->bounds.Fold(p.b, rows, size, first);
+      for (std::int64_t r = 0; r < count; ++r) impl_->norm.FoldRow(p.n, first + r, p.v[static_cast<std::size_t>(r)]);
+      return;
+    }
+#endif
+    impl_->bounds.Fold(p.b, rows, size, first);
+    impl_->norm.Fold(p.n, rows, first, count);
+    return;
+  }
+  p.v.resize(size);
+  for (std::size_t i = 0; i < size; ++i) p.v[i] = LoadAsDouble(raw, info.dtype, i);
+  const F64Rows rows{p.v.data()};
+  impl_->bounds.Fold(p.b, rows, size, first);
+  impl_->norm.Fold(p.n, rows, first, count);
+}
+
+void BoundsNormFold::EndBlock(const std::byte*, std::int64_t, std::int64_t) {
+  for (int k = 0; k < blocks_parts_; ++k) {
+    const Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
+    impl_->bounds.Merge(p.b);
+    impl_->norm.Merge(p.n);
+  }
+  blocks_parts_ = 0;
+}
+
+std::pair<Check, Check> BoundsNormFold::Finish() const { return {impl_->bounds.Finish(), impl_->norm.Finish()}; }
+
+namespace {
 
 // Per-pair tolerance at position `pos`.
 double PairLimit(const PropertyOptions& o, double pos, double omega) {
@@ -580,91 +838,106 @@ Check Shift(RowSource& t, const PropertyOptions& o) {
 // The bound is tested every 8 columns: the sum (in column order, so a full
 // sum is the same number) only grows, so a later stop still returns a value
 // >= bound, and the inner 8 terms run without a branch.
-[[gnu::noinline]] double SquaredDistanceBelow(const double* a, const double* b, std::int64_t d, double bound) {
+// Rows of doubles, or of float32 entries widened to double where they are
+// used (the same numbers).
+template <class T>
+[[gnu::noinline]] double SquaredDistanceBelow(const T* a, const T* b, std::int64_t d, double bound) {
   double s = 0;
   std::int64_t j = 0;
   for (; j + 8 <= d && s < bound; j += 8) {
     double t[8];
-    for (int k = 0; k < 8; ++k) t[k] = (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
+    for (int k = 0; k < 8; ++k) {
+      const double x = a[j + k], y = b[j + k];
+      t[k] = (x - y) * (x - y);
+    }
     for (int k = 0; k < 8; ++k) s += t[k];
   }
-  for (; j < d && s < bound; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
+  for (; j < d && s < bound; ++j) {
+    const double x = a[j], y = b[j];
+    s += (x - y) * (x - y);
+  }
   return s;
 }
 
-Check Unique(RowSource& t, const PropertyOptions& o) {
-  Check c;
-  c.name = "unique";
-  const TableInfo& info = t.info();
-  const std::int64_t d = info.cols;
-  // All pairs when affordable (rows²·d/2 <= 2^30), else pairs within a
-  // window W of each other (duplicates from low-precision positions are
-  // neighbours).
-  const double budget = std::ldexp(1.0, 30);
-  std::int64_t window = info.rows;
-  if (static_cast<double>(info.rows) * static_cast<double>(info.rows) * static_cast<double>(d) / 2 > budget)
-    window = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
-  // Memory: the window and the block are held as doubles, ~2^22 of them.
-  window = std::min<std::int64_t>(window, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
-  std::vector<std::byte> scratch;
-  std::vector<double> v;
-  // Rows closer than this are "not distinct" (rounding noise of a row).
-  const double limit = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
-  const DType dt = o.tolerance.dtype;
-  const auto round_to = [dt](double x) {
-    switch (dt) {
-      case DType::kFloat32: return static_cast<double>(static_cast<float>(x));
-      case DType::kFloat16: return HalfBitsToDouble(DoubleToHalfBits(x));
-      case DType::kBFloat16: return BFloat16BitsToDouble(DoubleToBFloat16Bits(x));
-      case DType::kFloat64: break;
-    }
-    return x;
-  };
-  RowSource* ref = o.reference && o.reference->info().rows == info.rows && o.reference->info().cols == d ? o.reference
-                                                                                                          : nullptr;
-  // Rows shared out to every core, block by block (the block read on this
-  // thread). The figures are those of one pass over the pairs (q, p) in
-  // order, where a pair is looked at only while its distance is below the
-  // minimum so far: the minimum is that over the pairs that are not
-  // excused, whatever the order (ties: the first pair, merged in order
-  // with strict comparisons); a part starts from the minimum of the blocks
-  // before, and keeps the distances of the pairs it excused, which then
-  // count only when below the minimum of the parts before it (the minimum a
-  // sequential pass would have had there).
-  const int threads = ref && !ref->concurrent_reads() ? 1 : CoreCount();
-  const std::int64_t block = std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(1, d), 1,
-                                                      std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
-  struct Part {
-    double best = HUGE_VAL;
-    std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
-    bool found = false;
-    std::vector<double> excused;  // the distances² of the pairs excused here
-    std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
-    std::vector<std::byte> ref_scratch;
-    std::vector<double> rv;
-  };
-  std::vector<Part> parts(static_cast<std::size_t>(threads));
-  double best = HUGE_VAL;
-  std::int64_t bp = 0, bq = 0;
-  std::int64_t excused = 0, nonfinite_rows = 0, first_nonfinite = -1;
-  for (std::int64_t f = 0; f < info.rows; f += block) {
-    const std::int64_t n = std::min(block, info.rows - f);
-    const std::int64_t lo = std::max<std::int64_t>(0, f - window);
-    const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
-    if (t.concurrent_reads() && np > 1) {
-      // Each thread reads and widens its share of the rows (a C-order .npy).
-      const std::int64_t m = f + n - lo;
-      v.resize(static_cast<std::size_t>(m * d));
-      ParallelFor(np, [&](int k) {
-        const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
-        ReadRowsAsDoubleInto(t, lo + a0, a1 - a0, v.data() + static_cast<std::size_t>(a0 * d));
-      });
-    } else {
-      ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
-    }
-    ParallelFor(np, [&](int k) {
-      Part& pt = parts[static_cast<std::size_t>(k)];
-      pt.best = best;
+// Whether every entry of the row is finite: a branch-free test two entries
+// at a time (SSE2; !(|x| <= max) also holds for NaN), the same answer as
+// std::isfinite entry by entry, whose compare and branch per entry were
+// most of Unique's own time on a 1 GiB table.
+bool RowFinite(const double* x, std::int64_t d) {
+  const V2l abs_mask = V2l{} + 0x7fffffffffffffffLL;
+  const V2 dmax = V2{} + std::numeric_limits<double>::max();
+  V2l bad = V2l{};
+  std::int64_t j = 0;
+  for (; j + 2 <= d; j += 2) {
+    V2 a;
+    std::memcpy(&a, x + j, sizeof a);
+    bad |= ~((V2)((V2l)a & abs_mask) <= dmax);
+  }
+  bool finite = (bad[0] | bad[1]) == 0;
+  for (; j < d; ++j) finite &= std::isfinite(x[j]);
+  return finite;
+}
+
+bool RowFinite(const float* x, std::int64_t d) {
+  bool finite = true;
+  for (std::int64_t j = 0; j < d; ++j) finite &= std::isfinite(x[j]);
+  return finite;
+}
+
+// The unique check as a pass over blocks of rows (Unique reads them; in
+// verify, UniqueFold takes those the comparison read).
+class UniquePass {
+ public:
+  UniquePass(const TableInfo& info, const PropertyOptions& o)
+      : rows_(info.rows), d_(info.cols), dt_(o.tolerance.dtype) {
+    const std::int64_t d = d_;
+    // All pairs when affordable (rows²·d/2 <= 2^30), else pairs within a
+    // window W of each other (duplicates from low-precision positions are
+    // neighbours).
+    const double budget = std::ldexp(1.0, 30);
+    window_ = info.rows;
+    if (static_cast<double>(info.rows) * static_cast<double>(info.rows) * static_cast<double>(d) / 2 > budget)
+      window_ = std::max<std::int64_t>(16, static_cast<std::int64_t>(budget / (static_cast<double>(info.rows) * static_cast<double>(d))));
+    // Memory: the window and the block are held as doubles (float32 rows:
+    // as floats), ~2^22 of them.
+    window_ = std::min<std::int64_t>(window_, std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, d)));
+    // Rows closer than this are "not distinct" (rounding noise of a row).
+    limit_ = std::sqrt(static_cast<double>(d)) * UlpOf(1.0, o.tolerance.dtype);
+    ref_ = o.reference && o.reference->info().rows == info.rows && o.reference->info().cols == d ? o.reference : nullptr;
+    // Rows shared out to every core, block by block (the block read on this
+    // thread). The figures are those of one pass over the pairs (q, p) in
+    // order, where a pair is looked at only while its distance is below the
+    // minimum so far: the minimum is that over the pairs that are not
+    // excused, whatever the order (ties: the first pair, merged in order
+    // with strict comparisons); a part starts from the minimum of the blocks
+    // before, and keeps the distances of the pairs it excused, which then
+    // count only when below the minimum of the parts before it (the minimum a
+    // sequential pass would have had there).
+    threads_ = ref_ && !ref_->concurrent_reads() ? 1 : CoreCount();
+    block_ = std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(1, d), 1,
+                                      std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
+    parts_.resize(static_cast<std::size_t>(threads_));
+#if PE_NORM_AVX2
+    avx2_ = __builtin_cpu_supports("avx2");
+#endif
+  }
+
+  std::int64_t window() const { return window_; }
+  std::int64_t block() const { return block_; }
+  int threads() const { return threads_; }
+
+  /// The pairs (q, p) for the rows q of [f, f + n), every row of [lo, f + n)
+  /// held (lo = max(0, f - window())): row_at(i) points at row i (const
+  /// Row: float or double entries); rows from `contiguous` on follow each
+  /// other in memory.
+  template <class Row, class RowAt>
+  void Block(const RowAt& row_at, std::int64_t f, std::int64_t n, std::int64_t contiguous) {
+    const std::int64_t d = d_;
+    const std::int64_t lo = std::max<std::int64_t>(0, f - window_);
+    const int np = static_cast<int>(std::min<std::int64_t>(threads_, n));
+    const auto part = [&](int k) {
+      Part& pt = parts_[static_cast<std::size_t>(k)];
+      pt.best = best_;
       pt.found = false;
       pt.nonfinite_rows = 0;
       pt.first_nonfinite = -1;
@@ -672,8 +945,8 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
       const auto load_ref = [&] {
         if (ref_loaded) return;
-        ReadRowsAsDouble(*ref, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
-        for (double& x : pt.rv) x = round_to(x);
+        ReadRowsAsDouble(*ref_, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
+        for (double& x : pt.rv) x = RoundTo(x);
         ref_loaded = true;
       };
       const std::int64_t q0 = f + n * k / np, q1 = f + n * (k + 1) / np;
@@ -685,39 +958,62 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
       // early-stopping one is, and then equal to it, so the pass below takes
       // the same decisions with it.
       pt.adjacent.assign(static_cast<std::size_t>(q1 - q0), 0.0);
-      for (std::int64_t g = q0; g < q1; g += 8) {
-        double sum[8] = {};
-        const double* ra[8];
-        const double* rb[8];
-        for (int e = 0; e < 8; ++e) {
-          const std::int64_t q = g + e < q1 ? g + e : g;
-          ra[e] = v.data() + (q - lo) * d;
-          rb[e] = q - 1 >= lo ? ra[e] - d : ra[e];  // no previous row held: unused
+      const auto adjacent = [&](std::int64_t from, std::int64_t to) {  // rows [from, to)
+        for (std::int64_t g = from; g < to; g += 8) {
+          double sum[8] = {};
+          Row ra[8];
+          Row rb[8];
+          for (int e = 0; e < 8; ++e) {
+            const std::int64_t q = g + e < to ? g + e : g;
+            ra[e] = row_at(q);
+            rb[e] = q - 1 >= lo ? row_at(q - 1) : ra[e];  // no previous row held: unused
+          }
+          for (std::int64_t j = 0; j < d; ++j)
+            for (int e = 0; e < 8; ++e) {
+              const double x = ra[e][j], y = rb[e][j];
+              sum[e] += (x - y) * (x - y);
+            }
+          for (int e = 0; e < 8 && g + e < to; ++e) pt.adjacent[static_cast<std::size_t>(g + e - q0)] = sum[e];
         }
-        for (std::int64_t j = 0; j < d; ++j)
-          for (int e = 0; e < 8; ++e) sum[e] += (ra[e][j] - rb[e][j]) * (ra[e][j] - rb[e][j]);
-        for (int e = 0; e < 8 && g + e < q1; ++e) pt.adjacent[static_cast<std::size_t>(g + e - q0)] = sum[e];
+      };
+      std::int64_t done = q0;
+#if PE_NORM_AVX2
+      if constexpr (std::is_same_v<Row, const float*>) {
+        // float32 rows on AVX2: eight rows at a time as lanes (the same
+        // sums, AdjacentDistancesF32), rows whose previous row is held just
+        // before them (from `contiguous`); the last rows of the part are not
+        // eight.
+        const std::int64_t a0 = std::max(q0, contiguous + 1), a1 = a0 + std::max<std::int64_t>(0, q1 - a0) / 8 * 8;
+        if (avx2_ && a1 > a0) {
+          adjacent(q0, a0);
+          AdjacentDistancesF32(row_at(a0), a1 - a0, d, pt.adjacent.data() + (a0 - q0));
+          done = a1;
+        }
       }
+#endif
+      adjacent(done, q1);
       for (std::int64_t q = q0; q < q1; ++q) {
-        const double* rq = v.data() + (q - lo) * d;
-        bool finite = true;
-        for (std::int64_t j = 0; j < d && finite; ++j) finite = std::isfinite(rq[j]);
-        if (!finite) {  // a NaN or infinite row is distinct from nothing: a failure, reported below
+        const Row rq = row_at(q);
+        // A finite distance² to the previous row (or to itself: the row
+        // before the first held) has only finite terms, so finite entries:
+        // the row's own test only when it is not finite (rare). A NaN or
+        // infinite row is distinct from nothing: a failure, reported below.
+        if (!std::isfinite(pt.adjacent[static_cast<std::size_t>(q - q0)]) && !RowFinite(rq, d)) {
           if (pt.nonfinite_rows++ == 0) pt.first_nonfinite = q;
           continue;
         }
-        for (std::int64_t p = std::max(lo, q - window); p < q; ++p) {
-          const double* rp = v.data() + (p - lo) * d;
+        for (std::int64_t p = std::max(lo, q - window_); p < q; ++p) {
+          const Row rp = row_at(p);
           const double s = p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, rp, d, pt.best);
           if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
-          if (ref && std::sqrt(s) <= limit) {
+          if (ref_ && std::sqrt(s) <= limit_) {
             // The exact rows rounded to the dtype: equal (or as close) too?
             load_ref();
             const double* eq = pt.rv.data() + (q - lo) * d;
             const double* ep = pt.rv.data() + (p - lo) * d;
             double se = 0;
             for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
-            if (std::sqrt(se) <= limit) {
+            if (std::sqrt(se) <= limit_) {
               pt.excused.push_back(s);
               continue;
             }
@@ -725,50 +1021,166 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
           pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
         }
       }
-    });
+    };
+    ParallelFor(np, part);
     for (int k = 0; k < np; ++k) {
-      const Part& pt = parts[static_cast<std::size_t>(k)];
-      for (double s : pt.excused) excused += s < best;
-      if (pt.nonfinite_rows > 0 && nonfinite_rows == 0) first_nonfinite = pt.first_nonfinite;
-      nonfinite_rows += pt.nonfinite_rows;
-      if (pt.found && pt.best < best) best = pt.best, bp = pt.bp, bq = pt.bq;
+      const Part& pt = parts_[static_cast<std::size_t>(k)];
+      for (double s : pt.excused) excused_ += s < best_;
+      if (pt.nonfinite_rows > 0 && nonfinite_rows_ == 0) first_nonfinite_ = pt.first_nonfinite;
+      nonfinite_rows_ += pt.nonfinite_rows;
+      if (pt.found && pt.best < best_) best_ = pt.best, bp_ = pt.bp, bq_ = pt.bq;
     }
-  }
-  if (info.rows < 2) {
-    c.skipped = true;
-    c.summary = "a single row";
+    }
+
+  Check Finish() const {
+    Check c;
+    c.name = "unique";
+    if (rows_ < 2) {
+      c.skipped = true;
+      c.summary = "a single row";
+      return c;
+    }
+    c.limit = limit_;
+    c.limit_why = fmt::format("rounding noise of a row: √d · ulp(1) in {}", Traits(dt_).name);
+    if (nonfinite_rows_ > 0) {
+      c.measured = std::nan("");
+      c.passed = false;
+      c.details = {{"nonfinite_rows", nonfinite_rows_}, {"first_nonfinite_row", first_nonfinite_}};
+      c.summary = fmt::format("{} row{} hold NaN or infinite values (first: row {}): not comparable", nonfinite_rows_,
+                              nonfinite_rows_ == 1 ? "" : "s", first_nonfinite_);
+      return c;
+    }
+    const double dist = std::sqrt(best_);
+    c.measured = dist;
+    c.passed = dist > c.limit;
+    const bool all = window_ >= rows_;
+    c.details = {{"min_distance", JsonNumber(dist)},
+                 {"rows", {bp_, bq_}},
+                 {"pairs", all ? "all" : fmt::format("within {} rows", window_)},
+                 {"equal_as_exact_rounded", excused_}};
+    const std::string scope = all ? "all pairs" : fmt::format("pairs within {} rows", window_);
+    if (best_ == HUGE_VAL)
+      c.summary = fmt::format("every pair of rows is as distinct as the exact rows rounded to {} ({})", Traits(dt_).name, scope);
+    else
+      c.summary = fmt::format("{} distance {} between rows {} and {} ({})", c.passed ? "minimum" : "rows not distinct:", G(dist),
+                              bp_, bq_, scope);
+    if (excused_ > 0)
+      c.summary += fmt::format("; {} closer pair(s) of rows excused: the reference rows rounded to {} are as close (low "
+                               "precision, not a defect)",
+                               excused_, Traits(dt_).name);
     return c;
   }
-  c.limit = limit;
-  c.limit_why = fmt::format("rounding noise of a row: √d · ulp(1) in {}", Traits(o.tolerance.dtype).name);
-  if (nonfinite_rows > 0) {
-    c.measured = std::nan("");
-    c.passed = false;
-    c.details = {{"nonfinite_rows", nonfinite_rows}, {"first_nonfinite_row", first_nonfinite}};
-    c.summary = fmt::format("{} row{} hold NaN or infinite values (first: row {}): not comparable", nonfinite_rows,
-                            nonfinite_rows == 1 ? "" : "s", first_nonfinite);
-    return c;
+
+ private:
+  double RoundTo(double x) const {
+    switch (dt_) {
+      case DType::kFloat32: return static_cast<double>(static_cast<float>(x));
+      case DType::kFloat16: return HalfBitsToDouble(DoubleToHalfBits(x));
+      case DType::kBFloat16: return BFloat16BitsToDouble(DoubleToBFloat16Bits(x));
+      case DType::kFloat64: break;
+    }
+    return x;
   }
-  const double dist = std::sqrt(best);
-  c.measured = dist;
-  c.passed = dist > c.limit;
-  const bool all = window >= info.rows;
-  c.details = {{"min_distance", JsonNumber(dist)},
-               {"rows", {bp, bq}},
-               {"pairs", all ? "all" : fmt::format("within {} rows", window)},
-               {"equal_as_exact_rounded", excused}};
-  const std::string scope = all ? "all pairs" : fmt::format("pairs within {} rows", window);
-  if (best == HUGE_VAL)
-    c.summary = fmt::format("every pair of rows is as distinct as the exact rows rounded to {} ({})", Traits(dt).name, scope);
-  else
-    c.summary = fmt::format("{} distance {} between rows {} and {} ({})", c.passed ? "minimum" : "rows not distinct:", G(dist),
-                            bp, bq, scope);
-  if (excused > 0)
-    c.summary += fmt::format("; {} closer pair(s) of rows excused: the reference rows rounded to {} are as close (low "
-                             "precision, not a defect)",
-                             excused, Traits(dt).name);
-  return c;
+
+  struct Part {
+    double best = HUGE_VAL;
+    std::int64_t bp = 0, bq = 0, nonfinite_rows = 0, first_nonfinite = -1;
+    bool found = false;
+    std::vector<double> excused;  // the distances² of the pairs excused here
+    std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
+    std::vector<std::byte> ref_scratch;
+    std::vector<double> rv;
+  };
+  std::int64_t rows_, d_;
+  DType dt_;
+  std::int64_t window_ = 0, block_ = 1;
+  double limit_ = 0;
+  RowSource* ref_ = nullptr;
+  int threads_ = 1;
+  bool avx2_ = false;
+  std::vector<Part> parts_;
+  double best_ = HUGE_VAL;
+  std::int64_t bp_ = 0, bq_ = 0, excused_ = 0, nonfinite_rows_ = 0, first_nonfinite_ = -1;
+};
+
+Check Unique(RowSource& t, const PropertyOptions& o) {
+  const TableInfo& info = t.info();
+  const std::int64_t d = info.cols;
+  UniquePass u(info, o);
+  std::vector<std::byte> scratch;
+  std::vector<double> v;
+  std::vector<float> vf;  // float32 rows (f32), as read
+  const bool f32 = info.dtype == DType::kFloat32;
+  for (std::int64_t f = 0; f < info.rows; f += u.block()) {
+    const std::int64_t n = std::min(u.block(), info.rows - f);
+    const std::int64_t lo = std::max<std::int64_t>(0, f - u.window());
+    const int np = static_cast<int>(std::min<std::int64_t>(u.threads(), n));
+    const std::int64_t m = f + n - lo;
+    if (f32) {
+      // float32 rows as they are (half the bytes of doubles, no widening
+      // pass); widened where they are used.
+      vf.resize(static_cast<std::size_t>(m * d));
+      const auto read = [&](std::int64_t a0, std::int64_t a1) {
+        if (a1 > a0) t.ReadRows(lo + a0, a1 - a0, reinterpret_cast<std::byte*>(vf.data() + static_cast<std::size_t>(a0 * d)));
+      };
+      if (t.concurrent_reads() && np > 1)
+        ParallelFor(np, [&](int k) { read(m * k / np, m * (k + 1) / np); });
+      else
+        read(0, m);
+      u.Block<const float*>([&](std::int64_t i) { return static_cast<const float*>(vf.data()) + (i - lo) * d; }, f, n, lo);
+      continue;
+    }
+    if (t.concurrent_reads() && np > 1) {
+      // Each thread reads and widens its share of the rows (a C-order .npy).
+      v.resize(static_cast<std::size_t>(m * d));
+      ParallelFor(np, [&](int k) {
+        const std::int64_t a0 = m * k / np, a1 = m * (k + 1) / np;
+        ReadRowsAsDoubleInto(t, lo + a0, a1 - a0, v.data() + static_cast<std::size_t>(a0 * d));
+      });
+    } else {
+      ReadRowsAsDouble(t, lo, f + n - lo, &scratch, &v);
+    }
+    u.Block<const double*>([&](std::int64_t i) { return static_cast<const double*>(v.data()) + (i - lo) * d; }, f, n, lo);
+  }
+  return u.Finish();
 }
+
+}  // namespace
+
+struct UniqueFold::Impl {
+  Impl(const TableInfo& info, const PropertyOptions& o) : d(info.cols), pass(info, o) {}
+  std::int64_t d;
+  UniquePass pass;
+  std::vector<float> tail;  // rows [tail_first, the next block's first): the window before it
+  std::int64_t tail_first = 0;
+};
+
+UniqueFold::UniqueFold(const TableInfo& info, const PropertyOptions& options)
+    : impl_(std::make_unique<Impl>(info, options)) {}
+UniqueFold::~UniqueFold() = default;
+
+void UniqueFold::EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) {
+  Impl& m = *impl_;
+  const std::int64_t d = m.d;
+  const float* block = reinterpret_cast<const float*>(raw);
+  const auto row_at = [&](std::int64_t i) {
+    return i < first ? m.tail.data() + (i - m.tail_first) * d : block + (i - first) * d;
+  };
+  // The rows before the block are those kept from the blocks before
+  // (tail_first = max(0, first - window)); the block's rows follow each
+  // other in memory from `first` on.
+  m.pass.Block<const float*>(row_at, first, count, first);
+  const std::int64_t keep = std::max<std::int64_t>(0, first + count - m.pass.window());
+  std::vector<float> next(static_cast<std::size_t>((first + count - keep) * d));
+  for (std::int64_t i = keep; i < first + count; ++i)
+    std::memcpy(next.data() + (i - keep) * d, row_at(i), static_cast<std::size_t>(d) * sizeof(float));
+  m.tail.swap(next);
+  m.tail_first = keep;
+}
+
+Check UniqueFold::Finish() const { return impl_->pass.Finish(); }
+
+namespace {
 
 }  // namespace
 
@@ -786,7 +1198,9 @@ std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o)
     if (std::find(o.checks.begin(), o.checks.end(), name) == o.checks.end()) continue;
     const bool both = std::find(o.checks.begin(), o.checks.end(), "bounds") != o.checks.end() &&
                       std::find(o.checks.begin(), o.checks.end(), "norm") != o.checks.end();
-    if (name == "bounds" && both) {  // bounds and norm are neighbours in PropertyCheckNames
+    if ((name == "bounds" || name == "norm") && o.bounds_norm) {  // measured already (BoundsNormFold)
+      out.push_back(name == "bounds" ? o.bounds_norm->first : o.bounds_norm->second);
+    } else if (name == "bounds" && both) {  // bounds and norm are neighbours in PropertyCheckNames
       auto [bounds, norm] = BoundsAndNorm(table, o);
       out.push_back(std::move(bounds));
       out.push_back(std::move(norm));
@@ -796,7 +1210,7 @@ std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o)
     else if (name == "norm") out.push_back(Norm(table, o));
     else if (name == "rotation") out.push_back(o.pairing.found ? RotationPaired(table, o) : RotationGeneral(table, o));
     else if (name == "shift") out.push_back(Shift(table, o));
-    else if (name == "unique") out.push_back(Unique(table, o));
+    else if (name == "unique") out.push_back(o.unique ? *o.unique : Unique(table, o));
   }
   return out;
 }

@@ -18,12 +18,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
+#include "core/analysis/row_fold.h"
 #include "core/analysis/tolerance.h"
 #include "core/table.h"
 
@@ -46,6 +48,56 @@ struct PropertyOptions {
   /// in the file when the exact rows, rounded to tolerance.dtype, are too:
   /// low precision, not a defect (bfloat16 at d = 2 and thousands of rows).
   RowSource* reference = nullptr;
+  /// The bounds and norm checks, when another pass measured them already
+  /// (BoundsNormFold over the rows it read): reported as they are instead
+  /// of reading the table again.
+  std::optional<std::pair<Check, Check>> bounds_norm;
+  /// The unique check, when another pass measured it (UniqueFold).
+  std::optional<Check> unique;
+};
+
+/// The bounds and norm checks folded over the rows another pass reads
+/// (RowFold's contract): pe verify's comparison with the reference feeds
+/// them, so that the table is read once for the three. Finish() gives the
+/// two checks with the figures of RunPropertyChecks' own pass (bit for bit:
+/// the same per-range folds, merged in row order; float32 rows are widened
+/// entry by entry where they are used, the same doubles). Keeps copies of
+/// `info` and `options`.
+class BoundsNormFold : public RowFold {
+ public:
+  BoundsNormFold(const TableInfo& info, const PropertyOptions& options);
+  ~BoundsNormFold() override;
+  void BeginBlock(int parts) override;
+  void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  /// {bounds, norm}, after the last block.
+  std::pair<Check, Check> Finish() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int blocks_parts_ = 0;  // parts of the current block
+};
+
+/// The unique check of a float32 table over the blocks another pass reads
+/// (RowFold; it works on each whole block in EndBlock, keeping the last
+/// rows of its window between blocks): the same figures as
+/// RunPropertyChecks' own pass, which reads the table itself. REQUIRES:
+/// info.dtype is float32. Keeps what it needs of `info` and `options`
+/// (options.reference must outlive it).
+class UniqueFold : public RowFold {
+ public:
+  UniqueFold(const TableInfo& info, const PropertyOptions& options);
+  ~UniqueFold() override;
+  void BeginBlock(int) override {}
+  void Fold(int, const std::byte*, std::int64_t, std::int64_t) override {}
+  void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  /// The check, after the last block.
+  Check Finish() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Runs options.checks on `table`. Throws pe::Error (usage) for an unknown

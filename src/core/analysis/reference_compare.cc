@@ -231,11 +231,31 @@ struct Vec {
   typedef float F __attribute__((vector_size(4 * W)));
 };
 
+//
+// Without masks (kMasks false: only whether the row has a loud lane) the
+// test is the same with the conditions that others imply left out, and is
+// stricter for one, so a row it passes is quiet by the test above:
+// - ulp(ae_lo) is taken as (the power of two of ae_lo)·2^-(p-1), without
+//   the floor at the dtype's smallest ulp, and stands for u_lo too (the
+//   ulp of max(ae_lo, |found|), never smaller): each condition it enters
+//   (eh < lo, eh < pr, eh < pu) is monotone in it, the limit's terms being
+//   >= 0 (else the row is loud, below), so a smaller value only makes the
+//   test stricter;
+// - eh >= delta >= 2^-47 (a normal number), so eh < pr, pl or pu implies
+//   that product >= dmin, and eh < lo implies eh <= dmax (no "<" holds for
+//   an infinite or NaN eh); ua_lo > 0 always (ulp_min > 0);
+// - the vacuity test hi < 2·max(ae_lo, 1) is made once per row instead of
+//   per lane: the limit's expression at A = the row's largest ae_hi and the
+//   row's largest angle factor k_max, which bounds every lane's lim_hi
+//   (each operation is monotone, the tolerance's terms are >= 0), is
+//   required to be below 2 (with the 1e-9 margin). A lane whose ae_hi is
+//   NaN is loud by eh <= max_abs already.
 template <int W, bool kMasks>
 inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a, const double* approx, std::int64_t cols,
                                                              double pos, double delta, const ReferenceCompareOptions& o,
                                                              const double* angle_k, const UlpRule& ulp,
-                                                             const ReferenceComparison& c, unsigned char* mask) {
+                                                             const ReferenceComparison& c, unsigned char* mask,
+                                                             double k_max = 0) {
   using VD = typename Vec<W>::D;
   using VL = typename Vec<W>::L;
   using VF = typename Vec<W>::F;
@@ -257,6 +277,7 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
   for (int l = 0; l < W; ++l) weights[l] = 1LL << l;
   int loud_groups = 0;
   VL any_loud = VL{};
+  VD ae_max = VD{};  // the largest ae_hi (kMasks false)
   const std::int64_t vec_end = cols / W * W;
   for (std::int64_t j = 0; j < vec_end; j += W) {
     VF fv;
@@ -274,17 +295,24 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
     // The upper limit bounds ulp(x) by x·2^-(p-1) + the smallest ulp.
     const VD ua_lo = PE_ULP_OF(ae_lo), term = vpos * k;
     const VD lim_lo = atol + rtol * ae_lo + mulp * ua_lo + term;
-    const VD lim_hi = atol + rtol * ae_hi + mulp * (ae_hi * ulp_scale + ulp_min) + term;
-    const VD lo = lim_lo * lo_f, hi = lim_hi * hi_f;
+    const VD lo = lim_lo * lo_f;
     const VD u_lo = PE_ULP_OF(ae_lo > af ? ae_lo : af);
     const VD pr = max_ratio * lo, pl = max_rel * ae_lo, pu = max_ulp * u_lo;
+    if constexpr (!kMasks) {
+      // The conditions below without those implied, vacuity per row, and
+      // the ulp of ae_lo alone (above) without its floor.
+      const VD ua = (VD)((VL)ae_lo & exp_mask) * ulp_scale;
+      const VD lo_q = (atol + rtol * ae_lo + mulp * ua + term) * lo_f;
+      ae_max = ae_hi > ae_max ? ae_hi : ae_max;
+      any_loud |= ~((eh <= max_abs) & (eh < lo_q) & (ae_lo >= dmin) & (eh < max_ratio * lo_q) & (eh < pl) &
+                    (eh < max_ulp * ua));
+      continue;
+    }
+    const VD lim_hi = atol + rtol * ae_hi + mulp * (ae_hi * ulp_scale + ulp_min) + term;
+    const VD hi = lim_hi * hi_f;
     const VL quiet = (eh <= dmax) & (eh <= max_abs) & (eh < lo) & (hi < two * (ae_lo > one ? ae_lo : one)) &
                      (ae_lo >= dmin) & (ua_lo > zero) & (pr >= dmin) & (eh < pr) & (pl >= dmin) & (eh < pl) &
                      (pu >= dmin) & (eh < pu);
-    if constexpr (!kMasks) {
-      any_loud |= ~quiet;  // only whether the row has a loud lane
-      continue;
-    }
     // Bit l for a loud lane l, by a horizontal OR of lane weights (a few
     // shuffles; extracting the lanes one by one cost more than the test).
     VL t = ~quiet & weights;
@@ -307,6 +335,13 @@ inline __attribute__((always_inline)) int LoudLanesApproxImpl(const std::byte* a
 #undef PE_VABS
   if constexpr (!kMasks) {
     for (int l = 0; l < W; ++l) loud_groups |= any_loud[l] != 0;
+    // The row's vacuity test (above): lim_hi's expression, term by term in
+    // the same order, at the row's largest |y| and angle factor.
+    double big = 0;
+    for (int l = 0; l < W; ++l) big = ae_max[l] > big ? ae_max[l] : big;
+    const double lim = tol.atol + tol.rtol * big + tol.max_ulp * (big * ulp_scale[0] + ulp_min[0]) + std::fabs(pos) * k_max;
+    const bool monotone = tol.atol >= 0 && tol.rtol >= 0 && tol.max_ulp >= 0 && k_max >= 0;
+    loud_groups |= !(monotone && lim * (1 + 1e-9) < 2);
   }
   return loud_groups;
 }
@@ -320,10 +355,11 @@ PE_QUIET_TARGET int LoudLanesApprox4(const std::byte* a, const double* approx, s
 }
 // Whether any lane of the row is loud (1) or none (0): the same test
 // without the masks, for the common row where every entry is quiet.
+// k_max: the largest angle factor of the columns (angle_k).
 PE_QUIET_TARGET int AnyLoudApprox4(const std::byte* a, const double* approx, std::int64_t cols, double pos, double delta,
-                                   const ReferenceCompareOptions& o, const double* angle_k, const UlpRule& ulp,
+                                   const ReferenceCompareOptions& o, const double* angle_k, double k_max, const UlpRule& ulp,
                                    const ReferenceComparison& c) {
-  return LoudLanesApproxImpl<4, false>(a, approx, cols, pos, delta, o, angle_k, ulp, c, nullptr);
+  return LoudLanesApproxImpl<4, false>(a, approx, cols, pos, delta, o, angle_k, ulp, c, nullptr, k_max);
 }
 
 }  // namespace
@@ -409,6 +445,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     if (w > 0 && w < 1e-250) approx = false;
     if (w > 0 && tol.angle_unit > 0) angle_k[static_cast<std::size_t>(j)] = tol.angle_unit * w * ln_term[static_cast<std::size_t>(j)];
   }
+  const double k_max = angle_k.empty() ? 0.0 : *std::max_element(angle_k.begin(), angle_k.end());
   if (approx) {
     std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
     approx = o.approx_reference(0, 1, probe.data(), probe_bound.data());
@@ -432,6 +469,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
       std::vector<Partial> partial(static_cast<std::size_t>(parts));
+      if (o.fold) o.fold->BeginBlock(parts);
       ParallelFor(parts, [&](int t) {
         Partial& p = partial[static_cast<std::size_t>(t)];
         ThreadScratch& ts = scratch[static_cast<std::size_t>(t)];
@@ -476,7 +514,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             // (docs/numerics.md), the approximation within its bound.
             const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
             const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
-            if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c) &&
+            if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c) &&
                 LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
                                  ts.mask.data()))
               for (std::int64_t g = 0; g < vec_end / 4; ++g)
@@ -485,8 +523,12 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
                     if ((m >> l) & 1u) full_step(p, f + r, pos, 4 * g + l, found_at(4 * g + l), expected_at(4 * g + l));
           }
           for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
+          // The fold takes the chunk's rows while they are still in cache.
+          if (o.fold && (r + 1 - c0 == chunk || r + 1 == r1))
+            o.fold->Fold(t, raw.data() + static_cast<std::size_t>(c0) * info.row_bytes(), f + c0, r + 1 - c0);
         }
       });
+      if (o.fold) o.fold->EndBlock(raw.data(), f, n);
       for (const Partial& p : partial) total.Merge(p);
       if (o.on_rows) o.on_rows(f + n);
       continue;
@@ -495,6 +537,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
     std::vector<Partial> partial(static_cast<std::size_t>(parts));
+    if (o.fold) o.fold->BeginBlock(parts);
     WithLoader(info.dtype, [&](auto load_a) {
       WithLoader(rinfo.dtype, [&](auto load_b) {
         ParallelFor(parts, [&](int t) {
@@ -514,9 +557,11 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
               full_step(p, f + r, pos, j, load_a(raw.data(), i), load_b(ref_raw.data(), i));
             }
           }
+          if (o.fold && r1 > r0) o.fold->Fold(t, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);
         });
       });
     });
+    if (o.fold) o.fold->EndBlock(raw.data(), f, n);
     for (const Partial& p : partial) total.Merge(p);
     if (o.on_rows) o.on_rows(f + n);
   }

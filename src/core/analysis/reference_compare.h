@@ -24,6 +24,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/analysis/row_fold.h"
 #include "core/analysis/tolerance.h"
 #include "core/table.h"
 
@@ -63,6 +64,10 @@ struct ReferenceCompareOptions {
   /// entry that may, and only those entries take the per-entry step. The
   /// figures are those of the full comparison with `reference`, bit for bit.
   std::function<bool(std::int64_t first, std::int64_t count, double* out, double* bound)> approx_reference;
+  /// Optional: fed every row of the table as it is read (RowFold's
+  /// contract; a block's parts are the comparison's threads), so that
+  /// another check needs no read of its own (pe verify's bounds and norm).
+  RowFold* fold = nullptr;
 };
 
 /// Compares every entry of `table` with `reference` (same shape; the

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""`pe verify`'s bounds and norm checks of a float32 table, measured on the
+rows the comparison with the reference reads (BoundsNormFold; on AVX2 the
+row sums are lanes of 4 x 4 transposes, with the columns past the last
+multiple of four and the rows past the last multiple of four done apart),
+equal the figures computed here entry by entry in Python:
+
+- bounds: the first NaN, else the first entry of largest |v| (row-major),
+  and the count of entries over 1 in magnitude or NaN;
+- norm: each row's sum of squares of the float32 entries as doubles, added
+  in column order (Python floats, one row at a time), its square root; the
+  smallest and largest finite norms with their first rows, and the rows
+  with a NaN or infinite entry.
+
+Tables: d = 38 (not a multiple of 4) x 1001 rows (not a multiple of 16),
+d = 64 x 333 rows, with entries moved in the last columns and rows, a NaN,
+an infinity, and a scaled row; also with --reference FILE (the comparison
+without the sinusoid filter).
+
+Usage: test_verify_bounds_norm.py PE_BIN SCRATCH_DIR
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import Checker  # noqa: E402
+
+C = Checker(sys.argv[1], sys.argv[2])
+check = C.check
+
+
+def expected(t):
+    worst, worst_v, wr, wc, over = 0.0, 0.0, 0, 0, 0
+    nmin, nmax, rmin, rmax, nonfinite, first_nf = math.inf, -1.0, 0, 0, 0, -1
+    for r in range(t.shape[0]):
+        s = 0.0
+        for c in range(t.shape[1]):
+            v = float(t[r, c])
+            a = math.inf if math.isnan(v) else abs(v)
+            if a > 1:
+                over += 1
+            if a > worst or (math.isnan(v) and not math.isnan(worst_v)):
+                worst, worst_v, wr, wc = a, v, r, c
+            s += v * v
+        n = math.sqrt(s) if not math.isnan(s) else math.nan
+        if not math.isfinite(n):
+            if nonfinite == 0:
+                first_nf = r
+            nonfinite += 1
+            continue
+        if n < nmin:
+            nmin, rmin = n, r
+        if n > nmax:
+            nmax, rmax = n, r
+    return (wr, wc, over), (nmin, rmin, nmax, rmax, nonfinite, first_nf)
+
+
+def run(path, d, rows, *extra):
+    args = ["verify", path, "--json", "--check", "bounds,norm", "--no-diagnose", *extra]
+    if not extra:
+        args += ["--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows)]
+    r = C.pe(*args, ok=False)
+    check(r.returncode in (0, 1), f"{path} {extra}: exit {r.returncode}: {r.stderr.strip()}")
+    rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
+    return {c["name"]: c["details"] for c in rep["checks"]}
+
+
+for d, rows, moves in [
+    (38, 1001, [(500, 37, math.nan), (700, 36, 1.25), (999, 2, -1.0000001), (1000, 37, 1.5), (17, 0, math.inf)]),
+    (64, 333, [(332, 63, -2.0), (100, 62, 1.0000001)]),
+    (38, 1001, []),
+]:
+    ref_path = C.path(f"t{d}.npy")
+    C.pe("generate", "--d-model", str(d), "--max-len", str(rows), "-o", ref_path)
+    t = np.load(ref_path)
+    for r, c, v in moves:
+        t[r, c] = np.float32(v)
+    if moves:
+        t[300] *= np.float32(1.0001)
+        t[rows - 1] *= np.float32(1 - 2**-20)
+    path = C.path(f"m{d}_{len(moves)}.npy")
+    np.save(path, t)
+    (wr, wc, over), (nmin, rmin, nmax, rmax, nonfinite, first_nf) = expected(t)
+    for extra in [(), ("--reference", ref_path)]:
+        got = run(path, d, rows, *extra)
+        b, n = got.get("bounds", {}), got.get("norm", {})
+        what = f"d={d} moves={len(moves)} {' '.join(extra)}"
+        check((b.get("row"), b.get("col"), b.get("count_over")) == (wr, wc, over),
+              f"{what}: bounds at ({b.get('row')}, {b.get('col')}) over {b.get('count_over')}, expected ({wr}, {wc}) over {over}")
+        check((n.get("min"), n.get("min_row"), n.get("max"), n.get("max_row")) == (nmin, rmin, nmax, rmax),
+              f"{what}: norm [{n.get('min')} row {n.get('min_row')}, {n.get('max')} row {n.get('max_row')}], "
+              f"expected [{nmin} row {rmin}, {nmax} row {rmax}]")
+        check(n.get("nonfinite_rows", 0) == nonfinite and n.get("first_nonfinite_row", -1) == first_nf,
+              f"{what}: nonfinite rows {n.get('nonfinite_rows')} first {n.get('first_nonfinite_row')}, expected {nonfinite} {first_nf}")
+C.finish()
