@@ -11,6 +11,7 @@
 #include <chrono>
 #include <limits>
 #include <exception>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 
@@ -437,7 +438,13 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
   // one run: reading and converting is a third of the work and would
   // otherwise leave a core idle. Only when both panels fit in a quarter of
   // the budget (68 MiB each for 8192 + K rows of 1024 float columns).
-  const bool ahead = seg < rows && plan.panel_cols == cols &&
+  // PE_DOT_READ_AHEAD=0 turns it off (bench/run: the FFT work alone,
+  // without the read competing for the cores).
+  static const bool ahead_allowed = [] {
+    const char* env = std::getenv("PE_DOT_READ_AHEAD");
+    return env == nullptr || std::string_view(env) != "0";
+  }();
+  const bool ahead = ahead_allowed && seg < rows && plan.panel_cols == cols &&
                      2 * panel_size * sizeof(P) <= static_cast<std::size_t>(budget) / 4;
   P* const panels[2] = {scratch.Get(panel_size), ahead ? scratch2.Get(panel_size) : nullptr};
   *read_ahead = ahead;
