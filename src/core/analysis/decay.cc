@@ -424,7 +424,7 @@ template <typename P>
 std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::int64_t cols,
                                     std::int64_t k_max, const DecayMeanPlan& plan, std::int64_t budget,
                                     const std::function<void(std::int64_t)>& advance,
-                                    Scratch<P>& scratch, Scratch<P>& scratch2, double* fft_seconds,
+                                    Scratch<P>& scratch, double* fft_seconds,
                                     bool* read_ahead) {
   AutocorrelationSum acc(plan.fft_size, plan.group);
   std::vector<double> boundary(static_cast<std::size_t>(k_max + 1), 0.0);
@@ -446,7 +446,8 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
   }();
   const bool ahead = ahead_allowed && seg < rows && plan.panel_cols == cols &&
                      2 * panel_size * sizeof(P) <= static_cast<std::size_t>(budget) / 4;
-  P* const panels[2] = {scratch.Get(panel_size), ahead ? scratch2.Get(panel_size) : nullptr};
+  Scratch<P> second;  // the read-ahead panel, only for the mean
+  P* const panels[2] = {scratch.Get(panel_size), ahead ? second.Get(panel_size) : nullptr};
   *read_ahead = ahead;
   // Reads rows [s0, s0 + len) of columns [j0, j0 + w) into `panel`; returns
   // the rows read (for progress, reported on the calling thread).
@@ -832,12 +833,11 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   Scratch<double> scratch;  // the mean's panels, then the Gram window
   if (fft_mean) {
     if (float_panel) {
-      Scratch<float> panels, panels2;
-      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, budget, advance, panels, panels2, &timing.fft,
+      Scratch<float> panels;
+      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, budget, advance, panels, &timing.fft,
                                  &timing.read_ahead);
     } else {
-      Scratch<double> scratch2;
-      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, budget, advance, scratch, scratch2, &timing.fft,
+      out.mean = StreamedLagSums(reader, rows, cols, k_max, plan, budget, advance, scratch, &timing.fft,
                                  &timing.read_ahead);
     }
     for (std::int64_t k = 0; k <= k_max; ++k) out.mean[k] /= static_cast<double>(rows - k);
