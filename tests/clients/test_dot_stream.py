@@ -145,6 +145,21 @@ for what, extra, budget, kmax, cosine, expect, expect_ahead in cases:
     check(ahead == expect_ahead, f"{what}: read ahead {ahead}, expected {expect_ahead}")
     close(alone["mean"], numpy_mean(ref_x, kmax), tol, f"{what}: --mean-only mean")
 
+# The default plan for a small K on a table longer than one segment: row
+# segments of 4096 - K rows read straight into a row-major panel, the FFT's
+# input gathered from it eight columns at a time, and the pairs straddling
+# each segment's end summed eight columns at a time by two workers (d = 20:
+# 8 + 12 columns, one group of 4 left over).
+L2, d2, k2 = 9000, 20, 50
+x2 = rng.standard_normal((L2, d2)).astype(np.float32)
+p2 = os.path.join(SCRATCH, "seg.npy")
+np.save(p2, x2)
+plan = []
+got = curve(p2, "--max-offset", str(k2), "--mean-only", plan=plan)
+check(plan[0] is not None and plan[0][1] == 4096 - k2, f"default segments: plan {plan[0]}")
+ref = numpy_mean(x2.astype(np.float64), k2)
+close(got["mean"], ref, 1e-12 * float(np.max(np.abs(ref))), "default segments: mean")
+
 # --mean-only under a budget that forces one column per pass.
 got = curve(path, "--mean-only", budget=20000)
 close(got["mean"], numpy_mean(x, L - 1), 1e-12 * scale, "mean-only, one column per pass: mean")
