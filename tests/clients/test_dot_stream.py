@@ -160,6 +160,20 @@ check(plan[0] is not None and plan[0][1] == 4096 - k2, f"default segments: plan 
 ref = numpy_mean(x2.astype(np.float64), k2)
 close(got["mean"], ref, 1e-12 * float(np.max(np.abs(ref))), "default segments: mean")
 
+# The same table as CSV, whose reader is not safe to call from two
+# threads: the two segment workers then take turns to read (one reads while
+# the other transforms), and the curve is the same.
+pcsv = os.path.join(SCRATCH, "seg.csv")
+with open(pcsv, "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow([f"c{j}" for j in range(d2)])
+    for row in x2:
+        w.writerow([repr(float(v)) for v in row])
+plan = []
+got_csv = curve(pcsv, "--max-offset", str(k2), "--mean-only", plan=plan)
+check(plan[0] is not None and plan[0][1] == 4096 - k2 and plan[0][2], f"CSV segments: plan {plan[0]}")
+close(got_csv["mean"], ref, 1e-12 * float(np.max(np.abs(ref))), "CSV segments: mean")
+
 # --mean-only under a budget that forces one column per pass.
 got = curve(path, "--mean-only", budget=20000)
 close(got["mean"], numpy_mean(x, L - 1), 1e-12 * scale, "mean-only, one column per pass: mean")

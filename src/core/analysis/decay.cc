@@ -10,6 +10,8 @@
 #include <cstring>
 #include <chrono>
 #include <limits>
+#include <mutex>
+#include <atomic>
 #include <exception>
 #include <string_view>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "core/analysis/blocks.h"
 #include "core/analysis/fft.h"
 #include "core/parallel_for.h"
+#include "core/pump.h"
 #include "core/error.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/table_memory.h"
@@ -233,21 +236,69 @@ double Since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Columns [j0, j0 + w) of `count` row-major rows of `cols` values into a
-// row-major panel (value (r, c) at dst[r * ld + c]), times scale[r] when
-// given (the cosine's 1/norm, 0 for a zero row). The FFT's gather
-// (AutocorrelationSum, row-major input) transposes them in cache-sized
-// blocks.
+// column-major panel (value (r, c) at dst[c * ld + r]), times scale[r]
+// when given (the cosine's 1/norm, 0 for a zero row). Eight columns at a time: each row gives 8
+// neighbouring values (one cache line) to 8 contiguous column runs; row by
+// row, every row would touch w pages far apart.
+// float32 to float32 without a scale (a float32 table's dot product, the
+// common case), on AVX2: blocks of 8 rows by 8 columns loaded as 8 vectors,
+// transposed in registers and stored as 8 column runs; 8 columns at a time
+// as below, so each row's values are read once. The same values, moved.
+__attribute__((target("avx2"))) void ScatterF32Avx2(const float* x, std::int64_t count, std::int64_t cols,
+                                                    std::int64_t j0, std::int64_t w, float* dst, std::int64_t ld) {
+  const std::int64_t w8 = w / 8 * 8, count8 = count / 8 * 8;
+  for (std::int64_t c0 = 0; c0 < w8; c0 += 8) {
+    float* d = dst + c0 * ld;
+    for (std::int64_t r = 0; r < count8; r += 8) {
+      const float* s = x + r * cols + j0 + c0;
+      const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + cols), r2 = _mm256_loadu_ps(s + 2 * cols),
+                   r3 = _mm256_loadu_ps(s + 3 * cols), r4 = _mm256_loadu_ps(s + 4 * cols),
+                   r5 = _mm256_loadu_ps(s + 5 * cols), r6 = _mm256_loadu_ps(s + 6 * cols),
+                   r7 = _mm256_loadu_ps(s + 7 * cols);
+      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+      const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+      const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+      const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      // Column c of the block: rows 0-3 from u[c % 4] (low half for c < 4),
+      // rows 4-7 from u[4 + c % 4].
+      _mm256_storeu_ps(d + 0 * ld + r, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(d + 1 * ld + r, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(d + 2 * ld + r, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(d + 3 * ld + r, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(d + 4 * ld + r, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(d + 5 * ld + r, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(d + 6 * ld + r, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(d + 7 * ld + r, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (std::int64_t r = count8; r < count; ++r)
+      for (std::int64_t c = 0; c < 8; ++c) d[c * ld + r] = x[r * cols + j0 + c0 + c];
+  }
+  for (std::int64_t c = w8; c < w; ++c)
+    for (std::int64_t r = 0; r < count; ++r) dst[c * ld + r] = x[r * cols + j0 + c];
+}
+
 template <typename S, typename D>
-void CopyColumns(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
-                 const double* scale, D* dst, std::int64_t ld) {
-  for (std::int64_t r = 0; r < count; ++r) {
-    const S* row = x + r * cols + j0;
-    D* out = dst + r * ld;
-    if (scale == nullptr) {
-      for (std::int64_t c = 0; c < w; ++c) out[c] = static_cast<D>(row[c]);
-    } else {
-      const double sc = scale[r];
-      for (std::int64_t c = 0; c < w; ++c) out[c] = static_cast<D>(static_cast<double>(row[c]) * sc);
+void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
+             const double* scale, D* dst, std::int64_t ld) {
+  if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (scale == nullptr && avx2) return ScatterF32Avx2(x, count, cols, j0, w, dst, ld);
+  }
+  constexpr std::int64_t kTile = 8;
+  for (std::int64_t c0 = 0; c0 < w; c0 += kTile) {
+    const std::int64_t c1 = std::min(w, c0 + kTile);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const S* row = x + r * cols + j0;
+      if (scale == nullptr) {
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<D>(row[c]);
+      } else {
+        const double sc = scale[r];
+        for (std::int64_t c = c0; c < c1; ++c) dst[c * ld + r] = static_cast<D>(static_cast<double>(row[c]) * sc);
+      }
     }
   }
 }
@@ -257,6 +308,10 @@ void CopyColumns(const S* x, std::int64_t count, std::int64_t cols, std::int64_t
 class RowReader {
  public:
   RowReader(RowSource& source, bool cosine) : source_(source), cosine_(cosine) {}
+  /// A reader of the same source with buffers of its own (for a second
+  /// thread; the source must then allow concurrent reads, or be locked).
+  RowReader Sibling() const { return RowReader(source_, cosine_); }
+  bool concurrent() const { return source_.concurrent_reads(); }
   /// Rows [first, first + count), row-major; rows below `count_below` that
   /// have norm 0 are added to zero_rows (pass `first` to count none).
   const double* Read(std::int64_t first, std::int64_t count, std::int64_t count_below) {
@@ -289,12 +344,11 @@ class RowReader {
     }
     return buf_.data();
   }
-  /// Rows [first, first + count), columns [j0, j0 + w) into a row-major
-  /// panel: value (r, c) to dst[r * ld + c], as D (scaled for the cosine).
-  /// float32 files go straight from the file's values, without a double
-  /// copy, and into the panel itself when it holds whole float32 rows; they
-  /// are checked finite when j0 == 0 (the first pass reads every row). Zero
-  /// rows below `count_below` are counted.
+  /// Rows [first, first + count), columns [j0, j0 + w) into a column-major
+  /// panel: value (r, c) to dst[c * ld + r], as doubles (scaled for the
+  /// cosine). float32 files go straight from the file's values, without a
+  /// row-major double copy; they are checked finite when j0 == 0 (the first
+  /// pass reads every row). Zero rows below `count_below` are counted.
   template <typename D>
   void ReadPanel(std::int64_t first, std::int64_t count, std::int64_t j0, std::int64_t w, D* dst,
                  std::int64_t ld, std::int64_t count_below) {
@@ -303,31 +357,33 @@ class RowReader {
     if (info.dtype != DType::kFloat32) {
       const double* x = Read(first, count, count_below);
       const auto t0 = std::chrono::steady_clock::now();
-      CopyColumns(x, count, cols, j0, w, nullptr, dst, ld);
+      Scatter(x, count, cols, j0, w, nullptr, dst, ld);
       seconds += Since(t0);
       return;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if constexpr (std::is_same_v<D, float>) {
-      if (!cosine_ && j0 == 0 && w == cols && ld == cols) {
-        // The panel's rows are the file's: read in pieces of about 256 KiB,
-        // each checked while it is still in cache.
-        const std::int64_t piece = std::max<std::int64_t>(1, (std::int64_t{256} << 10) / (4 * cols));
-        for (std::int64_t r = 0; r < count; r += piece) {
-          const std::int64_t m = std::min(piece, count - r);
-          float* x = dst + r * cols;
-          source_.ReadRows(first + r, m, reinterpret_cast<std::byte*>(x));
-          CheckFinite(x, m, first + r);
-        }
-        seconds += Since(t0);
-        return;
-      }
-    }
     const std::size_t n = static_cast<std::size_t>(count * cols);
     raw_.resize(n);
     source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
     const float* x = raw_.data();
-    if (j0 == 0) CheckFinite(x, count, first);
+    if (j0 == 0) {
+      // A NaN or infinity has every exponent bit set: one vectorised OR of
+      // tests over the block, then a search only when one is there.
+      std::uint32_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, x + i, 4);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      if (bad != 0) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (!std::isfinite(x[i]))
+            ThrowInput(fmt::format("table '{}'", info.name),
+                       fmt::format("row {}, column {} is {}; similarities are undefined",
+                                   first + static_cast<std::int64_t>(i) / cols,
+                                   static_cast<std::int64_t>(i) % cols, x[i]));
+      }
+    }
     const double* scale = nullptr;
     if (cosine_) {
       scale_.resize(static_cast<std::size_t>(count));
@@ -340,7 +396,7 @@ class RowReader {
       }
       scale = scale_.data();
     }
-    CopyColumns(x, count, cols, j0, w, scale, dst, ld);
+    Scatter(x, count, cols, j0, w, scale, dst, ld);
     seconds += Since(t0);
   }
 
@@ -348,27 +404,6 @@ class RowReader {
   double seconds = 0;  ///< wall time spent reading and converting
 
  private:
-  // A NaN or infinity has every exponent bit set: one vectorised OR of
-  // tests over the rows, then a search (row-major order, as reported) only
-  // when one is there.
-  void CheckFinite(const float* x, std::int64_t count, std::int64_t first) const {
-    const std::int64_t cols = source_.info().cols;
-    const std::size_t n = static_cast<std::size_t>(count * cols);
-    std::uint32_t bad = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      std::uint32_t bits;
-      std::memcpy(&bits, x + i, 4);
-      bad |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    if (bad == 0) return;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!std::isfinite(x[i]))
-        ThrowInput(fmt::format("table '{}'", source_.info().name),
-                   fmt::format("row {}, column {} is {}; similarities are undefined",
-                               first + static_cast<std::int64_t>(i) / cols,
-                               static_cast<std::int64_t>(i) % cols, x[i]));
-  }
-
   RowSource& source_;
   bool cosine_;
   std::vector<std::byte> scratch_;
@@ -377,62 +412,54 @@ class RowReader {
   std::vector<double> scale_;
 };
 
-// The pairs (t, t + k), t < head <= t + k <= K + t, of a row-major panel
-// of `len` rows and w columns, added to boundary[k]: the lags that the
-// segment's FFT (of its first `head` rows) does not see. Eight columns at a
-// time, each column's sum for offset k in increasing t; the two workers'
-// halves of the columns are added in order, so the sums do not depend on
-// timing. A float32 panel's products are exact in double.
-__attribute__((target("avx2"))) void StraddleF32x8Avx2(const float* panel, std::int64_t ld, std::int64_t head,
-                                                       std::int64_t len, std::int64_t k_max, double* sums) {
+// The pairs (t, t + k), t < head <= t + k < len, k <= K, of the w columns
+// of a column-major panel (column c's values at c * ld), added to
+// boundary[k]: the lags that the segment's FFT (of its first `head` rows)
+// does not see. Per column, each offset's sum in increasing t, with the
+// offsets as the inner loop (independent sums, vectorised); the columns
+// are split between two workers whose sums are added in a fixed order.
+template <typename P>
+void StraddleColumn(const P* col, std::int64_t len, std::int64_t head, std::int64_t k_max, double* pair_sums) {
   for (std::int64_t t = std::max<std::int64_t>(0, head - k_max); t < head; ++t) {
-    const __m128 xt = _mm_loadu_ps(panel + t * ld), xt4 = _mm_loadu_ps(panel + t * ld + 4);
-    const __m256d a0 = _mm256_cvtps_pd(xt), a1 = _mm256_cvtps_pd(xt4);
+    const double xt = static_cast<double>(col[t]);
     const std::int64_t k_hi = std::min(k_max, len - 1 - t);
-    for (std::int64_t k = head - t; k <= k_hi; ++k) {
-      const float* y = panel + (t + k) * ld;
-      double* sk = sums + k * 8;
-      _mm256_storeu_pd(sk, _mm256_add_pd(_mm256_loadu_pd(sk), _mm256_mul_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(y)))));
-      _mm256_storeu_pd(sk + 4,
-                       _mm256_add_pd(_mm256_loadu_pd(sk + 4), _mm256_mul_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(y + 4)))));
-    }
+    for (std::int64_t k = head - t; k <= k_hi; ++k) pair_sums[k] += xt * static_cast<double>(col[t + k]);
+  }
+}
+// The same loop compiled for AVX2 (4 offsets per instruction; float32
+// products are exact in double, so the sums are the same bits).
+__attribute__((target("avx2"))) void StraddleColumnF32Avx2(const float* col, std::int64_t len, std::int64_t head,
+                                                           std::int64_t k_max, double* pair_sums) {
+  for (std::int64_t t = std::max<std::int64_t>(0, head - k_max); t < head; ++t) {
+    const double xt = static_cast<double>(col[t]);
+    const std::int64_t k_hi = std::min(k_max, len - 1 - t);
+    for (std::int64_t k = head - t; k <= k_hi; ++k) pair_sums[k] += xt * static_cast<double>(col[t + k]);
   }
 }
 
 template <typename P>
-void AddStraddlingPairs(const P* panel, std::int64_t w, std::int64_t head, std::int64_t len,
+void AddStraddlingPairs(const P* panel, std::int64_t ld, std::int64_t len, std::int64_t w, std::int64_t head,
                         std::int64_t k_max, std::vector<double>& boundary) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  const int workers = w >= 16 ? 2 : 1;
-  const std::int64_t split = workers == 2 ? w / 2 / 8 * 8 : w;
+  const int workers = w >= 16 && k_max >= 8 ? 2 : 1;
   std::vector<std::vector<double>> part(static_cast<std::size_t>(workers),
                                         std::vector<double>(static_cast<std::size_t>(k_max + 1), 0.0));
   ParallelFor(workers, [&](int wk) {
-    const std::int64_t c_begin = wk == 0 ? 0 : split, c_end = wk == 0 ? split : w;
     std::vector<double>& out = part[static_cast<std::size_t>(wk)];
-    std::vector<double> sums(static_cast<std::size_t>((k_max + 1) * 8));
-    for (std::int64_t c0 = c_begin; c0 < c_end; c0 += 8) {
-      const std::int64_t lanes = std::min<std::int64_t>(8, c_end - c0);
-      std::fill(sums.begin(), sums.end(), 0.0);
+    std::vector<double> pair_sums(static_cast<std::size_t>(k_max + 1));
+    for (std::int64_t c = wk * w / workers; c < (wk + 1) * w / workers; ++c) {
+      const P* col = panel + c * ld;
+      std::fill(pair_sums.begin(), pair_sums.end(), 0.0);
       if constexpr (std::is_same_v<P, float>) {
-        if (lanes == 8 && avx2) {
-          StraddleF32x8Avx2(panel + c0, w, head, len, k_max, sums.data());
-          for (std::int64_t k = 1; k <= k_max; ++k)
-            for (std::int64_t l = 0; l < 8; ++l) out[k] += sums[k * 8 + l];
-          continue;
+        if (avx2) {
+          StraddleColumnF32Avx2(col, len, head, k_max, pair_sums.data());
+        } else {
+          StraddleColumn(col, len, head, k_max, pair_sums.data());
         }
+      } else {
+        StraddleColumn(col, len, head, k_max, pair_sums.data());
       }
-      for (std::int64_t t = std::max<std::int64_t>(0, head - k_max); t < head; ++t) {
-        const P* xt = panel + t * w + c0;
-        const std::int64_t k_hi = std::min(k_max, len - 1 - t);
-        for (std::int64_t k = head - t; k <= k_hi; ++k) {
-          const P* y = panel + (t + k) * w + c0;
-          for (std::int64_t l = 0; l < lanes; ++l)
-            sums[k * 8 + l] += static_cast<double>(xt[l]) * static_cast<double>(y[l]);
-        }
-      }
-      for (std::int64_t k = 1; k <= k_max; ++k)
-        for (std::int64_t l = 0; l < lanes; ++l) out[k] += sums[k * 8 + l];
+      for (std::int64_t k = 1; k <= k_max; ++k) out[k] += pair_sums[k];
     }
   });
   for (std::int64_t k = 1; k <= k_max; ++k)
@@ -460,94 +487,133 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
                                     const std::function<void(std::int64_t)>& advance,
                                     Scratch<P>& scratch, double* fft_seconds,
                                     bool* read_ahead) {
-  AutocorrelationSum acc(plan.fft_size, plan.group);
   std::vector<double> boundary(static_cast<std::size_t>(k_max + 1), 0.0);
   const std::int64_t seg = plan.segment_rows;
-  // The panel, row-major: row r's values of the pass's w columns at r * w.
-  const std::size_t panel_size =
-      static_cast<std::size_t>(std::min(plan.panel_cols, cols) * std::min(seg + k_max, rows));
-  // Row segments (one pass over all columns) are read one ahead, on a
-  // thread of their own, into a second panel while the FFTs of the current
-  // one run: reading and converting is a third of the work and would
-  // otherwise leave a core idle. Only when both panels fit in a quarter of
-  // the budget (68 MiB each for 8192 + K rows of 1024 float columns).
-  // PE_DOT_READ_AHEAD=0 turns it off (bench/run: the FFT work alone,
-  // without the read competing for the cores).
+  // The panel, column-major: column c's values at c * ld. The stride is
+  // padded off multiples of 4 KiB: the transposition writes 8 columns at
+  // once, and 8 streams 4 KiB apart (with the 8 rows they come from) would
+  // all fall in one set of the L1 cache.
+  std::int64_t ld = (std::min(seg + k_max, rows) + 15) / 16 * 16;
+  if (ld * static_cast<std::int64_t>(sizeof(P)) % 4096 == 0) ld += 16;
+  const std::size_t panel_size = static_cast<std::size_t>(std::min(plan.panel_cols, cols) * ld);
+  // Row segments (one pass over all columns) go to two workers, each with
+  // its own panel, FFT buffers and sums, taking every other segment: one
+  // reads while the other transforms, without a barrier between them (a
+  // reading thread beside two FFT threads, or an FFT split at every chunk,
+  // left cores waiting for each other). Only when both panels fit in a
+  // quarter of the budget (16 MiB each for 4096 rows of 1024 float
+  // columns). PE_DOT_READ_AHEAD=0 turns this off (bench/run: the FFT work
+  // alone, without the reads competing for the cores).
   static const bool ahead_allowed = [] {
     const char* env = std::getenv("PE_DOT_READ_AHEAD");
     return env == nullptr || std::string_view(env) != "0";
   }();
-  const bool ahead = ahead_allowed && seg < rows && plan.panel_cols == cols &&
+  const bool ahead = ahead_allowed && seg < rows && plan.panel_cols == cols && CoreCount() > 1 &&
                      2 * panel_size * sizeof(P) <= static_cast<std::size_t>(budget) / 4;
-  Scratch<P> second;  // the read-ahead panel, only for the mean
+  Scratch<P> second;  // the second worker's panel, only for the mean
   P* const panels[2] = {scratch.Get(panel_size), ahead ? second.Get(panel_size) : nullptr};
   *read_ahead = ahead;
-  // Reads rows [s0, s0 + len) of columns [j0, j0 + w) into `panel`; returns
-  // the rows read (for progress, reported on the calling thread).
-  auto read = [&](std::int64_t s0, std::int64_t j0, std::int64_t w, P* panel, bool report) {
+  // Reads rows [s0, s0 + len) of columns [j0, j0 + w) into `panel`.
+  auto read = [&](RowReader& from, std::int64_t s0, std::int64_t j0, std::int64_t w, P* panel,
+                  const std::function<void(std::int64_t)>& report) {
     const std::int64_t head = std::min(seg, rows - s0);
     const std::int64_t len = std::min(seg + k_max, rows - s0);
     for (std::int64_t r0 = s0; r0 < s0 + len; r0 += plan.read_rows) {
       const std::int64_t count = std::min(plan.read_rows, s0 + len - r0);
-      reader.ReadPanel(r0, count, j0, w, panel + (r0 - s0) * w, w, j0 == 0 ? s0 + head : r0);
-      if (report) advance(count);
+      from.ReadPanel(r0, count, j0, w, panel + (r0 - s0), ld, j0 == 0 ? s0 + head : r0);
+      if (report) report(count);
     }
-    return len;
   };
   // The FFTs and the pairs that straddle the segment's end.
-  auto transform = [&](std::int64_t s0, std::int64_t w, const P* panel) {
+  auto transform = [&](AutocorrelationSum& into, std::vector<double>& pairs, std::int64_t s0,
+                       std::int64_t w, const P* panel, const std::function<void(std::int64_t)>& report) {
     const std::int64_t head = std::min(seg, rows - s0);
     const std::int64_t len = std::min(seg + k_max, rows - s0);
-    const auto t0 = std::chrono::steady_clock::now();
     // In chunks of 64 columns, each reported as its share of `head` rows
     // of transform work (a whole-column panel's FFTs take seconds).
     for (std::int64_t c0 = 0; c0 < w; c0 += 64) {
       const std::int64_t n = std::min<std::int64_t>(64, w - c0);
-      acc.AddColumns(panel + c0, n, head, 1, w);
-      advance(head * n / cols);
+      into.AddColumns(panel + c0 * ld, n, head, ld, 1);
+      if (report) report(head * n / cols);
     }
-    if (len > head) AddStraddlingPairs(panel, w, head, len, k_max, boundary);
-    *fft_seconds += Since(t0);
+    if (len > head) AddStraddlingPairs(panel, ld, len, w, head, k_max, pairs);
   };
+  std::vector<double> r;
   if (ahead) {
-    read(0, 0, cols, panels[0], true);
-    int cur = 0;
-    for (std::int64_t s0 = 0; s0 < rows; s0 += seg, cur ^= 1) {
-      const std::int64_t next = s0 + seg;
-      std::int64_t next_len = 0;
-      std::exception_ptr failed;
-      std::thread reading;
-      if (next < rows) {
-        reading = std::thread([&] {
-          try {
-            next_len = read(next, 0, cols, panels[cur ^ 1], false);
-          } catch (...) {
-            failed = std::current_exception();
+    const std::int64_t segments = (rows + seg - 1) / seg;
+    RowReader other = reader.Sibling();
+    RowReader* const readers[2] = {&reader, &other};
+    AutocorrelationSum own0(plan.fft_size, plan.group, 1), own1(plan.fft_size, plan.group, 1);
+    AutocorrelationSum* const sums[2] = {&own0, &own1};
+    std::vector<double> pairs[2] = {boundary, boundary};
+    double seconds[2] = {0, 0};
+    // A source that cannot be read from two threads is read by one at a time.
+    std::mutex read_lock;
+    const bool serial_reads = !reader.concurrent();
+    // Progress is counted by both and reported by the calling thread
+    // (ParallelFor's last task). A failed segment stops both workers past
+    // it; the error of the earliest failed segment is the one thrown, so
+    // the first bad value in row order is named, as in one pass.
+    std::atomic<std::int64_t> done{0}, first_failed{segments};
+    std::int64_t reported = 0;
+    std::exception_ptr failed[2];
+    std::int64_t failed_at[2] = {segments, segments};
+    ParallelFor(2, [&](int w) {
+      for (std::int64_t i = w; i < segments && i < first_failed.load(); i += 2) {
+        const std::int64_t s0 = i * seg;
+        try {
+          {
+            std::unique_lock<std::mutex> lock(read_lock, std::defer_lock);
+            if (serial_reads) lock.lock();
+            read(*readers[w], s0, 0, cols, panels[w], nullptr);
           }
-        });
+          const auto t0 = std::chrono::steady_clock::now();
+          transform(*sums[w], pairs[w], s0, cols, panels[w], nullptr);
+          seconds[w] += Since(t0);
+        } catch (...) {
+          failed[w] = std::current_exception();
+          failed_at[w] = i;
+          std::int64_t cur = first_failed.load();
+          while (i < cur && !first_failed.compare_exchange_weak(cur, i)) {
+          }
+          return;
+        }
+        done += std::min(seg + k_max, rows - s0) + std::min(seg, rows - s0);
+        if (w == 1) {
+          const std::int64_t now = done.load();
+          advance(now - reported);
+          reported = now;
+        }
       }
-      try {
-        transform(s0, cols, panels[cur]);
-      } catch (...) {
-        if (reading.joinable()) reading.join();
-        throw;
-      }
-      if (reading.joinable()) reading.join();
-      if (failed) std::rethrow_exception(failed);
-      advance(next_len);
+    });
+    const int bad = failed_at[1] < failed_at[0] ? 1 : 0;
+    if (failed[bad]) std::rethrow_exception(failed[bad]);
+    advance(done.load() - reported);
+    reader.zero_rows += other.zero_rows;
+    reader.seconds += other.seconds;
+    const auto t0 = std::chrono::steady_clock::now();
+    r = own0.Lags(k_max);
+    const std::vector<double> r1 = own1.Lags(k_max);
+    for (std::int64_t k = 0; k <= k_max; ++k) {
+      r[k] += r1[k];
+      boundary[k] = pairs[0][k] + pairs[1][k];
     }
+    *fft_seconds += seconds[0] + seconds[1] + Since(t0);
   } else {
+    AutocorrelationSum acc(plan.fft_size, plan.group);
     for (std::int64_t j0 = 0; j0 < cols; j0 += plan.panel_cols) {
       const std::int64_t w = std::min(plan.panel_cols, cols - j0);
       for (std::int64_t s0 = 0; s0 < rows; s0 += seg) {
-        read(s0, j0, w, panels[0], true);
-        transform(s0, w, panels[0]);
+        read(reader, s0, j0, w, panels[0], advance);
+        const auto t0 = std::chrono::steady_clock::now();
+        transform(acc, boundary, s0, w, panels[0], advance);
+        *fft_seconds += Since(t0);
       }
     }
+    const auto t0 = std::chrono::steady_clock::now();
+    r = acc.Lags(k_max);
+    *fft_seconds += Since(t0);
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> r = acc.Lags(k_max);
-  *fft_seconds += Since(t0);
   for (std::int64_t k = 0; k <= k_max; ++k) r[k] += boundary[k];
   return r;
 }
@@ -747,11 +813,11 @@ DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k
   // K small beside the table: segments of S = n - K rows, one pass, for
   // the power of two n >= max(4096, 17 K). Cheaper than whole columns
   // (log n < log L per value) and far less memory: fresh memory costs page
-  // faults, and a segment of 4096 rows of 1024 float32 values (16 MiB)
-  // stays in the caches between its read and its FFTs. The pairs that
-  // straddle a segment's end, K (K + 1) / 2 per column, are summed directly
-  // (vectorised): at most K / 34 per value, beside the FFT's ~2.5 log2 n.
-  std::int64_t small_n = 4096;
+  // faults (4096 rows of 1024 float32 values: 16 MiB per panel). The pairs
+  // that straddle a segment's end, K (K + 1) / 2 per column, are summed
+  // directly (vectorised, on both cores): at most K / 34 per value, beside
+  // the FFT's ~2.5 log2 n.
+  std::int64_t small_n = std::getenv("PE_SMALLN") ? std::atoll(std::getenv("PE_SMALLN")) : 4096;
   while (small_n < 17 * k_max) small_n *= 2;
   const std::int64_t small_seg = small_n - k_max;
   if (small_seg + k_max < rows && (small_seg + k_max) * per_row + read_bytes <= budget) {

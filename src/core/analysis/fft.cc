@@ -1,14 +1,12 @@
 #include "core/analysis/fft.h"
 
 #include <fftw3.h>
-#include <immintrin.h>
 
 #include <algorithm>
 #include <cassert>
 #include <complex>
 #include <memory>
 #include <thread>
-#include <type_traits>
 
 #include "core/parallel_for.h"
 
@@ -28,48 +26,6 @@ std::unique_ptr<T[], FftwFree> FftwAlloc(std::size_t count) {
   void* p = fftw_malloc(sizeof(T) * count);
   if (p == nullptr) throw std::bad_alloc();
   return std::unique_ptr<T[], FftwFree>(static_cast<T*>(p));
-}
-
-__attribute__((target("avx2"), always_inline)) inline void StoreWidened(double* d, __m128 lo, __m128 hi) {
-  _mm256_storeu_pd(d, _mm256_cvtps_pd(lo));
-  _mm256_storeu_pd(d + 4, _mm256_cvtps_pd(hi));
-}
-
-// Eight float columns of a row-major block into eight double runs of the
-// FFT input: in[t * n + p] = row p's value t, for p < len. Blocks of 8 rows
-// by 8 columns are loaded as 8 vectors, transposed in AVX2 registers and
-// widened (exactly) on the store, so each row's 32 bytes are read once and
-// each column run is written contiguously.
-__attribute__((target("avx2"))) void GatherF32x8Avx2(const float* base, std::int64_t row_stride,
-                                                     std::int64_t len, double* in, std::int64_t n) {
-  const std::int64_t len8 = len / 8 * 8;
-  for (std::int64_t p = 0; p < len8; p += 8) {
-    const float* s = base + p * row_stride;
-    const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + row_stride),
-                 r2 = _mm256_loadu_ps(s + 2 * row_stride), r3 = _mm256_loadu_ps(s + 3 * row_stride),
-                 r4 = _mm256_loadu_ps(s + 4 * row_stride), r5 = _mm256_loadu_ps(s + 5 * row_stride),
-                 r6 = _mm256_loadu_ps(s + 6 * row_stride), r7 = _mm256_loadu_ps(s + 7 * row_stride);
-    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    // Column c of the block: rows 0-3 in u[c % 4] (low half for c < 4),
-    // rows 4-7 in u[4 + c % 4]; each widened as two vectors of 4 doubles.
-    StoreWidened(in + 0 * n + p, _mm256_castps256_ps128(u0), _mm256_castps256_ps128(u4));
-    StoreWidened(in + 1 * n + p, _mm256_castps256_ps128(u1), _mm256_castps256_ps128(u5));
-    StoreWidened(in + 2 * n + p, _mm256_castps256_ps128(u2), _mm256_castps256_ps128(u6));
-    StoreWidened(in + 3 * n + p, _mm256_castps256_ps128(u3), _mm256_castps256_ps128(u7));
-    StoreWidened(in + 4 * n + p, _mm256_extractf128_ps(u0, 1), _mm256_extractf128_ps(u4, 1));
-    StoreWidened(in + 5 * n + p, _mm256_extractf128_ps(u1, 1), _mm256_extractf128_ps(u5, 1));
-    StoreWidened(in + 6 * n + p, _mm256_extractf128_ps(u2, 1), _mm256_extractf128_ps(u6, 1));
-    StoreWidened(in + 7 * n + p, _mm256_extractf128_ps(u3, 1), _mm256_extractf128_ps(u7, 1));
-  }
-  for (std::int64_t p = len8; p < len; ++p)
-    for (std::int64_t c = 0; c < 8; ++c) in[c * n + p] = base[p * row_stride + c];
 }
 
 }  // namespace
@@ -93,7 +49,6 @@ std::int64_t FftFriendlySize(std::int64_t m) {
 struct AutocorrelationSum::State {
   std::int64_t n = 0, nc = 0;
   int group = 1;
-  bool avx2 = __builtin_cpu_supports("avx2");
   std::unique_ptr<double[], FftwFree> plan_in;
   std::unique_ptr<fftw_complex[], FftwFree> plan_out;
   Plan forward;
@@ -105,7 +60,7 @@ struct AutocorrelationSum::State {
   std::vector<Worker> workers;
 };
 
-AutocorrelationSum::AutocorrelationSum(std::int64_t n, int group) : state_(new State) {
+AutocorrelationSum::AutocorrelationSum(std::int64_t n, int group, int threads) : state_(new State) {
   assert(n >= 1 && group >= 1);
   State& s = *state_;
   s.n = n;
@@ -122,7 +77,7 @@ AutocorrelationSum::AutocorrelationSum(std::int64_t n, int group) : state_(new S
   // The planner's scratch input is not needed after planning.
   s.plan_in.reset();
   s.plan_out.reset();
-  const int workers = std::thread::hardware_concurrency() > 1 ? 2 : 1;
+  const int workers = threads == 1 ? 1 : std::thread::hardware_concurrency() > 1 ? 2 : 1;
   s.workers.resize(static_cast<std::size_t>(workers));
   for (State::Worker& w : s.workers) w.power.assign(static_cast<std::size_t>(s.nc), 0.0);
 }
@@ -173,8 +128,6 @@ void AutocorrelationSum::Add(State& s, const T* base, std::int64_t count, std::i
           const T* col = base + (j0 + t) * col_stride;
           std::copy(col, col + len, in + t * n);
         }
-      } else if (std::is_same_v<T, float> && g == 8 && col_stride == 1 && s.avx2) {
-        GatherF32x8Avx2(reinterpret_cast<const float*>(base + j0), row_stride, len, in, n);
       } else {
         // Row-major: read each row's g values together (cache-friendly).
         for (std::int64_t p = 0; p < len; ++p) {

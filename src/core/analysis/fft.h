@@ -34,8 +34,10 @@ std::vector<double> SumAutocorrelation(const double* x, std::int64_t rows,
 /// partial sums are added at the end in a fixed order.
 class AutocorrelationSum {
  public:
-  /// REQUIRES: n >= 1, group >= 1 (columns per FFTW batch).
-  AutocorrelationSum(std::int64_t n, int group);
+  /// REQUIRES: n >= 1, group >= 1 (columns per FFTW batch), threads 0
+  /// (2 where there are 2 cores) or 1 (the caller's thread alone, for a
+  /// caller that already runs on every core).
+  AutocorrelationSum(std::int64_t n, int group, int threads = 0);
   ~AutocorrelationSum();
   AutocorrelationSum(const AutocorrelationSum&) = delete;
   AutocorrelationSum& operator=(const AutocorrelationSum&) = delete;
