@@ -206,6 +206,20 @@ r = subprocess.run([PE, "dot", pbad, "--mean-only", "--max-offset", "60"], captu
 check(r.returncode == 2 and r.stderr.count("\n") == 1 and "row 2500, column 11" in r.stderr,
       f"NaN named in a segment read ahead: exit {r.returncode}, {r.stderr!r}")
 
+# min/max/std read their window with two threads (each converts half of
+# the rows): with a bad value in each half, the first in row order is named,
+# whichever thread finds its own first.
+wide = rng.standard_normal((3000, 1024)).astype(np.float32)
+wide[1000, 7] = np.inf
+wide[2000, 3] = np.nan
+pwide = os.path.join(SCRATCH, "wide_bad.npy")
+np.save(pwide, wide)
+for _ in range(3):
+    r = subprocess.run([PE, "dot", pwide, "--max-offset", "20"], capture_output=True, text=True)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "row 1000, column 7 is inf" in r.stderr,
+          f"first bad value named by the two-thread window read: exit {r.returncode}, {r.stderr!r}")
+os.remove(pwide)
+
 # Progress on a terminal: a run of a few seconds (one column per pass over a
 # 30 MB table) draws the bar on stderr and erases it at the end.
 slow = rng.standard_normal((20000, 384)).astype(np.float32)

@@ -315,34 +315,26 @@ class RowReader {
   /// Rows [first, first + count), row-major; rows below `count_below` that
   /// have norm 0 are added to zero_rows (pass `first` to count none).
   const double* Read(std::int64_t first, std::int64_t count, std::int64_t count_below) {
+    buf_.resize(static_cast<std::size_t>(count * source_.info().cols));
+    ReadTo(first, count, count_below, buf_.data());
+    return buf_.data();
+  }
+  /// The same into `dst` (count × cols doubles), without a copy.
+  void ReadTo(std::int64_t first, std::int64_t count, std::int64_t count_below, double* dst) {
     const auto t0 = std::chrono::steady_clock::now();
     struct Clock {  // adds the time spent here to `seconds`, however Read ends
       std::chrono::steady_clock::time_point t0;
       double& seconds;
       ~Clock() { seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
     } clock{t0, seconds};
-    ReadRowsAsDouble(source_, first, count, &scratch_, &buf_);
-    const TableInfo& info = source_.info();
-    const std::int64_t cols = info.cols;
-    // Finiteness: x - x is 0 for a finite x and NaN otherwise, so one
-    // vectorised sum per block finds any NaN or infinity; only then is the
-    // block searched for the first one (row-major order, as reported).
-    const double* all = buf_.data();
-    double probe = 0;
-    for (std::int64_t i = 0; i < count * cols; ++i) probe += all[i] - all[i];
-    if (probe != 0 || std::isnan(probe)) {
-      for (std::int64_t i = 0; i < count * cols; ++i)
-        if (!std::isfinite(all[i]))
-          ThrowInput(fmt::format("table '{}'", info.name),
-                     fmt::format("row {}, column {} is {}; similarities are undefined",
-                                 first + i / cols, i % cols, all[i]));
-    }
+    ReadRowsAsDoubleInto(source_, first, count, dst);
+    CheckFinite(dst, count, first);
     if (cosine_) {  // zero rows counted only below count_below
+      const std::int64_t cols = source_.info().cols;
       const std::int64_t counted = std::clamp<std::int64_t>(count_below - first, 0, count);
-      zero_rows += NormalizeRows(buf_.data(), counted, cols);
-      NormalizeRows(buf_.data() + counted * cols, count - counted, cols);
+      zero_rows += NormalizeRows(dst, counted, cols);
+      NormalizeRows(dst + counted * cols, count - counted, cols);
     }
-    return buf_.data();
   }
   /// Rows [first, first + count), columns [j0, j0 + w) into a column-major
   /// panel: value (r, c) to dst[c * ld + r], as doubles (scaled for the
@@ -366,24 +358,7 @@ class RowReader {
     raw_.resize(n);
     source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
     const float* x = raw_.data();
-    if (j0 == 0) {
-      // A NaN or infinity has every exponent bit set: one vectorised OR of
-      // tests over the block, then a search only when one is there.
-      std::uint32_t bad = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        std::uint32_t bits;
-        std::memcpy(&bits, x + i, 4);
-        bad |= (bits & 0x7f800000u) == 0x7f800000u;
-      }
-      if (bad != 0) {
-        for (std::size_t i = 0; i < n; ++i)
-          if (!std::isfinite(x[i]))
-            ThrowInput(fmt::format("table '{}'", info.name),
-                       fmt::format("row {}, column {} is {}; similarities are undefined",
-                                   first + static_cast<std::int64_t>(i) / cols,
-                                   static_cast<std::int64_t>(i) % cols, x[i]));
-      }
-    }
+    if (j0 == 0) CheckFinite(x, count, first);
     const double* scale = nullptr;
     if (cosine_) {
       scale_.resize(static_cast<std::size_t>(count));
@@ -404,9 +379,33 @@ class RowReader {
   double seconds = 0;  ///< wall time spent reading and converting
 
  private:
+  // A NaN or infinity has every exponent bit set: one vectorised OR of
+  // tests over the rows (integer operations, no chain of additions), then
+  // a search only when one is there, for the first in row-major order (as
+  // reported).
+  template <typename V>
+  void CheckFinite(const V* x, std::int64_t count, std::int64_t first) const {
+    using Bits = std::conditional_t<sizeof(V) == 4, std::uint32_t, std::uint64_t>;
+    constexpr Bits kExponent = static_cast<Bits>(sizeof(V) == 4 ? 0x7f800000u : 0x7ff0000000000000u);
+    const std::int64_t cols = source_.info().cols;
+    const std::size_t n = static_cast<std::size_t>(count * cols);
+    Bits bad = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      Bits bits;
+      std::memcpy(&bits, x + i, sizeof(V));
+      bad |= (bits & kExponent) == kExponent;
+    }
+    if (bad == 0) return;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(x[i]))
+        ThrowInput(fmt::format("table '{}'", source_.info().name),
+                   fmt::format("row {}, column {} is {}; similarities are undefined",
+                               first + static_cast<std::int64_t>(i) / cols,
+                               static_cast<std::int64_t>(i) % cols, x[i]));
+  }
+
   RowSource& source_;
   bool cosine_;
-  std::vector<std::byte> scratch_;
   std::vector<double> buf_;
   std::vector<float> raw_;
   std::vector<double> scale_;
@@ -640,10 +639,42 @@ template <typename T>
 void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::int64_t cols,
               std::int64_t read_rows, std::int64_t count_below, T* dst,
               const std::function<void(std::int64_t)>& advance) {
+  if constexpr (std::is_same_v<T, double>) {
+    // Straight into the window; a source that allows it is read by two
+    // threads, each converting its half (the window's reads are otherwise
+    // the one serial part between the Gram blocks, which use both cores).
+    // The error of the first half wins over the second's, so the first bad
+    // value in row order is named whatever the timing.
+    const int parts = reader.concurrent() && count >= 2 * read_rows && CoreCount() > 1 ? 2 : 1;
+    RowReader other = reader.Sibling();
+    RowReader* const readers[2] = {&reader, &other};
+    const std::int64_t mid = first + (count / 2 + read_rows - 1) / read_rows * read_rows;
+    std::exception_ptr failed[2];
+    ParallelFor(parts, [&](int p) {
+      const std::int64_t b = parts == 1 ? first : p == 0 ? first : mid;
+      const std::int64_t e = parts == 1 ? first + count : p == 0 ? mid : first + count;
+      try {
+        for (std::int64_t r0 = b; r0 < e; r0 += read_rows) {
+          const std::int64_t n = std::min(read_rows, e - r0);
+          readers[p]->ReadTo(r0, n, count_below, dst + (r0 - first) * cols);
+          if (parts == 1) advance(n);
+        }
+      } catch (...) {
+        failed[p] = std::current_exception();
+      }
+    });
+    for (const std::exception_ptr& f : failed)
+      if (f) std::rethrow_exception(f);
+    reader.zero_rows += other.zero_rows;
+    if (parts == 2) advance(count);
+    return;
+  }
   for (std::int64_t r0 = first; r0 < first + count; r0 += read_rows) {
     const std::int64_t n = std::min(read_rows, first + count - r0);
-    const double* x = reader.Read(r0, n, count_below);
-    std::copy(x, x + n * cols, dst + (r0 - first) * cols);
+    {
+      const double* x = reader.Read(r0, n, count_below);
+      std::copy(x, x + n * cols, dst + (r0 - first) * cols);
+    }
     advance(n);
   }
 }
