@@ -411,6 +411,40 @@ class RowReader {
   std::vector<double> scale_;
 };
 
+// Rows [first, first + count) in pieces of `read_rows`, each given to
+// piece(reader, r0, n). A source that allows concurrent reads is read by two
+// threads, each with its own reader, for its half of the rows (reading and
+// converting is otherwise a serial part between steps that use both cores).
+// The first half's error wins over the second's, so the first bad value in
+// row order is named whatever the timing. Progress (`advance`, on the
+// calling thread) is per piece on one thread, else once at the end.
+template <typename Piece>
+void ReadRowsInTwo(RowReader& reader, std::int64_t first, std::int64_t count, std::int64_t read_rows,
+                   const std::function<void(std::int64_t)>& advance, const Piece& piece) {
+  const int parts = reader.concurrent() && count >= 2 * read_rows && CoreCount() > 1 ? 2 : 1;
+  RowReader other = reader.Sibling();
+  RowReader* const readers[2] = {&reader, &other};
+  const std::int64_t mid = first + (count / 2 + read_rows - 1) / read_rows * read_rows;
+  std::exception_ptr failed[2];
+  ParallelFor(parts, [&](int p) {
+    const std::int64_t b = parts == 1 || p == 0 ? first : mid;
+    const std::int64_t e = parts == 1 || p == 1 ? first + count : mid;
+    try {
+      for (std::int64_t r0 = b; r0 < e; r0 += read_rows) {
+        const std::int64_t n = std::min(read_rows, e - r0);
+        piece(*readers[p], r0, n);
+        if (parts == 1 && advance) advance(n);
+      }
+    } catch (...) {
+      failed[p] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& f : failed)
+    if (f) std::rethrow_exception(f);
+  reader.zero_rows += other.zero_rows;
+  if (parts == 2 && advance) advance(count);
+}
+
 // The pairs (t, t + k), t < head <= t + k < len, k <= K, of the w columns
 // of a column-major panel (column c's values at c * ld), added to
 // boundary[k]: the lags that the segment's FFT (of its first `head` rows)
@@ -517,6 +551,15 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
                   const std::function<void(std::int64_t)>& report) {
     const std::int64_t head = std::min(seg, rows - s0);
     const std::int64_t len = std::min(seg + k_max, rows - s0);
+    // Whole-column panels read in two halves where the source allows it;
+    // a segment worker reads its own segment alone (the other worker has
+    // the other core).
+    if (&from == &reader && !ahead) {
+      ReadRowsInTwo(from, s0, len, plan.read_rows, report, [&](RowReader& r, std::int64_t r0, std::int64_t n) {
+        r.ReadPanel(r0, n, j0, w, panel + (r0 - s0), ld, j0 == 0 ? s0 + head : r0);
+      });
+      return;
+    }
     for (std::int64_t r0 = s0; r0 < s0 + len; r0 += plan.read_rows) {
       const std::int64_t count = std::min(plan.read_rows, s0 + len - r0);
       from.ReadPanel(r0, count, j0, w, panel + (r0 - s0), ld, j0 == 0 ? s0 + head : r0);
@@ -640,33 +683,11 @@ void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::in
               std::int64_t read_rows, std::int64_t count_below, T* dst,
               const std::function<void(std::int64_t)>& advance) {
   if constexpr (std::is_same_v<T, double>) {
-    // Straight into the window; a source that allows it is read by two
-    // threads, each converting its half (the window's reads are otherwise
-    // the one serial part between the Gram blocks, which use both cores).
-    // The error of the first half wins over the second's, so the first bad
-    // value in row order is named whatever the timing.
-    const int parts = reader.concurrent() && count >= 2 * read_rows && CoreCount() > 1 ? 2 : 1;
-    RowReader other = reader.Sibling();
-    RowReader* const readers[2] = {&reader, &other};
-    const std::int64_t mid = first + (count / 2 + read_rows - 1) / read_rows * read_rows;
-    std::exception_ptr failed[2];
-    ParallelFor(parts, [&](int p) {
-      const std::int64_t b = parts == 1 ? first : p == 0 ? first : mid;
-      const std::int64_t e = parts == 1 ? first + count : p == 0 ? mid : first + count;
-      try {
-        for (std::int64_t r0 = b; r0 < e; r0 += read_rows) {
-          const std::int64_t n = std::min(read_rows, e - r0);
-          readers[p]->ReadTo(r0, n, count_below, dst + (r0 - first) * cols);
-          if (parts == 1) advance(n);
-        }
-      } catch (...) {
-        failed[p] = std::current_exception();
-      }
+    // Straight into the window (no copy), by two threads where the source
+    // allows it.
+    ReadRowsInTwo(reader, first, count, read_rows, advance, [&](RowReader& from, std::int64_t r0, std::int64_t n) {
+      from.ReadTo(r0, n, count_below, dst + (r0 - first) * cols);
     });
-    for (const std::exception_ptr& f : failed)
-      if (f) std::rethrow_exception(f);
-    reader.zero_rows += other.zero_rows;
-    if (parts == 2) advance(count);
     return;
   }
   for (std::int64_t r0 = first; r0 < first + count; r0 += read_rows) {
