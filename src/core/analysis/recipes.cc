@@ -15,6 +15,10 @@ namespace {
 
 float F32(double v) { return static_cast<float>(v); }
 
+bool SameBits(double a, double b) {
+  return __builtin_bit_cast(std::uint64_t, a) == __builtin_bit_cast(std::uint64_t, b);
+}
+
 // One float32 frequency per pair, computed the way `recipe` does.
 std::vector<float> RecipeFrequencies(const SinusoidVariant& v, std::int64_t cols, std::size_t pairs,
                                      Recipe recipe) {
@@ -50,66 +54,6 @@ std::vector<float> RecipeFrequencies(const SinusoidVariant& v, std::int64_t cols
     }
   }
   return w;
-}
-
-// F32(libm sin θ), F32(libm cos θ) for n angles θ (the float32 recipes'
-// values: glibc's sincos in double, rounded once to float32), bit for bit,
-// mostly without libm.
-//
-// Why this is exact: let v be sin θ (or cos θ), L glibc's double result and
-// y the vectorised kernel's (SinCosF64FastAngles). glibc documents its sin,
-// cos and sincos as within 1 ulp (the manual's "Known Maximum Errors" table
-// for x86_64; s_sin.c claims 0.548 ulp); we assume 4 ulp, |L - v| <=
-// 2^-50·|v|, as kFastF64RelErr does. The kernel's bound (exact_sincos.h) is
-// |y - v| <= B = 2^-50·|y| + A with A = FastF64AbsErr(θ). So
-//   |L - y| <= B + 2^-50·(|y| + B) < 2^-49·|y|·(1 + 2^-50) + 2·A
-// and with e = 2^-48·|y| + 2·A, the computed lo = RN(y - e), hi = RN(y + e)
-// still enclose L strictly: each rounding moves an end by at most
-// ulp(y) <= 2^-52·|y|, far less than the 2^-49·|y| of slack, and e's own
-// rounding (a few 2^-53 relative) is inside that slack too. When lo and hi
-// have one sign, lie in float32's normal range (|y| >= 2^-60 against e <=
-// 2^-48 + 2^-46 for |θ| <= 2^50) and no float32 tie lies between
-// (MayStraddleFloatMidpoint false), every real in (lo, hi), L and y
-// included, rounds to the same float32: F32(L) == F32(y). Otherwise (about
-// 2^-22 of the entries; zero angles; |θ| > 2^49) libm is called as before.
-// Tested against libm on millions of angles of each recipe and on angles
-// whose sin or cos lies next to a float32 tie (recipes_test.cc).
-bool SameBits(double a, double b) {
-  return __builtin_bit_cast(std::uint64_t, a) == __builtin_bit_cast(std::uint64_t, b);
-}
-
-void Float32SinCos(const double* th, std::size_t n, double* s, double* c) {
-  std::size_t done = 0;
-  // The kernel wants |θ| <= kMaxExactAngle; run it on the prefix that is.
-  while (done < n && std::fabs(th[done]) <= 0x1p49) ++done;
-  SinCosF64FastAngles(th, done, s, c);
-  // The test for every entry without a branch (a loop the compiler
-  // vectorises), rounding as it goes; the rare failures are redone below.
-  auto pass = [](double y, double a2) {
-    const double e = 0x1p-48 * std::fabs(y) + a2;
-    const auto lo = __builtin_bit_cast(long long, y - e), hi = __builtin_bit_cast(long long, y + e);
-    return static_cast<int>(std::fabs(y) >= 0x1p-60) & static_cast<int>(((lo ^ hi) & ~kBelowFloatMidpointBits) == 0);
-  };
-  int all = 1;
-  for (std::size_t i = 0; i < done; ++i) {
-    const double a2 = 2 * FastF64AbsErr(th[i]), ys = s[i], yc = c[i];
-    all &= pass(ys, a2) & pass(yc, a2);
-    s[i] = F32(ys);
-    c[i] = F32(yc);
-  }
-  if (all && done == n) return;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i < done) {
-      double ys, yc;  // the fast values again, for this entry's test
-      SinCosF64FastAngles(th + i, 1, &ys, &yc);
-      const double a2 = 2 * FastF64AbsErr(th[i]);
-      if (pass(ys, a2) && pass(yc, a2)) continue;
-    }
-    double sv, cv;
-    ::sincos(th[i], &sv, &cv);
-    s[i] = F32(sv);
-    c[i] = F32(cv);
-  }
 }
 
 // Rows of a variant by one or more non-exact recipes, float64 output, one
@@ -213,7 +157,7 @@ class RecipeEval {
             ++m;
           }
         }
-        Float32SinCos(th, m, fs, fc);
+        RecipeSinCosF32(th, m, fs, fc);
         for (std::size_t q = 0; q < m; ++q) {
           const std::size_t i = pair_of[q];
           s[i] = fs[q];
@@ -278,6 +222,63 @@ class ZeroRowsSource : public RowSource {
 };
 
 }  // namespace
+
+// float32(libm sin θ), float32(libm cos θ) for n angles θ (the float32 recipes'
+// values: glibc's sincos in double, rounded once to float32), bit for bit,
+// mostly without libm.
+//
+// Why this is exact: let v be sin θ (or cos θ), L glibc's double result and
+// y the vectorised kernel's (SinCosF64FastAngles). glibc documents its sin,
+// cos and sincos as within 1 ulp (the manual's "Known Maximum Errors" table
+// for x86_64; s_sin.c claims 0.548 ulp); we assume 4 ulp, |L - v| <=
+// 2^-50·|v|, as kFastF64RelErr does. The kernel's bound (exact_sincos.h) is
+// |y - v| <= B = 2^-50·|y| + A with A = FastF64AbsErr(θ). So
+//   |L - y| <= B + 2^-50·(|y| + B) < 2^-49·|y|·(1 + 2^-50) + 2·A
+// and with e = 2^-48·|y| + 2·A, the computed lo = RN(y - e), hi = RN(y + e)
+// still enclose L strictly: each rounding moves an end by at most
+// ulp(y) <= 2^-52·|y|, far less than the 2^-49·|y| of slack, and e's own
+// rounding (a few 2^-53 relative) is inside that slack too. When the
+// patterns of lo and hi agree above bit 27 (MayStraddleFloatMidpoint false:
+// one sign, one exponent, which |y| >= 2^-60 puts in float32's normal
+// range), no float32 tie lies in (lo, hi], so every real in (lo, hi), L and
+// y included, rounds to the same float32: float32(L) == float32(y).
+// Otherwise (a value within ~2^-25 float32 ulp of a tie: about 1 entry in
+// 10^7; zero angles; |θ| > 2^49) libm is called as before.
+// Tested against libm on millions of angles of each recipe and on angles
+// whose sin or cos lies next to a float32 tie (recipes_test.cc).
+void RecipeSinCosF32(const double* th, std::size_t n, double* s, double* c) {
+  std::size_t done = 0;
+  // The kernel wants |θ| <= kMaxExactAngle; run it on the prefix that is.
+  while (done < n && std::fabs(th[done]) <= 0x1p49) ++done;
+  SinCosF64FastAngles(th, done, s, c);
+  // The test for every entry without a branch (a loop the compiler
+  // vectorises), rounding as it goes; the rare failures are redone below.
+  auto pass = [](double y, double a2) {
+    const double e = 0x1p-48 * std::fabs(y) + a2;
+    const auto lo = __builtin_bit_cast(long long, y - e), hi = __builtin_bit_cast(long long, y + e);
+    return static_cast<int>(std::fabs(y) >= 0x1p-60) & static_cast<int>(((lo ^ hi) & ~kBelowFloatMidpointBits) == 0);
+  };
+  int all = 1;
+  for (std::size_t i = 0; i < done; ++i) {
+    const double a2 = 2 * FastF64AbsErr(th[i]), ys = s[i], yc = c[i];
+    all &= pass(ys, a2) & pass(yc, a2);
+    s[i] = static_cast<float>(ys);
+    c[i] = static_cast<float>(yc);
+  }
+  if (all && done == n) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i < done) {
+      double ys, yc;  // the fast values again, for this entry's test
+      SinCosF64FastAngles(th + i, 1, &ys, &yc);
+      const double a2 = 2 * FastF64AbsErr(th[i]);
+      if (pass(ys, a2) && pass(yc, a2)) continue;
+    }
+    double sv, cv;
+    ::sincos(th[i], &sv, &cv);
+    s[i] = static_cast<float>(sv);
+    c[i] = static_cast<float>(cv);
+  }
+}
 
 const std::vector<RecipeInfo>& Recipes() {
   static const std::vector<RecipeInfo> kRecipes = {
