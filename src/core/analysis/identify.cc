@@ -237,8 +237,10 @@ Identification Identify(RowSource& source, const TableStats& stats, const Identi
   const std::int64_t n = std::min(info.rows, std::max<std::int64_t>(
                                                  2, std::min(options.head_rows, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, cols))));
   std::vector<std::byte> scratch;
-  std::vector<double> head;
-  ReadRowsAsDouble(source, 0, n, &scratch, &head);
+  std::vector<double> own_head;
+  const bool given = options.head && options.head->size() == static_cast<std::size_t>(n * cols);
+  if (!given) ReadRowsAsDouble(source, 0, n, &scratch, &own_head);
+  const std::vector<double>& head = given ? *options.head : own_head;
   auto at = [&](std::int64_t r, std::int64_t c) { return head[static_cast<std::size_t>(r * cols + c)]; };
   std::vector<std::int64_t> skip;
   for (std::int64_t z : stats.zero_rows)
