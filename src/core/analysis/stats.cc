@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
@@ -354,16 +355,23 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
 #else
   const bool f32_avx2 = false, f32_avx512 = false;
 #endif
-  std::vector<std::byte> raw;
+  // The block's bytes uninitialised: a zero fill would be a serial pass
+  // over fresh pages before the threads read into them.
+  std::unique_ptr<std::byte[]> raw_store;
+  std::size_t raw_size = 0;
   std::vector<double> row_sum;
   std::vector<StatsPart> parts;
   for (std::int64_t first = 0; first < info.rows; first += block) {
     const std::int64_t count = std::min(block, info.rows - first);
-    raw.resize(static_cast<std::size_t>(count) * info.row_bytes());
+    if (static_cast<std::size_t>(count) * info.row_bytes() > raw_size) {
+      raw_size = static_cast<std::size_t>(count) * info.row_bytes();
+      raw_store.reset(new std::byte[raw_size]);
+    }
+    std::byte* const raw = raw_store.get();
     // A source several threads may read (a C-order .npy): each thread
     // reads its own rows, no serial read between blocks.
     const bool read_in_parts = source.concurrent_reads();
-    if (count > 0 && !read_in_parts) source.ReadRows(first, count, raw.data());
+    if (count > 0 && !read_in_parts) source.ReadRows(first, count, raw);
     row_sum.assign(static_cast<std::size_t>(count), 0.0);
     const int n = static_cast<int>(std::min<std::int64_t>(threads, count));
     parts.assign(static_cast<std::size_t>(n), StatsPart{});
@@ -373,17 +381,17 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
       auto split = [&](int u) { return u == n ? count : count * u / n / 16 * 16; };
       const std::int64_t r0 = split(t), r1 = split(t + 1);
       if (read_in_parts && r1 > r0)
-        source.ReadRows(first + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
+        source.ReadRows(first + r0, r1 - r0, raw + static_cast<std::size_t>(r0) * info.row_bytes());
       switch (info.dtype) {
         case DType::kFloat32:
-          StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {
+          StatsRows(raw, info, first, r0, r1, [](const std::byte* d, std::size_t i) {
             float x;
             std::memcpy(&x, d + 4 * i, 4);
             return static_cast<double>(x);
           }, &p, row_sum.data(), f32_avx2, f32_avx512);
           break;
         case DType::kFloat64:
-          StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {
+          StatsRows(raw, info, first, r0, r1, [](const std::byte* d, std::size_t i) {
             double x;
             std::memcpy(&x, d + 8 * i, 8);
             return x;
@@ -391,7 +399,7 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
           break;
         default: {
           const DType dt = info.dtype;
-          StatsRows(raw.data(), info, first, r0, r1, [dt](const std::byte* d, std::size_t i) { return LoadAsDouble(d, dt, i); },
+          StatsRows(raw, info, first, r0, r1, [dt](const std::byte* d, std::size_t i) { return LoadAsDouble(d, dt, i); },
                     &p, row_sum.data());
         }
       }
