@@ -138,7 +138,14 @@ class RecipeEval {
         }
         // A float32 recipe: an angle with the bits of an earlier float32
         // recipe's angle takes its values (f32-exp and f32-exp-t2t agree on
-        // most frequencies); the others are evaluated together.
+        // most frequencies); the others are evaluated together. The first
+        // float32 recipe evaluates every angle, straight into place.
+        bool earlier = false;
+        for (std::size_t q = 0; q < k; ++q) earlier = earlier || recipes_[q] != Recipe::kF64Cast;
+        if (!earlier) {
+          RecipeSinCosF32(a, pairs, s, s + pairs);
+          continue;
+        }
         std::size_t m = 0;
         for (std::size_t i = 0; i < pairs; ++i) {
           std::size_t same = k;
