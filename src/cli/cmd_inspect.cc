@@ -246,11 +246,14 @@ int RunInspect(const InspectOptions& o, Console& console) {
         partner.reset();
       }
     }
+    std::vector<double> head;  // read once, for both
+    ro.keep_head = &head;
     rope = IdentifyRope(*src, stats, ro, partner.get());
     if (!rope->detected) rope.reset();
     if (!rope || rope->shape.kind == RopeKind::kSin) {
       IdentifyOptions io;
       io.start_hint = ro.start_hint;
+      io.head = &head;
       id = Identify(*src, stats, io);
     }
   }

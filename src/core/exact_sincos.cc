@@ -388,6 +388,14 @@ SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
   F64Fast(1, sin_w_.data(), cos_w_.data());  // sin ω, cos ω
 }
 
+void SinCosF64FastAngles(const double* theta, std::size_t n, double* sin_out, double* cos_out) {
+  static constexpr std::size_t kChunk = 256;
+  static const std::vector<double> zeros(kChunk, 0.0);  // the angles' lo parts
+  const AnchorsFn anchors = Kernels().load(std::memory_order_relaxed)->anchors;
+  for (std::size_t i = 0; i < n; i += kChunk)
+    anchors(1, theta + i, zeros.data(), std::min(kChunk, n - i), sin_out + i, cos_out + i);
+}
+
 void SinCosBatch::F64Fast(std::int64_t pos, double* sin_out, double* cos_out) const {
   Kernels().load(std::memory_order_relaxed)->anchors(pos, w_hi_.data(), w_lo_.data(), freq_.size(), sin_out, cos_out);
 }

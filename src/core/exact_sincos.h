@@ -118,6 +118,13 @@ inline double FastF64AbsErr(double theta) { return std::fabs(theta) * 0x1p-98 + 
 void SinCosF64Fast(std::int64_t pos, const Frequency& omega, double* sin_out,
                    double* cos_out);
 
+/// sin(θ_i) and cos(θ_i) of n angles that are doubles themselves (a float32
+/// recipe's angle, say), vectorised: SinCosBatch::F64Fast's kernel with
+/// pos = 1 and ω_i = θ_i exactly (lo part 0), so each result y is within
+/// kFastF64RelErr·|y| + FastF64AbsErr(θ_i) of the exact value.
+/// REQUIRES: |θ_i| <= kMaxExactAngle (NaN not allowed).
+void SinCosF64FastAngles(const double* theta, std::size_t n, double* sin_out, double* cos_out);
+
 /// sin(pos·ω) and cos(pos·ω) in quad precision (the slow path; also used to
 /// round to float16 and bfloat16 without double rounding).
 void SinCosQuad(std::int64_t pos, const Frequency& omega, __float128* sin_out,

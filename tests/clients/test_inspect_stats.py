@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """`pe inspect`'s statistics against numpy, on float32 tables made to hit
-every edge of the AVX2 statistics loop (eight rows at a time, four columns
-at a time, the scalar rest): row counts that are not a multiple of 8,
-column counts 1, 3, 4, 5, 7, 1023; NaN and +-inf in a group (that group
+every edge of the AVX2 and AVX-512 statistics loops (sixteen rows at a time,
+four or eight columns at a time, the scalar rest): row counts that are not a multiple of 16,
+column counts 1, 3, 4, 5, 7, 8, 9, 15, 17, 1023; NaN and +-inf in a group (that group
 falls back to the scalar loop); all-zero rows and columns; -0 beside 0;
 tables whose values are all small integers (the narrower-grid checks stay
 open, so the vector loop never runs).
@@ -11,7 +11,8 @@ Expected values come from numpy: min, max, the row norms (float64 sum of
 squares, left to right per row as pe documents, then sqrt) and their rows,
 all-zero rows/columns, the non-finite counts, and the mean (to 1e-12
 relative: pe sums rows left to right and compensates across rows). The JSON
-stats must also be identical with PE_STATS_SCALAR=1 (the scalar loop).
+stats must also be identical with PE_STATS_SCALAR=1 (the scalar loop) and
+PE_STATS_AVX2=1 (the AVX2 loop where the machine has AVX-512).
 
 Usage: test_inspect_stats.py PE_BIN SCRATCH_DIR
 """
@@ -30,10 +31,12 @@ C = Checker(sys.argv[1], sys.argv[2])
 rng = np.random.default_rng(20261124)
 
 
-def stats(path, scalar=False):
+def stats(path, scalar=False, avx2=False):
     env = dict(os.environ)
     if scalar:
         env["PE_STATS_SCALAR"] = "1"
+    if avx2:
+        env["PE_STATS_AVX2"] = "1"
     r = subprocess.run([C.pe_bin, "inspect", path, "--json", "--preview", "0", "--no-identify"],
                        capture_output=True, text=True, env=env)
     C.check(r.returncode == 0, f"inspect {path}: exit {r.returncode}: {r.stderr}")
@@ -61,7 +64,8 @@ def expect(name, a):
     got = stats(path)
     if not got:
         return
-    C.check(got == stats(path, scalar=True), f"{name}: AVX2 and scalar statistics differ")
+    C.check(got == stats(path, scalar=True), f"{name}: vector and scalar statistics differ")
+    C.check(got == stats(path, avx2=True), f"{name}: AVX-512 and AVX2 statistics differ")
     fin = a[np.isfinite(a)].astype(np.float64)
     C.check(got["nan"] == int(np.isnan(a).sum()), f"{name}: nan {got['nan']}")
     C.check(got["pos_inf"] == int(np.isposinf(a).sum()) and got["neg_inf"] == int(np.isneginf(a).sum()),
@@ -87,7 +91,7 @@ def expect(name, a):
             f"{name}: zero cols {got['zero_cols']} want {zero_cols[:10]}")
 
 
-for rows, cols in [(1, 1), (9, 3), (16, 4), (17, 5), (23, 7), (40, 1023), (64, 64)]:
+for rows, cols in [(1, 1), (9, 3), (16, 4), (17, 5), (23, 7), (24, 8), (25, 9), (31, 15), (33, 17), (40, 1023), (64, 64)]:
     a = rng.standard_normal((rows, cols)).astype(np.float32)
     expect(f"normal_{rows}x{cols}", a)
 
@@ -106,6 +110,16 @@ a[9, 4] = np.nan
 a[10, 0] = np.inf
 a[28, 11] = -np.inf
 expect("nonfinite", a)
+a = rng.standard_normal((30, 20)).astype(np.float32)
+a[3, 7] = np.nan  # in the first eight columns: that group takes the scalar loop
+a[17, 18] = np.inf  # in the scalar rest (columns 16..19)
+expect("nonfinite_wide", a)
+# NaN in the second eight of a group of sixteen rows (the AVX2 loop resets
+# the first eight's figures and the whole group takes the scalar loop).
+a = rng.standard_normal((64, 16)).astype(np.float32)
+a[12, 3] = np.nan
+a[45, 0] = -np.inf
+expect("nonfinite_second_eight", a)
 
 # Small integers: every value fits float16 and bfloat16 (the scalar loop throughout).
 a = rng.integers(-8, 8, (33, 9)).astype(np.float32)

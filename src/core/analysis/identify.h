@@ -88,6 +88,10 @@ struct IdentifyOptions {
   std::int64_t head_rows = 512;              ///< rows used to fit and rank candidates
   std::int64_t max_entries = std::int64_t{1} << 22;  ///< budget of the full comparison
   std::optional<std::int64_t> start_hint;    ///< a position column's first value (CSV)
+  /// The source's first rows as doubles, already read (IdentifyRope's, by
+  /// RopeIdentifyOptions::keep_head): used when it holds exactly the rows
+  /// Identify would read, so that they are not read twice.
+  const std::vector<double>* head = nullptr;
 };
 
 /// Identifies `source`. `stats` must come from ComputeStats(source).

@@ -627,7 +627,8 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
              : std::min(info.rows, std::max<std::int64_t>(3, std::min<std::int64_t>(512, (std::int64_t{1} << 22) / cols)));
   if (vector && info.rows > kMaxWidth) return id;
   std::vector<std::byte> scratch;
-  std::vector<double> head;
+  std::vector<double> own_head;
+  std::vector<double>& head = options.keep_head ? *options.keep_head : own_head;
   ReadRowsAsDouble(source, 0, n, &scratch, &head);
   id.shape = DetectRopeShape(head, n, cols, info);
   if (id.shape.kind == RopeKind::kNotRope) return id;

@@ -96,6 +96,10 @@ struct RopeIdentification {
 struct RopeIdentifyOptions {
   std::optional<std::int64_t> start_hint;  ///< metadata start
   std::int64_t max_entries = std::int64_t{1} << 21;  ///< budget of the comparison per candidate
+  /// When set, the head rows IdentifyRope reads (as doubles, row-major) are
+  /// read into this vector and left there, for Identify (IdentifyOptions::
+  /// head) to use instead of reading them again; left empty when none are read.
+  std::vector<double>* keep_head = nullptr;
 };
 
 /// The pe flags (after --scheme rope --head-dim D --max-len L) that rebuild

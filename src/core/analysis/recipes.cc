@@ -7,11 +7,17 @@
 #include <cstring>
 
 #include "core/dtype.h"
+#include "core/exact_sincos.h"
+#include "core/float_midpoint.h"
 
 namespace pe {
 namespace {
 
 float F32(double v) { return static_cast<float>(v); }
+
+bool SameBits(double a, double b) {
+  return __builtin_bit_cast(std::uint64_t, a) == __builtin_bit_cast(std::uint64_t, b);
+}
 
 // One float32 frequency per pair, computed the way `recipe` does.
 std::vector<float> RecipeFrequencies(const SinusoidVariant& v, std::int64_t cols, std::size_t pairs,
@@ -85,46 +91,88 @@ class RecipeEval {
   /// Rows [first, first + count) of recipe k into out[k] (count·cols doubles).
   void Read(std::int64_t first, std::int64_t count, double* const* out) const {
     const std::size_t pairs = plan_.frequencies.size(), nrec = recipes_.size();
-    // Per recipe: [sin of each pair | cos of each pair | 0]; angles as bits.
-    std::vector<double> sc(nrec * (2 * pairs + 1), 0.0);
-    std::vector<std::uint64_t> angle_bits(nrec);
+    const std::size_t stride = 2 * pairs + 1;
+    // Per recipe: [sin of each pair | cos of each pair | 0] and its angles;
+    // then the float32 angles to evaluate (those no earlier recipe shares),
+    // their pairs and fast sin/cos. Uninitialised (no zero fill: every
+    // slot read is written first).
+    std::unique_ptr<double[]> buf(new double[nrec * stride + nrec * pairs + 3 * pairs]);
+    std::unique_ptr<std::uint32_t[]> pair_of(new std::uint32_t[pairs]);
+    double* const sc = buf.get();
+    double* const angle = sc + nrec * stride;
+    double* const th = angle + nrec * pairs;
+    double* const fs = th + pairs;
+    double* const fc = fs + pairs;
+    for (std::size_t k = 0; k < nrec; ++k) sc[k * stride + 2 * pairs] = 0.0;
     for (std::int64_t r = 0; r < count; ++r) {
       const std::int64_t pos = start_ + first + r;
-      for (std::size_t i = 0; i < pairs; ++i) {
-        for (std::size_t k = 0; k < nrec; ++k) {
-          double* const s = sc.data() + k * (2 * pairs + 1);
-          double a64;
-          if (recipes_[k] == Recipe::kF64Cast) {
-            a64 = static_cast<double>(pos) * w_[k][i];
-          } else {
-            const float a = static_cast<float>(pos) * static_cast<float>(w_[k][i]);  // f32(pos) * ω in float32
-            a64 = static_cast<double>(a);
+      const float pos32 = static_cast<float>(pos);
+      for (std::size_t k = 0; k < nrec; ++k) {
+        double* const a = angle + k * pairs;
+        const double* const w = w_[k].data();
+        if (recipes_[k] == Recipe::kF64Cast) {
+          const double p = static_cast<double>(pos);
+          for (std::size_t i = 0; i < pairs; ++i) a[i] = p * w[i];
+        } else {
+          // f32(pos) * ω in float32
+          for (std::size_t i = 0; i < pairs; ++i) a[i] = static_cast<double>(pos32 * static_cast<float>(w[i]));
+        }
+      }
+      for (std::size_t k = 0; k < nrec; ++k) {
+        double* const s = sc + k * stride;
+        const double* const a = angle + k * pairs;
+        if (recipes_[k] == Recipe::kF64Cast) {
+          // The double result itself is the recipe's value: glibc's sincos,
+          // the sin and cos values of std::sin and std::cos (one argument
+          // reduction for both), as the compiler's sincos fusion of the two
+          // calls has always produced here.
+          // (Into locals: written straight to s[], GCC split the call into
+          // a sin and a cos, twice the time.)
+          for (std::size_t i = 0; i < pairs; ++i) {
+            double sv, cv;
+            ::sincos(a[i], &sv, &cv);
+            s[i] = sv;
+            s[pairs + i] = cv;
           }
-          std::memcpy(&angle_bits[k], &a64, 8);
+          continue;
+        }
+        // A float32 recipe: an angle with the bits of an earlier float32
+        // recipe's angle takes its values (f32-exp and f32-exp-t2t agree on
+        // most frequencies); the others are evaluated together. The first
+        // float32 recipe evaluates every angle, straight into place.
+        bool earlier = false;
+        for (std::size_t q = 0; q < k; ++q) earlier = earlier || recipes_[q] != Recipe::kF64Cast;
+        if (!earlier) {
+          RecipeSinCosF32(a, pairs, s, s + pairs);
+          continue;
+        }
+        std::size_t m = 0;
+        for (std::size_t i = 0; i < pairs; ++i) {
           std::size_t same = k;
           for (std::size_t q = 0; q < k; ++q)
-            if (angle_bits[q] == angle_bits[k] && (recipes_[q] == Recipe::kF64Cast) == (recipes_[k] == Recipe::kF64Cast)) {
+            if (recipes_[q] != Recipe::kF64Cast && SameBits(angle[q * pairs + i], a[i])) {
               same = q;
               break;
             }
           if (same != k) {
-            const double* const t = sc.data() + same * (2 * pairs + 1);
+            const double* const t = sc + same * stride;
             s[i] = t[i];
             s[pairs + i] = t[pairs + i];
           } else {
-            // glibc's sincos: the sin and cos values of std::sin and std::cos
-            // (one argument reduction for both), as the compiler's sincos
-            // fusion of the two calls has always produced here.
-            double sv, cv;
-            ::sincos(a64, &sv, &cv);
-            const bool f32 = recipes_[k] != Recipe::kF64Cast;
-            s[i] = f32 ? F32(sv) : sv;
-            s[pairs + i] = f32 ? F32(cv) : cv;
+            th[m] = a[i];
+            pair_of[m] = static_cast<std::uint32_t>(i);
+            ++m;
           }
+        }
+        RecipeSinCosF32(th, m, fs, fc);
+        for (std::size_t q = 0; q < m; ++q) {
+          const std::size_t i = pair_of[q];
+          s[i] = fs[q];
+          s[pairs + i] = fc[q];
         }
       }
       for (std::size_t k = 0; k < nrec; ++k) {
-        const double* const s = sc.data() + k * (2 * pairs + 1);
+        const double* const s = sc + k * stride;
         double* const row = out[k] + static_cast<std::size_t>(r * cols_);
         for (std::size_t j = 0; j < src_.size(); ++j) row[j] = s[src_[j]];
       }
@@ -181,6 +229,63 @@ class ZeroRowsSource : public RowSource {
 };
 
 }  // namespace
+
+// float32(libm sin θ), float32(libm cos θ) for n angles θ (the float32 recipes'
+// values: glibc's sincos in double, rounded once to float32), bit for bit,
+// mostly without libm.
+//
+// Why this is exact: let v be sin θ (or cos θ), L glibc's double result and
+// y the vectorised kernel's (SinCosF64FastAngles). glibc documents its sin,
+// cos and sincos as within 1 ulp (the manual's "Known Maximum Errors" table
+// for x86_64; s_sin.c claims 0.548 ulp); we assume 4 ulp, |L - v| <=
+// 2^-50·|v|, as kFastF64RelErr does. The kernel's bound (exact_sincos.h) is
+// |y - v| <= B = 2^-50·|y| + A with A = FastF64AbsErr(θ). So
+//   |L - y| <= B + 2^-50·(|y| + B) < 2^-49·|y|·(1 + 2^-50) + 2·A
+// and with e = 2^-48·|y| + 2·A, the computed lo = RN(y - e), hi = RN(y + e)
+// still enclose L strictly: each rounding moves an end by at most
+// ulp(y) <= 2^-52·|y|, far less than the 2^-49·|y| of slack, and e's own
+// rounding (a few 2^-53 relative) is inside that slack too. When the
+// patterns of lo and hi agree above bit 27 (MayStraddleFloatMidpoint false:
+// one sign, one exponent, which |y| >= 2^-60 puts in float32's normal
+// range), no float32 tie lies in (lo, hi], so every real in (lo, hi), L and
+// y included, rounds to the same float32: float32(L) == float32(y).
+// Otherwise (a value within ~2^-25 float32 ulp of a tie: about 1 entry in
+// 10^7; zero angles; |θ| > 2^49) libm is called as before.
+// Tested against libm on millions of angles of each recipe and on angles
+// whose sin or cos lies next to a float32 tie (recipes_test.cc).
+void RecipeSinCosF32(const double* th, std::size_t n, double* s, double* c) {
+  std::size_t done = 0;
+  // The kernel wants |θ| <= kMaxExactAngle; run it on the prefix that is.
+  while (done < n && std::fabs(th[done]) <= 0x1p49) ++done;
+  SinCosF64FastAngles(th, done, s, c);
+  // The test for every entry without a branch (a loop the compiler
+  // vectorises), rounding as it goes; the rare failures are redone below.
+  auto pass = [](double y, double a2) {
+    const double e = 0x1p-48 * std::fabs(y) + a2;
+    const auto lo = __builtin_bit_cast(long long, y - e), hi = __builtin_bit_cast(long long, y + e);
+    return static_cast<int>(std::fabs(y) >= 0x1p-60) & static_cast<int>(((lo ^ hi) & ~kBelowFloatMidpointBits) == 0);
+  };
+  int all = 1;
+  for (std::size_t i = 0; i < done; ++i) {
+    const double a2 = 2 * FastF64AbsErr(th[i]), ys = s[i], yc = c[i];
+    all &= pass(ys, a2) & pass(yc, a2);
+    s[i] = static_cast<float>(ys);
+    c[i] = static_cast<float>(yc);
+  }
+  if (all && done == n) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i < done) {
+      double ys, yc;  // the fast values again, for this entry's test
+      SinCosF64FastAngles(th + i, 1, &ys, &yc);
+      const double a2 = 2 * FastF64AbsErr(th[i]);
+      if (pass(ys, a2) && pass(yc, a2)) continue;
+    }
+    double sv, cv;
+    ::sincos(th[i], &sv, &cv);
+    s[i] = static_cast<float>(sv);
+    c[i] = static_cast<float>(cv);
+  }
+}
 
 const std::vector<RecipeInfo>& Recipes() {
   static const std::vector<RecipeInfo> kRecipes = {

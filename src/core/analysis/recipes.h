@@ -74,6 +74,13 @@ std::vector<double> VariantFrequencies(const SinusoidVariant& variant, std::int6
 std::unique_ptr<RowSource> MakeVariantSource(const SinusoidVariant& variant, std::int64_t rows,
                                              std::int64_t cols, Recipe recipe, DType narrow = DType::kFloat64);
 
+/// The float32 recipes' last step for n angles θ_i (doubles, any value):
+/// sin_out[i], cos_out[i] = float32(glibc's sincos(θ_i)), bit for bit (as
+/// doubles), mostly without calling libm: a vectorised evaluation with a
+/// certified error bound decides the rounding wherever it provably agrees
+/// with libm's (the proof is at the definition), libm decides the rest.
+void RecipeSinCosF32(const double* theta, std::size_t n, double* sin_out, double* cos_out);
+
 /// The tables of `variant` by several recipes at once, for a comparison
 /// with all of them: Read gives for recipes[k] the same values as
 /// MakeVariantSource(variant, rows, cols, recipes[k], narrow)'s rows, with

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
@@ -105,6 +106,98 @@ __attribute__((target("avx2"))) bool StatsGroupF32Avx2(const float* base, std::i
   }
   return true;
 }
+
+// The same for AVX-512, sixteen float32 rows (two groups of eight, each in
+// one register after an 8 x 8 transpose), columns [0, cols8), cols8 a
+// multiple of 8: per row the scalar loop's operations in its order, as
+// above. Two groups because the loop is bound by the latency of each row's
+// running sum (one add per column), not by the instructions: the groups'
+// chains run side by side. The square is kept from being fused into the
+// sum (AVX-512 has FMA, and gnu++20 contracts): an empty asm makes it an
+// opaque rounded product. Same bits as StatsGroupF32Avx2 and the scalar
+// loop.
+__attribute__((target("avx512f"))) bool StatsGroupF32Avx512(const float* base, std::int64_t cols, std::int64_t cols8,
+                                                             double* sum, double* norm2, double* lo, double* hi,
+                                                             bool* zero, char* col_nonzero) {
+  constexpr int G = 2;
+  // Per row and per column, the OR of |x|'s bits: nonzero exactly where an
+  // entry is nonzero (-0 included as zero). One vpternlogq each.
+  const __m512i abs_mask = _mm512_set1_epi64(0x7fffffffffffffffLL);
+  constexpr int kOrAnd = 0xF8;  // a | (b & c)
+  __m512d s[G], n[G], l[G], h[G];
+  __m512i nz[G] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (int g = 0; g < G; ++g) {
+    s[g] = _mm512_loadu_pd(sum + 8 * g);
+    n[g] = _mm512_loadu_pd(norm2 + 8 * g);
+    l[g] = _mm512_loadu_pd(lo + 8 * g);
+    h[g] = _mm512_loadu_pd(hi + 8 * g);
+  }
+  for (std::int64_t j = 0; j < cols8; j += 8) {
+    __m512d col[G][8];
+    __m512i colnz = _mm512_setzero_si512();
+    for (int g = 0; g < G; ++g) {
+      __m512d r[8];
+      for (int k = 0; k < 8; ++k) {
+        r[k] = _mm512_cvtps_pd(_mm256_loadu_ps(base + (8 * g + k) * cols + j));
+        colnz = _mm512_ternarylogic_epi64(colnz, _mm512_castpd_si512(r[k]), abs_mask, kOrAnd);
+      }
+      // 8 x 8 transpose: col[g][c] holds column j + c of the group's rows.
+      const __m512d t0 = _mm512_unpacklo_pd(r[0], r[1]), t1 = _mm512_unpackhi_pd(r[0], r[1]);
+      const __m512d t2 = _mm512_unpacklo_pd(r[2], r[3]), t3 = _mm512_unpackhi_pd(r[2], r[3]);
+      const __m512d t4 = _mm512_unpacklo_pd(r[4], r[5]), t5 = _mm512_unpackhi_pd(r[4], r[5]);
+      const __m512d t6 = _mm512_unpacklo_pd(r[6], r[7]), t7 = _mm512_unpackhi_pd(r[6], r[7]);
+      const __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t0, t2, 0xDD);
+      const __m512d u2 = _mm512_shuffle_f64x2(t4, t6, 0x88), u3 = _mm512_shuffle_f64x2(t4, t6, 0xDD);
+      const __m512d v0 = _mm512_shuffle_f64x2(t1, t3, 0x88), v1 = _mm512_shuffle_f64x2(t1, t3, 0xDD);
+      const __m512d v2 = _mm512_shuffle_f64x2(t5, t7, 0x88), v3 = _mm512_shuffle_f64x2(t5, t7, 0xDD);
+      col[g][0] = _mm512_shuffle_f64x2(u0, u2, 0x88);
+      col[g][1] = _mm512_shuffle_f64x2(v0, v2, 0x88);
+      col[g][2] = _mm512_shuffle_f64x2(u1, u3, 0x88);
+      col[g][3] = _mm512_shuffle_f64x2(v1, v3, 0x88);
+      col[g][4] = _mm512_shuffle_f64x2(u0, u2, 0xDD);
+      col[g][5] = _mm512_shuffle_f64x2(v0, v2, 0xDD);
+      col[g][6] = _mm512_shuffle_f64x2(u1, u3, 0xDD);
+      col[g][7] = _mm512_shuffle_f64x2(v1, v3, 0xDD);
+    }
+    const __mmask8 cnz = _mm512_test_epi64_mask(colnz, colnz);
+    if (cnz) {
+      for (int c = 0; c < 8; ++c)
+        if (cnz >> c & 1) col_nonzero[j + c] = 1;
+    }
+    for (int c = 0; c < 8; ++c) {  // columns j..j+7 in order
+      for (int g = 0; g < G; ++g) {
+        const __m512d x = col[g][c];
+        s[g] = _mm512_add_pd(s[g], x);
+        __m512d sq = _mm512_mul_pd(x, x);
+        asm("" : "+v"(sq));  // rounded here: no FMA with the add below
+        n[g] = _mm512_add_pd(n[g], sq);
+        // vminpd(a, b) is a < b ? a : b, vmaxpd(a, b) a > b ? a : b: the
+        // scalar loop's std::min(lo, x) = x < lo ? x : lo and std::max(hi,
+        // x) = hi < x ? x : hi, ties (-0, 0) included (no NaN gets here).
+        l[g] = _mm512_min_pd(x, l[g]);
+        h[g] = _mm512_max_pd(x, h[g]);
+        nz[g] = _mm512_ternarylogic_epi64(nz[g], _mm512_castpd_si512(x), abs_mask, kOrAnd);
+      }
+    }
+  }
+  // A NaN or infinite entry makes its row's sum NaN or infinite (finite
+  // float32 values cannot overflow a double sum of at most 2^26 terms, and
+  // the scalar columns before left only finite sums): then nothing is
+  // written and the caller runs the scalar loop.
+  for (int g = 0; g < G; ++g)
+    if (_mm512_cmp_pd_mask(_mm512_abs_pd(s[g]), _mm512_set1_pd(std::numeric_limits<double>::infinity()), _CMP_NLT_UQ))
+      return false;
+  for (int g = 0; g < G; ++g) {
+    _mm512_storeu_pd(sum + 8 * g, s[g]);
+    _mm512_storeu_pd(norm2 + 8 * g, n[g]);
+    _mm512_storeu_pd(lo + 8 * g, l[g]);
+    _mm512_storeu_pd(hi + 8 * g, h[g]);
+    const __mmask8 m = _mm512_test_epi64_mask(nz[g], nz[g]);
+    for (int k = 0; k < 8; ++k)
+      if (m >> k & 1) zero[8 * g + k] = false;
+  }
+  return true;
+}
 #endif
 
 // Rows [r0, r1) of a block starting at table row `first`; `row_sum[r]` gets
@@ -114,8 +207,8 @@ __attribute__((target("avx2"))) bool StatsGroupF32Avx2(const float* base, std::i
 // independent chains instead of one long dependency.
 template <class Load>
 void StatsRows(const std::byte* raw, const TableInfo& info, std::int64_t first, std::int64_t r0, std::int64_t r1,
-               const Load& load, StatsPart* p, double* row_sum, bool f32_avx2 = false) {
-  constexpr int kLanes = 8;
+               const Load& load, StatsPart* p, double* row_sum, bool f32_avx2 = false, bool f32_avx512 = false) {
+  constexpr int kLanes = 16;  // two groups of eight for the vector loops
   const std::int64_t cols = info.cols;
   const bool check_f32 = info.dtype == DType::kFloat64, check_f16 = info.dtype != DType::kFloat16,
              check_bf16 = info.dtype != DType::kBFloat16;
@@ -130,22 +223,53 @@ void StatsRows(const std::byte* raw, const TableInfo& info, std::int64_t first, 
       lo[k] = std::numeric_limits<double>::infinity();
       hi[k] = -lo[k];
     }
-    std::int64_t j0 = 0;
+    // Sixteen float32 rows, once no narrower-grid check is still open (they
+    // close within the first columns of any table that is not all small
+    // integers, and each part of a block opens them again): the vector loop
+    // from that column on, the scalar loop for the columns before and after
+    // (per row the same order). Returns the column to go on from.
+    bool vector_tried = false;
+    auto try_vector = [&](std::int64_t j) -> std::int64_t {
 #if PE_STATS_AVX2
-    // Eight float32 rows, once no narrower-grid check is still open (they
-    // close within the first rows of any table that is not all small
-    // integers): the vector loop, the rest of the columns below.
-    if (f32_avx2 && lanes == kLanes && !(p->fits_f16 && check_f16) && !(p->fits_bf16 && check_bf16)) {
-      const std::int64_t cols4 = cols & ~std::int64_t{3};
-      if (cols4 > 0 &&
-          StatsGroupF32Avx2(reinterpret_cast<const float*>(raw) + g * cols, cols, cols4, sum, norm2, lo, hi, zero,
-                            p->col_nonzero.data())) {
-        j0 = cols4;
-        p->finite += kLanes * cols4;
+      if (vector_tried || !f32_avx2 || lanes != kLanes || (p->fits_f16 && check_f16) || (p->fits_bf16 && check_bf16))
+        return j;
+      vector_tried = true;
+      const float* const rows = reinterpret_cast<const float*>(raw) + g * cols + j;
+      char* const col_nz = p->col_nonzero.data() + j;
+      const std::int64_t rest = cols - j;
+      if (f32_avx512 && rest >= 8) {
+        const std::int64_t w = rest & ~std::int64_t{7};
+        if (StatsGroupF32Avx512(rows, cols, w, sum, norm2, lo, hi, zero, col_nz)) {
+          p->finite += kLanes * w;
+          return j + w;
+        }
+      } else if (rest >= 4) {
+        // Two groups of eight; both or neither (a group writes its arrays
+        // only on success, so the first is restored when the second fails).
+        const std::int64_t w = rest & ~std::int64_t{3};
+        double s0[8], n0[8], l0[8], h0[8];
+        bool z0[8];
+        std::copy(sum, sum + 8, s0);
+        std::copy(norm2, norm2 + 8, n0);
+        std::copy(lo, lo + 8, l0);
+        std::copy(hi, hi + 8, h0);
+        std::copy(zero, zero + 8, z0);
+        if (StatsGroupF32Avx2(rows, cols, w, sum, norm2, lo, hi, zero, col_nz)) {
+          if (StatsGroupF32Avx2(rows + 8 * cols, cols, w, sum + 8, norm2 + 8, lo + 8, hi + 8, zero + 8, col_nz)) {
+            p->finite += kLanes * w;
+            return j + w;
+          }
+          std::copy(s0, s0 + 8, sum);
+          std::copy(n0, n0 + 8, norm2);
+          std::copy(l0, l0 + 8, lo);
+          std::copy(h0, h0 + 8, hi);
+          std::copy(z0, z0 + 8, zero);
+        }
       }
-    }
 #endif
-    for (std::int64_t j = j0; j < cols; ++j) {
+      return j;
+    };
+    for (std::int64_t j = try_vector(0); j < cols; j = try_vector(j + 1)) {
       bool nonzero_col = false;
       for (int k = 0; k < lanes; ++k) {
         const double x = load(raw, static_cast<std::size_t>((g + k) * cols + j));
@@ -217,43 +341,57 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
   // Blocks of about 4 MiB with their rows' sums (or one row when a row is
   // larger), read once and shared out by rows to every core. Memory: the
   // block, 8 bytes a row for its sum and, per thread, one flag per column.
-  const std::int64_t block = std::max<std::int64_t>(
+  // A multiple of 16 rows when it can be, and each thread's share too: the
+  // vector loops take 16 rows at a time and leave the rest to the scalar
+  // loop (the figures do not depend on where blocks and shares end).
+  std::int64_t block = std::max<std::int64_t>(
       1, std::min<std::int64_t>(info.rows, (std::int64_t{4} << 20) / static_cast<std::int64_t>(info.row_bytes() + 8)));
+  if (block >= 64) block &= ~std::int64_t{15};
   const int threads = CoreCount();
 #if PE_STATS_AVX2
   static const bool f32_avx2 = __builtin_cpu_supports("avx2") && !std::getenv("PE_STATS_SCALAR");
+  // PE_STATS_AVX2=1 keeps the AVX2 loop on an AVX-512 machine (for tests).
+  static const bool f32_avx512 = f32_avx2 && __builtin_cpu_supports("avx512f") && !std::getenv("PE_STATS_AVX2");
 #else
-  const bool f32_avx2 = false;
+  const bool f32_avx2 = false, f32_avx512 = false;
 #endif
-  std::vector<std::byte> raw;
+  // The block's bytes uninitialised: a zero fill would be a serial pass
+  // over fresh pages before the threads read into them.
+  std::unique_ptr<std::byte[]> raw_store;
+  std::size_t raw_size = 0;
   std::vector<double> row_sum;
   std::vector<StatsPart> parts;
   for (std::int64_t first = 0; first < info.rows; first += block) {
     const std::int64_t count = std::min(block, info.rows - first);
-    raw.resize(static_cast<std::size_t>(count) * info.row_bytes());
+    if (static_cast<std::size_t>(count) * info.row_bytes() > raw_size) {
+      raw_size = static_cast<std::size_t>(count) * info.row_bytes();
+      raw_store.reset(new std::byte[raw_size]);
+    }
+    std::byte* const raw = raw_store.get();
     // A source several threads may read (a C-order .npy): each thread
     // reads its own rows, no serial read between blocks.
     const bool read_in_parts = source.concurrent_reads();
-    if (count > 0 && !read_in_parts) source.ReadRows(first, count, raw.data());
+    if (count > 0 && !read_in_parts) source.ReadRows(first, count, raw);
     row_sum.assign(static_cast<std::size_t>(count), 0.0);
     const int n = static_cast<int>(std::min<std::int64_t>(threads, count));
     parts.assign(static_cast<std::size_t>(n), StatsPart{});
     ParallelFor(n, [&](int t) {
       StatsPart& p = parts[static_cast<std::size_t>(t)];
       p.col_nonzero.assign(static_cast<std::size_t>(info.cols), 0);
-      const std::int64_t r0 = count * t / n, r1 = count * (t + 1) / n;
+      auto split = [&](int u) { return u == n ? count : count * u / n / 16 * 16; };
+      const std::int64_t r0 = split(t), r1 = split(t + 1);
       if (read_in_parts && r1 > r0)
-        source.ReadRows(first + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
+        source.ReadRows(first + r0, r1 - r0, raw + static_cast<std::size_t>(r0) * info.row_bytes());
       switch (info.dtype) {
         case DType::kFloat32:
-          StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {
+          StatsRows(raw, info, first, r0, r1, [](const std::byte* d, std::size_t i) {
             float x;
             std::memcpy(&x, d + 4 * i, 4);
             return static_cast<double>(x);
-          }, &p, row_sum.data(), f32_avx2);
+          }, &p, row_sum.data(), f32_avx2, f32_avx512);
           break;
         case DType::kFloat64:
-          StatsRows(raw.data(), info, first, r0, r1, [](const std::byte* d, std::size_t i) {
+          StatsRows(raw, info, first, r0, r1, [](const std::byte* d, std::size_t i) {
             double x;
             std::memcpy(&x, d + 8 * i, 8);
             return x;
@@ -261,7 +399,7 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
           break;
         default: {
           const DType dt = info.dtype;
-          StatsRows(raw.data(), info, first, r0, r1, [dt](const std::byte* d, std::size_t i) { return LoadAsDouble(d, dt, i); },
+          StatsRows(raw, info, first, r0, r1, [dt](const std::byte* d, std::size_t i) { return LoadAsDouble(d, dt, i); },
                     &p, row_sum.data());
         }
       }
