@@ -230,7 +230,8 @@ TEST(SinusoidFast, ApproxRowsAreWithinTheirBound) {
     bool concat;
   };
   for (const C& k : {C{64, 0, 400, false}, C{33, 5, 300, false}, C{16, (std::int64_t{1} << 40) - 300, 300, false},
-                     C{16, -1000, 300, false}, C{20, 77, 260, true}}) {
+                     C{16, -1000, 300, false}, C{20, 77, 260, true},
+                     C{40, 9, 300, false}, C{40, 3, 140, true}}) {
     SCOPED_TRACE(testing::Message() << "d=" << k.d << " start=" << k.start << (k.concat ? " concatenated" : ""));
     SinusoidPlan plan = k.concat ? BuildSinusoidPlan(k.d, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kD,
                                                      SinusoidOddRule::kUnpairedSin)
