@@ -492,9 +492,19 @@ __attribute__((target("avx2,fma"))) void RecurrenceRowsAvx2(double* s, double* c
 }  // namespace
 
 void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out,
-                                std::size_t ld, std::size_t step, std::size_t n_cos, double* bound) const {
+                                std::size_t ld, std::size_t step, std::size_t n_cos, double* bound,
+                                RecurrenceState* state) const {
   const std::size_t n = freq_.size();
-  std::vector<double> s(n), c(n);
+  RecurrenceState local;
+  RecurrenceState& st = state ? *state : local;
+  // Continue the previous call's recurrence, or anchor at the first row.
+  const bool resume = state && st.s.size() == n && st.c.size() == n && st.next == first && count > 0;
+  std::int64_t k0 = resume ? st.since_anchor : 0;
+  double e0 = resume ? st.e0 : 0;
+  st.s.resize(n);
+  st.c.resize(n);
+  std::vector<double>& s = st.s;
+  std::vector<double>& c = st.c;
   double w_max = 0;
   for (std::size_t i = 0; i < n; ++i) w_max = std::max(w_max, std::fabs(w_hi_[i]));
   const double step_err = kStepErr + 2 * FastF64AbsErr(w_max);
@@ -507,9 +517,8 @@ void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* 
   const auto vector_row = !avx2 || n_cos < n || !(interleaved || split) ? nullptr
                           : avx512                                      ? RecurrenceRowsAvx512
                                                                         : RecurrenceRowsAvx2;
-  double e0 = 0;
   for (std::int64_t r = 0; r < count; ++r) {
-    const std::int64_t k = r % kAnchorRows;
+    const std::int64_t k = (k0 + r) % kAnchorRows;
     if (k == 0) {
       const std::int64_t pos = first + r;
       F64Fast(pos, s.data(), c.data());
@@ -526,6 +535,10 @@ void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* 
       row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, std::min(n_cos, n), sin_out + static_cast<std::size_t>(r) * ld,
           cos_out + static_cast<std::size_t>(r) * ld, step);
   }
+  // (s, c) are now those of row first + count.
+  st.next = first + count;
+  st.since_anchor = (k0 + count) % kAnchorRows;
+  st.e0 = e0;
 }
 
 void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,

@@ -36,6 +36,25 @@ struct Partial {
     c.max_abs = -HUGE_VAL;
     c.max_ratio = -HUGE_VAL;
   }
+  // A partial for the entries after those merged into this one: starts
+  // at their maxima instead of below every value, so that its quiet tests
+  // (QuietRow, the approximate filter) pass from its first row on instead
+  // of after it has met the block's largest errors again (most of the
+  // rows that took the full step were a block's first). The same figures:
+  // a maximum, its entry, and the counts are those of one sequential pass
+  // when the parts are then merged in order. The entry of a maximum is
+  // replaced only by a strictly larger one (Merge, the full step), so an
+  // entry equal to an earlier maximum leaves the earlier entry reported,
+  // as in the sequential pass; has_worst and has_ratio stay false until
+  // the part finds a larger one, the counts start at zero.
+  Partial Seed() const {
+    Partial p;
+    p.c.max_abs = c.max_abs;
+    p.c.max_ratio = c.max_ratio;
+    p.c.max_rel = c.max_rel;
+    p.c.max_ulp = c.max_ulp;
+    return p;
+  }
   void Merge(const Partial& b) {
     if (b.has_worst && (!has_worst || b.c.max_abs > c.max_abs)) c.max_abs = b.c.max_abs, c.worst = b.c.worst, has_worst = true;
     if (b.has_ratio && (!has_ratio || b.c.max_ratio > c.max_ratio))
@@ -521,7 +540,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   const double k_max = angle_k.empty() ? 0.0 : *std::max_element(angle_k.begin(), angle_k.end());
   if (approx) {
     std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
-    approx = o.approx_reference(0, 1, probe.data(), probe_bound.data());
+    std::shared_ptr<void> probe_state;
+    approx = o.approx_reference(0, 1, probe.data(), probe_bound.data(), probe_state);
   }
   // Four lanes (AVX2): GCC's 8-lane AVX-512 form of the same test ran
   // its comparisons lane by lane, at twice the time.
@@ -539,6 +559,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     std::vector<double> approx, bound;
     std::vector<std::byte> exact;  // one reference row, read when an entry needs it
     std::vector<unsigned char> mask;
+    std::shared_ptr<void> state;  // approx_reference's, kept across the thread's chunks
   };
   std::vector<ThreadScratch> scratch(static_cast<std::size_t>(threads));
   for (std::int64_t f = 0; f < info.rows; f += block) {
@@ -550,7 +571,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     if (!read_in_parts) table.ReadRows(f, n, raw.data());
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
-      std::vector<Partial> partial(static_cast<std::size_t>(parts));
+      std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
       if (o.fold) o.fold->BeginBlock(parts);
       ParallelFor(parts, [&](int t) {
         Partial& p = partial[static_cast<std::size_t>(t)];
@@ -571,7 +592,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
         for (std::int64_t r = r0; r < r1; ++r) {
           if (r == r0 || r - c0 == chunk) {
             c0 = r;
-            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data()))
+            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data(), ts.state))
               ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
           }
           const std::int64_t pos = o.start + f + r;
@@ -619,7 +640,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     ref_raw.resize(static_cast<std::size_t>(n) * rinfo.row_bytes());
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
-    std::vector<Partial> partial(static_cast<std::size_t>(parts));
+    std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
     if (o.fold) o.fold->BeginBlock(parts);
     WithLoader(info.dtype, [&](auto load_a) {
       WithLoader(rinfo.dtype, [&](auto load_b) {

@@ -133,11 +133,12 @@ bool SinusoidSource::has_approx_rows() const {
   return batch_ && info_.dtype == DType::kFloat64 && fast_f64_ != DType::kFloat64 && MatchDirectLayout(plan_).has_value();
 }
 
-bool SinusoidSource::ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound) const {
+bool SinusoidSource::ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound,
+                                    SinCosBatch::RecurrenceState* state) const {
   if (!has_approx_rows() || count <= 0) return false;
   const auto d = MatchDirectLayout(plan_);
   const std::size_t ld = static_cast<std::size_t>(info_.cols);
-  batch_->F64Recurrence(start_ + first, count, out + d->sin0, out + d->cos0, ld, d->step, d->n_cos, bound);
+  batch_->F64Recurrence(start_ + first, count, out + d->sin0, out + d->cos0, ld, d->step, d->n_cos, bound, state);
   if (d->zeros < ld)
     for (std::int64_t r = 0; r < count; ++r)
       std::fill(out + static_cast<std::size_t>(r) * ld + d->zeros, out + (static_cast<std::size_t>(r) + 1) * ld, 0.0);

@@ -89,8 +89,11 @@ class SinusoidSource : public RowSource {
   /// SinCosBatch::F64Recurrence. Available (true) only with SetFastFloat64
   /// set to a narrower dtype and a column plan the float32 fast path writes
   /// in place (the paper's interleaved layout, the concatenated ones);
-  /// otherwise returns false and writes nothing. Thread-safe.
-  bool ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound) const;
+  /// otherwise returns false and writes nothing. Thread-safe. With `state`
+  /// (one per thread), a call that starts where the previous one ended
+  /// continues its recurrence (SinCosBatch::F64Recurrence): the same rows.
+  bool ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound,
+                      SinCosBatch::RecurrenceState* state = nullptr) const;
   bool has_approx_rows() const;
 
 
