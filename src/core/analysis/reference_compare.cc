@@ -404,12 +404,16 @@ __attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* 
   const Tolerance& tol = o.tolerance;
   const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
   const __m512d exp_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff0000000000000LL));
-  const __m512d max_abs = _mm512_set1_pd(c.max_abs), max_ratio = _mm512_set1_pd(c.max_ratio),
+  // eh < lo_q and eh < max_ratio·lo_q as one test, eh < min(max_ratio,
+  // 1)·lo_q: for max_ratio <= 1 the product (rounded) is <= lo_q, so the
+  // second implies the first; for max_ratio > 1 it is >= lo_q, so the first
+  // implies the second, and 1·lo_q is lo_q.
+  const __m512d max_abs = _mm512_set1_pd(c.max_abs), ratio_cap = _mm512_set1_pd(std::min(c.max_ratio, 1.0)),
                 max_rel = _mm512_set1_pd(c.max_rel), max_ulp = _mm512_set1_pd(c.max_ulp);
   const __m512d dmin = _mm512_set1_pd(std::numeric_limits<double>::min());
   const __m512d atol = _mm512_set1_pd(tol.atol), rtol = _mm512_set1_pd(tol.rtol), mulp = _mm512_set1_pd(tol.max_ulp);
   const __m512d lo_f = _mm512_set1_pd(1 - 1e-9), eh_f = _mm512_set1_pd(1.000001);
-  const __m512d down = _mm512_set1_pd(1 - 0x1p-50), up = _mm512_set1_pd(1 + 0x1p-50);
+  const __m512d down = _mm512_set1_pd(1 - 0x1p-50);
   const __m512d vpos = _mm512_set1_pd(std::fabs(pos)), vdelta = _mm512_set1_pd(delta);
   const double scale = std::ldexp(1.0, -(ulp.p() - 1)), ulp_min = std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
   const __m512d ulp_scale = _mm512_set1_pd(scale);
@@ -422,9 +426,8 @@ __attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* 
     const __m512d err = _mm512_and_pd(_mm512_sub_pd(found, y), abs_mask), ae = _mm512_and_pd(y, abs_mask);
     const __m512d eh = _mm512_mul_pd(_mm512_add_pd(err, vdelta), eh_f);
     const __m512d ae_lo = _mm512_mul_pd(_mm512_sub_pd(ae, vdelta), down);
-    const __m512d ae_hi = _mm512_mul_pd(_mm512_add_pd(ae, vdelta), up);
-    {  // ae_max where ae_hi is NaN (as above)
-      const typename Vec<8>::D h = (typename Vec<8>::D)ae_hi, m = (typename Vec<8>::D)ae_max;
+    {  // the largest |y| (NaN lanes left out: they are loud below)
+      const typename Vec<8>::D h = (typename Vec<8>::D)ae, m = (typename Vec<8>::D)ae_max;
       ae_max = (__m512d)(h > m ? h : m);
     }
     const __m512d ua = _mm512_mul_pd(_mm512_and_pd(ae_lo, exp_mask), ulp_scale);
@@ -436,16 +439,18 @@ __attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* 
     // the comparisons of all groups made one serial chain (their latency,
     // not their count, was the loop's time).
     __mmask8 m = _mm512_cmp_pd_mask(eh, max_abs, _CMP_LE_OQ);
-    m = _mm512_mask_cmp_pd_mask(m, eh, lo_q, _CMP_LT_OQ);
     m = _mm512_mask_cmp_pd_mask(m, ae_lo, dmin, _CMP_GE_OQ);
-    m = _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(max_ratio, lo_q), _CMP_LT_OQ);
+    m = _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(ratio_cap, lo_q), _CMP_LT_OQ);
     m = _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(max_rel, ae_lo), _CMP_LT_OQ);
     quiet &= _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(max_ulp, ua), _CMP_LT_OQ);
   }
   int loud = quiet != 0xff;
   // The row's vacuity test, as AnyLoudApprox4's.
+  // (ae_hi's expression at the largest |y|: each operation monotone, so
+  // at least every lane's ae_hi.)
   double big = 0;
   for (int l = 0; l < 8; ++l) big = ae_max[l] > big ? ae_max[l] : big;
+  big = (big + delta) * (1 + 0x1p-50);
   const double lim = tol.atol + tol.rtol * big + tol.max_ulp * (big * scale + ulp_min) + std::fabs(pos) * k_max;
   const bool monotone = tol.atol >= 0 && tol.rtol >= 0 && tol.max_ulp >= 0 && k_max >= 0;
   loud |= !(monotone && lim * (1 + 1e-9) < 2);
