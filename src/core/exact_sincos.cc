@@ -384,6 +384,7 @@ SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
   for (std::size_t i = 0; i < freq_.size(); ++i) {
     w_hi_[i] = freq_[i].hi;
     w_lo_[i] = freq_[i].lo;
+    w_max_ = std::max(w_max_, std::fabs(w_hi_[i]));
   }
   F64Fast(1, sin_w_.data(), cos_w_.data());  // sin ω, cos ω
 }
@@ -505,8 +506,7 @@ void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* 
   st.c.resize(n);
   std::vector<double>& s = st.s;
   std::vector<double>& c = st.c;
-  double w_max = 0;
-  for (std::size_t i = 0; i < n; ++i) w_max = std::max(w_max, std::fabs(w_hi_[i]));
+  const double w_max = w_max_;  // (a scan of the frequencies per call cost more than a 32-row call's anchor)
   const double step_err = kStepErr + 2 * FastF64AbsErr(w_max);
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const auto row = avx2 ? RecurrenceRowAvx2 : RecurrenceRowBase;

@@ -211,6 +211,7 @@ class SinCosBatch {
   std::vector<Frequency> freq_;
   std::vector<double> cos_w_, sin_w_;  ///< cos ω, sin ω within 2^-50 relative
   std::vector<double> w_hi_, w_lo_;    ///< ω's double-double parts, side by side
+  double w_max_ = 0;                   ///< the largest |w_hi_| (F64Recurrence's bound)
 };
 
 }  // namespace pe
