@@ -427,23 +427,32 @@ __attribute__((target("avx2"), always_inline)) inline void SumRowsAvx2(const std
                                                                       __m256d* loud, double* sums) {
   __m256d acc[G];
   for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_pd();
-  std::int64_t j = 0;
-  for (; j + 4 <= cols; j += 4) {
-    for (int g = 0; g < G; ++g) {
-      const std::byte* p = raw + static_cast<std::size_t>(4 * g) * stride + 4 * static_cast<std::size_t>(j);
-      __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(p));
-      __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(p + stride));
-      __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * stride));
-      __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * stride));
-      _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c0: column j of the four rows, ...
-      const __m128 col[4] = {c0, c1, c2, c3};
-      for (int k = 0; k < 4; ++k) {
-        const __m256d x = _mm256_cvtps_pd(col[k]);
-        acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(x, x));
-        *loud = _mm256_or_pd(*loud, _mm256_cmp_pd(_mm256_and_pd(x, abs_mask), q, _CMP_NLE_UQ));
-      }
+  // Columns [j, j + 4) of group g's four rows into acc[g] (a lambda would
+  // not be compiled for AVX2).
+  const auto step = [&](int g, std::int64_t j) __attribute__((always_inline, target("avx2"))) {
+    const std::byte* p = raw + static_cast<std::size_t>(4 * g) * stride + 4 * static_cast<std::size_t>(j);
+    __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(p));
+    __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(p + stride));
+    __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * stride));
+    __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * stride));
+    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c0: column j of the four rows, ...
+    const __m128 col[4] = {c0, c1, c2, c3};
+    for (int k = 0; k < 4; ++k) {
+      const __m256d x = _mm256_cvtps_pd(col[k]);
+      acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(x, x));
+      *loud = _mm256_or_pd(*loud, _mm256_cmp_pd(_mm256_and_pd(x, abs_mask), q, _CMP_NLE_UQ));
     }
-  }
+  };
+  std::int64_t j = 0;
+  // Sixteen columns (a cache line of each row) per group before the next
+  // group: rows 4 KiB apart (d = 1024) share one L1 set, and 16 rows read
+  // four columns at a time evicted each other's lines before their next
+  // four columns (8 ways). Each row's sum still in column order.
+  for (; j + 16 <= cols; j += 16)
+    for (int g = 0; g < G; ++g)
+      for (int k = 0; k < 16; k += 4) step(g, j + k);
+  for (; j + 4 <= cols; j += 4)
+    for (int g = 0; g < G; ++g) step(g, j);
   for (int g = 0; g < G; ++g) _mm256_storeu_pd(sums + 4 * g, acc[g]);
   if (j == cols) return;
   double rest = 0;  // the columns past the last multiple of four, row by row
@@ -496,23 +505,29 @@ __attribute__((target("avx2"))) void AdjacentDistancesF32(const float* rows, std
   const std::size_t stride = static_cast<std::size_t>(d);
   for (std::int64_t r = 0; r < count; r += 8) {
     __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
-    std::int64_t j = 0;
-    for (; j + 4 <= d; j += 4) {
-      for (int g = 0; g < 2; ++g) {
-        const float* a = rows + static_cast<std::size_t>(r + 4 * g) * stride + j;
-        const float* b = a - stride;
-        __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + stride), a2 = _mm_loadu_ps(a + 2 * stride),
-               a3 = _mm_loadu_ps(a + 3 * stride);
-        __m128 b0 = _mm_loadu_ps(b), b1 = a0, b2 = a1, b3 = a2;
-        _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
-        _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
-        const __m128 ca[4] = {a0, a1, a2, a3}, cb[4] = {b0, b1, b2, b3};
-        for (int k = 0; k < 4; ++k) {
-          const __m256d t = _mm256_sub_pd(_mm256_cvtps_pd(ca[k]), _mm256_cvtps_pd(cb[k]));
-          acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(t, t));
-        }
+    // Columns [j, j + 4) of group g's four rows (and the row before them).
+    const auto step = [&](int g, std::int64_t j) __attribute__((always_inline, target("avx2"))) {
+      const float* a = rows + static_cast<std::size_t>(r + 4 * g) * stride + j;
+      const float* b = a - stride;
+      __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + stride), a2 = _mm_loadu_ps(a + 2 * stride),
+             a3 = _mm_loadu_ps(a + 3 * stride);
+      __m128 b0 = _mm_loadu_ps(b), b1 = a0, b2 = a1, b3 = a2;
+      _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+      _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
+      const __m128 ca[4] = {a0, a1, a2, a3}, cb[4] = {b0, b1, b2, b3};
+      for (int k = 0; k < 4; ++k) {
+        const __m256d t = _mm256_sub_pd(_mm256_cvtps_pd(ca[k]), _mm256_cvtps_pd(cb[k]));
+        acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(t, t));
       }
-    }
+    };
+    std::int64_t j = 0;
+    // A cache line of each row per group before the next group (rows 4 KiB
+    // apart share an L1 set: SumRowsAvx2); each sum still in column order.
+    for (; j + 16 <= d; j += 16)
+      for (int g = 0; g < 2; ++g)
+        for (int k = 0; k < 16; k += 4) step(g, j + k);
+    for (; j + 4 <= d; j += 4)
+      for (int g = 0; g < 2; ++g) step(g, j);
     double s[8];
     _mm256_storeu_pd(s, acc[0]);
     _mm256_storeu_pd(s + 4, acc[1]);
