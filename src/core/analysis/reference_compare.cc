@@ -548,8 +548,9 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     std::shared_ptr<void> probe_state;
     approx = o.approx_reference(0, 1, probe.data(), probe_bound.data(), probe_state);
   }
-  // Four lanes (AVX2): GCC's 8-lane AVX-512 form of the same test ran
-  // its comparisons lane by lane, at twice the time.
+  // Four lanes (AVX2) for the per-lane test: GCC's 8-lane AVX-512 form of
+  // the same generic code ran its comparisons lane by lane, at twice the
+  // time; the any-loud test has an AVX-512 form in intrinsics.
   const std::int64_t lanes = 4;
   // The any-loud test on AVX-512 when it covers the same columns
   // (AnyLoudApprox8).
