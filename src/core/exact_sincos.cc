@@ -384,6 +384,7 @@ SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
   for (std::size_t i = 0; i < freq_.size(); ++i) {
     w_hi_[i] = freq_[i].hi;
     w_lo_[i] = freq_[i].lo;
+    w_max_ = std::max(w_max_, std::fabs(w_hi_[i]));
   }
   F64Fast(1, sin_w_.data(), cos_w_.data());  // sin ω, cos ω
 }
@@ -434,20 +435,98 @@ __attribute__((target("avx2,fma"))) void RecurrenceRowAvx2(double* s, double* c,
   RecurrenceRowImpl<1>(s, c, cw, sw, n, n_cos, so, co, step);
 }
 
+// The same row, vectorised explicitly W frequencies at a time (GCC left the
+// loop above scalar: the output stride is known only at run time, and it
+// could not prove the arrays apart): sin and cos stored interleaved (step 2,
+// co = so + 1: the paper's layout) or each in its own run (step 1). The
+// same recurrence, so the same bound (kStepErr covers fma contraction or
+// none); the columns past the last whole vector go through the loop above.
+template <int W>
+struct RowLanes {
+  typedef double V __attribute__((vector_size(8 * W)));
+};
+template <int W, bool kInterleaved>
+inline __attribute__((always_inline)) void RecurrenceRowVector(double* s, double* c, const double* cw,
+                                                               const double* sw, std::size_t n, double* so,
+                                                               double* co) {
+  using V = typename RowLanes<W>::V;
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) {
+    V si, ci, w1, w2;
+    std::memcpy(&si, s + i, sizeof si);
+    std::memcpy(&ci, c + i, sizeof ci);
+    std::memcpy(&w1, cw + i, sizeof w1);
+    std::memcpy(&w2, sw + i, sizeof w2);
+    if constexpr (kInterleaved) {
+      V lo, hi;  // (s0, c0, s1, c1, ...), the first and second halves
+      if constexpr (W == 8) {
+        lo = __builtin_shufflevector(si, ci, 0, 8, 1, 9, 2, 10, 3, 11);
+        hi = __builtin_shufflevector(si, ci, 4, 12, 5, 13, 6, 14, 7, 15);
+      } else {
+        lo = __builtin_shufflevector(si, ci, 0, 4, 1, 5);
+        hi = __builtin_shufflevector(si, ci, 2, 6, 3, 7);
+      }
+      std::memcpy(so + 2 * i, &lo, sizeof lo);
+      std::memcpy(so + 2 * i + W, &hi, sizeof hi);
+    } else {
+      std::memcpy(so + i, &si, sizeof si);
+      std::memcpy(co + i, &ci, sizeof ci);
+    }
+    const V ns = si * w1 + ci * w2, nc = ci * w1 - si * w2;
+    std::memcpy(s + i, &ns, sizeof ns);
+    std::memcpy(c + i, &nc, sizeof nc);
+  }
+  const std::size_t step = kInterleaved ? 2 : 1;
+  RecurrenceRowImpl<W>(s + i, c + i, cw + i, sw + i, n - i, n - i, so + i * step, co + i * step, step);
+}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+__attribute__((target("avx512f,fma"))) void RecurrenceRowsAvx512(double* s, double* c, const double* cw,
+                                                                 const double* sw, std::size_t n, double* so,
+                                                                 double* co, bool interleaved) {
+  if (interleaved)
+    RecurrenceRowVector<8, true>(s, c, cw, sw, n, so, co);
+  else
+    RecurrenceRowVector<8, false>(s, c, cw, sw, n, so, co);
+}
+__attribute__((target("avx2,fma"))) void RecurrenceRowsAvx2(double* s, double* c, const double* cw, const double* sw,
+                                                            std::size_t n, double* so, double* co, bool interleaved) {
+  if (interleaved)
+    RecurrenceRowVector<4, true>(s, c, cw, sw, n, so, co);
+  else
+    RecurrenceRowVector<4, false>(s, c, cw, sw, n, so, co);
+}
+#pragma GCC diagnostic pop
+
 }  // namespace
 
 void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out,
-                                std::size_t ld, std::size_t step, std::size_t n_cos, double* bound) const {
+                                std::size_t ld, std::size_t step, std::size_t n_cos, double* bound,
+                                RecurrenceState* state) const {
   const std::size_t n = freq_.size();
-  std::vector<double> s(n), c(n);
-  double w_max = 0;
-  for (std::size_t i = 0; i < n; ++i) w_max = std::max(w_max, std::fabs(w_hi_[i]));
+  RecurrenceState local;
+  RecurrenceState& st = state ? *state : local;
+  // Continue the previous call's recurrence, or anchor at the first row.
+  const bool resume = state && st.s.size() == n && st.c.size() == n && st.next == first && count > 0;
+  std::int64_t k0 = resume ? st.since_anchor : 0;
+  double e0 = resume ? st.e0 : 0;
+  st.s.resize(n);
+  st.c.resize(n);
+  std::vector<double>& s = st.s;
+  std::vector<double>& c = st.c;
+  const double w_max = w_max_;  // (a scan of the frequencies per call cost more than a 32-row call's anchor)
   const double step_err = kStepErr + 2 * FastF64AbsErr(w_max);
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const auto row = avx2 ? RecurrenceRowAvx2 : RecurrenceRowBase;
-  double e0 = 0;
+  // Every frequency with its cos, in one of the two common layouts: the
+  // explicitly vectorised row (AVX-512 or AVX2).
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  const bool interleaved = step == 2 && cos_out == sin_out + 1, split = step == 1;
+  const auto vector_row = !avx2 || n_cos < n || !(interleaved || split) ? nullptr
+                          : avx512                                      ? RecurrenceRowsAvx512
+                                                                        : RecurrenceRowsAvx2;
   for (std::int64_t r = 0; r < count; ++r) {
-    const std::int64_t k = r % kAnchorRows;
+    const std::int64_t k = (k0 + r) % kAnchorRows;
     if (k == 0) {
       const std::int64_t pos = first + r;
       F64Fast(pos, s.data(), c.data());
@@ -457,9 +536,17 @@ void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* 
       e0 = 1.5 * (0x1p-50 + FastF64AbsErr(static_cast<double>(pos) * w_max));
     }
     bound[r] = e0 + static_cast<double>(k) * step_err + kRoundSlack;
-    row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, std::min(n_cos, n), sin_out + static_cast<std::size_t>(r) * ld,
-        cos_out + static_cast<std::size_t>(r) * ld, step);
+    if (vector_row)
+      vector_row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, sin_out + static_cast<std::size_t>(r) * ld,
+                 cos_out + static_cast<std::size_t>(r) * ld, interleaved);
+    else
+      row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, std::min(n_cos, n), sin_out + static_cast<std::size_t>(r) * ld,
+          cos_out + static_cast<std::size_t>(r) * ld, step);
   }
+  // (s, c) are now those of row first + count.
+  st.next = first + count;
+  st.since_anchor = (k0 + count) % kAnchorRows;
+  st.e0 = e0;
 }
 
 void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,

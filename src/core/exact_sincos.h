@@ -196,13 +196,29 @@ class SinCosBatch {
   /// ulp use it as a filter only (pe verify's reference comparison,
   /// analysis/reference_compare.h). About a tenth of F64Fast's cost per row.
   /// REQUIRES: |first|, |first + count| <= kMaxExactPosition; n_cos <= size().
+  ///
+  /// With `state`: a call whose `first` is the end of the previous call
+  /// with that state continues its recurrence instead of anchoring anew,
+  /// so that its rows and bounds are exactly those of one call over both
+  /// (anchors counted from the first call's first row); any other call
+  /// anchors at `first` as without a state. Callers that read consecutive
+  /// chunks of a few rows (pe verify: 32 rows of 8 KiB) then pay for an
+  /// anchor every kAnchorRows rows, not every chunk. One state per thread
+  /// and per SinCosBatch and layout.
+  struct RecurrenceState {
+    std::int64_t next = 0;          ///< the row after the previous call's last
+    std::int64_t since_anchor = 0;  ///< rows from that call's last anchor to `next`
+    double e0 = 0;                  ///< that anchor's bound
+    std::vector<double> s, c;       ///< (sin, cos) at `next`; empty: nothing to continue
+  };
   void F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out, std::size_t ld,
-                     std::size_t step, std::size_t n_cos, double* bound) const;
+                     std::size_t step, std::size_t n_cos, double* bound, RecurrenceState* state = nullptr) const;
 
  private:
   std::vector<Frequency> freq_;
   std::vector<double> cos_w_, sin_w_;  ///< cos ω, sin ω within 2^-50 relative
   std::vector<double> w_hi_, w_lo_;    ///< ω's double-double parts, side by side
+  double w_max_ = 0;                   ///< the largest |w_hi_| (F64Recurrence's bound)
 };
 
 }  // namespace pe

@@ -412,8 +412,11 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // The recurrence's rows as a filter, when the reference is a sinusoid
     // with fast float64 rows: most entries then never need the reference.
     if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref); sinusoid && sinusoid->has_approx_rows())
-      ro.approx_reference = [sinusoid](std::int64_t first, std::int64_t count, double* out, double* bound) {
-        return sinusoid->ReadRowsApprox(first, count, out, bound);
+      ro.approx_reference = [sinusoid](std::int64_t first, std::int64_t count, double* out, double* bound,
+                                       std::shared_ptr<void>& state) {
+        // The recurrence continues from one chunk of a thread to the next.
+        if (!state) state = std::make_shared<SinCosBatch::RecurrenceState>();
+        return sinusoid->ReadRowsApprox(first, count, out, bound, static_cast<SinCosBatch::RecurrenceState*>(state.get()));
       };
     const ReferenceComparison cmp = CompareWithReference(table, *ref, ro);
     const auto entry = [](const ComparedEntry& e) {

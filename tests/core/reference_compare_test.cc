@@ -187,7 +187,7 @@ TEST(ReferenceCompare, EqualsTheSequentialPass) {
         for (double bound : {0.0, 0x1p-44, 0x1p-30}) {
           SCOPED_TRACE(testing::Message() << "approx bound " << bound);
           std::int64_t calls = 0;
-          o.approx_reference = [&](std::int64_t first, std::int64_t count, double* out, double* b) {
+          o.approx_reference = [&](std::int64_t first, std::int64_t count, double* out, double* b, std::shared_ptr<void>&) {
             for (std::int64_t r = 0; r < count; ++r) {
               b[r] = bound;
               for (std::int64_t j = 0; j < k.cols; ++j) {
@@ -208,6 +208,62 @@ TEST(ReferenceCompare, EqualsTheSequentialPass) {
 #endif
         }
         o.approx_reference = nullptr;
+      }
+    }
+  }
+}
+
+// Several blocks (4 MiB of reference doubles each: 512 rows of 1024
+// columns), where each block's parts start from the maxima of the blocks
+// before (Partial::Seed): every row the same, so that every row ties with
+// the first on every maximum and the first row must stay the reported
+// entry (a part that took an equal error as a new maximum would report a
+// later row); then rows whose errors grow, shrink and tie block after
+// block. Against the sequential pass, with and without the approximate
+// filter (1024 columns: its AVX-512 form where the CPU has it; 1020: AVX2).
+TEST(ReferenceCompare, LaterBlocksStartFromEarlierMaxima) {
+  for (const std::int64_t cols : {1024, 1020}) {
+    const std::int64_t rows = 1700;
+    std::vector<double> exact(static_cast<std::size_t>(rows * cols)), found(exact.size());
+    std::vector<double> omega(static_cast<std::size_t>(cols), 0.0);  // no angle term: exact ties
+    for (int pattern = 0; pattern < 2; ++pattern) {
+      SCOPED_TRACE(testing::Message() << cols << " columns, pattern " << pattern);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const std::size_t i = static_cast<std::size_t>(r * cols + j);
+          exact[i] = std::sin(0.37 * static_cast<double>(j + 1));
+          // Moved by 1 ulp of float32 (pattern 0, every row), or, in a few
+          // rows, by amounts that repeat every 600 rows (pattern 1).
+          const float e = static_cast<float>(exact[i]);
+          found[i] = pattern == 0 ? std::nextafter(e, 2.0f)
+                     : r % 97 == 3 ? exact[i] + 1e-6 * static_cast<double>((r % 600) / 97 + 1) * (j % 5 == 1)
+                                  : e;
+        }
+      auto file = Table(rows, cols, found, DType::kFloat32);
+      auto ref = Table(rows, cols, exact, DType::kFloat64);
+      ConcurrentTable cref(*ref);
+      for (const Tolerance& tol : {DefaultTolerance(DType::kFloat32), ExplicitTolerance(DType::kFloat32, 0, 0, 0.75)}) {
+        const ReferenceComparison want = Sequential(*file, *ref, tol, omega, 0);
+        if (pattern == 0) EXPECT_EQ(want.worst.row, 0);
+        for (int threads : {1, 2, 3}) {
+          SCOPED_TRACE(testing::Message() << "threads " << threads);
+          ReferenceCompareOptions o;
+          o.tolerance = tol;
+          o.col_omega = omega;
+          o.threads = threads;
+          ExpectSame(CompareWithReference(*file, *ref, o), want);
+          o.approx_reference = [&](std::int64_t first, std::int64_t count, double* out, double* b, std::shared_ptr<void>&) {
+            for (std::int64_t r = 0; r < count; ++r) {
+              b[r] = 0x1p-44;
+              for (std::int64_t j = 0; j < cols; ++j) {
+                const std::size_t i = static_cast<std::size_t>((first + r) * cols + j);
+                out[static_cast<std::size_t>(r * cols + j)] = exact[i] + (j % 2 ? 0x1p-45 : -0x1p-45);
+              }
+            }
+            return true;
+          };
+          ExpectSame(CompareWithReference(*file, cref, o), want);
+        }
       }
     }
   }

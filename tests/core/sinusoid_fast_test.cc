@@ -230,7 +230,8 @@ TEST(SinusoidFast, ApproxRowsAreWithinTheirBound) {
     bool concat;
   };
   for (const C& k : {C{64, 0, 400, false}, C{33, 5, 300, false}, C{16, (std::int64_t{1} << 40) - 300, 300, false},
-                     C{16, -1000, 300, false}, C{20, 77, 260, true}}) {
+                     C{16, -1000, 300, false}, C{20, 77, 260, true},
+                     C{40, 9, 300, false}, C{40, 3, 140, true}}) {
     SCOPED_TRACE(testing::Message() << "d=" << k.d << " start=" << k.start << (k.concat ? " concatenated" : ""));
     SinusoidPlan plan = k.concat ? BuildSinusoidPlan(k.d, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kD,
                                                      SinusoidOddRule::kUnpairedSin)
@@ -266,6 +267,44 @@ TEST(SinusoidFast, ApproxRowsAreWithinTheirBound) {
       }
     }
     EXPECT_LT(worst, 1.0);
+  }
+}
+
+// ReadRowsApprox with a RecurrenceState, in chunks of a few rows (as pe
+// verify's threads read them): every value and bound bit for bit those of
+// one call over all the rows (the recurrence continued, anchors every
+// kAnchorRows rows from the first); a chunk that does not start where the
+// previous ended anchors anew, as a call without a state.
+TEST(SinusoidFast, ApproxRowsContinueAcrossCalls) {
+  for (const bool concat : {false, true}) {
+    SCOPED_TRACE(concat ? "concatenated" : "interleaved");
+    const std::int64_t d = 40, rows = 400, first = 7;
+    SinusoidPlan plan = concat ? BuildSinusoidPlan(d, 10000.0, SinusoidLayout::kConcat, SinusoidDenominator::kD,
+                                                   SinusoidOddRule::kUnpairedSin)
+                               : PaperPlan(d, 10000.0);
+    TableInfo info;
+    info.rows = rows + first;
+    info.cols = d;
+    info.dtype = DType::kFloat64;
+    SinusoidSource src(info, std::move(plan), 1000);
+    src.SetFastFloat64(DType::kFloat32);
+    std::vector<double> whole(static_cast<std::size_t>(rows * d)), whole_b(static_cast<std::size_t>(rows));
+    ASSERT_TRUE(src.ReadRowsApprox(first, rows, whole.data(), whole_b.data()));
+    std::vector<double> part(whole.size()), part_b(whole_b.size());
+    SinCosBatch::RecurrenceState state;
+    for (std::int64_t r = 0; r < rows;) {
+      const std::int64_t n = std::min<std::int64_t>(rows - r, 1 + (r * 7) % 45);  // uneven chunks
+      ASSERT_TRUE(src.ReadRowsApprox(first + r, n, part.data() + r * d, part_b.data() + r, &state));
+      r += n;
+    }
+    EXPECT_EQ(0, std::memcmp(part.data(), whole.data(), whole.size() * 8));
+    EXPECT_EQ(0, std::memcmp(part_b.data(), whole_b.data(), whole_b.size() * 8));
+    // Not where the last call ended: a fresh anchor (the same as no state).
+    std::vector<double> a(static_cast<std::size_t>(10 * d)), ab(10), b(a.size()), bb(10);
+    ASSERT_TRUE(src.ReadRowsApprox(first + 3, 10, a.data(), ab.data(), &state));
+    ASSERT_TRUE(src.ReadRowsApprox(first + 3, 10, b.data(), bb.data()));
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * 8));
+    EXPECT_EQ(0, std::memcmp(ab.data(), bb.data(), ab.size() * 8));
   }
 }
 

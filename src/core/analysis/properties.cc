@@ -427,23 +427,32 @@ __attribute__((target("avx2"), always_inline)) inline void SumRowsAvx2(const std
                                                                       __m256d* loud, double* sums) {
   __m256d acc[G];
   for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_pd();
-  std::int64_t j = 0;
-  for (; j + 4 <= cols; j += 4) {
-    for (int g = 0; g < G; ++g) {
-      const std::byte* p = raw + static_cast<std::size_t>(4 * g) * stride + 4 * static_cast<std::size_t>(j);
-      __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(p));
-      __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(p + stride));
-      __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * stride));
-      __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * stride));
-      _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c0: column j of the four rows, ...
-      const __m128 col[4] = {c0, c1, c2, c3};
-      for (int k = 0; k < 4; ++k) {
-        const __m256d x = _mm256_cvtps_pd(col[k]);
-        acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(x, x));
-        *loud = _mm256_or_pd(*loud, _mm256_cmp_pd(_mm256_and_pd(x, abs_mask), q, _CMP_NLE_UQ));
-      }
+  // Columns [j, j + 4) of group g's four rows into acc[g] (a lambda would
+  // not be compiled for AVX2).
+  const auto step = [&](int g, std::int64_t j) __attribute__((always_inline, target("avx2"))) {
+    const std::byte* p = raw + static_cast<std::size_t>(4 * g) * stride + 4 * static_cast<std::size_t>(j);
+    __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(p));
+    __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(p + stride));
+    __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * stride));
+    __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * stride));
+    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c0: column j of the four rows, ...
+    const __m128 col[4] = {c0, c1, c2, c3};
+    for (int k = 0; k < 4; ++k) {
+      const __m256d x = _mm256_cvtps_pd(col[k]);
+      acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(x, x));
+      *loud = _mm256_or_pd(*loud, _mm256_cmp_pd(_mm256_and_pd(x, abs_mask), q, _CMP_NLE_UQ));
     }
-  }
+  };
+  std::int64_t j = 0;
+  // Sixteen columns (a cache line of each row) per group before the next
+  // group: rows 4 KiB apart (d = 1024) share one L1 set, and 16 rows read
+  // four columns at a time evicted each other's lines before their next
+  // four columns (8 ways). Each row's sum still in column order.
+  for (; j + 16 <= cols; j += 16)
+    for (int g = 0; g < G; ++g)
+      for (int k = 0; k < 16; k += 4) step(g, j + k);
+  for (; j + 4 <= cols; j += 4)
+    for (int g = 0; g < G; ++g) step(g, j);
   for (int g = 0; g < G; ++g) _mm256_storeu_pd(sums + 4 * g, acc[g]);
   if (j == cols) return;
   double rest = 0;  // the columns past the last multiple of four, row by row
@@ -496,23 +505,29 @@ __attribute__((target("avx2"))) void AdjacentDistancesF32(const float* rows, std
   const std::size_t stride = static_cast<std::size_t>(d);
   for (std::int64_t r = 0; r < count; r += 8) {
     __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
-    std::int64_t j = 0;
-    for (; j + 4 <= d; j += 4) {
-      for (int g = 0; g < 2; ++g) {
-        const float* a = rows + static_cast<std::size_t>(r + 4 * g) * stride + j;
-        const float* b = a - stride;
-        __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + stride), a2 = _mm_loadu_ps(a + 2 * stride),
-               a3 = _mm_loadu_ps(a + 3 * stride);
-        __m128 b0 = _mm_loadu_ps(b), b1 = a0, b2 = a1, b3 = a2;
-        _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
-        _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
-        const __m128 ca[4] = {a0, a1, a2, a3}, cb[4] = {b0, b1, b2, b3};
-        for (int k = 0; k < 4; ++k) {
-          const __m256d t = _mm256_sub_pd(_mm256_cvtps_pd(ca[k]), _mm256_cvtps_pd(cb[k]));
-          acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(t, t));
-        }
+    // Columns [j, j + 4) of group g's four rows (and the row before them).
+    const auto step = [&](int g, std::int64_t j) __attribute__((always_inline, target("avx2"))) {
+      const float* a = rows + static_cast<std::size_t>(r + 4 * g) * stride + j;
+      const float* b = a - stride;
+      __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + stride), a2 = _mm_loadu_ps(a + 2 * stride),
+             a3 = _mm_loadu_ps(a + 3 * stride);
+      __m128 b0 = _mm_loadu_ps(b), b1 = a0, b2 = a1, b3 = a2;
+      _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+      _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
+      const __m128 ca[4] = {a0, a1, a2, a3}, cb[4] = {b0, b1, b2, b3};
+      for (int k = 0; k < 4; ++k) {
+        const __m256d t = _mm256_sub_pd(_mm256_cvtps_pd(ca[k]), _mm256_cvtps_pd(cb[k]));
+        acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(t, t));
       }
-    }
+    };
+    std::int64_t j = 0;
+    // A cache line of each row per group before the next group (rows 4 KiB
+    // apart share an L1 set: SumRowsAvx2); each sum still in column order.
+    for (; j + 16 <= d; j += 16)
+      for (int g = 0; g < 2; ++g)
+        for (int k = 0; k < 16; k += 4) step(g, j + k);
+    for (; j + 4 <= d; j += 4)
+      for (int g = 0; g < 2; ++g) step(g, j);
     double s[8];
     _mm256_storeu_pd(s, acc[0]);
     _mm256_storeu_pd(s + 4, acc[1]);
@@ -525,6 +540,44 @@ __attribute__((target("avx2"))) void AdjacentDistancesF32(const float* rows, std
       out[r + e] = s[e];
     }
   }
+}
+
+// SquaredDistanceBelow for four rows p[0..3] against one row q at once (the
+// pairs (q, p) of the unique check that are not neighbours): the four sums
+// side by side as the lanes of one AVX2 accumulator, each in column order of
+// (x - y)² with x, y widened to double, the same numbers as
+// SquaredDistanceBelow's (whose one chain of dependent additions per pair
+// was its time). Stops once every lane is >= bound (tested every 8
+// columns, as SquaredDistanceBelow, whose stop is per pair): a lane that
+// ran on is still >= bound (the terms are >= 0; NaN stays NaN), a lane
+// below bound at the end holds its full sum, so a caller that only tells
+// sums < bound from the others decides alike. AVX2 without FMA.
+__attribute__((target("avx2"))) void FourDistancesBelowF32(const float* q, const float* const* p, std::int64_t d,
+                                                            double bound, double* out) {
+  const __m256d b = _mm256_set1_pd(bound);
+  __m256d acc = _mm256_setzero_pd();
+  std::int64_t j = 0;
+  for (; j + 4 <= d; j += 4) {
+    __m128 c0 = _mm_loadu_ps(p[0] + j), c1 = _mm_loadu_ps(p[1] + j), c2 = _mm_loadu_ps(p[2] + j),
+           c3 = _mm_loadu_ps(p[3] + j);
+    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c_k: column j + k of the four rows
+    const __m128 col[4] = {c0, c1, c2, c3};
+    for (int k = 0; k < 4; ++k) {
+      const __m256d t = _mm256_sub_pd(_mm256_set1_pd(static_cast<double>(q[j + k])), _mm256_cvtps_pd(col[k]));
+      acc = _mm256_add_pd(acc, _mm256_mul_pd(t, t));
+    }
+    if ((j & 4) && _mm256_movemask_pd(_mm256_cmp_pd(acc, b, _CMP_LT_OQ)) == 0) {
+      j += 4;
+      break;
+    }
+  }
+  _mm256_storeu_pd(out, acc);
+  if (j + 4 > d)  // the columns past the last multiple of four
+    for (int e = 0; e < 4; ++e)
+      for (std::int64_t c = j; c < d; ++c) {
+        const double x = q[c], y = p[e][c];
+        out[e] += (x - y) * (x - y);
+      }
 }
 #else
 #define PE_NORM_AVX2 0
@@ -1002,10 +1055,10 @@ class UniquePass {
           if (pt.nonfinite_rows++ == 0) pt.first_nonfinite = q;
           continue;
         }
-        for (std::int64_t p = std::max(lo, q - window_); p < q; ++p) {
-          const Row rp = row_at(p);
-          const double s = p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, rp, d, pt.best);
-          if (!(s < pt.best)) continue;  // also a NaN s: row p is not finite
+        // Pair (q, p) with its distance² s (or a value >= the minimum when
+        // it was stopped early).
+        const auto pair = [&](std::int64_t p, double s) {
+          if (!(s < pt.best)) return;  // also a NaN s: row p is not finite
           if (ref_ && std::sqrt(s) <= limit_) {
             // The exact rows rounded to the dtype: equal (or as close) too?
             load_ref();
@@ -1015,10 +1068,30 @@ class UniquePass {
             for (std::int64_t j = 0; j < d; ++j) se += (eq[j] - ep[j]) * (eq[j] - ep[j]);
             if (std::sqrt(se) <= limit_) {
               pt.excused.push_back(s);
-              continue;
+              return;
             }
           }
           pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
+        };
+        for (std::int64_t p = std::max(lo, q - window_); p < q;) {
+#if PE_NORM_AVX2
+          if constexpr (std::is_same_v<Row, const float*>) {
+            // float32 rows on AVX2: four pairs at a time (FourDistancesBelowF32),
+            // stopped against the minimum before them, which is >= the
+            // minimum at each pair: the same decisions, the same sums where
+            // they count.
+            if (avx2_ && q - 1 - p >= 4) {
+              const float* rp[4] = {row_at(p), row_at(p + 1), row_at(p + 2), row_at(p + 3)};
+              double s4[4];
+              FourDistancesBelowF32(rq, rp, d, pt.best, s4);
+              for (int e = 0; e < 4; ++e) pair(p + e, s4[e]);
+              p += 4;
+              continue;
+            }
+          }
+#endif
+          pair(p, p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, row_at(p), d, pt.best));
+          ++p;
         }
       }
     };

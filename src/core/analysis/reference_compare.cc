@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -20,6 +21,7 @@ namespace {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define PE_QUIET_TARGET __attribute__((target("avx2")))
 #define PE_QUIET_VECTOR 1
+#include <immintrin.h>
 #else
 #define PE_QUIET_TARGET
 #define PE_QUIET_VECTOR 0
@@ -33,6 +35,25 @@ struct Partial {
   Partial() {
     c.max_abs = -HUGE_VAL;
     c.max_ratio = -HUGE_VAL;
+  }
+  // A partial for the entries after those merged into this one: starts
+  // at their maxima instead of below every value, so that its quiet tests
+  // (QuietRow, the approximate filter) pass from its first row on instead
+  // of after it has met the block's largest errors again (most of the
+  // rows that took the full step were a block's first). The same figures:
+  // a maximum, its entry, and the counts are those of one sequential pass
+  // when the parts are then merged in order. The entry of a maximum is
+  // replaced only by a strictly larger one (Merge, the full step), so an
+  // entry equal to an earlier maximum leaves the earlier entry reported,
+  // as in the sequential pass; has_worst and has_ratio stay false until
+  // the part finds a larger one, the counts start at zero.
+  Partial Seed() const {
+    Partial p;
+    p.c.max_abs = c.max_abs;
+    p.c.max_ratio = c.max_ratio;
+    p.c.max_rel = c.max_rel;
+    p.c.max_ulp = c.max_ulp;
+    return p;
   }
   void Merge(const Partial& b) {
     if (b.has_worst && (!has_worst || b.c.max_abs > c.max_abs)) c.max_abs = b.c.max_abs, c.worst = b.c.worst, has_worst = true;
@@ -362,6 +383,82 @@ PE_QUIET_TARGET int AnyLoudApprox4(const std::byte* a, const double* approx, std
   return LoudLanesApproxImpl<4, false>(a, approx, cols, pos, delta, o, angle_k, ulp, c, nullptr, k_max);
 }
 
+#if PE_QUIET_VECTOR
+// (GCC 12's _mm512_cvtps_pd warns of its own undefined operand.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// AnyLoudApprox4's test eight lanes at a time on AVX-512, in intrinsics:
+// the same expressions in the same order, each comparison into a mask
+// register chained to the previous one (GCC's generic 8-lane form of the
+// same code turned the comparisons into vectors and back, lane by lane).
+// The compiler may fuse a product into the sum after it (AVX-512 brings
+// FMA): one rounding fewer in the limit, whose margins (10^-9 relative)
+// are far wider than any rounding. For cols a multiple of 8 plus at most
+// 3: the same columns as AnyLoudApprox4 (the caller takes the rest as
+// loud). Returns 1 when a lane may be loud, else 0.
+__attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* a, const double* approx,
+                                                               std::int64_t cols, double pos, double delta,
+                                                               const ReferenceCompareOptions& o, const double* angle_k,
+                                                               double k_max, const UlpRule& ulp,
+                                                               const ReferenceComparison& c) {
+  const Tolerance& tol = o.tolerance;
+  const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+  const __m512d exp_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff0000000000000LL));
+  // eh < lo_q and eh < max_ratio·lo_q as one test, eh < min(max_ratio,
+  // 1)·lo_q: for max_ratio <= 1 the product (rounded) is <= lo_q, so the
+  // second implies the first; for max_ratio > 1 it is >= lo_q, so the first
+  // implies the second, and 1·lo_q is lo_q.
+  const __m512d max_abs = _mm512_set1_pd(c.max_abs), ratio_cap = _mm512_set1_pd(std::min(c.max_ratio, 1.0)),
+                max_rel = _mm512_set1_pd(c.max_rel), max_ulp = _mm512_set1_pd(c.max_ulp);
+  const __m512d dmin = _mm512_set1_pd(std::numeric_limits<double>::min());
+  const __m512d atol = _mm512_set1_pd(tol.atol), rtol = _mm512_set1_pd(tol.rtol), mulp = _mm512_set1_pd(tol.max_ulp);
+  const __m512d lo_f = _mm512_set1_pd(1 - 1e-9), eh_f = _mm512_set1_pd(1.000001);
+  const __m512d down = _mm512_set1_pd(1 - 0x1p-50);
+  const __m512d vpos = _mm512_set1_pd(std::fabs(pos)), vdelta = _mm512_set1_pd(delta);
+  const double scale = std::ldexp(1.0, -(ulp.p() - 1)), ulp_min = std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
+  const __m512d ulp_scale = _mm512_set1_pd(scale);
+  __mmask8 quiet = 0xff;
+  __m512d ae_max = _mm512_setzero_pd();
+  const std::int64_t vec_end = cols / 8 * 8;
+  for (std::int64_t j = 0; j < vec_end; j += 8) {
+    const __m512d found = _mm512_cvtps_pd(_mm256_loadu_ps(reinterpret_cast<const float*>(a) + j));
+    const __m512d y = _mm512_loadu_pd(approx + j), k = _mm512_loadu_pd(angle_k + j);
+    const __m512d err = _mm512_and_pd(_mm512_sub_pd(found, y), abs_mask), ae = _mm512_and_pd(y, abs_mask);
+    const __m512d eh = _mm512_mul_pd(_mm512_add_pd(err, vdelta), eh_f);
+    const __m512d ae_lo = _mm512_mul_pd(_mm512_sub_pd(ae, vdelta), down);
+    {  // the largest |y| (NaN lanes left out: they are loud below)
+      const typename Vec<8>::D h = (typename Vec<8>::D)ae, m = (typename Vec<8>::D)ae_max;
+      ae_max = (__m512d)(h > m ? h : m);
+    }
+    const __m512d ua = _mm512_mul_pd(_mm512_and_pd(ae_lo, exp_mask), ulp_scale);
+    const __m512d term = _mm512_mul_pd(vpos, k);
+    const __m512d lo_q = _mm512_mul_pd(
+        _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(atol, _mm512_mul_pd(rtol, ae_lo)), _mm512_mul_pd(mulp, ua)), term),
+        lo_f);
+    // Each group's chain starts afresh: chained through `quiet` instead,
+    // the comparisons of all groups made one serial chain (their latency,
+    // not their count, was the loop's time).
+    __mmask8 m = _mm512_cmp_pd_mask(eh, max_abs, _CMP_LE_OQ);
+    m = _mm512_mask_cmp_pd_mask(m, ae_lo, dmin, _CMP_GE_OQ);
+    m = _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(ratio_cap, lo_q), _CMP_LT_OQ);
+    m = _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(max_rel, ae_lo), _CMP_LT_OQ);
+    quiet &= _mm512_mask_cmp_pd_mask(m, eh, _mm512_mul_pd(max_ulp, ua), _CMP_LT_OQ);
+  }
+  int loud = quiet != 0xff;
+  // The row's vacuity test, as AnyLoudApprox4's.
+  // (ae_hi's expression at the largest |y|: each operation monotone, so
+  // at least every lane's ae_hi.)
+  double big = 0;
+  for (int l = 0; l < 8; ++l) big = ae_max[l] > big ? ae_max[l] : big;
+  big = (big + delta) * (1 + 0x1p-50);
+  const double lim = tol.atol + tol.rtol * big + tol.max_ulp * (big * scale + ulp_min) + std::fabs(pos) * k_max;
+  const bool monotone = tol.atol >= 0 && tol.rtol >= 0 && tol.max_ulp >= 0 && k_max >= 0;
+  loud |= !(monotone && lim * (1 + 1e-9) < 2);
+  return loud;
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference, const ReferenceCompareOptions& o) {
@@ -448,15 +545,27 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   const double k_max = angle_k.empty() ? 0.0 : *std::max_element(angle_k.begin(), angle_k.end());
   if (approx) {
     std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
-    approx = o.approx_reference(0, 1, probe.data(), probe_bound.data());
+    std::shared_ptr<void> probe_state;
+    approx = o.approx_reference(0, 1, probe.data(), probe_bound.data(), probe_state);
   }
-  // Four lanes (AVX2): GCC's 8-lane AVX-512 form of the same test ran
-  // its comparisons lane by lane, at twice the time.
+  // Four lanes (AVX2) for the per-lane test: GCC's 8-lane AVX-512 form of
+  // the same generic code ran its comparisons lane by lane, at twice the
+  // time; the any-loud test has an AVX-512 form in intrinsics.
   const std::int64_t lanes = 4;
+  // The any-loud test on AVX-512 when it covers the same columns
+  // (AnyLoudApprox8).
+#if PE_QUIET_VECTOR
+  static const bool avx512_cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  const bool avx512 = avx512_cpu && cols / 8 * 8 == cols / lanes * lanes && std::getenv("PE_VERIFY_NO_AVX512") == nullptr;
+#else
+  const bool avx512 = false;
+  const auto AnyLoudApprox8 = AnyLoudApprox4;
+#endif
   struct ThreadScratch {
     std::vector<double> approx, bound;
     std::vector<std::byte> exact;  // one reference row, read when an entry needs it
     std::vector<unsigned char> mask;
+    std::shared_ptr<void> state;  // approx_reference's, kept across the thread's chunks
   };
   std::vector<ThreadScratch> scratch(static_cast<std::size_t>(threads));
   for (std::int64_t f = 0; f < info.rows; f += block) {
@@ -468,7 +577,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     if (!read_in_parts) table.ReadRows(f, n, raw.data());
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
-      std::vector<Partial> partial(static_cast<std::size_t>(parts));
+      std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
       if (o.fold) o.fold->BeginBlock(parts);
       ParallelFor(parts, [&](int t) {
         Partial& p = partial[static_cast<std::size_t>(t)];
@@ -489,7 +598,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
         for (std::int64_t r = r0; r < r1; ++r) {
           if (r == r0 || r - c0 == chunk) {
             c0 = r;
-            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data()))
+            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data(), ts.state))
               ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
           }
           const std::int64_t pos = o.start + f + r;
@@ -514,7 +623,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             // (docs/numerics.md), the approximation within its bound.
             const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
             const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
-            if (AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c) &&
+            if ((avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
+                        : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)) &&
                 LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
                                  ts.mask.data()))
               for (std::int64_t g = 0; g < vec_end / 4; ++g)
@@ -536,7 +646,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     ref_raw.resize(static_cast<std::size_t>(n) * rinfo.row_bytes());
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
-    std::vector<Partial> partial(static_cast<std::size_t>(parts));
+    std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
     if (o.fold) o.fold->BeginBlock(parts);
     WithLoader(info.dtype, [&](auto load_a) {
       WithLoader(rinfo.dtype, [&](auto load_b) {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/analysis/row_fold.h"
@@ -63,7 +64,12 @@ struct ReferenceCompareOptions {
   /// interval is skipped; the reference row is read only for a row with an
   /// entry that may, and only those entries take the per-entry step. The
   /// figures are those of the full comparison with `reference`, bit for bit.
-  std::function<bool(std::int64_t first, std::int64_t count, double* out, double* bound)> approx_reference;
+  /// `state`: the caller's slot for the callee's own state between the
+  /// calls of one thread (empty at its first call; the comparison asks for
+  /// a thread's rows in consecutive chunks, so the callee may continue
+  /// where the previous chunk ended).
+  std::function<bool(std::int64_t first, std::int64_t count, double* out, double* bound, std::shared_ptr<void>& state)>
+      approx_reference;
   /// Optional: fed every row of the table as it is read (RowFold's
   /// contract; a block's parts are the comparison's threads), so that
   /// another check needs no read of its own (pe verify's bounds and norm).

@@ -40,12 +40,7 @@ void StoreAt(std::byte* row, std::size_t col, T v) {
   std::memcpy(row + col * sizeof(T), &v, sizeof(T));
 }
 
-// A column plan the float32 fast path can write in place: sin of pair i at
-// column sin0 + i·step, cos of pair i (i < n_cos) at cos0 + i·step, and
-// columns from `zeros` on all zero.
-struct DirectLayout {
-  std::size_t sin0, cos0, step, n_cos, zeros;
-};
+using DirectLayout = SinusoidSource::DirectLayout;
 
 std::optional<DirectLayout> MatchDirectLayout(const SinusoidPlan& plan) {
   const std::size_t n = plan.frequencies.size();
@@ -118,6 +113,7 @@ SinusoidSource::SinusoidSource(TableInfo info, SinusoidPlan plan,
     : info_(std::move(info)), plan_(std::move(plan)), start_(start) {
   // Inside the proved domain, or refused before any work (docs/numerics.md).
   CheckAngleDomain(plan_.frequencies, start_, start_ + std::max<std::int64_t>(info_.rows, 1) - 1);
+  direct_ = MatchDirectLayout(plan_);
   if (info_.dtype == DType::kFloat32)
     batch_ = std::make_shared<const SinCosBatch>(plan_.frequencies);
 }
@@ -130,14 +126,15 @@ void SinusoidSource::SetFastFloat64(DType narrow) {
 }
 
 bool SinusoidSource::has_approx_rows() const {
-  return batch_ && info_.dtype == DType::kFloat64 && fast_f64_ != DType::kFloat64 && MatchDirectLayout(plan_).has_value();
+  return batch_ && info_.dtype == DType::kFloat64 && fast_f64_ != DType::kFloat64 && direct_.has_value();
 }
 
-bool SinusoidSource::ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound) const {
+bool SinusoidSource::ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound,
+                                    SinCosBatch::RecurrenceState* state) const {
   if (!has_approx_rows() || count <= 0) return false;
-  const auto d = MatchDirectLayout(plan_);
+  const auto& d = direct_;
   const std::size_t ld = static_cast<std::size_t>(info_.cols);
-  batch_->F64Recurrence(start_ + first, count, out + d->sin0, out + d->cos0, ld, d->step, d->n_cos, bound);
+  batch_->F64Recurrence(start_ + first, count, out + d->sin0, out + d->cos0, ld, d->step, d->n_cos, bound, state);
   if (d->zeros < ld)
     for (std::int64_t r = 0; r < count; ++r)
       std::fill(out + static_cast<std::size_t>(r) * ld + d->zeros, out + (static_cast<std::size_t>(r) + 1) * ld, 0.0);
@@ -153,7 +150,7 @@ void SinusoidSource::ReadRows(std::int64_t first, std::int64_t count,
     // The fast path (core/exact_sincos.h): same correctly rounded values.
     auto* f = reinterpret_cast<float*>(out);
     const std::size_t ld = static_cast<std::size_t>(info_.cols);
-    if (const auto d = MatchDirectLayout(plan_)) {
+    if (const auto& d = direct_) {
       batch_->F32(start_ + first, count, f + d->sin0, f + d->cos0, ld, d->step, d->n_cos);
       if (d->zeros < ld)
         for (std::int64_t r = 0; r < count; ++r)

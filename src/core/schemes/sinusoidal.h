@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/dtype.h"
@@ -89,15 +90,28 @@ class SinusoidSource : public RowSource {
   /// SinCosBatch::F64Recurrence. Available (true) only with SetFastFloat64
   /// set to a narrower dtype and a column plan the float32 fast path writes
   /// in place (the paper's interleaved layout, the concatenated ones);
-  /// otherwise returns false and writes nothing. Thread-safe.
-  bool ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound) const;
+  /// otherwise returns false and writes nothing. Thread-safe. With `state`
+  /// (one per thread), a call that starts where the previous one ended
+  /// continues its recurrence (SinCosBatch::F64Recurrence): the same rows.
+  bool ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound,
+                      SinCosBatch::RecurrenceState* state = nullptr) const;
   bool has_approx_rows() const;
 
+
+  /// A column plan the float32 fast path can write in place: sin of pair i
+  /// at column sin0 + i·step, cos of pair i (i < n_cos) at cos0 + i·step,
+  /// and columns from `zeros` on all zero.
+  struct DirectLayout {
+    std::size_t sin0, cos0, step, n_cos, zeros;
+  };
 
  private:
   TableInfo info_;
   SinusoidPlan plan_;
   std::int64_t start_;
+  /// plan_'s direct layout, matched once (a scan of the columns that every
+  /// read of a few rows repeated).
+  std::optional<DirectLayout> direct_;
   /// The float32 fast path over plan_.frequencies (shared, immutable).
   std::shared_ptr<const SinCosBatch> batch_;
   DType fast_f64_ = DType::kFloat64;  ///< see SetFastFloat64
