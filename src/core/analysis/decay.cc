@@ -452,7 +452,8 @@ void ReadRowsInTwo(RowReader& reader, std::int64_t first, std::int64_t count, st
 // offsets as the inner loop (independent sums, vectorised); the columns
 // are split between two workers whose sums are added in a fixed order.
 template <typename P>
-void StraddleColumn(const P* col, std::int64_t len, std::int64_t head, std::int64_t k_max, double* pair_sums) {
+__attribute__((always_inline)) inline void StraddleColumn(const P* col, std::int64_t len, std::int64_t head,
+                                                          std::int64_t k_max, double* pair_sums) {
   for (std::int64_t t = std::max<std::int64_t>(0, head - k_max); t < head; ++t) {
     const double xt = static_cast<double>(col[t]);
     const std::int64_t k_hi = std::min(k_max, len - 1 - t);
@@ -463,11 +464,7 @@ void StraddleColumn(const P* col, std::int64_t len, std::int64_t head, std::int6
 // products are exact in double, so the sums are the same bits).
 __attribute__((target("avx2"))) void StraddleColumnF32Avx2(const float* col, std::int64_t len, std::int64_t head,
                                                            std::int64_t k_max, double* pair_sums) {
-  for (std::int64_t t = std::max<std::int64_t>(0, head - k_max); t < head; ++t) {
-    const double xt = static_cast<double>(col[t]);
-    const std::int64_t k_hi = std::min(k_max, len - 1 - t);
-    for (std::int64_t k = head - t; k <= k_hi; ++k) pair_sums[k] += xt * static_cast<double>(col[t + k]);
-  }
+  StraddleColumn(col, len, head, k_max, pair_sums);
 }
 
 template <typename P>
@@ -486,12 +483,11 @@ void AddStraddlingPairs(const P* panel, std::int64_t ld, std::int64_t len, std::
       if constexpr (std::is_same_v<P, float>) {
         if (avx2) {
           StraddleColumnF32Avx2(col, len, head, k_max, pair_sums.data());
-        } else {
-          StraddleColumn(col, len, head, k_max, pair_sums.data());
+          for (std::int64_t k = 1; k <= k_max; ++k) out[k] += pair_sums[k];
+          continue;
         }
-      } else {
-        StraddleColumn(col, len, head, k_max, pair_sums.data());
       }
+      StraddleColumn(col, len, head, k_max, pair_sums.data());
       for (std::int64_t k = 1; k <= k_max; ++k) out[k] += pair_sums[k];
     }
   });
@@ -682,22 +678,17 @@ template <typename T>
 void ReadInto(RowReader& reader, std::int64_t first, std::int64_t count, std::int64_t cols,
               std::int64_t read_rows, std::int64_t count_below, T* dst,
               const std::function<void(std::int64_t)>& advance) {
-  if constexpr (std::is_same_v<T, double>) {
-    // Straight into the window (no copy), by two threads where the source
-    // allows it.
-    ReadRowsInTwo(reader, first, count, read_rows, advance, [&](RowReader& from, std::int64_t r0, std::int64_t n) {
-      from.ReadTo(r0, n, count_below, dst + (r0 - first) * cols);
-    });
-    return;
-  }
-  for (std::int64_t r0 = first; r0 < first + count; r0 += read_rows) {
-    const std::int64_t n = std::min(read_rows, first + count - r0);
-    {
-      const double* x = reader.Read(r0, n, count_below);
-      std::copy(x, x + n * cols, dst + (r0 - first) * cols);
+  // By two threads where the source allows it; a float64 window straight
+  // into place (no copy).
+  ReadRowsInTwo(reader, first, count, read_rows, advance, [&](RowReader& from, std::int64_t r0, std::int64_t n) {
+    T* const out = dst + (r0 - first) * cols;
+    if constexpr (std::is_same_v<T, double>) {
+      from.ReadTo(r0, n, count_below, out);
+    } else {
+      const double* x = from.Read(r0, n, count_below);
+      std::copy(x, x + n * cols, out);
     }
-    advance(n);
-  }
+  });
 }
 
 // The per-offset shift of the Gram statistics when no FFT mean is computed:
