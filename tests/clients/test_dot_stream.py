@@ -174,6 +174,20 @@ got_csv = curve(pcsv, "--max-offset", str(k2), "--mean-only", plan=plan)
 check(plan[0] is not None and plan[0][1] == 4096 - k2 and plan[0][2], f"CSV segments: plan {plan[0]}")
 close(got_csv["mean"], ref, 1e-12 * float(np.max(np.abs(ref))), "CSV segments: mean")
 
+# pe asks OpenBLAS for its AVX-512 kernels when OPENBLAS_CORETYPE is not
+# set (where the CPU has them): min, max and std through those kernels,
+# float64 and --fast, against numpy.
+saved = os.environ.pop("OPENBLAS_CORETYPE", None)
+try:
+    mn, mx, sd = numpy_band(x, 60)
+    for flags, tol in (([], 1e-12 * scale), (["--fast"], 1e-5 * scale)):
+        got = curve(path, "--max-offset", "60", *flags)
+        for stat, ref_stat in (("min", mn), ("max", mx), ("std", sd)):
+            close(got[stat], ref_stat, 10 * tol, f"OPENBLAS_CORETYPE unset {flags}: {stat}")
+finally:
+    if saved is not None:
+        os.environ["OPENBLAS_CORETYPE"] = saved
+
 # --mean-only under a budget that forces one column per pass.
 got = curve(path, "--mean-only", budget=20000)
 close(got["mean"], numpy_mean(x, L - 1), 1e-12 * scale, "mean-only, one column per pass: mean")
