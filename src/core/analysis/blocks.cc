@@ -26,6 +26,21 @@ void ReadRowsAsDoubleInto(RowSource& source, std::int64_t first, std::int64_t co
   if (count == 0 || n == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(count) * info.row_bytes();
   std::byte* const all = reinterpret_cast<std::byte*>(out);
+  // A mapped source's rows are widened from where they lie (no copy out of
+  // the page cache first), then handed back.
+  if (const std::byte* view = source.ViewRows(first, count)) {
+    if (info.dtype == DType::kFloat32) {
+      for (std::size_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, view + 4 * i, 4);
+        out[i] = v;
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) out[i] = LoadAsDouble(view, info.dtype, i);
+    }
+    source.ReleaseRows(first, count);
+    return;
+  }
   std::byte* const raw = all + (n * sizeof(double) - bytes);
   source.ReadRows(first, count, raw);
   // Front to back (see above); float32, the common case, without the

@@ -355,9 +355,14 @@ class RowReader {
     }
     const auto t0 = std::chrono::steady_clock::now();
     const std::size_t n = static_cast<std::size_t>(count * cols);
-    raw_.resize(n);
-    source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
-    const float* x = raw_.data();
+    // In place where the source maps the file: a panel of a few columns
+    // then reads only their cache lines, not a copy of every row.
+    const std::byte* const view = source_.ViewRows(first, count);
+    if (!view) {
+      raw_.resize(n);
+      source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
+    }
+    const float* x = view ? reinterpret_cast<const float*>(view) : raw_.data();
     if (j0 == 0) CheckFinite(x, count, first);
     const double* scale = nullptr;
     if (cosine_) {
@@ -372,6 +377,7 @@ class RowReader {
       scale = scale_.data();
     }
     Scatter(x, count, cols, j0, w, scale, dst, ld);
+    if (view) source_.ReleaseRows(first, count);
     seconds += Since(t0);
   }
 

@@ -83,11 +83,14 @@ void StreamRowsParallel(RowSource& t, const Fn& fn, const Merge& merge) {
   std::vector<std::vector<double>> dbl(static_cast<std::size_t>(threads));
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
-    raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    // In place where the source maps them, else read into `raw`.
+    const std::byte* const view = t.ViewRows(f, n);
+    if (!view) raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    const std::byte* const rows = view ? view : raw.data();
     // A source several threads may read (a C-order .npy): each thread reads
     // its own rows, no serial read between blocks.
-    const bool read_in_parts = t.concurrent_reads();
-    if (!read_in_parts) t.ReadRows(f, n, raw.data());
+    const bool read_in_parts = !view && t.concurrent_reads();
+    if (!view && !read_in_parts) t.ReadRows(f, n, raw.data());
     const int np = static_cast<int>(std::min<std::int64_t>(threads, n));
     parts.assign(static_cast<std::size_t>(np), Part{});
     ParallelFor(np, [&](int k) {
@@ -102,15 +105,16 @@ void StreamRowsParallel(RowSource& t, const Fn& fn, const Merge& merge) {
         if (info.dtype == DType::kFloat32) {
           for (std::size_t i = 0; i < v.size(); ++i) {
             float x;
-            std::memcpy(&x, raw.data() + 4 * (base + i), 4);
+            std::memcpy(&x, rows + 4 * (base + i), 4);
             v[i] = x;
           }
         } else {
-          for (std::size_t i = 0; i < v.size(); ++i) v[i] = LoadAsDouble(raw.data(), info.dtype, base + i);
+          for (std::size_t i = 0; i < v.size(); ++i) v[i] = LoadAsDouble(rows, info.dtype, base + i);
         }
         fn(parts[static_cast<std::size_t>(k)], v, f + a, m);
       }
     });
+    t.ReleaseRows(f, n);
     for (const Part& p : parts) merge(p);
   }
 }
@@ -1184,12 +1188,22 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
   std::vector<double> v;
   std::vector<float> vf;  // float32 rows (f32), as read
   const bool f32 = info.dtype == DType::kFloat32;
+  std::int64_t viewed_from = 0;  // rows viewed in place and not yet handed back start here
   for (std::int64_t f = 0; f < info.rows; f += u.block()) {
     const std::int64_t n = std::min(u.block(), info.rows - f);
     const std::int64_t lo = std::max<std::int64_t>(0, f - u.window());
     const int np = static_cast<int>(std::min<std::int64_t>(u.threads(), n));
     const std::int64_t m = f + n - lo;
     if (f32) {
+      if (const std::byte* view = t.ViewRows(lo, m)) {
+        // In place (a mapped file); the rows the next block's window will
+        // not reach again are handed back.
+        u.Block<const float*>([&](std::int64_t i) { return reinterpret_cast<const float*>(view) + (i - lo) * d; }, f, n, lo);
+        const std::int64_t keep_from = std::max(viewed_from, f + n - u.window());
+        if (keep_from > viewed_from) t.ReleaseRows(viewed_from, keep_from - viewed_from);
+        viewed_from = keep_from;
+        continue;
+      }
       // float32 rows as they are (half the bytes of doubles, no widening
       // pass); widened where they are used.
       vf.resize(static_cast<std::size_t>(m * d));
@@ -1215,6 +1229,7 @@ Check Unique(RowSource& t, const PropertyOptions& o) {
     }
     u.Block<const double*>([&](std::int64_t i) { return static_cast<const double*>(v.data()) + (i - lo) * d; }, f, n, lo);
   }
+  if (info.rows > viewed_from) t.ReleaseRows(viewed_from, info.rows - viewed_from);
   return u.Finish();
 }
 

@@ -570,11 +570,15 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   std::vector<ThreadScratch> scratch(static_cast<std::size_t>(threads));
   for (std::int64_t f = 0; f < info.rows; f += block) {
     const std::int64_t n = std::min(block, info.rows - f);
-    raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    // The rows in place where the table is mapped (no copy out of the page
+    // cache), else read into `raw`; handed back after the block.
+    const std::byte* const view = table.ViewRows(f, n);
+    if (!view) raw.resize(static_cast<std::size_t>(n) * info.row_bytes());
+    const std::byte* const rows = view ? view : raw.data();
     // A table that may be read from several threads (a C-order .npy) is
     // read by each thread, its own rows: no serial read between blocks.
-    const bool read_in_parts = approx && table.concurrent_reads();
-    if (!read_in_parts) table.ReadRows(f, n, raw.data());
+    const bool read_in_parts = !view && approx && table.concurrent_reads();
+    if (!view && !read_in_parts) table.ReadRows(f, n, raw.data());
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
       std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
@@ -602,7 +606,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
               ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
           }
           const std::int64_t pos = o.start + f + r;
-          const std::byte* a = raw.data() + static_cast<std::size_t>(r) * info.row_bytes();
+          const std::byte* a = rows + static_cast<std::size_t>(r) * info.row_bytes();
           const auto found_at = [&](std::int64_t j) {
             float x;
             std::memcpy(&x, a + 4 * static_cast<std::size_t>(j), 4);
@@ -635,10 +639,11 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
           for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
           // The fold takes the chunk's rows while they are still in cache.
           if (o.fold && (r + 1 - c0 == chunk || r + 1 == r1))
-            o.fold->Fold(t, raw.data() + static_cast<std::size_t>(c0) * info.row_bytes(), f + c0, r + 1 - c0);
+            o.fold->Fold(t, rows + static_cast<std::size_t>(c0) * info.row_bytes(), f + c0, r + 1 - c0);
         }
       });
-      if (o.fold) o.fold->EndBlock(raw.data(), f, n);
+      if (o.fold) o.fold->EndBlock(rows, f, n);
+      table.ReleaseRows(f, n);
       for (const Partial& p : partial) total.Merge(p);
       if (o.on_rows) o.on_rows(f + n);
       continue;
@@ -657,21 +662,22 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
           for (std::int64_t r = r0; r < r1; ++r) {
             const std::int64_t pos = o.start + f + r;
             if (!o.inv_freq && (f != 0 || r != 0) &&
-                (f32_f64 ? QuietRowF32(load_a, load_b, raw.data(), ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
+                (f32_f64 ? QuietRowF32(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
                                        static_cast<double>(pos), o, ln_term.data(), ulp, c)
-                         : QuietRow(load_a, load_b, raw.data(), ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
+                         : QuietRow(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
                                     static_cast<double>(pos), o, ln_term.data(), ulp, c)))
               continue;
             for (std::int64_t j = 0; j < cols; ++j) {
               const std::size_t i = static_cast<std::size_t>(r * cols + j);
-              full_step(p, f + r, pos, j, load_a(raw.data(), i), load_b(ref_raw.data(), i));
+              full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i));
             }
           }
-          if (o.fold && r1 > r0) o.fold->Fold(t, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);
+          if (o.fold && r1 > r0) o.fold->Fold(t, rows + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);
         });
       });
     });
-    if (o.fold) o.fold->EndBlock(raw.data(), f, n);
+    if (o.fold) o.fold->EndBlock(rows, f, n);
+    table.ReleaseRows(f, n);
     for (const Partial& p : partial) total.Merge(p);
     if (o.on_rows) o.on_rows(f + n);
   }

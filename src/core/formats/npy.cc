@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/formats/raw_rows_writer.h"
+#include "core/io/mapped_file.h"
 
 namespace pe {
 namespace {
@@ -135,8 +136,32 @@ class NpySource : public RowSource {
             bool fortran, std::string path)
       : fd_(fd), info_(std::move(info)), offset_(data_offset),
         big_endian_(big_endian), fortran_(fortran), path_(std::move(path)) {}
-  ~NpySource() override { ::close(fd_); }
+  ~NpySource() override {
+    map_.reset();
+    ::close(fd_);
+  }
   const TableInfo& info() const override { return info_; }
+  /// A C-order array in this machine's byte order lies in the file as
+  /// ReadRows writes it: analyses read it in place from a mapping.
+  void Map(std::uint64_t file_size) {
+    // (Aligned for its dtype: a header whose length breaks that is read.)
+    if (!fortran_ && !big_endian_ && offset_ % Traits(info_.dtype).size == 0)
+      map_ = MappedFile::Open(fd_, file_size);
+  }
+  const std::byte* ViewRows(std::int64_t first, std::int64_t count) override {
+    if (!map_) return nullptr;
+    const std::uint64_t rb = info_.row_bytes();
+    const std::uint64_t off = offset_ + static_cast<std::uint64_t>(first) * rb;
+    const std::uint64_t len = static_cast<std::uint64_t>(count) * rb;
+    if (off > map_->size() || len > map_->size() - off) return nullptr;  // ReadRows says it is short
+    return map_->data() + off;
+  }
+  void ReleaseRows(std::int64_t first, std::int64_t count) override {
+    if (!map_) return;
+    const std::uint64_t rb = info_.row_bytes();
+    map_->Release(offset_ + static_cast<std::uint64_t>(first) * rb, static_cast<std::uint64_t>(count) * rb);
+    if (map_->shrank()) ThrowInput(fmt::format("'{}'", path_), "file is truncated (it shrank while being read)");
+  }
   /// C order: a pread and an in-place byte swap, no state. (Fortran order
   /// fills a cache on the first read.)
   bool concurrent_reads() const override { return !fortran_; }
@@ -189,6 +214,7 @@ class NpySource : public RowSource {
   bool fortran_;
   std::string path_;
   std::vector<std::byte> cache_;  ///< a Fortran-order array, as in the file
+  std::unique_ptr<MappedFile> map_;  ///< the whole file, for ViewRows
 };
 
 }  // namespace
@@ -334,7 +360,9 @@ std::unique_ptr<RowSource> OpenNpy(const std::string& path) {
   head.resize(got);
   NpyLayout l = ParseNpyHeader(head, file_size, what);
   closer.armed = false;
-  return std::make_unique<NpySource>(fd, std::move(l.info), l.data_offset, l.big_endian, l.fortran, path);
+  auto source = std::make_unique<NpySource>(fd, std::move(l.info), l.data_offset, l.big_endian, l.fortran, path);
+  source->Map(file_size);
+  return source;
 }
 
 }  // namespace pe

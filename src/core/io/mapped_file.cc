@@ -1,0 +1,128 @@
+#include "core/io/mapped_file.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+namespace pe {
+namespace {
+
+// The live mappings, for the SIGBUS handler: lock-free, since a handler may
+// run on any thread at any time. A slot's `hi` is stored before its `lo`
+// (release) and `lo` cleared first, so a handler that sees lo != 0 sees the
+// matching hi.
+constexpr int kSlots = 64;
+struct Slot {
+  std::atomic<bool> used{false};
+  std::atomic<std::uintptr_t> lo{0}, hi{0};
+  std::atomic<int> shrank{0};
+};
+Slot g_slots[kSlots];
+struct sigaction g_previous;
+std::uintptr_t g_page = 4096;
+bool g_installed = false;
+
+void OnSigbus(int sig, siginfo_t* info, void* context) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (info->si_code > 0) {  // raised by an access, not sent by kill
+    for (Slot& s : g_slots) {
+      const std::uintptr_t lo = s.lo.load(std::memory_order_acquire);
+      if (lo == 0 || addr < lo) continue;
+      const std::uintptr_t hi = s.hi.load(std::memory_order_acquire);
+      if (addr >= hi) continue;
+      // The file ended before this page: zeros from here to the mapping's
+      // end, so the access (repeated on return) and any later one succeed.
+      const std::uintptr_t page = addr & ~(g_page - 1);
+      void* z = ::mmap(reinterpret_cast<void*>(page), hi - page, PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      if (z == MAP_FAILED) break;
+      s.shrank.store(1, std::memory_order_release);
+      return;
+    }
+  }
+  // Not pe's: what would have happened without pe's handler.
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    if (g_previous.sa_sigaction != nullptr) return g_previous.sa_sigaction(sig, info, context);
+  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+    return g_previous.sa_handler(sig);
+  }
+  ::signal(SIGBUS, SIG_DFL);
+  ::raise(SIGBUS);  // pending until this handler returns; then the default action
+}
+
+bool InstallHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0) g_page = static_cast<std::uintptr_t>(page);
+    struct sigaction sa {};
+    sa.sa_sigaction = OnSigbus;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    g_installed = ::sigaction(SIGBUS, &sa, &g_previous) == 0;
+  });
+  return g_installed;
+}
+
+int TakeSlot() {
+  for (int i = 0; i < kSlots; ++i) {
+    bool expected = false;
+    if (g_slots[i].used.compare_exchange_strong(expected, true)) return i;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::unique_ptr<MappedFile> MappedFile::Open(int fd, std::uint64_t size) {
+  if (size == 0 || std::getenv("PE_NO_MMAP") != nullptr) return nullptr;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  if (size > static_cast<std::uint64_t>(SIZE_MAX / 2)) return nullptr;
+  if (!InstallHandler()) return nullptr;
+  const int slot = TakeSlot();
+  if (slot < 0) return nullptr;
+  void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    g_slots[slot].used.store(false);
+    return nullptr;
+  }
+  const std::uint64_t mapped = (size + g_page - 1) & ~static_cast<std::uint64_t>(g_page - 1);
+  Slot& s = g_slots[slot];
+  s.shrank.store(0);
+  s.hi.store(reinterpret_cast<std::uintptr_t>(p) + mapped, std::memory_order_release);
+  s.lo.store(reinterpret_cast<std::uintptr_t>(p), std::memory_order_release);
+  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<std::byte*>(p), size, mapped, slot));
+}
+
+MappedFile::~MappedFile() {
+  Slot& s = g_slots[slot_];
+  s.lo.store(0, std::memory_order_release);
+  s.hi.store(0, std::memory_order_release);
+  ::munmap(data_, static_cast<std::size_t>(mapped_));
+  s.used.store(false, std::memory_order_release);
+}
+
+void MappedFile::Release(std::uint64_t off, std::uint64_t len) {
+  const std::uint64_t mask = g_page - 1;
+  const std::uint64_t end = off + len >= size_ ? mapped_ : (off + len) & ~mask;
+  std::uint64_t begin = (off + mask) & ~mask;
+  std::uint64_t to = released_to_.load(std::memory_order_relaxed);
+  if (end > to) {
+    // Ahead of the released part: wait for a batch, then release all of it
+    // from where the last batch ended (pages never touched cost nothing).
+    if (end - to < kReleaseBatch && end != mapped_) return;
+    if (!released_to_.compare_exchange_strong(to, end)) return;  // another thread took this batch
+    begin = to;
+  }
+  if (end > begin) ::madvise(data_ + begin, static_cast<std::size_t>(end - begin), MADV_DONTNEED);
+}
+
+bool MappedFile::shrank() const { return g_slots[slot_].shrank.load(std::memory_order_acquire) != 0; }
+
+}  // namespace pe

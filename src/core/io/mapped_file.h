@@ -1,0 +1,59 @@
+// MappedFile: a read-only mapping of a whole regular file, for readers that
+// let analyses use rows where they lie instead of copying them out of the
+// page cache (RowSource::ViewRows).
+//
+// Contract:
+// - A file that shrinks while mapped never kills the process. An access to a
+//   page past the new end raises SIGBUS; pe's handler (installed on the first
+//   mapping, chaining to any earlier handler for addresses outside pe's
+//   mappings) maps zero pages over the rest of the mapping and marks it.
+//   shrank() then says so, and the reader turns it into the same pe::Error a
+//   short read gives. Code that reads a view must call the source's
+//   ReleaseRows (which checks) before it uses anything it computed.
+// - Release(off, len) drops the pages of [off, off + len) from this process
+//   (the page cache keeps them), 64 MiB at a time: a pass over a 4 GiB file
+//   keeps its resident set to the blocks in use plus one batch.
+// - Open returns nullptr (the caller reads with pread) for anything but a
+//   regular file, when mmap fails, when 64 mappings are already live, or when
+//   the environment has PE_NO_MMAP set (for comparisons and tests).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace pe {
+
+class MappedFile {
+ public:
+  /// Maps the first `size` bytes of `fd` (which stays the caller's).
+  static std::unique_ptr<MappedFile> Open(int fd, std::uint64_t size);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::byte* data() const { return data_; }
+  std::uint64_t size() const { return size_; }
+  /// Done with [off, off + len): its whole pages leave this process, in
+  /// batches of kReleaseBatch (each release interrupts every core that runs
+  /// this process to flush its TLB) reaching back to the previous batch's end.
+  /// Safe from several threads; pages still in use by another thread only
+  /// fault back in.
+  void Release(std::uint64_t off, std::uint64_t len);
+  static constexpr std::uint64_t kReleaseBatch = std::uint64_t{64} << 20;
+  /// True once an access found the file shorter than the mapping (the rest
+  /// then reads as zeros).
+  bool shrank() const;
+
+ private:
+  MappedFile(std::byte* data, std::uint64_t size, std::uint64_t mapped, int slot)
+      : data_(data), size_(size), mapped_(mapped), slot_(slot) {}
+  std::byte* data_;
+  std::uint64_t size_;    ///< bytes asked for
+  std::uint64_t mapped_;  ///< size_ rounded up to whole pages
+  int slot_;              ///< in the SIGBUS handler's table
+  std::atomic<std::uint64_t> released_to_{0};  ///< pages below were released (or never used)
+};
+
+}  // namespace pe
