@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/io/mapped_file.h"
 
 namespace pe {
 namespace {
@@ -428,6 +429,9 @@ void InstallInterruptCleanup() {
   sa.sa_handler = OnFatalSignal;
   sigemptyset(&sa.sa_mask);
   const auto install = [&](int sig) {
+    // pe's own SIGBUS handler for mapped input (core/io/mapped_file.h)
+    // passes a SIGBUS that is not a shrunk input on to this one.
+    if (sig == SIGBUS && ChainForeignSigbus(OnFatalSignal)) return;
     struct sigaction old;
     if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return;
     ::sigaction(sig, &sa, nullptr);

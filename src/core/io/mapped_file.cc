@@ -79,6 +79,14 @@ int TakeSlot() {
 
 }  // namespace
 
+bool ChainForeignSigbus(void (*fn)(int)) {
+  struct sigaction cur;
+  if (::sigaction(SIGBUS, nullptr, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != OnSigbus)
+    return false;
+  if (!(g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_handler == SIG_DFL) g_previous.sa_handler = fn;
+  return true;
+}
+
 std::unique_ptr<MappedFile> MappedFile::Open(int fd, std::uint64_t size) {
   if (size == 0 || std::getenv("PE_NO_MMAP") != nullptr) return nullptr;
   struct stat st;

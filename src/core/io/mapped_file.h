@@ -25,6 +25,13 @@
 
 namespace pe {
 
+/// For pe's fatal-signal cleanup (core/output.cc), which installs a handler
+/// only where none is: when pe's SIGBUS handler is in place and found the
+/// default action before it, `fn` becomes what it calls for a SIGBUS outside
+/// pe's mappings (so that cleanup still runs). False when pe's handler is not
+/// the installed one (the caller installs its own as usual).
+bool ChainForeignSigbus(void (*fn)(int));
+
 class MappedFile {
  public:
   /// Maps the first `size` bytes of `fd` (which stays the caller's).

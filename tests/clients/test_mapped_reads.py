@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Mapped .npy input (issue 19; core/io/mapped_file.h): verify, inspect and
+dot read a C-order .npy in place instead of copying it out of the page
+cache. Their output must not depend on it: every command here runs twice,
+mapped and with PE_NO_MMAP=1 (pread), on tables numpy writes, and the two
+runs must print the same bytes and exit the same way. A file that shrinks
+while pe reads it must give pe's one-line error (or a result, when pe was
+done first), never a crash by SIGBUS.
+
+Usage: test_mapped_reads.py PE_BIN SCRATCH_DIR
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+PE, SCRATCH = sys.argv[1], sys.argv[2]
+os.makedirs(SCRATCH, exist_ok=True)
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def run(args, mapped):
+    env = dict(os.environ)
+    env.pop("PE_NO_MMAP", None)
+    if not mapped:
+        env["PE_NO_MMAP"] = "1"
+    return subprocess.run([PE, *args], capture_output=True, env=env)
+
+
+def same_both_ways(args, label):
+    a, b = run(args, True), run(args, False)
+    check(a.returncode == b.returncode, f"{label}: exit {a.returncode} mapped, {b.returncode} with pread")
+    check(a.stdout == b.stdout, f"{label}: stdout differs between mapped and pread")
+    check(a.stderr == b.stderr, f"{label}: stderr differs: {a.stderr!r} vs {b.stderr!r}")
+    return a
+
+
+def sinusoid(rows, d, dtype):
+    pos = np.arange(rows, dtype=np.float64)[:, None]
+    inv = np.exp(-np.log(10000.0) * np.arange(0, d, 2, dtype=np.float64) / d)
+    t = np.zeros((rows, d))
+    t[:, 0::2] = np.sin(pos * inv)
+    t[:, 1::2] = np.cos(pos * inv)
+    return t.astype(dtype)
+
+
+tables = {}
+f32 = sinusoid(3000, 64, np.float32)
+tables["f32"] = f32
+tables["f64"] = sinusoid(700, 32, np.float64)
+tables["f16"] = sinusoid(500, 16, np.float16)
+tables["big-endian f4"] = f32[:800].astype(">f4")  # not mapped: swapped on read
+nudged = f32.copy()
+nudged[1234, 17] = np.nextafter(nudged[1234, 17], np.float32(2), dtype=np.float32)
+nudged[2000, 3] += np.float32(1e-3)
+tables["f32 nudged"] = nudged
+nan = f32[:1000].copy()
+nan[777, 5] = np.nan
+tables["f32 NaN"] = nan
+
+for name, arr in tables.items():
+    path = os.path.join(SCRATCH, name.replace(" ", "_") + ".npy")
+    np.save(path, arr)
+    d = arr.shape[1]
+    same_both_ways(["inspect", path], f"{name}: inspect")
+    same_both_ways(["inspect", path, "--json"], f"{name}: inspect --json")
+    r = same_both_ways(["verify", path, "--d-model", str(d), "--json"], f"{name}: verify --json")
+    if name == "f32":
+        check(r.returncode == 0, f"f32: verify should pass, exit {r.returncode}")
+    if name == "f32 nudged":
+        check(r.returncode == 1, f"f32 nudged: verify should fail, exit {r.returncode}")
+    same_both_ways(["verify", path, "--d-model", str(d), "--check", "all"], f"{name}: verify --check all")
+    same_both_ways(["dot", path, "--max-offset", "40"], f"{name}: dot --max-offset 40")
+    same_both_ways(["dot", path, "--mean-only", "--cosine"], f"{name}: dot --mean-only --cosine")
+    if name == "f32 NaN":
+        r = run(["dot", path], True)
+        err = r.stderr.decode()
+        check(r.returncode == 2 and err.count("\n") == 1 and "row 777, column 5 is nan" in err,
+              f"f32 NaN: dot should name row 777, column 5 in one line, exit 2: {r.returncode} {err!r}")
+
+# Several column panels and row segments (a tiny memory budget), mapped and not.
+path = os.path.join(SCRATCH, "f32.npy")
+for budget in ("300000", "2000000"):
+    os.environ["PE_DOT_MEMORY_BUDGET"] = budget
+    same_both_ways(["dot", path, "--mean-only"], f"dot --mean-only, budget {budget}")
+    same_both_ways(["dot", path, "--max-offset", "7"], f"dot --max-offset 7, budget {budget}")
+    del os.environ["PE_DOT_MEMORY_BUDGET"]
+
+# The curve itself against numpy: mean of PE(p)·PE(p+k) over p.
+r = run(["dot", path, "--max-offset", "5", "--mean-only"], True)
+lines = [ln.split(",") for ln in r.stdout.decode().splitlines()]
+head = lines[0]
+got = {int(row[head.index("offset")]): float(row[head.index("mean")]) for row in lines[1:]}
+x = f32.astype(np.float64)
+for k in range(6):
+    want = float(np.mean(np.sum(x[: len(x) - k] * x[k:], axis=1)))
+    check(abs(got[k] - want) <= 1e-12 * abs(want), f"dot mean at k={k}: {got[k]} vs numpy {want}")
+
+# A file that shrinks while pe reads it: pe's error or pe's result, never
+# SIGBUS. 256 MiB, truncated to its first MiB a moment after pe starts.
+big = os.path.join(SCRATCH, "shrinking.npy")
+rows, d = 65536, 1024
+outcomes = []
+for delay in (0.03, 0.08, 0.15):
+    np.save(big, np.ones((rows, d), dtype=np.float32))
+    for cmd in (["inspect", big], ["dot", big, "--max-offset", "3", "--mean-only"]):
+        np.save(big, np.ones((rows, d), dtype=np.float32)) if os.path.getsize(big) < rows * d * 4 else None
+        p = subprocess.Popen([PE, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        os.truncate(big, 1 << 20)
+        _, err = p.communicate(timeout=120)
+        err = err.decode()
+        outcomes.append(p.returncode)
+        check(p.returncode >= 0, f"{cmd[0]} on a shrinking file died by signal {-p.returncode} "
+              f"({signal.Signals(-p.returncode).name if p.returncode < 0 else ''})")
+        check(p.returncode in (0, 2), f"{cmd[0]} on a shrinking file: exit {p.returncode}")
+        if p.returncode == 2:
+            check(err.startswith("pe: error: ") and err.count("\n") == 1 and
+                  ("truncated" in err or "shrank" in err or "end of file" in err),
+                  f"{cmd[0]} on a shrinking file: {err!r}")
+os.remove(big)
+print(f"shrinking file: exits {outcomes}")
+
+if failures:
+    print(f"{len(failures)} failed")
+    sys.exit(1)
+print(f"mapped reads: {len(tables)} tables, all commands the same mapped and with pread")
