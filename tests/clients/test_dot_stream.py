@@ -235,14 +235,15 @@ for _ in range(3):
 os.remove(pwide)
 
 # Progress on a terminal: a run of a few seconds (one column per pass over a
-# 30 MB table) draws the bar on stderr and erases it at the end.
-slow = rng.standard_normal((20000, 384)).astype(np.float32)
+# 160 MB table: 1024 passes; a mapped .npy makes each pass cheap, and the bar
+# appears after a second) draws the bar on stderr and erases it at the end.
+slow = rng.standard_normal((40000, 1024)).astype(np.float32)
 pslow = os.path.join(SCRATCH, "slow.npy")
 np.save(pslow, slow)
 pid, fd = pty.fork()
 if pid == 0:
     os.environ["NO_COLOR"] = "1"
-    os.environ["PE_DOT_MEMORY_BUDGET"] = "100000"
+    os.environ["PE_DOT_MEMORY_BUDGET"] = "200000"
     os.execv(PE, [PE, "dot", pslow, "--mean-only", "-o", os.path.join(SCRATCH, "slow.csv")])
 out = b""
 while True:
@@ -260,7 +261,8 @@ check("dot slow.npy [" in text and "rows/s" in text, f"tty: progress bar drawn: 
 check("\r\x1b[2K" in text, "tty: the bar is erased")
 got = curve(pslow, "--mean-only", "--max-offset", "50")
 s64 = slow.astype(np.float64)
-direct = np.array([np.sum(s64[:20000 - k] * s64[k:]) / (20000 - k) for k in range(51)])
+n_slow = len(s64)
+direct = np.array([np.sum(s64[:n_slow - k] * s64[k:]) / (n_slow - k) for k in range(51)])
 close(got["mean"], direct, 1e-9 * float(np.max(np.abs(direct))), "slow table: mean")
 
 for f in (path, p64, pbad, pslow, os.path.join(SCRATCH, "slow.csv")):

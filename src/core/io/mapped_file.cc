@@ -116,19 +116,15 @@ MappedFile::~MappedFile() {
   s.used.store(false, std::memory_order_release);
 }
 
-void MappedFile::Release(std::uint64_t off, std::uint64_t len) {
-  const std::uint64_t mask = g_page - 1;
-  const std::uint64_t end = off + len >= size_ ? mapped_ : (off + len) & ~mask;
-  std::uint64_t begin = (off + mask) & ~mask;
-  std::uint64_t to = released_to_.load(std::memory_order_relaxed);
-  if (end > to) {
-    // Ahead of the released part: wait for a batch, then release all of it
-    // from where the last batch ended (pages never touched cost nothing).
-    if (end - to < kReleaseBatch && end != mapped_) return;
-    if (!released_to_.compare_exchange_strong(to, end)) return;  // another thread took this batch
-    begin = to;
-  }
-  if (end > begin) ::madvise(data_ + begin, static_cast<std::size_t>(end - begin), MADV_DONTNEED);
+void MappedFile::Release(std::uint64_t, std::uint64_t len) {
+  // Each release interrupts the other cores that run this process (a TLB
+  // flush; a VM exit each on a virtual machine): one per kReleaseBatch bytes
+  // handed back, over the whole mapping (its pages not resident cost a
+  // page-table walk), not one per block. A multi-pass reader (dot's column
+  // panels) comes back to rows it released; they fault back in.
+  if (pending_.fetch_add(len, std::memory_order_relaxed) + len < kReleaseBatch) return;
+  if (pending_.exchange(0, std::memory_order_relaxed) < kReleaseBatch) return;  // another thread took it
+  ::madvise(data_, static_cast<std::size_t>(mapped_), MADV_DONTNEED);
 }
 
 bool MappedFile::shrank() const { return g_slots[slot_].shrank.load(std::memory_order_acquire) != 0; }

@@ -10,9 +10,9 @@
 //   shrank() then says so, and the reader turns it into the same pe::Error a
 //   short read gives. Code that reads a view must call the source's
 //   ReleaseRows (which checks) before it uses anything it computed.
-// - Release(off, len) drops the pages of [off, off + len) from this process
-//   (the page cache keeps them), 64 MiB at a time: a pass over a 4 GiB file
-//   keeps its resident set to the blocks in use plus one batch.
+// - Release(off, len) hands rows back; every 64 MiB handed back, the
+//   mapping's pages leave this process (the page cache keeps them): a pass
+//   over a 4 GiB file keeps its resident set to about one batch.
 // - Open returns nullptr (the caller reads with pread) for anything but a
 //   regular file, when mmap fails, when 64 mappings are already live, or when
 //   the environment has PE_NO_MMAP set (for comparisons and tests).
@@ -42,9 +42,9 @@ class MappedFile {
 
   const std::byte* data() const { return data_; }
   std::uint64_t size() const { return size_; }
-  /// Done with [off, off + len): its whole pages leave this process, in
-  /// batches of kReleaseBatch (each release interrupts every core that runs
-  /// this process to flush its TLB) reaching back to the previous batch's end.
+  /// Done with [off, off + len): once kReleaseBatch bytes were handed back,
+  /// every page of the mapping leaves this process (one release per batch:
+  /// each interrupts every core that runs this process to flush its TLB).
   /// Safe from several threads; pages still in use by another thread only
   /// fault back in.
   void Release(std::uint64_t off, std::uint64_t len);
@@ -60,7 +60,7 @@ class MappedFile {
   std::uint64_t size_;    ///< bytes asked for
   std::uint64_t mapped_;  ///< size_ rounded up to whole pages
   int slot_;              ///< in the SIGBUS handler's table
-  std::atomic<std::uint64_t> released_to_{0};  ///< pages below were released (or never used)
+  std::atomic<std::uint64_t> pending_{0};  ///< bytes handed back since the last release
 };
 
 }  // namespace pe
