@@ -115,22 +115,12 @@ class RowSource {
   /// Rows read through a view must be handed back with ReleaseRows before
   /// anything computed from them is used.
   virtual const std::byte* ViewRows(std::int64_t /*first*/, std::int64_t /*count*/) { return nullptr; }
-  /// Done with rows of ViewRows: their pages leave the process (the page
-  /// cache keeps them), and a file that shrank while they were read (its
-  /// lost pages read as zeros) throws pe::Error, as ReadRows would have.
+  /// Done with rows of ViewRows: their pages may leave the process (the
+  /// page cache keeps them), and a file that shrank while they were read
+  /// (its lost pages read as zeros) throws pe::Error, as ReadRows would.
   /// A no-op for rows that were not viewed.
   virtual void ReleaseRows(std::int64_t /*first*/, std::int64_t /*count*/) {}
 };
-
-/// Rows [first, first + count) of `source` to read in place: its view
-/// (ViewRows) where it has one, else read into `buffer` (count rows).
-/// Either way, source.ReleaseRows(first, count) when done.
-inline const std::byte* ViewOrReadRows(RowSource& source, std::int64_t first, std::int64_t count,
-                                       std::byte* buffer) {
-  if (const std::byte* v = source.ViewRows(first, count)) return v;
-  source.ReadRows(first, count, buffer);
-  return buffer;
-}
 
 /// How many rows make a block for a table with rows of `row_bytes` bytes:
 /// about 1 MiB per block, at least one row, never more than `rows`.
