@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -129,7 +130,18 @@ TEST(MappedFileDeathTest, SigbusOutsidePesMappingsKeepsItsDefaultAction) {
         const unsigned char v = p[3 * kPage];
         std::_Exit(v == 0 ? 3 : 4);
       },
-      ::testing::KilledBySignal(SIGBUS), "");
+      [](int status) {
+        if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGBUS;
+#if defined(__SANITIZE_ADDRESS__)
+        // AddressSanitizer's own SIGBUS handler (installed before pe's, so
+        // the one pe chains to) reports the fault and exits non-zero.
+        return WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3 &&
+               WEXITSTATUS(status) != 4;
+#else
+        return false;
+#endif
+      },
+      "");
   mine.reset();
   ::close(fd);
   std::remove(path.c_str());
