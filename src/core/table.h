@@ -110,7 +110,8 @@ class RowSource {
   virtual bool concurrent_reads() const { return false; }
   /// Rows [first, first + count) where they lie, as ReadRows would write
   /// them, when the source holds them so (a mapped C-order .npy in this
-  /// machine's byte order; core/io/mapped_file.h): valid while the source
+  /// machine's byte order, a mapped safetensors tensor;
+  /// core/io/mapped_file.h): valid while the source
   /// lives, readable from any thread. nullptr otherwise: use ReadRows.
   /// Rows read through a view must be handed back with ReleaseRows before
   /// anything computed from them is used.

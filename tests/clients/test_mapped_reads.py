@@ -1,16 +1,19 @@
 #!/usr/bin/python3
-"""Mapped .npy input (issue 19; core/io/mapped_file.h): verify, inspect and
-dot read a C-order .npy in place instead of copying it out of the page
-cache. Their output must not depend on it: every command here runs twice,
-mapped and with PE_NO_MMAP=1 (pread), on tables numpy writes, and the two
+"""Mapped input (issue 19; core/io/mapped_file.h): verify, inspect and dot
+read a C-order .npy or a safetensors tensor in place instead of copying it
+out of the page cache. Their output must not depend on it: every command
+here runs twice, mapped and with PE_NO_MMAP=1 (pread), on tables numpy
+writes (and safetensors files written here from the spec), and the two
 runs must print the same bytes and exit the same way. A file that shrinks
 while pe reads it must give pe's one-line error (or a result, when pe was
 done first), never a crash by SIGBUS.
 
 Usage: test_mapped_reads.py PE_BIN SCRATCH_DIR
 """
+import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -67,25 +70,56 @@ nan = f32[:1000].copy()
 nan[777, 5] = np.nan
 tables["f32 NaN"] = nan
 
+def save_safetensors(path, tensors):
+    """The safetensors layout (8-byte header length, JSON header, data),
+    written here rather than by pe: little-endian, C order."""
+    header, blobs, off = {}, [], 0
+    for name, a in tensors.items():
+        dt = {np.dtype("<f4"): "F32", np.dtype("<f8"): "F64", np.dtype("<f2"): "F16"}[a.dtype.newbyteorder("<")]
+        b = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"))).tobytes()
+        header[name] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+files = []
 for name, arr in tables.items():
     path = os.path.join(SCRATCH, name.replace(" ", "_") + ".npy")
     np.save(path, arr)
+    files.append((name, path, arr))
+    if arr.dtype.byteorder != ">":
+        st = os.path.join(SCRATCH, name.replace(" ", "_") + ".safetensors")
+        save_safetensors(st, {"pe": arr})
+        files.append((name + " (safetensors)", st, arr))
+
+for name, path, arr in files:
     d = arr.shape[1]
     same_both_ways(["inspect", path], f"{name}: inspect")
     same_both_ways(["inspect", path, "--json"], f"{name}: inspect --json")
     r = same_both_ways(["verify", path, "--d-model", str(d), "--json"], f"{name}: verify --json")
-    if name == "f32":
+    if name.startswith("f32") and "nudged" not in name and "NaN" not in name:
         check(r.returncode == 0, f"f32: verify should pass, exit {r.returncode}")
-    if name == "f32 nudged":
+    if name.startswith("f32 nudged"):
         check(r.returncode == 1, f"f32 nudged: verify should fail, exit {r.returncode}")
     same_both_ways(["verify", path, "--d-model", str(d), "--check", "all"], f"{name}: verify --check all")
     same_both_ways(["dot", path, "--max-offset", "40"], f"{name}: dot --max-offset 40")
     same_both_ways(["dot", path, "--mean-only", "--cosine"], f"{name}: dot --mean-only --cosine")
-    if name == "f32 NaN":
+    if name.startswith("f32 NaN"):
         r = run(["dot", path], True)
         err = r.stderr.decode()
         check(r.returncode == 2 and err.count("\n") == 1 and "row 777, column 5 is nan" in err,
               f"f32 NaN: dot should name row 777, column 5 in one line, exit 2: {r.returncode} {err!r}")
+
+# A file of two tensors: each maps its own bytes.
+two = os.path.join(SCRATCH, "two.safetensors")
+save_safetensors(two, {"cos": np.cos(f32.astype(np.float64)).astype(np.float32), "sin": f32[:, :32].copy()})
+for t in ("cos", "sin"):
+    same_both_ways(["inspect", two, "--tensor", t], f"two.safetensors: inspect --tensor {t}")
+    same_both_ways(["dot", two, "--tensor", t, "--max-offset", "9"], f"two.safetensors: dot --tensor {t}")
 
 # Several column panels and row segments (a tiny memory budget), mapped and not.
 path = os.path.join(SCRATCH, "f32.npy")
@@ -111,12 +145,15 @@ big = os.path.join(SCRATCH, "shrinking.npy")
 rows, d = 65536, 1024
 outcomes = []
 for delay in (0.03, 0.08, 0.15):
-    np.save(big, np.ones((rows, d), dtype=np.float32))
-    for cmd in (["inspect", big], ["dot", big, "--max-offset", "3", "--mean-only"]):
-        np.save(big, np.ones((rows, d), dtype=np.float32)) if os.path.getsize(big) < rows * d * 4 else None
+    for cmd in (["inspect", big], ["dot", big, "--max-offset", "3", "--mean-only"],
+                ["inspect", big + ".safetensors"]):
+        if cmd[1].endswith(".safetensors"):
+            save_safetensors(cmd[1], {"pe": np.ones((rows, d), dtype=np.float32)})
+        else:
+            np.save(big, np.ones((rows, d), dtype=np.float32))
         p = subprocess.Popen([PE, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(delay)
-        os.truncate(big, 1 << 20)
+        os.truncate(cmd[1], 1 << 20)
         _, err = p.communicate(timeout=120)
         err = err.decode()
         outcomes.append(p.returncode)
@@ -128,9 +165,10 @@ for delay in (0.03, 0.08, 0.15):
                   ("truncated" in err or "shrank" in err or "end of file" in err),
                   f"{cmd[0]} on a shrinking file: {err!r}")
 os.remove(big)
+os.remove(big + ".safetensors")
 print(f"shrinking file: exits {outcomes}")
 
 if failures:
     print(f"{len(failures)} failed")
     sys.exit(1)
-print(f"mapped reads: {len(tables)} tables, all commands the same mapped and with pread")
+print(f"mapped reads: {len(files)} files, all commands the same mapped and with pread")

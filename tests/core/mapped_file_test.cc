@@ -1,6 +1,7 @@
 // Mapped input (core/io/mapped_file.h): a file that shrinks while mapped
 // reads as zeros past its new end and is reported, never a crash; SIGBUS
-// outside pe's mappings keeps its default action; a .npy's view holds the
+// outside pe's mappings keeps its default action; a mapping may start at any
+// offset; a .npy's and a safetensors tensor's view hold the
 // same bytes ReadRows gives, and a shrink under a view is pe's usual
 // "truncated" error when the rows are handed back.
 #include <fcntl.h>
@@ -80,6 +81,23 @@ TEST(MappedFile, HoldsTheFilesBytes) {
   EXPECT_EQ(std::memcmp(m->data(), bytes.data(), bytes.size()), 0);
   EXPECT_FALSE(m->shrank());
   m.reset();
+  ::close(fd);
+  std::remove(path.c_str());
+}
+
+TEST(MappedFile, HoldsTheBytesFromAnOffset) {
+  const std::string path = TempPath(".bin");
+  std::vector<unsigned char> bytes(5 * kPage + 77);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 13 + 1);
+  WriteFile(path, bytes);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  for (std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{8}, std::uint64_t{kPage}, std::uint64_t{kPage + 1000}}) {
+    const std::uint64_t size = bytes.size() - offset - 3;
+    auto m = MappedFile::Open(fd, size, offset);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->size(), size);
+    EXPECT_EQ(std::memcmp(m->data(), bytes.data() + offset, size), 0) << "offset " << offset;
+  }
   ::close(fd);
   std::remove(path.c_str());
 }
@@ -164,6 +182,52 @@ TEST(NpyView, SameBytesAsReadRows) {
   EXPECT_EQ(src->ViewRows(995, 10), nullptr);  // past the rows the file holds: ReadRows decides
   EXPECT_NO_THROW(src->ReleaseRows(0, info.rows));
   src.reset();
+  std::remove(path.c_str());
+}
+
+// A safetensors file of two float32 tensors, "a" [rows, cols] holding
+// i + 0.5 and "b" [rows, cols] holding -i, the header padded to 8 bytes.
+std::string WriteSafetensors(std::int64_t rows, std::int64_t cols) {
+  const std::int64_t n = rows * cols, bytes = 4 * n;
+  std::string header = "{\"a\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(rows) + "," +
+                       std::to_string(cols) + "],\"data_offsets\":[0," + std::to_string(bytes) +
+                       "]},\"b\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(rows) + "," +
+                       std::to_string(cols) + "],\"data_offsets\":[" + std::to_string(bytes) + "," +
+                       std::to_string(2 * bytes) + "]}}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::vector<unsigned char> out(8);
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+  out.insert(out.end(), header.begin(), header.end());
+  for (int t = 0; t < 2; ++t)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float v = t == 0 ? static_cast<float>(i) + 0.5f : -static_cast<float>(i);
+      unsigned char b[4];
+      std::memcpy(b, &v, 4);
+      out.insert(out.end(), b, b + 4);
+    }
+  const std::string path = TempPath(".safetensors");
+  WriteFile(path, out);
+  return path;
+}
+
+TEST(SafetensorsView, EachTensorsOwnBytes) {
+  const std::string path = WriteSafetensors(300, 7);
+  for (const char* name : {"a", "b"}) {
+    OpenOptions o;
+    o.dataset = name;
+    auto src = OpenTable(path, o);
+    const TableInfo& info = src->info();
+    std::vector<std::byte> read(static_cast<std::size_t>(info.rows) * info.row_bytes());
+    src->ReadRows(0, info.rows, read.data());
+    const std::byte* v = src->ViewRows(0, info.rows);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_EQ(std::memcmp(v, read.data(), read.size()), 0) << name;
+    float x;
+    std::memcpy(&x, src->ViewRows(100, 1) + 4 * 3, 4);
+    EXPECT_EQ(x, name[0] == 'a' ? 703.5f : -703.0f) << name;
+    EXPECT_EQ(src->ViewRows(299, 2), nullptr);
+    EXPECT_NO_THROW(src->ReleaseRows(0, info.rows));
+  }
   std::remove(path.c_str());
 }
 

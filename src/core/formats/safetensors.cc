@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <optional>
 #include <unordered_set>
@@ -18,6 +19,7 @@
 #include "core/formats/raw_rows_writer.h"
 #include "core/pump.h"
 #include "core/formats/text_numbers.h"
+#include "core/io/mapped_file.h"
 
 namespace pe {
 namespace {
@@ -211,12 +213,32 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
 class SafetensorsSource : public RowSource {
  public:
   SafetensorsSource(std::string path, int fd, TableInfo info, std::uint64_t offset)
-      : path_(std::move(path)), fd_(fd), info_(std::move(info)), offset_(offset) {}
+      : path_(std::move(path)), fd_(fd), info_(std::move(info)), offset_(offset) {
+    // The tensor's bytes are little-endian, row-major, as ReadRows writes
+    // them: mapped (its own byte range only) when aligned for the dtype, so
+    // that analyses read them in place (core/io/mapped_file.h).
+    if (std::endian::native == std::endian::little && offset_ % Traits(info_.dtype).size == 0)
+      map_ = MappedFile::Open(fd_.get(), static_cast<std::uint64_t>(info_.rows) * info_.row_bytes(), offset_);
+  }
+  ~SafetensorsSource() override { map_.reset(); }  // before the descriptor closes
   const TableInfo& info() const override { return info_; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const std::uint64_t rb = info_.row_bytes();
     PreadAll(fd_.get(), out, static_cast<std::size_t>(count) * rb, offset_ + static_cast<std::uint64_t>(first) * rb,
              fmt::format("'{}'", path_));
+  }
+  const std::byte* ViewRows(std::int64_t first, std::int64_t count) override {
+    if (!map_) return nullptr;
+    const std::uint64_t rb = info_.row_bytes();
+    const std::uint64_t off = static_cast<std::uint64_t>(first) * rb, len = static_cast<std::uint64_t>(count) * rb;
+    if (off > map_->size() || len > map_->size() - off) return nullptr;
+    return map_->data() + off;
+  }
+  void ReleaseRows(std::int64_t first, std::int64_t count) override {
+    if (!map_) return;
+    const std::uint64_t rb = info_.row_bytes();
+    map_->Release(static_cast<std::uint64_t>(first) * rb, static_cast<std::uint64_t>(count) * rb);
+    if (map_->shrank()) ThrowInput(fmt::format("'{}'", path_), "file is truncated (it shrank while being read)");
   }
 
  private:
@@ -224,6 +246,7 @@ class SafetensorsSource : public RowSource {
   FileHandle fd_;
   TableInfo info_;
   std::uint64_t offset_;
+  std::unique_ptr<MappedFile> map_;  ///< the tensor's bytes, for ViewRows
 };
 
 int OpenFile(const std::string& path) {

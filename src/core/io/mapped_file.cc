@@ -87,32 +87,37 @@ bool ChainForeignSigbus(void (*fn)(int)) {
   return true;
 }
 
-std::unique_ptr<MappedFile> MappedFile::Open(int fd, std::uint64_t size) {
+std::unique_ptr<MappedFile> MappedFile::Open(int fd, std::uint64_t size, std::uint64_t offset) {
   if (size == 0 || std::getenv("PE_NO_MMAP") != nullptr) return nullptr;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
-  if (size > static_cast<std::uint64_t>(SIZE_MAX / 2)) return nullptr;
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;
+  if (size > kLimit || offset > kLimit) return nullptr;
   if (!InstallHandler()) return nullptr;
+  const std::uint64_t lead = offset & static_cast<std::uint64_t>(g_page - 1);  // mmap takes whole pages
+  const std::uint64_t mapped = (lead + size + g_page - 1) & ~static_cast<std::uint64_t>(g_page - 1);
+  if (mapped > static_cast<std::uint64_t>(SIZE_MAX / 2)) return nullptr;
   const int slot = TakeSlot();
   if (slot < 0) return nullptr;
-  void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, static_cast<std::size_t>(mapped), PROT_READ, MAP_SHARED, fd,
+                   static_cast<off_t>(offset - lead));
   if (p == MAP_FAILED) {
     g_slots[slot].used.store(false);
     return nullptr;
   }
-  const std::uint64_t mapped = (size + g_page - 1) & ~static_cast<std::uint64_t>(g_page - 1);
   Slot& s = g_slots[slot];
   s.shrank.store(0);
   s.hi.store(reinterpret_cast<std::uintptr_t>(p) + mapped, std::memory_order_release);
   s.lo.store(reinterpret_cast<std::uintptr_t>(p), std::memory_order_release);
-  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<std::byte*>(p), size, mapped, slot));
+  auto* base = static_cast<std::byte*>(p);
+  return std::unique_ptr<MappedFile>(new MappedFile(base, base + lead, size, mapped, slot));
 }
 
 MappedFile::~MappedFile() {
   Slot& s = g_slots[slot_];
   s.lo.store(0, std::memory_order_release);
   s.hi.store(0, std::memory_order_release);
-  ::munmap(data_, static_cast<std::size_t>(mapped_));
+  ::munmap(base_, static_cast<std::size_t>(mapped_));
   s.used.store(false, std::memory_order_release);
 }
 
@@ -124,7 +129,7 @@ void MappedFile::Release(std::uint64_t, std::uint64_t len) {
   // panels) comes back to rows it released; they fault back in.
   if (pending_.fetch_add(len, std::memory_order_relaxed) + len < kReleaseBatch) return;
   if (pending_.exchange(0, std::memory_order_relaxed) < kReleaseBatch) return;  // another thread took it
-  ::madvise(data_, static_cast<std::size_t>(mapped_), MADV_DONTNEED);
+  ::madvise(base_, static_cast<std::size_t>(mapped_), MADV_DONTNEED);
 }
 
 bool MappedFile::shrank() const { return g_slots[slot_].shrank.load(std::memory_order_acquire) != 0; }

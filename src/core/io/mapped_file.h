@@ -34,8 +34,9 @@ bool ChainForeignSigbus(void (*fn)(int));
 
 class MappedFile {
  public:
-  /// Maps the first `size` bytes of `fd` (which stays the caller's).
-  static std::unique_ptr<MappedFile> Open(int fd, std::uint64_t size);
+  /// Maps the `size` bytes of `fd` from byte `offset` on (`fd` stays the
+  /// caller's); data() points at byte `offset`.
+  static std::unique_ptr<MappedFile> Open(int fd, std::uint64_t size, std::uint64_t offset = 0);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -54,11 +55,12 @@ class MappedFile {
   bool shrank() const;
 
  private:
-  MappedFile(std::byte* data, std::uint64_t size, std::uint64_t mapped, int slot)
-      : data_(data), size_(size), mapped_(mapped), slot_(slot) {}
+  MappedFile(std::byte* base, std::byte* data, std::uint64_t size, std::uint64_t mapped, int slot)
+      : base_(base), data_(data), size_(size), mapped_(mapped), slot_(slot) {}
+  std::byte* base_;       ///< the mapping's start, on a page boundary at or before data_
   std::byte* data_;
   std::uint64_t size_;    ///< bytes asked for
-  std::uint64_t mapped_;  ///< size_ rounded up to whole pages
+  std::uint64_t mapped_;  ///< from base_ to the end of data_'s size_ bytes, in whole pages
   int slot_;              ///< in the SIGBUS handler's table
   std::atomic<std::uint64_t> pending_{0};  ///< bytes handed back since the last release
 };
