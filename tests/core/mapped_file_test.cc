@@ -77,7 +77,7 @@ TEST(MappedFile, HoldsTheFilesBytes) {
   ASSERT_EQ(m->size(), bytes.size());
   EXPECT_EQ(std::memcmp(m->data(), bytes.data(), bytes.size()), 0);
   // Released pages fault back in with the same bytes (the page cache keeps them).
-  m->Release(0, bytes.size());
+  m->Release(bytes.size());
   EXPECT_EQ(std::memcmp(m->data(), bytes.data(), bytes.size()), 0);
   EXPECT_FALSE(m->shrank());
   m.reset();

@@ -149,18 +149,12 @@ class NpySource : public RowSource {
       map_ = MappedFile::Open(fd_, file_size);
   }
   const std::byte* ViewRows(std::int64_t first, std::int64_t count) override {
-    if (!map_) return nullptr;
     const std::uint64_t rb = info_.row_bytes();
-    const std::uint64_t off = offset_ + static_cast<std::uint64_t>(first) * rb;
-    const std::uint64_t len = static_cast<std::uint64_t>(count) * rb;
-    if (off > map_->size() || len > map_->size() - off) return nullptr;  // ReadRows says it is short
-    return map_->data() + off;
+    return map_ ? map_->View(offset_ + static_cast<std::uint64_t>(first) * rb, static_cast<std::uint64_t>(count) * rb)
+                : nullptr;
   }
-  void ReleaseRows(std::int64_t first, std::int64_t count) override {
-    if (!map_) return;
-    const std::uint64_t rb = info_.row_bytes();
-    map_->Release(offset_ + static_cast<std::uint64_t>(first) * rb, static_cast<std::uint64_t>(count) * rb);
-    if (map_->shrank()) ThrowInput(fmt::format("'{}'", path_), "file is truncated (it shrank while being read)");
+  void ReleaseRows(std::int64_t, std::int64_t count) override {
+    if (map_) map_->Done(static_cast<std::uint64_t>(count) * info_.row_bytes(), fmt::format("'{}'", path_));
   }
   /// C order: a pread and an in-place byte swap, no state. (Fortran order
   /// fills a cache on the first read.)

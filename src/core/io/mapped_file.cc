@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/error.h"
+
 namespace pe {
 namespace {
 
@@ -121,7 +123,7 @@ MappedFile::~MappedFile() {
   s.used.store(false, std::memory_order_release);
 }
 
-void MappedFile::Release(std::uint64_t, std::uint64_t len) {
+void MappedFile::Release(std::uint64_t len) {
   // Each release interrupts the other cores that run this process (a TLB
   // flush; a VM exit each on a virtual machine): one per kReleaseBatch bytes
   // handed back, over the whole mapping (its pages not resident cost a
@@ -130,6 +132,11 @@ void MappedFile::Release(std::uint64_t, std::uint64_t len) {
   if (pending_.fetch_add(len, std::memory_order_relaxed) + len < kReleaseBatch) return;
   if (pending_.exchange(0, std::memory_order_relaxed) < kReleaseBatch) return;  // another thread took it
   ::madvise(base_, static_cast<std::size_t>(mapped_), MADV_DONTNEED);
+}
+
+void MappedFile::Done(std::uint64_t len, const std::string& what) {
+  Release(len);
+  if (shrank()) ThrowInput(what, "file is truncated (it shrank while being read)");
 }
 
 bool MappedFile::shrank() const { return g_slots[slot_].shrank.load(std::memory_order_acquire) != 0; }

@@ -10,7 +10,7 @@
 //   shrank() then says so, and the reader turns it into the same pe::Error a
 //   short read gives. Code that reads a view must call the source's
 //   ReleaseRows (which checks) before it uses anything it computed.
-// - Release(off, len) hands rows back; every 64 MiB handed back, the
+// - Release(len) hands viewed bytes back; every 64 MiB handed back, the
 //   mapping's pages leave this process (the page cache keeps them): a pass
 //   over a 4 GiB file keeps its resident set to about one batch.
 // - Open returns nullptr (the caller reads with pread) for anything but a
@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace pe {
 
@@ -43,16 +44,24 @@ class MappedFile {
 
   const std::byte* data() const { return data_; }
   std::uint64_t size() const { return size_; }
-  /// Done with [off, off + len): once kReleaseBatch bytes were handed back,
-  /// every page of the mapping leaves this process (one release per batch:
-  /// each interrupts every core that runs this process to flush its TLB).
-  /// Safe from several threads; pages still in use by another thread only
-  /// fault back in.
-  void Release(std::uint64_t off, std::uint64_t len);
+  /// Done with `len` bytes of a View: once kReleaseBatch bytes were handed
+  /// back, every page of the mapping leaves this process (one release per
+  /// batch: each interrupts every core that runs this process to flush its
+  /// TLB). Safe from several threads; pages still in use by another thread
+  /// only fault back in.
+  void Release(std::uint64_t len);
   static constexpr std::uint64_t kReleaseBatch = std::uint64_t{64} << 20;
   /// True once an access found the file shorter than the mapping (the rest
   /// then reads as zeros).
   bool shrank() const;
+  /// Bytes [off, off + len) of the mapping, or nullptr when they reach past
+  /// size() (the reader's ReadRows then reports the short file).
+  const std::byte* View(std::uint64_t off, std::uint64_t len) const {
+    return off > size_ || len > size_ - off ? nullptr : data_ + off;
+  }
+  /// Done with `len` bytes of a View: Release, then pe::Error (input) naming
+  /// `what` when the file shrank while mapped, as a short read would.
+  void Done(std::uint64_t len, const std::string& what);
 
  private:
   MappedFile(std::byte* base, std::byte* data, std::uint64_t size, std::uint64_t mapped, int slot)
