@@ -14,6 +14,7 @@
 #endif
 
 #include "core/analysis/blocks.h"
+#include "core/analysis/row_sums.h"
 #include "core/error.h"
 #include "core/parallel_for.h"
 #include "core/pump.h"
@@ -249,6 +250,7 @@ class NormPass {
  public:
   struct Part {
     double nmin = HUGE_VAL, nmax = -1;
+    double smin = HUGE_VAL, smax = -1;  // the sums whose roots are nmin and nmax
     std::int64_t rmin = 0, rmax = 0, skipped = 0, nonfinite = 0, first_nonfinite = -1;
   };
   // With a pairing, the norm is over the (sin, cos) columns: an unpaired sin
@@ -301,8 +303,29 @@ class NormPass {
       if (p.nonfinite++ == 0) p.first_nonfinite = row;
       return;
     }
-    if (nr < p.nmin) p.nmin = nr, p.rmin = row;
-    if (nr > p.nmax) p.nmax = nr, p.rmax = row;
+    if (nr < p.nmin) p.nmin = nr, p.smin = sum, p.rmin = row;
+    if (nr > p.nmax) p.nmax = nr, p.smax = sum, p.rmax = row;
+  }
+
+  /// Whether FoldRow(p, row, sum) would leave p as it is for every sum in
+  /// [lo, hi]: a finite sum within the sums of the extremes so far (the
+  /// square root is monotone, so its root is within them too) of a row not
+  /// skipped.
+  bool Quiet(const Part& p, std::int64_t row, double lo, double hi) const {
+    return lo >= p.smin && hi <= p.smax && hi < HUGE_VAL && (skip_.empty() || !skip_.count(row));
+  }
+
+  /// A part that starts where the merged parts stand (no counts of its
+  /// own): merged in order, it ends as the same sequential fold would (a
+  /// row replaces an extreme only when strictly beyond it, so the parts'
+  /// own extremes merged in order, or the extremes carried into each part,
+  /// pick the same rows); its quiet test then starts from the extremes so
+  /// far.
+  Part Seed() const {
+    Part p = t_;
+    p.skipped = p.nonfinite = 0;
+    p.first_nonfinite = -1;
+    return p;
   }
 
   /// Whether every column is measured (no pairing, or one that covers them all).
@@ -318,8 +341,8 @@ class NormPass {
     t_.skipped += p.skipped;
     if (p.nonfinite > 0 && t_.nonfinite == 0) t_.first_nonfinite = p.first_nonfinite;
     t_.nonfinite += p.nonfinite;
-    if (p.nmin < t_.nmin) t_.nmin = p.nmin, t_.rmin = p.rmin;
-    if (p.nmax > t_.nmax) t_.nmax = p.nmax, t_.rmax = p.rmax;
+    if (p.nmin < t_.nmin) t_.nmin = p.nmin, t_.smin = p.smin, t_.rmin = p.rmin;
+    if (p.nmax > t_.nmax) t_.nmax = p.nmax, t_.smax = p.smax, t_.rmax = p.rmax;
   }
 
   Check Finish() const {
@@ -594,12 +617,14 @@ struct BoundsNormFold::Impl {
 #if PE_NORM_AVX2
     avx2 = info.dtype == DType::kFloat32 && norm.AllColumns() && __builtin_cpu_supports("avx2");
 #endif
+    approx = info.dtype == DType::kFloat32 && norm.AllColumns() && ApproxSumsFast();
   }
   const TableInfo info;
   const PropertyOptions options;
   BoundsPass bounds;
   NormPass norm;
   bool avx2 = false;  // float32 rows, every column in the norm: SumsOfSquaresF32
+  bool approx = false;  // the same, with ApproxSums as a filter (preferred)
   struct Part {
     BoundsPass::Part b;
     NormPass::Part n;
@@ -617,7 +642,7 @@ void BoundsNormFold::BeginBlock(int parts) {
   for (int k = 0; k < parts; ++k) {
     Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
     p.b = impl_->bounds.Seed();
-    p.n = NormPass::Part{};
+    p.n = impl_->norm.Seed();
   }
   blocks_parts_ = parts;
 }
@@ -629,6 +654,24 @@ void BoundsNormFold::Fold(int part, const std::byte* raw, std::int64_t first, st
   if (info.dtype == DType::kFloat32) {
     // Read as float32, widened entry by entry: no double copy of the rows.
     const F32Rows rows{raw};
+    if (impl_->approx) {
+      // Each row's sum in any order with its bound (ApproxSums), and the
+      // bounds' quiet test in the same pass; the column-order sum only for
+      // a row the bound cannot show to leave the extremes as they are
+      // (the first rows, and a row near an extreme: a few per million on a
+      // sinusoid table). The bounds' own loop only for rows that fail its
+      // test.
+      p.v.resize(static_cast<std::size_t>(count));
+      const float* x = reinterpret_cast<const float*>(raw);
+      if (ApproxSums(x, count, info.cols, BoundsPass::QuietMax(p.b), p.v.data(), nullptr))
+        impl_->bounds.Fold(p.b, rows, size, first);
+      for (std::int64_t r = 0; r < count; ++r) {
+        const double s = p.v[static_cast<std::size_t>(r)], e = SumBound(s, info.cols);
+        if (!impl_->norm.Quiet(p.n, first + r, s - e, s + e))
+          impl_->norm.FoldRow(p.n, first + r, ExactSumOfSquares(x + r * info.cols, info.cols));
+      }
+      return;
+    }
 #if PE_NORM_AVX2
     if (impl_->avx2) {
       // The row sums and the bounds' quiet test in one AVX2 pass; the bounds'
@@ -977,6 +1020,7 @@ class UniquePass {
 #if PE_NORM_AVX2
     avx2_ = __builtin_cpu_supports("avx2");
 #endif
+    approx_ = ApproxSumsFast();
   }
 
   std::int64_t window() const { return window_; }
@@ -1034,6 +1078,21 @@ class UniquePass {
         }
       };
       std::int64_t done = q0;
+      // With ApproxSums: each sum in any order, with its bound (adjacent_err,
+      // 0 for a sum in column order); the column-order sum is taken only
+      // when the bound cannot show the pair to be no closer than the
+      // minimum so far (below).
+      pt.adjacent_err.assign(static_cast<std::size_t>(q1 - q0), 0.0);
+      if constexpr (std::is_same_v<Row, const float*>) {
+        const std::int64_t a0 = std::max(q0, contiguous + 1);
+        if (approx_ && q1 > a0) {
+          adjacent(q0, a0);
+          ApproxSums(row_at(a0), q1 - a0, d, 0, nullptr, pt.adjacent.data() + (a0 - q0));
+          for (std::int64_t q = a0; q < q1; ++q)
+            pt.adjacent_err[static_cast<std::size_t>(q - q0)] = SumBound(pt.adjacent[static_cast<std::size_t>(q - q0)], d);
+          done = q1;
+        }
+      }
 #if PE_NORM_AVX2
       if constexpr (std::is_same_v<Row, const float*>) {
         // float32 rows on AVX2: eight rows at a time as lanes (the same
@@ -1041,7 +1100,7 @@ class UniquePass {
         // before them (from `contiguous`); the last rows of the part are not
         // eight.
         const std::int64_t a0 = std::max(q0, contiguous + 1), a1 = a0 + std::max<std::int64_t>(0, q1 - a0) / 8 * 8;
-        if (avx2_ && a1 > a0) {
+        if (avx2_ && a1 > a0 && done < a1) {
           adjacent(q0, a0);
           AdjacentDistancesF32(row_at(a0), a1 - a0, d, pt.adjacent.data() + (a0 - q0));
           done = a1;
@@ -1094,7 +1153,20 @@ class UniquePass {
             }
           }
 #endif
-          pair(p, p == q - 1 ? pt.adjacent[static_cast<std::size_t>(q - q0)] : SquaredDistanceBelow(rq, row_at(p), d, pt.best));
+          if (p == q - 1) {
+            // The neighbour's sum: one within its bound of the column-order
+            // one (ApproxSums) stands for it when even its lower end is not
+            // below the minimum (the pair then changes nothing); else the
+            // column-order sum itself.
+            const double s = pt.adjacent[static_cast<std::size_t>(q - q0)],
+                         e = pt.adjacent_err[static_cast<std::size_t>(q - q0)];
+            if constexpr (std::is_same_v<Row, const float*>)
+              pair(p, e == 0 || s - e >= pt.best ? s : ExactSquaredDistance(rq, row_at(p), d));
+            else
+              pair(p, s);
+          } else {
+            pair(p, SquaredDistanceBelow(rq, row_at(p), d, pt.best));
+          }
           ++p;
         }
       }
@@ -1165,6 +1237,7 @@ class UniquePass {
     bool found = false;
     std::vector<double> excused;  // the distances² of the pairs excused here
     std::vector<double> adjacent;  // distance² of rows q and q - 1, for the part's rows q
+    std::vector<double> adjacent_err;  // its bound (ApproxSums), 0 for a column-order sum
     std::vector<std::byte> ref_scratch;
     std::vector<double> rv;
   };
@@ -1175,6 +1248,7 @@ class UniquePass {
   RowSource* ref_ = nullptr;
   int threads_ = 1;
   bool avx2_ = false;
+  bool approx_ = false;  // float32 neighbours' sums by ApproxSums, with their bound
   std::vector<Part> parts_;
   double best_ = HUGE_VAL;
   std::int64_t bp_ = 0, bq_ = 0, excused_ = 0, nonfinite_rows_ = 0, first_nonfinite_ = -1;
