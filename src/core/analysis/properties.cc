@@ -637,7 +637,7 @@ BoundsNormFold::BoundsNormFold(const TableInfo& info, const PropertyOptions& opt
     : impl_(std::make_unique<Impl>(info, options)) {}
 BoundsNormFold::~BoundsNormFold() = default;
 
-void BoundsNormFold::BeginBlock(int parts) {
+void BoundsNormFold::BeginBlock(int parts, const std::byte*, std::int64_t, std::int64_t) {
   if (static_cast<int>(impl_->parts.size()) < parts) impl_->parts.resize(static_cast<std::size_t>(parts));
   for (int k = 0; k < parts; ++k) {
     Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
@@ -1030,27 +1030,60 @@ class UniquePass {
   /// The pairs (q, p) for the rows q of [f, f + n), every row of [lo, f + n)
   /// held (lo = max(0, f - window())): row_at(i) points at row i (const
   /// Row: float or double entries); rows from `contiguous` on follow each
-  /// other in memory.
+  /// other in memory. The rows are shared out to every core.
   template <class Row, class RowAt>
   void Block(const RowAt& row_at, std::int64_t f, std::int64_t n, std::int64_t contiguous) {
-    const std::int64_t d = d_;
-    const std::int64_t lo = std::max<std::int64_t>(0, f - window_);
     const int np = static_cast<int>(std::min<std::int64_t>(threads_, n));
-    const auto part = [&](int k) {
+    BeginParts(np);
+    ParallelFor(np, [&](int k) { Rows<Row>(k, row_at, f + n * k / np, f + n * (k + 1) / np, contiguous); });
+    MergeParts(np);
+  }
+
+  /// Block in pieces, for a reader that shares the rows out itself
+  /// (UniqueFold): BeginParts(np); then Rows for each part k < np, whose
+  /// row ranges are consecutive and in part order, each part's calls in
+  /// row order (a part's calls on one thread at a time); then
+  /// MergeParts(np). Rows(k, ...) takes the rows q of [q0, q1); every row
+  /// from max(0, q0 - window()) to q1 must be held (row_at, contiguous as
+  /// for Block).
+  /// Whether `np` parts may run at once (the reference, read for a close
+  /// pair, may be read from several threads).
+  bool parts_at_once(int np) const { return np <= 1 || !ref_ || ref_->concurrent_reads(); }
+
+  void BeginParts(int np) {
+    if (static_cast<int>(parts_.size()) < np) parts_.resize(static_cast<std::size_t>(np));
+    for (int k = 0; k < np; ++k) {
       Part& pt = parts_[static_cast<std::size_t>(k)];
       pt.best = best_;
       pt.found = false;
       pt.nonfinite_rows = 0;
       pt.first_nonfinite = -1;
       pt.excused.clear();
+    }
+  }
+  void MergeParts(int np) {
+    for (int k = 0; k < np; ++k) {
+      const Part& pt = parts_[static_cast<std::size_t>(k)];
+      for (double s : pt.excused) excused_ += s < best_;
+      if (pt.nonfinite_rows > 0 && nonfinite_rows_ == 0) first_nonfinite_ = pt.first_nonfinite;
+      nonfinite_rows_ += pt.nonfinite_rows;
+      if (pt.found && pt.best < best_) best_ = pt.best, bp_ = pt.bp, bq_ = pt.bq;
+    }
+  }
+
+  template <class Row, class RowAt>
+  void Rows(int k, const RowAt& row_at, std::int64_t q0, std::int64_t q1, std::int64_t contiguous) {
+    const std::int64_t d = d_;
+    const std::int64_t lo = std::max<std::int64_t>(0, q0 - window_);
+    {
+      Part& pt = parts_[static_cast<std::size_t>(k)];
       bool ref_loaded = false;  // the reference rows, read only when a close pair needs them
       const auto load_ref = [&] {
         if (ref_loaded) return;
-        ReadRowsAsDouble(*ref_, lo, f + n - lo, &pt.ref_scratch, &pt.rv);
+        ReadRowsAsDouble(*ref_, lo, q1 - lo, &pt.ref_scratch, &pt.rv);
         for (double& x : pt.rv) x = RoundTo(x);
         ref_loaded = true;
       };
-      const std::int64_t q0 = f + n * k / np, q1 = f + n * (k + 1) / np;
       // The distances² of neighbouring rows (q, q - 1) first, eight rows
       // side by side: each sum in column order, as SquaredDistanceBelow's
       // (the same number), but eight independent chains instead of one.
@@ -1137,6 +1170,16 @@ class UniquePass {
           pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
         };
         for (std::int64_t p = std::max(lo, q - window_); p < q;) {
+          if constexpr (std::is_same_v<Row, const float*>) {
+            // A pair that is not neighbours: shown no closer than the
+            // minimum by a sum in any order over its first columns
+            // (DistanceAtLeast: most pairs in a few dozen columns), else
+            // summed in column order below.
+            if (approx_ && p < q - 1 && DistanceAtLeast(rq, row_at(p), d, pt.best)) {
+              ++p;
+              continue;
+            }
+          }
 #if PE_NORM_AVX2
           if constexpr (std::is_same_v<Row, const float*>) {
             // float32 rows on AVX2: four pairs at a time (FourDistancesBelowF32),
@@ -1170,16 +1213,8 @@ class UniquePass {
           ++p;
         }
       }
-    };
-    ParallelFor(np, part);
-    for (int k = 0; k < np; ++k) {
-      const Part& pt = parts_[static_cast<std::size_t>(k)];
-      for (double s : pt.excused) excused_ += s < best_;
-      if (pt.nonfinite_rows > 0 && nonfinite_rows_ == 0) first_nonfinite_ = pt.first_nonfinite;
-      nonfinite_rows_ += pt.nonfinite_rows;
-      if (pt.found && pt.best < best_) best_ = pt.best, bp_ = pt.bp, bq_ = pt.bq;
     }
-    }
+  }
 
   Check Finish() const {
     Check c;
@@ -1315,29 +1350,57 @@ struct UniqueFold::Impl {
   UniquePass pass;
   std::vector<float> tail;  // rows [tail_first, the next block's first): the window before it
   std::int64_t tail_first = 0;
+  const float* block = nullptr;  // the current block's rows, from row `first` on
+  std::int64_t first = 0;
+  int parts = 0;
+  // Row i of the window before the block or of the block.
+  auto RowAt() const {
+    return [this](std::int64_t i) { return i < first ? tail.data() + (i - tail_first) * d : block + (i - first) * d; };
+  }
 };
 
 UniqueFold::UniqueFold(const TableInfo& info, const PropertyOptions& options)
     : impl_(std::make_unique<Impl>(info, options)) {}
 UniqueFold::~UniqueFold() = default;
 
+void UniqueFold::BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t) {
+  Impl& m = *impl_;
+  // The parts' rows as they come (Fold) when the whole block is readable
+  // already: a part's first rows pair with the part before's last ones.
+  m.block = m.pass.parts_at_once(parts) ? reinterpret_cast<const float*>(raw) : nullptr;
+  m.first = first;
+  m.parts = parts;
+  if (m.block) m.pass.BeginParts(parts);
+}
+
+void UniqueFold::Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) {
+  Impl& m = *impl_;
+  if (!m.block) return;
+  (void)raw;  // the same rows as m.block's from `first` on
+  m.pass.Rows<const float*>(part, m.RowAt(), first, first + count, m.first);
+}
+
 void UniqueFold::EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) {
   Impl& m = *impl_;
   const std::int64_t d = m.d;
-  const float* block = reinterpret_cast<const float*>(raw);
-  const auto row_at = [&](std::int64_t i) {
-    return i < first ? m.tail.data() + (i - m.tail_first) * d : block + (i - first) * d;
-  };
-  // The rows before the block are those kept from the blocks before
-  // (tail_first = max(0, first - window)); the block's rows follow each
-  // other in memory from `first` on.
-  m.pass.Block<const float*>(row_at, first, count, first);
+  if (m.block) {
+    m.pass.MergeParts(m.parts);
+  } else {
+    // The rows before the block are those kept from the blocks before
+    // (tail_first = max(0, first - window)); the block's rows follow each
+    // other in memory from `first` on.
+    m.block = reinterpret_cast<const float*>(raw);
+    m.first = first;
+    m.pass.Block<const float*>(m.RowAt(), first, count, first);
+  }
+  const auto row_at = m.RowAt();
   const std::int64_t keep = std::max<std::int64_t>(0, first + count - m.pass.window());
   std::vector<float> next(static_cast<std::size_t>((first + count - keep) * d));
   for (std::int64_t i = keep; i < first + count; ++i)
     std::memcpy(next.data() + (i - keep) * d, row_at(i), static_cast<std::size_t>(d) * sizeof(float));
   m.tail.swap(next);
   m.tail_first = keep;
+  m.block = nullptr;
 }
 
 Check UniqueFold::Finish() const { return impl_->pass.Finish(); }

@@ -67,7 +67,7 @@ class BoundsNormFold : public RowFold {
  public:
   BoundsNormFold(const TableInfo& info, const PropertyOptions& options);
   ~BoundsNormFold() override;
-  void BeginBlock(int parts) override;
+  void BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
   /// {bounds, norm}, after the last block.
@@ -80,8 +80,10 @@ class BoundsNormFold : public RowFold {
 };
 
 /// The unique check of a float32 table over the blocks another pass reads
-/// (RowFold; it works on each whole block in EndBlock, keeping the last
-/// rows of its window between blocks): the same figures as
+/// (RowFold; keeping the last rows of its window between blocks, it works
+/// on each part's rows in Fold, while they are in cache, when the whole
+/// block is readable from BeginBlock on, else on the whole block in
+/// EndBlock): the same figures as
 /// RunPropertyChecks' own pass, which reads the table itself. REQUIRES:
 /// info.dtype is float32. Keeps what it needs of `info` and `options`
 /// (options.reference must outlive it).
@@ -89,8 +91,8 @@ class UniqueFold : public RowFold {
  public:
   UniqueFold(const TableInfo& info, const PropertyOptions& options);
   ~UniqueFold() override;
-  void BeginBlock(int) override {}
-  void Fold(int, const std::byte*, std::int64_t, std::int64_t) override {}
+  void BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
   /// The check, after the last block.
   Check Finish() const;

@@ -583,7 +583,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     if (approx) {
       const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
       std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
-      if (o.fold) o.fold->BeginBlock(parts);
+      if (o.fold) o.fold->BeginBlock(parts, read_in_parts ? nullptr : rows, f, n);
       ParallelFor(parts, [&](int t) {
         Partial& p = partial[static_cast<std::size_t>(t)];
         ThreadScratch& ts = scratch[static_cast<std::size_t>(t)];
@@ -659,7 +659,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
     std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
-    if (o.fold) o.fold->BeginBlock(parts);
+    if (o.fold) o.fold->BeginBlock(parts, rows, f, n);
     WithLoader(info.dtype, [&](auto load_a) {
       WithLoader(rinfo.dtype, [&](auto load_b) {
         ParallelFor(parts, [&](int t) {

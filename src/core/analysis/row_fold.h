@@ -5,7 +5,7 @@
 //
 // Contract (for the reader that drives it): the rows are handed over in
 // blocks, in row order, every row of the table exactly once. For each
-// block: BeginBlock(parts) on one thread; then Fold(part, ...) for parts
+// block: BeginBlock(parts, ...) on one thread; then Fold(part, ...) for parts
 // 0 .. parts - 1, whose row ranges are consecutive and in part order (part
 // k's rows all precede part k + 1's), each part's calls in row order and
 // on one thread at a time, different parts possibly at once on different
@@ -25,8 +25,11 @@ namespace pe {
 class RowFold {
  public:
   virtual ~RowFold() = default;
-  /// A new block of `parts` row ranges.
-  virtual void BeginBlock(int parts) = 0;
+  /// A new block of `parts` row ranges: rows [first, first + count). `raw`
+  /// is the whole block's rows when every one of them is readable from now
+  /// until EndBlock returns (a mapped file), else null: each part's rows
+  /// are then readable only from its own Fold calls on.
+  virtual void BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t count) = 0;
   /// Rows [first, first + count) of the table, `raw` in the table's dtype
   /// (row-major, count · row_bytes), as part `part` of the current block.
   virtual void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) = 0;
@@ -40,8 +43,8 @@ class RowFolds : public RowFold {
  public:
   void Add(RowFold* fold) { folds_.push_back(fold); }
   bool empty() const { return folds_.empty(); }
-  void BeginBlock(int parts) override {
-    for (RowFold* f : folds_) f->BeginBlock(parts);
+  void BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t count) override {
+    for (RowFold* f : folds_) f->BeginBlock(parts, raw, first, count);
   }
   void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override {
     for (RowFold* f : folds_) f->Fold(part, raw, first, count);

@@ -71,7 +71,38 @@ __attribute__((target("avx512f,fma"))) bool Sums8(const float* rows, std::int64_
   return loud != 0;
 }
 
+__attribute__((target("avx512f,fma"))) bool AtLeast8(const float* x, const float* y, std::int64_t d, double bound) {
+  __m512d t[4];
+  for (int k = 0; k < 4; ++k) t[k] = _mm512_setzero_pd();
+  for (std::int64_t j = 0; j + 32 <= d; j += 32) {
+    for (int k = 0; k < 4; ++k) {
+      const __m512d e = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + j + 8 * k)),
+                                      _mm512_cvtps_pd(_mm256_loadu_ps(y + j + 8 * k)));
+      t[k] = _mm512_fmadd_pd(e, e, t[k]);
+    }
+    const double s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(t[0], t[1]), _mm512_add_pd(t[2], t[3])));
+    if (s - SumBound(s, j + 32) >= bound) return true;
+  }
+  return false;
+}
 #pragma GCC diagnostic pop
+
+__attribute__((target("avx2,fma"))) bool AtLeast4(const float* x, const float* y, std::int64_t d, double bound) {
+  __m256d t[4];
+  for (int k = 0; k < 4; ++k) t[k] = _mm256_setzero_pd();
+  for (std::int64_t j = 0; j + 16 <= d; j += 16) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256d e = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j + 4 * k)), _mm256_cvtps_pd(_mm_loadu_ps(y + j + 4 * k)));
+      t[k] = _mm256_fmadd_pd(e, e, t[k]);
+    }
+    if (j % 32 == 0) continue;  // tested every 32 columns
+    double l[4];
+    _mm256_storeu_pd(l, _mm256_add_pd(_mm256_add_pd(t[0], t[1]), _mm256_add_pd(t[2], t[3])));
+    const double s = (l[0] + l[1]) + (l[2] + l[3]);
+    if (s - SumBound(s, j + 16) >= bound) return true;
+  }
+  return false;
+}
 
 template <bool kSq, bool kDiff>
 __attribute__((target("avx2,fma"))) bool Sums4(const float* rows, std::int64_t count, std::int64_t d,
@@ -158,6 +189,16 @@ bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double qu
     if (diff) diff[r] = ExactSquaredDistance(x, x - d, d);
   }
   return loud;
+}
+
+bool DistanceAtLeast(const float* x, const float* y, std::int64_t d, double bound) {
+#if PE_ROW_SUMS_VECTOR
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && ApproxSumsFast();
+  if (avx512) return AtLeast8(x, y, d, bound);
+  if (ApproxSumsFast()) return AtLeast4(x, y, d, bound);
+#endif
+  (void)x, (void)y, (void)d, (void)bound;
+  return false;
 }
 
 // Column order, no fused product (this file is built for the baseline

@@ -44,6 +44,15 @@ bool ApproxSumsFast();
 /// false).
 bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double quiet_max, double* sq, double* diff);
 
+/// Whether the column-order Σ (x - y)² of two float32 rows of d entries
+/// is shown to be >= bound by a sum in any order over its first columns
+/// (every 32 columns, the sum so far less its SumBound; the column-order
+/// sum never decreases as terms >= 0 are added, so its value at the end is
+/// at least its value there, and that at least the bound's lower end).
+/// False when not shown (the caller then takes the column-order sum); always
+/// false where ApproxSumsFast() is false, or for a NaN sum.
+bool DistanceAtLeast(const float* x, const float* y, std::int64_t d, double bound);
+
 /// The column-order sums themselves (the figures' numbers).
 double ExactSumOfSquares(const float* x, std::int64_t d);
 double ExactSquaredDistance(const float* x, const float* y, std::int64_t d);
