@@ -17,6 +17,12 @@ d = 64 x 333 rows, with entries moved in the last columns and rows, a NaN,
 an infinity, and a scaled row; also with --reference FILE (the comparison
 without the sinusoid filter).
 
+Near ties (the row sums in any order with a bound, ApproxSums, and the
+column-order sum only for rows near an extreme): tables, 700 x 1000 and
+500 x 64, whose rows are permutations of one float32 vector spread over
+2^-20..1 (the same exact sum, different roundings in column order), every
+fifth row a copy of the one before (an exact tie: the first row counts).
+
 Usage: test_verify_bounds_norm.py PE_BIN SCRATCH_DIR
 """
 import json
@@ -96,4 +102,19 @@ for d, rows, moves in [
               f"expected [{nmin} row {rmin}, {nmax} row {rmax}]")
         check(n.get("nonfinite_rows", 0) == nonfinite and n.get("first_nonfinite_row", -1) == first_nf,
               f"{what}: nonfinite rows {n.get('nonfinite_rows')} first {n.get('first_nonfinite_row')}, expected {nonfinite} {first_nf}")
+
+rng = np.random.default_rng(23)
+for rows, d in [(700, 1000), (500, 64)]:
+    base = (rng.uniform(1, 2, d) * 2.0 ** rng.integers(-20, 0, d) * rng.choice([-1, 1], d) / 2).astype(np.float32)
+    t = np.empty((rows, d), dtype=np.float32)
+    for r in range(rows):
+        t[r] = t[r - 1] if r % 5 == 4 else base[rng.permutation(d)]
+    path = C.path(f"perm{d}.npy")
+    np.save(path, t)
+    _, (nmin, rmin, nmax, rmax, _, _) = expected(t)
+    check(nmin != nmax, f"perm d={d}: the rows' column-order sums all tie ({nmin}): no test of the rounding")
+    n = run(path, d, rows).get("norm", {})
+    check((n.get("min"), n.get("min_row"), n.get("max"), n.get("max_row")) == (nmin, rmin, nmax, rmax),
+          f"perm d={d}: norm [{n.get('min')} row {n.get('min_row')}, {n.get('max')} row {n.get('max_row')}], "
+          f"expected [{nmin} row {rmin}, {nmax} row {rmax}]")
 C.finish()

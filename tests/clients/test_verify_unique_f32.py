@@ -16,6 +16,20 @@ and unique keeps the rows of its window from one block to the next) with
 rows 600 and 300 close, and with rows 1024 and 1023 (across a block
 boundary).
 
+Close calls (the neighbours' sums in any order with a bound, ApproxSums; the
+other pairs shown apart by a prefix, DistanceAtLeast): a random walk of
+float32 rows, 600 x 1000 and 300 x 64, each step a permutation of one
+vector of steps spread over 2^-20..2^-2, so that every neighbouring pair is
+about as far apart (up to the rounding of each step); all pairs are
+compared (the window covers the table), here with numpy's cumulative sums
+(sequential, in column order) of the squared differences of the rows
+widened to float64, the first closest pair in the order of the pass (rows
+q ascending, then p < q ascending). And exact ties: 600 x 1000 rows, each
+the one before with one more pair of columns (u, u + 2^-10) swapped, so
+that every neighbouring pair is exactly 2^-9.5 apart and no pair closer:
+the first pair, rows 0 and 1, is the answer, though every part of every
+block meets a pair as close.
+
 Usage: test_verify_unique_f32.py PE_BIN SCRATCH_DIR
 """
 import json
@@ -53,4 +67,47 @@ for d, rows, (p, q), cols in [(38, 1001, (699, 700), [5, 36, 37]), (64, 2100, (2
     u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
     check(u.get("rows") == [p, q], f"d={d}: closest rows {u.get('rows')}, expected {[p, q]}")
     check(u.get("min_distance") == want, f"d={d}: min distance {u.get('min_distance')!r}, expected {want!r}")
+
+rng = np.random.default_rng(19)
+for rows, d in [(600, 1000), (300, 64)]:
+    step = (rng.uniform(1, 2, d) * 2.0 ** rng.integers(-20, -1, d) * rng.choice([-1, 1], d)).astype(np.float32)
+    t = np.empty((rows, d), dtype=np.float32)
+    t[0] = rng.uniform(-1, 1, d).astype(np.float32)
+    for r in range(1, rows):
+        t[r] = t[r - 1] + step[rng.permutation(d)]  # float32 additions: rounded
+    path = C.path(f"walk{d}.npy")
+    np.save(path, t)
+    w = t.astype(np.float64)
+    best, bp, bq = math.inf, -1, -1
+    for q in range(1, rows):
+        diff = w[q] - w[:q]
+        s = np.cumsum(diff * diff, axis=1)[:, -1]
+        p = int(np.argmin(s))  # the first of the smallest
+        if s[p] < best:
+            best, bp, bq = float(s[p]), p, q
+    r = C.pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
+             "--check", "unique", "--no-diagnose", ok=False)
+    check(r.returncode in (0, 1), f"walk d={d}: exit {r.returncode}: {r.stderr.strip()}")
+    rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
+    u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
+    check(u.get("pairs") == "all", f"walk d={d}: pairs {u.get('pairs')}, expected all")
+    check(u.get("rows") == [bp, bq], f"walk d={d}: closest rows {u.get('rows')}, expected {[bp, bq]}")
+    check(u.get("min_distance") == math.sqrt(best), f"walk d={d}: min distance {u.get('min_distance')!r}, expected {math.sqrt(best)!r}")
+
+d, rows = 1000, 600
+u = rng.uniform(0.25, 0.5, d // 2).astype(np.float32)
+t = np.empty((rows, d), dtype=np.float32)
+t[0, 0::2], t[0, 1::2] = u, u + np.float32(2.0**-10)
+for r in range(1, rows):
+    t[r] = t[r - 1]
+    i = (r - 1) % (d // 2)
+    t[r, 2 * i], t[r, 2 * i + 1] = t[r - 1, 2 * i + 1], t[r - 1, 2 * i]
+path = C.path("swaps.npy")
+np.save(path, t)
+r = C.pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
+         "--check", "unique", "--no-diagnose", ok=False)
+rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
+u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
+check(u.get("rows") == [0, 1] and u.get("min_distance") == 2.0**-9.5,
+      f"swaps: closest rows {u.get('rows')} at {u.get('min_distance')!r}, expected [0, 1] at {2.0**-9.5!r}")
 C.finish()
