@@ -239,6 +239,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   const TableInfo& info = rep.info;
   rep.tolerance = o.tolerance.value_or(DefaultTolerance(info.dtype));
   std::vector<std::string> checks = o.checks;
+  CheckPropertyCheckNames(checks);  // a usage error before a table is read, not after
   if (!o.spec && !o.reference_file && checks.empty())
     ThrowUsage(fmt::format("'{}'", path),
                "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model/... , "

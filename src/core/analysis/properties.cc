@@ -1414,10 +1414,14 @@ const std::vector<std::string>& PropertyCheckNames() {
   return kNames;
 }
 
-std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o) {
-  for (const auto& name : o.checks)
+void CheckPropertyCheckNames(const std::vector<std::string>& names) {
+  for (const auto& name : names)
     if (std::find(PropertyCheckNames().begin(), PropertyCheckNames().end(), name) == PropertyCheckNames().end())
       ThrowUsage(fmt::format("--check '{}'", name), "unknown check (known: rotation, shift, bounds, norm, unique)");
+}
+
+std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& o) {
+  CheckPropertyCheckNames(o.checks);
   std::vector<Check> out;
   for (const auto& name : PropertyCheckNames()) {
     if (std::find(o.checks.begin(), o.checks.end(), name) == o.checks.end()) continue;

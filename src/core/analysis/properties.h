@@ -102,6 +102,10 @@ class UniqueFold : public RowFold {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Throws pe::Error (usage) for a name not in PropertyCheckNames(): a
+/// caller checks the names it was given before reading a table.
+void CheckPropertyCheckNames(const std::vector<std::string>& names);
+
 /// Runs options.checks on `table`. Throws pe::Error (usage) for an unknown
 /// check name, pe::Error for read failures.
 std::vector<Check> RunPropertyChecks(RowSource& table, const PropertyOptions& options);
