@@ -411,19 +411,24 @@ PE_QUIET_TARGET int AnyLoudApprox4(const std::byte* a, const double* approx, std
 // delta: a < 0 fails the second test) makes the lane loud, and a NaN
 // maximum the row. For cols a multiple of 8 plus at most 3: the same
 // columns as AnyLoudApprox4 (the caller takes the rest as loud). Returns
-// 1 when a lane may be loud, else 0.
-__attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* a, const double* approx,
-                                                               std::int64_t cols, double pos, double delta,
-                                                               const ReferenceCompareOptions& o, const double* angle_k,
-                                                               double k_max, const UlpRule& ulp,
-                                                               const ReferenceComparison& c) {
+// 1 when a lane may be loud, else 0; with kMasks, mask[g] gets the lanes
+// of columns [8g, 8g + 8) that may be loud (bit l: column 8g + l), and the
+// return is 2 when the row's test (vacuity, a NaN maximum) makes every
+// lane loud, when mask is not filled: a second pass for the rare loud row,
+// a superset of LoudLanesApprox4's lanes (this test is the stricter).
+template <bool kMasks>
+__attribute__((target("avx512f,avx512dq"))) int LoudApprox8(const std::byte* a, const double* approx,
+                                                            std::int64_t cols, double pos, double delta,
+                                                            const ReferenceCompareOptions& o, const double* angle_k,
+                                                            double k_max, const UlpRule& ulp,
+                                                            const ReferenceComparison& c, unsigned char* mask) {
   const Tolerance& tol = o.tolerance;
   const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
   const __m512d exp_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff0000000000000LL));
   const double scale = std::ldexp(1.0, -(ulp.p() - 1)), ulp_min = std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
   const double m = 1 - 1e-6 - 1e-9, rm = m * std::min(c.max_ratio, 1.0);
   // A NaN maximum would drop its condition from the minimum: loud.
-  if (std::isnan(rm) || std::isnan(c.max_abs) || std::isnan(c.max_ulp) || std::isnan(c.max_rel)) return 1;
+  if (std::isnan(rm) || std::isnan(c.max_abs) || std::isnan(c.max_ulp) || std::isnan(c.max_rel)) return kMasks ? 2 : 1;
   const __m512d t_abs = _mm512_set1_pd(m * c.max_abs);
   const __m512d c_u = _mm512_set1_pd(rm * tol.max_ulp * scale), c_r = _mm512_set1_pd(rm * tol.rtol),
                 c_a = _mm512_set1_pd(rm * tol.atol), c_p = _mm512_set1_pd(rm * std::fabs(pos));
@@ -449,7 +454,9 @@ __attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* 
     const __m512d u = _mm512_and_pd(lo, exp_mask);
     const __m512d lim = _mm512_fmadd_pd(c_r, lo, _mm512_fmadd_pd(c_u, u, _mm512_fmadd_pd(c_p, _mm512_loadu_pd(angle_k + j), c_a)));
     const __m512d t = _mm512_min_pd(_mm512_min_pd(lim, _mm512_mul_pd(c_v, u)), _mm512_min_pd(_mm512_mul_pd(c_l, lo), t_abs));
-    quiet &= _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(e, t, _CMP_LT_OQ), lo, dmin, _CMP_GE_OQ);
+    const __mmask8 q = _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(e, t, _CMP_LT_OQ), lo, dmin, _CMP_GE_OQ);
+    quiet &= q;
+    if constexpr (kMasks) mask[j >> 3] = static_cast<unsigned char>(~q);
   }
   int loud = quiet != 0xff;
   // The row's vacuity test, as AnyLoudApprox4's.
@@ -460,8 +467,22 @@ __attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* 
   big = (big + delta) * (1 + 0x1p-50);
   const double lim = tol.atol + tol.rtol * big + tol.max_ulp * (big * scale + ulp_min) + std::fabs(pos) * k_max;
   const bool monotone = tol.atol >= 0 && tol.rtol >= 0 && tol.max_ulp >= 0 && k_max >= 0;
-  loud |= !(monotone && lim * (1 + 1e-9) < 2);
+  if (!(monotone && lim * (1 + 1e-9) < 2)) return kMasks ? 2 : 1;
   return loud;
+}
+__attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* a, const double* approx,
+                                                               std::int64_t cols, double pos, double delta,
+                                                               const ReferenceCompareOptions& o, const double* angle_k,
+                                                               double k_max, const UlpRule& ulp,
+                                                               const ReferenceComparison& c) {
+  return LoudApprox8<false>(a, approx, cols, pos, delta, o, angle_k, k_max, ulp, c, nullptr);
+}
+__attribute__((target("avx512f,avx512dq"))) int LoudLanesApprox8(const std::byte* a, const double* approx,
+                                                                 std::int64_t cols, double pos, double delta,
+                                                                 const ReferenceCompareOptions& o, const double* angle_k,
+                                                                 double k_max, const UlpRule& ulp,
+                                                                 const ReferenceComparison& c, unsigned char* mask) {
+  return LoudApprox8<true>(a, approx, cols, pos, delta, o, angle_k, k_max, ulp, c, mask);
 }
 #pragma GCC diagnostic pop
 #endif
@@ -567,6 +588,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
 #else
   const bool avx512 = false;
   const auto AnyLoudApprox8 = AnyLoudApprox4;
+  const auto LoudLanesApprox8 = [](auto&&...) { return 2; };
 #endif
   struct ThreadScratch {
     std::vector<double> approx, bound;
@@ -643,14 +665,25 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             // (docs/numerics.md), the approximation within its bound.
             const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
             const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
-            if ((avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
-                        : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)) &&
-                LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
-                                 ts.mask.data()))
-              for (std::int64_t g = 0; g < vec_end / 4; ++g)
+            // A loud row's lanes: on AVX-512 from the same test with its
+            // masks (LoudLanesApprox8: groups of 8 columns), unless the row's
+            // own test failed; else LoudLanesApprox4's (groups of 4).
+            int groups = 0;
+            if (avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
+                       : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)) {
+              if (avx512 && LoudLanesApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp,
+                                             p.c, ts.mask.data()) != 2)
+                groups = 8;
+              else if (LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
+                                        ts.mask.data()))
+                groups = 4;
+            }
+            if (groups > 0)
+              for (std::int64_t g = 0; g < vec_end / groups; ++g)
                 if (const unsigned m = ts.mask[static_cast<std::size_t>(g)])
-                  for (int l = 0; l < 4; ++l)
-                    if ((m >> l) & 1u) full_step(p, f + r, pos, 4 * g + l, found_at(4 * g + l), expected_at(4 * g + l));
+                  for (int l = 0; l < groups; ++l)
+                    if ((m >> l) & 1u)
+                      full_step(p, f + r, pos, groups * g + l, found_at(groups * g + l), expected_at(groups * g + l));
           }
           for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
           if (o.fold && (r + 1 - f0 == fold_rows || r + 1 == r1)) {
