@@ -35,6 +35,7 @@ Usage: test_verify_unique_f32.py PE_BIN SCRATCH_DIR
 import json
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -85,9 +86,13 @@ for rows, d in [(600, 1000), (300, 64)]:
         p = int(np.argmin(s))  # the first of the smallest
         if s[p] < best:
             best, bp, bq = float(s[p]), p, q
-    r = C.pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
-             "--check", "unique", "--no-diagnose", ok=False)
+    args = ["verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json", "--check",
+            "unique", "--no-diagnose"]
+    r = C.pe(*args, ok=False)
     check(r.returncode in (0, 1), f"walk d={d}: exit {r.returncode}: {r.stderr.strip()}")
+    # The AVX2 forms of the sums (PE_VERIFY_NO_AVX512): the same report.
+    r2 = subprocess.run([sys.argv[1], *args], capture_output=True, text=True, env=dict(os.environ, PE_VERIFY_NO_AVX512="1"))
+    check(r2.stdout == r.stdout, f"walk d={d}: the AVX2 sums' report differs")
     rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
     u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
     check(u.get("pairs") == "all", f"walk d={d}: pairs {u.get('pairs')}, expected all")

@@ -1,6 +1,7 @@
 #include "core/analysis/row_sums.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -173,9 +174,19 @@ bool ApproxSumsFast() {
 #endif
 }
 
+#if PE_ROW_SUMS_VECTOR
+// AVX-512 where the CPU has it, unless PE_VERIFY_NO_AVX512 is set (the
+// AVX2 forms, for tests and comparisons: docs/verify.md).
+bool UseAvx512() {
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") && ApproxSumsFast() && std::getenv("PE_VERIFY_NO_AVX512") == nullptr;
+  return avx512;
+}
+#endif
+
 bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double quiet_max, double* sq, double* diff) {
 #if PE_ROW_SUMS_VECTOR
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && ApproxSumsFast();
+  const bool avx512 = UseAvx512();
   if (avx512) return SumsVector<8>(rows, count, d, quiet_max, sq, diff);
   if (ApproxSumsFast()) return SumsVector<4>(rows, count, d, quiet_max, sq, diff);
 #endif
@@ -193,7 +204,7 @@ bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double qu
 
 bool DistanceAtLeast(const float* x, const float* y, std::int64_t d, double bound) {
 #if PE_ROW_SUMS_VECTOR
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && ApproxSumsFast();
+  const bool avx512 = UseAvx512();
   if (avx512) return AtLeast8(x, y, d, bound);
   if (ApproxSumsFast()) return AtLeast4(x, y, d, bound);
 #endif
