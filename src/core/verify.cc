@@ -394,6 +394,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       info.dtype == DType::kFloat32)
     unique.emplace(info, po);
   RowFolds folds;
+  SharedDistances distances;  // the norm's pass sums the neighbours' distances for unique
+  if (bounds_norm && unique) bounds_norm->ShareDistances(&distances), unique->UseDistances(&distances);
   if (bounds_norm) folds.Add(&*bounds_norm);
   if (unique) folds.Add(&*unique);
 

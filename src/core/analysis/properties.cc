@@ -629,21 +629,32 @@ struct BoundsNormFold::Impl {
     BoundsPass::Part b;
     NormPass::Part n;
     std::vector<double> v;  // the rows as doubles, for a dtype other than float32
+    std::int64_t end = -1;  // the row after the last one this part folded in the block
   };
   std::vector<Part> parts;
+  SharedDistances* share = nullptr;
+  bool block_readable = false;  // the whole block's rows from BeginBlock on
+  std::int64_t block_first = 0;
 };
+
+void BoundsNormFold::ShareDistances(SharedDistances* share) { impl_->share = impl_->approx ? share : nullptr; }
 
 BoundsNormFold::BoundsNormFold(const TableInfo& info, const PropertyOptions& options)
     : impl_(std::make_unique<Impl>(info, options)) {}
 BoundsNormFold::~BoundsNormFold() = default;
 
-void BoundsNormFold::BeginBlock(int parts, const std::byte*, std::int64_t, std::int64_t) {
+void BoundsNormFold::BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t) {
   if (static_cast<int>(impl_->parts.size()) < parts) impl_->parts.resize(static_cast<std::size_t>(parts));
   for (int k = 0; k < parts; ++k) {
     Impl::Part& p = impl_->parts[static_cast<std::size_t>(k)];
     p.b = impl_->bounds.Seed();
     p.n = impl_->norm.Seed();
+    p.end = -1;
   }
+  impl_->block_readable = raw != nullptr;
+  impl_->block_first = first;
+  if (impl_->share && static_cast<int>(impl_->share->parts.size()) < parts)
+    impl_->share->parts.resize(static_cast<std::size_t>(parts));
   blocks_parts_ = parts;
 }
 
@@ -663,8 +674,26 @@ void BoundsNormFold::Fold(int part, const std::byte* raw, std::int64_t first, st
       // test.
       p.v.resize(static_cast<std::size_t>(count));
       const float* x = reinterpret_cast<const float*>(raw);
-      if (ApproxSums(x, count, info.cols, BoundsPass::QuietMax(p.b), p.v.data(), nullptr))
-        impl_->bounds.Fold(p.b, rows, size, first);
+      bool loud;
+      if (SharedDistances* share = impl_->share) {
+        // The neighbours' distances in the same pass (each row read once),
+        // for the unique check: from the first row whose row before is
+        // readable (in the block, or this part's own last row).
+        SharedDistances::Part& sp = share->parts[static_cast<std::size_t>(part)];
+        const bool before = (impl_->block_readable && first > impl_->block_first) || first == p.end;
+        sp.first = first, sp.count = count, sp.from = before ? first : first + 1;
+        sp.diff.resize(static_cast<std::size_t>(count));
+        loud = false;
+        if (!before) loud = ApproxSums(x, 1, info.cols, BoundsPass::QuietMax(p.b), p.v.data(), nullptr);
+        const std::int64_t k = sp.from - first;
+        if (count > k)
+          loud |= ApproxSums(x + k * info.cols, count - k, info.cols, BoundsPass::QuietMax(p.b), p.v.data() + k,
+                             sp.diff.data() + k);
+        p.end = first + count;
+      } else {
+        loud = ApproxSums(x, count, info.cols, BoundsPass::QuietMax(p.b), p.v.data(), nullptr);
+      }
+      if (loud) impl_->bounds.Fold(p.b, rows, size, first);
       for (std::int64_t r = 0; r < count; ++r) {
         const double s = p.v[static_cast<std::size_t>(r)], e = SumBound(s, info.cols);
         if (!impl_->norm.Quiet(p.n, first + r, s - e, s + e))
@@ -1071,8 +1100,11 @@ class UniquePass {
     }
   }
 
+  /// (pre: the neighbours' distances² of rows [pre_from, q1) as
+  /// ApproxSums gives them, at pre[q - q0]; float32 rows.)
   template <class Row, class RowAt>
-  void Rows(int k, const RowAt& row_at, std::int64_t q0, std::int64_t q1, std::int64_t contiguous) {
+  void Rows(int k, const RowAt& row_at, std::int64_t q0, std::int64_t q1, std::int64_t contiguous,
+            const double* pre = nullptr, std::int64_t pre_from = 0) {
     const std::int64_t d = d_;
     const std::int64_t lo = std::max<std::int64_t>(0, q0 - window_);
     {
@@ -1117,8 +1149,18 @@ class UniquePass {
       // minimum so far (below).
       pt.adjacent_err.assign(static_cast<std::size_t>(q1 - q0), 0.0);
       if constexpr (std::is_same_v<Row, const float*>) {
+        if (pre && approx_) {  // (the first rows, without a row before them there: summed here)
+          const std::int64_t a0 = std::min(std::max(q0, pre_from), q1);
+          adjacent(q0, a0);
+          for (std::int64_t q = a0; q < q1; ++q) {
+            const auto i = static_cast<std::size_t>(q - q0);
+            pt.adjacent[i] = pre[i];
+            pt.adjacent_err[i] = SumBound(pre[i], d);
+          }
+          done = q1;
+        }
         const std::int64_t a0 = std::max(q0, contiguous + 1);
-        if (approx_ && q1 > a0) {
+        if (approx_ && q1 > a0 && done < q1) {
           adjacent(q0, a0);
           ApproxSums(row_at(a0), q1 - a0, d, 0, nullptr, pt.adjacent.data() + (a0 - q0));
           for (std::int64_t q = a0; q < q1; ++q)
@@ -1350,6 +1392,7 @@ struct UniqueFold::Impl {
   UniquePass pass;
   std::vector<float> tail;  // rows [tail_first, the next block's first): the window before it
   std::int64_t tail_first = 0;
+  const SharedDistances* share = nullptr;
   const float* block = nullptr;  // the current block's rows, from row `first` on
   std::int64_t first = 0;
   int parts = 0;
@@ -1373,11 +1416,18 @@ void UniqueFold::BeginBlock(int parts, const std::byte* raw, std::int64_t first,
   if (m.block) m.pass.BeginParts(parts);
 }
 
+void UniqueFold::UseDistances(const SharedDistances* share) { impl_->share = share; }
+
 void UniqueFold::Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) {
   Impl& m = *impl_;
   if (!m.block) return;
   (void)raw;  // the same rows as m.block's from `first` on
-  m.pass.Rows<const float*>(part, m.RowAt(), first, first + count, m.first);
+  const SharedDistances::Part* sp =
+      m.share && part < static_cast<int>(m.share->parts.size()) ? &m.share->parts[static_cast<std::size_t>(part)] : nullptr;
+  if (sp && sp->first == first && sp->count == count)
+    m.pass.Rows<const float*>(part, m.RowAt(), first, first + count, m.first, sp->diff.data(), sp->from);
+  else
+    m.pass.Rows<const float*>(part, m.RowAt(), first, first + count, m.first);
 }
 
 void UniqueFold::EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) {

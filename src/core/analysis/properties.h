@@ -26,6 +26,7 @@
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
 #include "core/analysis/row_fold.h"
+#include "core/analysis/row_sums.h"
 #include "core/analysis/tolerance.h"
 #include "core/table.h"
 
@@ -70,6 +71,10 @@ class BoundsNormFold : public RowFold {
   void BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  /// Also hand each part's neighbour distances to `share` (for a UniqueFold
+  /// after this one in the same RowFolds; float32 rows), where its sums
+  /// are taken in any order (ApproxSumsFast). `share` must outlive it.
+  void ShareDistances(SharedDistances* share);
   /// {bounds, norm}, after the last block.
   std::pair<Check, Check> Finish() const;
 
@@ -94,6 +99,9 @@ class UniqueFold : public RowFold {
   void BeginBlock(int parts, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void Fold(int part, const std::byte* raw, std::int64_t first, std::int64_t count) override;
   void EndBlock(const std::byte* raw, std::int64_t first, std::int64_t count) override;
+  /// Take the neighbours' distances from `share` where a fold before this
+  /// one left them for the same rows (BoundsNormFold::ShareDistances).
+  void UseDistances(const SharedDistances* share);
   /// The check, after the last block.
   Check Finish() const;
 

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace pe {
 
@@ -52,6 +53,19 @@ bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double qu
 /// False when not shown (the caller then takes the column-order sum); always
 /// false where ApproxSumsFast() is false, or for a NaN sum.
 bool DistanceAtLeast(const float* x, const float* y, std::int64_t d, double bound);
+
+/// The neighbours' distances one fold computed with its own sums (the
+/// norm's: ApproxSums with both outputs reads each row once), handed to a
+/// fold of the same rows after it (unique's), per part: rows [first,
+/// first + count), diff[r] valid for the rows from `from` on (a row whose
+/// row before was not readable has none).
+struct SharedDistances {
+  struct Part {
+    std::int64_t first = -1, count = 0, from = 0;
+    std::vector<double> diff;
+  };
+  std::vector<Part> parts;
+};
 
 /// The column-order sums themselves (the figures' numbers).
 double ExactSumOfSquares(const float* x, std::int64_t d);
