@@ -8,14 +8,15 @@
 //   and each sum rounded to 53 bits, round to nearest);
 // - ApproxSums is within SumBound of the column-order sum, and so is the
 //   exact sum within its own γ_n (the bound's two halves);
-// - DistanceAtLeast never claims a bound above the column-order sum (the
-//   bound just above it, and the sum itself plus one ulp), and does show a
-//   bound well below it once the row has 32 columns;
+// - DistanceAtLeast (and its batch form DistancesAtLeast) never claims a
+//   bound above the column-order sum (the bound just above it), and does
+//   show a bound well below it once the row has 32 columns;
 // - ApproxSums' quiet test for the bounds check: a NaN or an entry above
 //   quiet_max anywhere (vector body or tail) is reported, none otherwise.
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -136,6 +137,31 @@ TEST(RowSums, DistanceAtLeastNeverClaimsTooMuch) {
         }
       }
     }
+  // The batch form: for a bound just above the smallest of the pairs' sums,
+  // that pair is never shown; a bound far below every sum shows them all
+  // (rows of 64 columns and more).
+  for (std::int64_t d : {16, 32, 64, 1000}) {
+    const int n = 20;
+    const std::vector<float> v = Rows(n + 1, d, rng, true);
+    std::vector<const float*> ys;
+    double least = HUGE_VAL, most = 0;
+    int at = 0;
+    for (int i = 0; i < n; ++i) {
+      ys.push_back(v.data() + (i + 1) * d);
+      const double s = Reference(v.data(), ys.back(), d).column_order;
+      if (s < least) least = s, at = i;
+      most = std::max(most, s);
+    }
+    const std::uint32_t shown = DistancesAtLeast(v.data(), ys.data(), n, d, std::nextafter(least, HUGE_VAL));
+    EXPECT_EQ((shown >> at) & 1u, 0u) << "d=" << d;
+    for (int i = 0; i < n; ++i)
+      if ((shown >> i) & 1u) EXPECT_GE(Reference(v.data(), ys[static_cast<std::size_t>(i)], d).column_order, std::nextafter(least, HUGE_VAL));
+    double prefix_least = HUGE_VAL;
+    for (int i = 0; i < n; ++i) prefix_least = std::min(prefix_least, Reference(v.data(), ys[static_cast<std::size_t>(i)], std::min<std::int64_t>(d, 32)).exact);
+    if (d >= 32) EXPECT_EQ(DistancesAtLeast(v.data(), ys.data(), n, d, prefix_least * 0.99), (1u << n) - 1) << "d=" << d;
+    EXPECT_EQ(DistancesAtLeast(v.data(), ys.data(), n, d, HUGE_VAL), 0u);
+    (void)most;
+  }
   // A NaN entry: no claim.
   std::vector<float> a(64, 1.0f), b(64, 0.0f);
   a[5] = std::numeric_limits<float>::quiet_NaN();

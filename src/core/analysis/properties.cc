@@ -1211,15 +1211,27 @@ class UniquePass {
           }
           pt.best = s, pt.bp = p, pt.bq = q, pt.found = true;
         };
+        // The pairs that are not neighbours, up to 32 at a time, shown no
+        // closer than the minimum by a sum in any order over their first
+        // columns (DistancesAtLeast: most pairs in a few dozen columns; the
+        // minimum only falls, so a pair shown against it stays shown); the
+        // others are summed in column order below.
+        std::uint32_t shown = 0;  // bit i: pair (q, shown_from + i) shown, for the pairs before shown_end
+        std::int64_t shown_from = 0, shown_end = 0;
         for (std::int64_t p = std::max(lo, q - window_); p < q;) {
           if constexpr (std::is_same_v<Row, const float*>) {
-            // A pair that is not neighbours: shown no closer than the
-            // minimum by a sum in any order over its first columns
-            // (DistanceAtLeast: most pairs in a few dozen columns), else
-            // summed in column order below.
-            if (approx_ && p < q - 1 && DistanceAtLeast(rq, row_at(p), d, pt.best)) {
-              ++p;
-              continue;
+            if (approx_ && p < q - 1) {
+              if (p >= shown_end) {
+                const int n = static_cast<int>(std::min<std::int64_t>(32, q - 1 - p));
+                const float* rp[32];
+                for (int i = 0; i < n; ++i) rp[i] = row_at(p + i);
+                shown = DistancesAtLeast(rq, rp, n, d, pt.best);
+                shown_from = p, shown_end = p + n;
+              }
+              if ((shown >> (p - shown_from)) & 1u) {
+                ++p;
+                continue;
+              }
             }
           }
 #if PE_NORM_AVX2

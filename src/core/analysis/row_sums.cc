@@ -72,10 +72,11 @@ __attribute__((target("avx512f,fma"))) bool Sums8(const float* rows, std::int64_
   return loud != 0;
 }
 
-__attribute__((target("avx512f,fma"))) bool AtLeast8(const float* x, const float* y, std::int64_t d, double bound) {
-  __m512d t[4];
-  for (int k = 0; k < 4; ++k) t[k] = _mm512_setzero_pd();
-  for (std::int64_t j = 0; j + 32 <= d; j += 32) {
+// From column j0 on, with t the sums of the columns before (AtLeast8).
+__attribute__((target("avx512f,fma"), always_inline)) inline bool AtLeastFrom8(const float* x, const float* y,
+                                                                             std::int64_t d, double bound,
+                                                                             std::int64_t j0, __m512d* t) {
+  for (std::int64_t j = j0; j + 32 <= d; j += 32) {
     for (int k = 0; k < 4; ++k) {
       const __m512d e = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + j + 8 * k)),
                                       _mm512_cvtps_pd(_mm256_loadu_ps(y + j + 8 * k)));
@@ -85,6 +86,31 @@ __attribute__((target("avx512f,fma"))) bool AtLeast8(const float* x, const float
     if (s - SumBound(s, j + 32) >= bound) return true;
   }
   return false;
+}
+__attribute__((target("avx512f,fma"))) bool AtLeast8(const float* x, const float* y, std::int64_t d, double bound) {
+  __m512d t[4];
+  for (int k = 0; k < 4; ++k) t[k] = _mm512_setzero_pd();
+  return AtLeastFrom8(x, y, d, bound, 0, t);
+}
+// The first 32 columns of every pair first, x's widened once and the pairs'
+// sums independent of each other (their reductions overlap); the pairs not
+// shown there go on alone.
+__attribute__((target("avx512f,fma"))) std::uint32_t AtLeastMany8(const float* x, const float* const* y, int n,
+                                                                  std::int64_t d, double bound) {
+  if (d < 32) return 0;
+  __m512d xv[4];
+  for (int k = 0; k < 4; ++k) xv[k] = _mm512_cvtps_pd(_mm256_loadu_ps(x + 8 * k));
+  std::uint32_t shown = 0;
+  for (int i = 0; i < n; ++i) {
+    __m512d t[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m512d e = _mm512_sub_pd(xv[k], _mm512_cvtps_pd(_mm256_loadu_ps(y[i] + 8 * k)));
+      t[k] = _mm512_mul_pd(e, e);  // rounded once, as the column-order products: within SumBound
+    }
+    const double s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(t[0], t[1]), _mm512_add_pd(t[2], t[3])));
+    if (s - SumBound(s, 32) >= bound || AtLeastFrom8(x, y[i], d, bound, 32, t)) shown |= 1u << i;
+  }
+  return shown;
 }
 #pragma GCC diagnostic pop
 
@@ -210,6 +236,16 @@ bool DistanceAtLeast(const float* x, const float* y, std::int64_t d, double boun
 #endif
   (void)x, (void)y, (void)d, (void)bound;
   return false;
+}
+
+std::uint32_t DistancesAtLeast(const float* x, const float* const* y, int n, std::int64_t d, double bound) {
+  std::uint32_t shown = 0;
+#if PE_ROW_SUMS_VECTOR
+  if (UseAvx512()) return AtLeastMany8(x, y, n, d, bound);
+#endif
+  for (int i = 0; i < n; ++i)
+    if (DistanceAtLeast(x, y[i], d, bound)) shown |= 1u << i;
+  return shown;
 }
 
 // Column order, no fused product (this file is built for the baseline

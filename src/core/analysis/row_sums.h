@@ -54,6 +54,10 @@ bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double qu
 /// false where ApproxSumsFast() is false, or for a NaN sum.
 bool DistanceAtLeast(const float* x, const float* y, std::int64_t d, double bound);
 
+/// DistanceAtLeast of row x against each of the n <= 32 rows y[i]: bit i
+/// of the result for y[i] (x's first columns widened once for all).
+std::uint32_t DistancesAtLeast(const float* x, const float* const* y, int n, std::int64_t d, double bound);
+
 /// The neighbours' distances one fold computed with its own sums (the
 /// norm's: ApproxSums with both outputs reads each row once), handed to a
 /// fold of the same rows after it (unique's), per part: rows [first,
