@@ -500,22 +500,32 @@ __attribute__((target("avx2,fma"))) void RecurrenceRowsAvx2(double* s, double* c
 
 }  // namespace
 
+double SinCosBatch::F64RecurrenceAt(std::int64_t pos, RecurrenceState& st) const {
+  const std::size_t n = freq_.size();
+  // Continue the state's recurrence, or anchor at this row.
+  const bool resume = st.s.size() == n && st.c.size() == n && st.next == pos;
+  const std::int64_t k = resume ? st.since_anchor : 0;
+  if (k == 0) {
+    st.s.resize(n);
+    st.c.resize(n);
+    F64Fast(pos, st.s.data(), st.c.data());
+    // Each component within 2^-50·|y| + |θ|·2^-98 + 2^-1000 (|y| <= 1; the
+    // largest |θ| is |pos|·ω_max, rounded up by FastF64AbsErr's margin):
+    // Euclidean error below 1.5 times that, as F32's anchors.
+    st.e0 = 1.5 * (0x1p-50 + FastF64AbsErr(static_cast<double>(pos) * w_max_));
+  }
+  st.since_anchor = (k + 1) % kAnchorRows;  // (for the row after: the caller's step)
+  st.next = pos;  // until the caller steps
+  // (a scan of the frequencies per call cost more than a 32-row call's anchor: w_max_)
+  return st.e0 + static_cast<double>(k) * (kStepErr + 2 * FastF64AbsErr(w_max_)) + kRoundSlack;
+}
+
 void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out,
                                 std::size_t ld, std::size_t step, std::size_t n_cos, double* bound,
                                 RecurrenceState* state) const {
   const std::size_t n = freq_.size();
   RecurrenceState local;
   RecurrenceState& st = state ? *state : local;
-  // Continue the previous call's recurrence, or anchor at the first row.
-  const bool resume = state && st.s.size() == n && st.c.size() == n && st.next == first && count > 0;
-  std::int64_t k0 = resume ? st.since_anchor : 0;
-  double e0 = resume ? st.e0 : 0;
-  st.s.resize(n);
-  st.c.resize(n);
-  std::vector<double>& s = st.s;
-  std::vector<double>& c = st.c;
-  const double w_max = w_max_;  // (a scan of the frequencies per call cost more than a 32-row call's anchor)
-  const double step_err = kStepErr + 2 * FastF64AbsErr(w_max);
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const auto row = avx2 ? RecurrenceRowAvx2 : RecurrenceRowBase;
   // Every frequency with its cos, in one of the two common layouts: the
@@ -526,27 +536,15 @@ void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* 
                           : avx512                                      ? RecurrenceRowsAvx512
                                                                         : RecurrenceRowsAvx2;
   for (std::int64_t r = 0; r < count; ++r) {
-    const std::int64_t k = (k0 + r) % kAnchorRows;
-    if (k == 0) {
-      const std::int64_t pos = first + r;
-      F64Fast(pos, s.data(), c.data());
-      // Each component within 2^-50·|y| + |θ|·2^-98 + 2^-1000 (|y| <= 1; the
-      // largest |θ| is |pos|·ω_max, rounded up by FastF64AbsErr's margin):
-      // Euclidean error below 1.5 times that, as F32's anchors.
-      e0 = 1.5 * (0x1p-50 + FastF64AbsErr(static_cast<double>(pos) * w_max));
-    }
-    bound[r] = e0 + static_cast<double>(k) * step_err + kRoundSlack;
+    bound[r] = F64RecurrenceAt(first + r, st);
     if (vector_row)
-      vector_row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, sin_out + static_cast<std::size_t>(r) * ld,
+      vector_row(st.s.data(), st.c.data(), cos_w_.data(), sin_w_.data(), n, sin_out + static_cast<std::size_t>(r) * ld,
                  cos_out + static_cast<std::size_t>(r) * ld, interleaved);
     else
-      row(s.data(), c.data(), cos_w_.data(), sin_w_.data(), n, std::min(n_cos, n), sin_out + static_cast<std::size_t>(r) * ld,
-          cos_out + static_cast<std::size_t>(r) * ld, step);
+      row(st.s.data(), st.c.data(), cos_w_.data(), sin_w_.data(), n, std::min(n_cos, n),
+          sin_out + static_cast<std::size_t>(r) * ld, cos_out + static_cast<std::size_t>(r) * ld, step);
+    st.next = first + r + 1;  // (s, c) are now those of the next row
   }
-  // (s, c) are now those of row first + count.
-  st.next = first + count;
-  st.since_anchor = (k0 + count) % kAnchorRows;
-  st.e0 = e0;
 }
 
 void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,

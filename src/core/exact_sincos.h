@@ -214,6 +214,19 @@ class SinCosBatch {
   void F64Recurrence(std::int64_t first, std::int64_t count, double* sin_out, double* cos_out, std::size_t ld,
                      std::size_t step, std::size_t n_cos, double* bound, RecurrenceState* state = nullptr) const;
 
+  /// F64Recurrence one row at a time, for a caller that steps the
+  /// recurrence in its own loop (pe verify's fused filter): makes
+  /// state.s / state.c hold row `pos`'s values (continuing the state when
+  /// state.next == pos, else anchoring there: the rows and bounds of
+  /// F64Recurrence with that state) and returns their bound. The caller
+  /// then puts row pos + 1's values in state.s / state.c by the same step,
+  ///   s' = s·cos_w()[i] + c·sin_w()[i],  c' = c·cos_w()[i] - s·sin_w()[i]
+  /// (products fused into the sums or not: both within the step's bound),
+  /// and sets state.next = pos + 1. REQUIRES: as F64Recurrence's.
+  double F64RecurrenceAt(std::int64_t pos, RecurrenceState& state) const;
+  const double* cos_w() const { return cos_w_.data(); }
+  const double* sin_w() const { return sin_w_.data(); }
+
  private:
   std::vector<Frequency> freq_;
   std::vector<double> cos_w_, sin_w_;  ///< cos ω, sin ω within 2^-50 relative
