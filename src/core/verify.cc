@@ -421,6 +421,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
         if (!state) state = std::make_shared<SinCosBatch::RecurrenceState>();
         return sinusoid->ReadRowsApprox(first, count, out, bound, static_cast<SinCosBatch::RecurrenceState*>(state.get()));
       };
+    if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref); sinusoid && sinusoid->has_approx_rows())
+      ro.recurrence = sinusoid->interleaved_recurrence(), ro.recurrence_start = sinusoid->start();
     const ReferenceComparison cmp = CompareWithReference(table, *ref, ro);
     const auto entry = [](const ComparedEntry& e) {
       return EntryRef{e.row, e.position, e.col, e.expected, e.found, e.error, e.limit};

@@ -416,25 +416,64 @@ PE_QUIET_TARGET int AnyLoudApprox4(const std::byte* a, const double* approx, std
 // return is 2 when the row's test (vacuity, a NaN maximum) makes every
 // lane loud, when mask is not filled: a second pass for the rare loud row,
 // a superset of LoudLanesApprox4's lanes (this test is the stricter).
+// The merged threshold's constants for one row (LoudApprox8's comment).
+struct Quiet8 {
+  __m512d abs_mask, exp_mask, t_abs, c_u, c_r, c_a, c_p, c_v, c_l, dmin, vdelta;
+  double scale, ulp_min;
+};
+// False when a maximum is NaN (it would drop its condition: every lane loud).
+__attribute__((target("avx512f,avx512dq"))) bool SetUpQuiet8(Quiet8& q, double pos, double delta,
+                                                            const ReferenceCompareOptions& o, const UlpRule& ulp,
+                                                            const ReferenceComparison& c) {
+  const Tolerance& tol = o.tolerance;
+  q.abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+  q.exp_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff0000000000000LL));
+  q.scale = std::ldexp(1.0, -(ulp.p() - 1)), q.ulp_min = std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
+  const double m = 1 - 1e-6 - 1e-9, rm = m * std::min(c.max_ratio, 1.0);
+  if (std::isnan(rm) || std::isnan(c.max_abs) || std::isnan(c.max_ulp) || std::isnan(c.max_rel)) return false;
+  q.t_abs = _mm512_set1_pd(m * c.max_abs);
+  q.c_u = _mm512_set1_pd(rm * tol.max_ulp * q.scale), q.c_r = _mm512_set1_pd(rm * tol.rtol);
+  q.c_a = _mm512_set1_pd(rm * tol.atol), q.c_p = _mm512_set1_pd(rm * std::fabs(pos));
+  q.c_v = _mm512_set1_pd(m * c.max_ulp * q.scale), q.c_l = _mm512_set1_pd(m * c.max_rel);
+  q.dmin = _mm512_set1_pd(std::numeric_limits<double>::min());
+  q.vdelta = _mm512_set1_pd(delta);
+  return true;
+}
+// The quiet lanes of eight entries: found (widened), approx y, angle factor
+// k; ae_max takes the largest |y|.
+__attribute__((target("avx512f,avx512dq"), always_inline)) inline __mmask8 QuietLanes8(const Quiet8& q, __m512d found,
+                                                                                      __m512d y, __m512d k,
+                                                                                      __m512d& ae_max) {
+  const __m512d e = _mm512_add_pd(_mm512_and_pd(_mm512_sub_pd(found, y), q.abs_mask), q.vdelta);
+  const __m512d ae = _mm512_and_pd(y, q.abs_mask);
+  const __m512d lo = _mm512_sub_round_pd(ae, q.vdelta, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  ae_max = _mm512_max_pd(ae, ae_max);  // (a NaN lane is loud below: left out)
+  const __m512d u = _mm512_and_pd(lo, q.exp_mask);
+  const __m512d lim = _mm512_fmadd_pd(q.c_r, lo, _mm512_fmadd_pd(q.c_u, u, _mm512_fmadd_pd(q.c_p, k, q.c_a)));
+  const __m512d t = _mm512_min_pd(_mm512_min_pd(lim, _mm512_mul_pd(q.c_v, u)), _mm512_min_pd(_mm512_mul_pd(q.c_l, lo), q.t_abs));
+  return _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(e, t, _CMP_LT_OQ), lo, q.dmin, _CMP_GE_OQ);
+}
+// The row's vacuity test, as AnyLoudApprox4's: true when it fails (every
+// lane loud). (ae_hi's expression at the largest |y|: each operation
+// monotone, so at least every lane's ae_hi.)
+__attribute__((target("avx512f,avx512dq"))) bool RowVacuous8(const Quiet8& q, __m512d ae_max, double pos, double delta,
+                                                            double k_max, const Tolerance& tol) {
+  double big = 0;
+  for (int l = 0; l < 8; ++l) big = ae_max[l] > big ? ae_max[l] : big;
+  big = (big + delta) * (1 + 0x1p-50);
+  const double lim = tol.atol + tol.rtol * big + tol.max_ulp * (big * q.scale + q.ulp_min) + std::fabs(pos) * k_max;
+  const bool monotone = tol.atol >= 0 && tol.rtol >= 0 && tol.max_ulp >= 0 && k_max >= 0;
+  return !(monotone && lim * (1 + 1e-9) < 2);
+}
+
 template <bool kMasks>
 __attribute__((target("avx512f,avx512dq"))) int LoudApprox8(const std::byte* a, const double* approx,
                                                             std::int64_t cols, double pos, double delta,
                                                             const ReferenceCompareOptions& o, const double* angle_k,
                                                             double k_max, const UlpRule& ulp,
                                                             const ReferenceComparison& c, unsigned char* mask) {
-  const Tolerance& tol = o.tolerance;
-  const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
-  const __m512d exp_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7ff0000000000000LL));
-  const double scale = std::ldexp(1.0, -(ulp.p() - 1)), ulp_min = std::ldexp(1.0, ulp.min_exp() - (ulp.p() - 1));
-  const double m = 1 - 1e-6 - 1e-9, rm = m * std::min(c.max_ratio, 1.0);
-  // A NaN maximum would drop its condition from the minimum: loud.
-  if (std::isnan(rm) || std::isnan(c.max_abs) || std::isnan(c.max_ulp) || std::isnan(c.max_rel)) return kMasks ? 2 : 1;
-  const __m512d t_abs = _mm512_set1_pd(m * c.max_abs);
-  const __m512d c_u = _mm512_set1_pd(rm * tol.max_ulp * scale), c_r = _mm512_set1_pd(rm * tol.rtol),
-                c_a = _mm512_set1_pd(rm * tol.atol), c_p = _mm512_set1_pd(rm * std::fabs(pos));
-  const __m512d c_v = _mm512_set1_pd(m * c.max_ulp * scale), c_l = _mm512_set1_pd(m * c.max_rel);
-  const __m512d dmin = _mm512_set1_pd(std::numeric_limits<double>::min());
-  const __m512d vdelta = _mm512_set1_pd(delta);
+  Quiet8 q;
+  if (!SetUpQuiet8(q, pos, delta, o, ulp, c)) return kMasks ? 2 : 1;
   __mmask8 quiet = 0xff;
   __m512d ae_max = _mm512_setzero_pd();
   const std::int64_t vec_end = cols / 8 * 8;
@@ -446,30 +485,50 @@ __attribute__((target("avx512f,avx512dq"))) int LoudApprox8(const std::byte* a, 
     // faults, past the rows or the mapping.
     if (j & 8) _mm_prefetch(reinterpret_cast<const char*>(a) + 4 * j + 2048, _MM_HINT_T0);
     const __m512d found = _mm512_cvtps_pd(_mm256_loadu_ps(reinterpret_cast<const float*>(a) + j));
-    const __m512d y = _mm512_loadu_pd(approx + j);
-    const __m512d e = _mm512_add_pd(_mm512_and_pd(_mm512_sub_pd(found, y), abs_mask), vdelta);
-    const __m512d ae = _mm512_and_pd(y, abs_mask);
-    const __m512d lo = _mm512_sub_round_pd(ae, vdelta, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    ae_max = _mm512_max_pd(ae, ae_max);  // (a NaN lane is loud below: left out)
-    const __m512d u = _mm512_and_pd(lo, exp_mask);
-    const __m512d lim = _mm512_fmadd_pd(c_r, lo, _mm512_fmadd_pd(c_u, u, _mm512_fmadd_pd(c_p, _mm512_loadu_pd(angle_k + j), c_a)));
-    const __m512d t = _mm512_min_pd(_mm512_min_pd(lim, _mm512_mul_pd(c_v, u)), _mm512_min_pd(_mm512_mul_pd(c_l, lo), t_abs));
-    const __mmask8 q = _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(e, t, _CMP_LT_OQ), lo, dmin, _CMP_GE_OQ);
-    quiet &= q;
-    if constexpr (kMasks) mask[j >> 3] = static_cast<unsigned char>(~q);
+    const __mmask8 m = QuietLanes8(q, found, _mm512_loadu_pd(approx + j), _mm512_loadu_pd(angle_k + j), ae_max);
+    quiet &= m;
+    if constexpr (kMasks) mask[j >> 3] = static_cast<unsigned char>(~m);
   }
-  int loud = quiet != 0xff;
-  // The row's vacuity test, as AnyLoudApprox4's.
-  // (ae_hi's expression at the largest |y|: each operation monotone, so
-  // at least every lane's ae_hi.)
-  double big = 0;
-  for (int l = 0; l < 8; ++l) big = ae_max[l] > big ? ae_max[l] : big;
-  big = (big + delta) * (1 + 0x1p-50);
-  const double lim = tol.atol + tol.rtol * big + tol.max_ulp * (big * scale + ulp_min) + std::fabs(pos) * k_max;
-  const bool monotone = tol.atol >= 0 && tol.rtol >= 0 && tol.max_ulp >= 0 && k_max >= 0;
-  if (!(monotone && lim * (1 + 1e-9) < 2)) return kMasks ? 2 : 1;
-  return loud;
+  if (RowVacuous8(q, ae_max, pos, delta, k_max, o.tolerance)) return kMasks ? 2 : 1;
+  return quiet != 0xff;
 }
+
+// AnyLoudApprox8 with the approximate row taken from the recurrence's
+// state in the same loop (the paper's layout: sin of pair i at column 2i,
+// cos at 2i + 1; pairs a multiple of 8): s, c hold this row's values; the
+// next row's, by SinCosBatch::F64RecurrenceAt's step, go to ns, nc (s and
+// c are left as they are, for a loud row's second pass). No approximate
+// row is written and read back (8 bytes an entry), and the state is read
+// once for both. Returns AnyLoudApprox8's answer; the step is made in any
+// case.
+__attribute__((target("avx512f,avx512dq,fma"))) int AnyLoudRecurrence8(
+    const std::byte* a, const double* s, const double* c, const double* cw, const double* sw, double* ns, double* nc,
+    std::int64_t pairs, double pos, double delta, const ReferenceCompareOptions& o, const double* angle_k, double k_max,
+    const UlpRule& ulp, const ReferenceComparison& cmp) {
+  Quiet8 q;
+  const bool usable = SetUpQuiet8(q, pos, delta, o, ulp, cmp);
+  const __m512i lo_idx = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi_idx = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+  const float* f = reinterpret_cast<const float*>(a);
+  __mmask8 quiet = 0xff;
+  __m512d ae_max = _mm512_setzero_pd();
+  for (std::int64_t i = 0; i < pairs; i += 8) {
+    const __m512d sv = _mm512_loadu_pd(s + i), cv = _mm512_loadu_pd(c + i);
+    if (usable) {
+      const std::int64_t j = 2 * i;  // the first of the 16 columns
+      _mm_prefetch(reinterpret_cast<const char*>(f + j) + 2048, _MM_HINT_T0);  // (LoudApprox8's)
+      quiet &= QuietLanes8(q, _mm512_cvtps_pd(_mm256_loadu_ps(f + j)), _mm512_permutex2var_pd(sv, lo_idx, cv),
+                           _mm512_loadu_pd(angle_k + j), ae_max);
+      quiet &= QuietLanes8(q, _mm512_cvtps_pd(_mm256_loadu_ps(f + j + 8)), _mm512_permutex2var_pd(sv, hi_idx, cv),
+                           _mm512_loadu_pd(angle_k + j + 8), ae_max);
+    }
+    const __m512d w1 = _mm512_loadu_pd(cw + i), w2 = _mm512_loadu_pd(sw + i);
+    _mm512_storeu_pd(ns + i, _mm512_fmadd_pd(sv, w1, _mm512_mul_pd(cv, w2)));
+    _mm512_storeu_pd(nc + i, _mm512_fmsub_pd(cv, w1, _mm512_mul_pd(sv, w2)));
+  }
+  if (!usable || RowVacuous8(q, ae_max, pos, delta, k_max, o.tolerance)) return 1;
+  return quiet != 0xff;
+}
+
 __attribute__((target("avx512f,avx512dq"))) int AnyLoudApprox8(const std::byte* a, const double* approx,
                                                                std::int64_t cols, double pos, double delta,
                                                                const ReferenceCompareOptions& o, const double* angle_k,
@@ -589,8 +648,18 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   const bool avx512 = false;
   const auto AnyLoudApprox8 = AnyLoudApprox4;
   const auto LoudLanesApprox8 = [](auto&&...) { return 2; };
+  const auto AnyLoudRecurrence8 = [](auto&&...) { return 1; };
 #endif
+  // The recurrence stepped in the filter's own loop (AnyLoudRecurrence8):
+  // AVX-512, the reference's rows whole (sin, cos) pairs interleaved, 8
+  // pairs to a vector.
+  const bool fused = approx && avx512 && o.recurrence && cols % 16 == 0 &&
+                     cols == 2 * static_cast<std::int64_t>(o.recurrence->size()) &&
+                     std::getenv("PE_VERIFY_NO_FUSED") == nullptr;
+  const std::int64_t pairs = cols / 2;
   struct ThreadScratch {
+    SinCosBatch::RecurrenceState rec;  // the fused filter's recurrence
+    std::vector<double> ns, nc;        // its next row's values
     std::vector<double> approx, bound;
     std::vector<std::byte> exact;  // one reference row, read when an entry needs it
     std::vector<unsigned char> mask;
@@ -637,8 +706,9 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
         const std::int64_t vec_end = cols / lanes * lanes;
         std::int64_t c0 = r0;  // the chunk's first row
         std::int64_t f0 = r0;  // the first row not yet folded
+        if (fused) ts.ns.resize(static_cast<std::size_t>(pairs)), ts.nc.resize(static_cast<std::size_t>(pairs));
         for (std::int64_t r = r0; r < r1; ++r) {
-          if (r == r0 || r - c0 == chunk) {
+          if (!fused && (r == r0 || r - c0 == chunk)) {
             c0 = r;
             if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data(), ts.state))
               ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
@@ -657,20 +727,42 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
             std::memcpy(&y, ts.exact.data() + 8 * static_cast<std::size_t>(j), 8);
             return y;
           };
+          // The approximate row y and its distance delta to the reference:
+          // the reference within 2^-50·|y| + 2^-48 of the exact value
+          // (docs/numerics.md), the approximation within its bound.
+          const double* y;
+          double delta;
+          int loud = 0;
+          if (fused) {
+            // The recurrence stepped in the filter's loop (AnyLoudRecurrence8);
+            // a loud row's approximate values then written out for its lanes.
+            const std::int64_t at = o.recurrence_start + f + r;
+            delta = o.recurrence->F64RecurrenceAt(at, ts.rec) + 0x1p-47;
+            const double *s = ts.rec.s.data(), *c = ts.rec.c.data();
+            loud = AnyLoudRecurrence8(a, s, c, o.recurrence->cos_w(), o.recurrence->sin_w(), ts.ns.data(), ts.nc.data(),
+                                      pairs, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c);
+            if (loud)
+              for (std::int64_t i = 0; i < pairs; ++i) ts.approx[static_cast<std::size_t>(2 * i)] = s[i], ts.approx[static_cast<std::size_t>(2 * i + 1)] = c[i];
+            ts.rec.s.swap(ts.ns);
+            ts.rec.c.swap(ts.nc);
+            ts.rec.next = at + 1;
+            y = ts.approx.data();
+          } else {
+            delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
+            y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
+          }
           std::int64_t from = vec_end;  // the columns from here take the step
           if (f + r == 0) {
             from = 0;
           } else {
-            // Reference within 2^-50·|y| + 2^-48 of the exact value
-            // (docs/numerics.md), the approximation within its bound.
-            const double delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
-            const double* y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
             // A loud row's lanes: on AVX-512 from the same test with its
             // masks (LoudLanesApprox8: groups of 8 columns), unless the row's
             // own test failed; else LoudLanesApprox4's (groups of 4).
             int groups = 0;
-            if (avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
-                       : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)) {
+            if (!fused)
+              loud = avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
+                            : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c);
+            if (loud) {
               if (avx512 && LoudLanesApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp,
                                              p.c, ts.mask.data()) != 2)
                 groups = 8;

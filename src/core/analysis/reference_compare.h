@@ -27,6 +27,7 @@
 
 #include "core/analysis/row_fold.h"
 #include "core/analysis/tolerance.h"
+#include "core/exact_sincos.h"
 #include "core/table.h"
 
 namespace pe {
@@ -70,6 +71,14 @@ struct ReferenceCompareOptions {
   /// where the previous chunk ended).
   std::function<bool(std::int64_t first, std::int64_t count, double* out, double* bound, std::shared_ptr<void>& state)>
       approx_reference;
+  /// Optional, with approx_reference: the recurrence behind it, when its
+  /// rows are whole (sin, cos) pairs in the paper's interleaved layout
+  /// (SinusoidSource::interleaved_recurrence; row r at position
+  /// recurrence_start + r): on AVX-512 the filter then steps it in the loop
+  /// that tests the table's entries (SinCosBatch::F64RecurrenceAt), instead
+  /// of writing approximate rows and reading them back. The same figures.
+  const SinCosBatch* recurrence = nullptr;
+  std::int64_t recurrence_start = 0;
   /// Optional: fed every row of the table as it is read (RowFold's
   /// contract; a block's parts are the comparison's threads), so that
   /// another check needs no read of its own (pe verify's bounds and norm).

@@ -129,6 +129,15 @@ bool SinusoidSource::has_approx_rows() const {
   return batch_ && info_.dtype == DType::kFloat64 && fast_f64_ != DType::kFloat64 && direct_.has_value();
 }
 
+const SinCosBatch* SinusoidSource::interleaved_recurrence() const {
+  if (!has_approx_rows()) return nullptr;
+  const DirectLayout& d = *direct_;
+  const std::size_t pairs = plan_.frequencies.size(), cols = static_cast<std::size_t>(info_.cols);
+  const bool whole = d.sin0 == 0 && d.cos0 == 1 && d.step == 2 && d.n_cos == pairs && d.zeros >= cols && cols == 2 * pairs &&
+                     batch_->size() == pairs;
+  return whole ? batch_.get() : nullptr;
+}
+
 bool SinusoidSource::ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound,
                                     SinCosBatch::RecurrenceState* state) const {
   if (!has_approx_rows() || count <= 0) return false;

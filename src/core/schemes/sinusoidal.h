@@ -96,6 +96,13 @@ class SinusoidSource : public RowSource {
   bool ReadRowsApprox(std::int64_t first, std::int64_t count, double* out, double* bound,
                       SinCosBatch::RecurrenceState* state = nullptr) const;
   bool has_approx_rows() const;
+  /// The recurrence behind ReadRowsApprox, when its rows are whole (sin,
+  /// cos) pairs in the paper's interleaved layout (sin of pair i at column
+  /// 2i, cos at 2i + 1, no other column), for a caller that steps it
+  /// itself (SinCosBatch::F64RecurrenceAt; row r at position start() + r);
+  /// null otherwise.
+  const SinCosBatch* interleaved_recurrence() const;
+  std::int64_t start() const { return start_; }
 
 
   /// A column plan the float32 fast path can write in place: sin of pair i
