@@ -442,133 +442,6 @@ std::pair<Check, Check> BoundsAndNorm(RowSource& t, const PropertyOptions& o) {
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define PE_NORM_AVX2 1
-// Each float32 row's sum of squares over all its columns (the entries
-// widened to double, summed in column order: the same numbers as
-// NormPass::Fold's), 16 rows at a time as the lanes of four AVX2
-// accumulators (4 x 4 transposes of the floats; four independent chains);
-// and whether any |entry| fails BoundsPass's quiet test (!(|v| <= max),
-// NaN included). AVX2 without FMA: no product is fused into its sum.
-template <int G>
-__attribute__((target("avx2"), always_inline)) inline void SumRowsAvx2(const std::byte* raw, std::size_t stride,
-                                                                      std::int64_t cols, __m256d q, __m256d abs_mask,
-                                                                      __m256d* loud, double* sums) {
-  __m256d acc[G];
-  for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_pd();
-  // Columns [j, j + 4) of group g's four rows into acc[g] (a lambda would
-  // not be compiled for AVX2).
-  const auto step = [&](int g, std::int64_t j) __attribute__((always_inline, target("avx2"))) {
-    const std::byte* p = raw + static_cast<std::size_t>(4 * g) * stride + 4 * static_cast<std::size_t>(j);
-    __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(p));
-    __m128 c1 = _mm_loadu_ps(reinterpret_cast<const float*>(p + stride));
-    __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * stride));
-    __m128 c3 = _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * stride));
-    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c0: column j of the four rows, ...
-    const __m128 col[4] = {c0, c1, c2, c3};
-    for (int k = 0; k < 4; ++k) {
-      const __m256d x = _mm256_cvtps_pd(col[k]);
-      acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(x, x));
-      *loud = _mm256_or_pd(*loud, _mm256_cmp_pd(_mm256_and_pd(x, abs_mask), q, _CMP_NLE_UQ));
-    }
-  };
-  std::int64_t j = 0;
-  // Sixteen columns (a cache line of each row) per group before the next
-  // group: rows 4 KiB apart (d = 1024) share one L1 set, and 16 rows read
-  // four columns at a time evicted each other's lines before their next
-  // four columns (8 ways). Each row's sum still in column order.
-  for (; j + 16 <= cols; j += 16)
-    for (int g = 0; g < G; ++g)
-      for (int k = 0; k < 16; k += 4) step(g, j + k);
-  for (; j + 4 <= cols; j += 4)
-    for (int g = 0; g < G; ++g) step(g, j);
-  for (int g = 0; g < G; ++g) _mm256_storeu_pd(sums + 4 * g, acc[g]);
-  if (j == cols) return;
-  double rest = 0;  // the columns past the last multiple of four, row by row
-  const double quiet_max = q[0];
-  for (int e = 0; e < 4 * G; ++e) {
-    double t = sums[e];
-    for (std::int64_t c = j; c < cols; ++c) {
-      float f;
-      std::memcpy(&f, raw + static_cast<std::size_t>(e) * stride + 4 * static_cast<std::size_t>(c), 4);
-      const double x = f;
-      t += x * x;
-      if (!(std::fabs(x) <= quiet_max)) rest = 1;
-    }
-    sums[e] = t;
-  }
-  if (rest != 0) *loud = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-}
-
-__attribute__((target("avx2"))) bool SumsOfSquaresF32(const std::byte* raw, std::int64_t rows, std::int64_t cols,
-                                                       double quiet_max, double* sums) {
-  const std::size_t stride = static_cast<std::size_t>(cols) * 4;
-  const __m256d q = _mm256_set1_pd(quiet_max);
-  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
-  __m256d loud = _mm256_setzero_pd();
-  std::int64_t r = 0;
-  for (; r + 16 <= rows; r += 16) SumRowsAvx2<4>(raw + static_cast<std::size_t>(r) * stride, stride, cols, q, abs_mask, &loud, sums + r);
-  for (; r + 4 <= rows; r += 4) SumRowsAvx2<1>(raw + static_cast<std::size_t>(r) * stride, stride, cols, q, abs_mask, &loud, sums + r);
-  bool any = _mm256_movemask_pd(loud) != 0;
-  for (; r < rows; ++r) {  // the last rows, one at a time
-    double t = 0;
-    for (std::int64_t c = 0; c < cols; ++c) {
-      float f;
-      std::memcpy(&f, raw + static_cast<std::size_t>(r) * stride + 4 * static_cast<std::size_t>(c), 4);
-      const double x = f;
-      t += x * x;
-      any |= !(std::fabs(x) <= quiet_max);
-    }
-    sums[r] = t;
-  }
-  return any;
-}
-
-// The distances² of rows i and i - 1 for the `count` (a multiple of 8)
-// float32 rows at `rows` (the row before the first is rows - d), each a sum
-// in column order of (x - y)² with x, y widened to double (the same numbers
-// as Unique's scalar loop), eight rows at a time as the lanes of two AVX2
-// accumulators. AVX2 without FMA: no product is fused into its sum.
-__attribute__((target("avx2"))) void AdjacentDistancesF32(const float* rows, std::int64_t count, std::int64_t d,
-                                                           double* out) {
-  const std::size_t stride = static_cast<std::size_t>(d);
-  for (std::int64_t r = 0; r < count; r += 8) {
-    __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
-    // Columns [j, j + 4) of group g's four rows (and the row before them).
-    const auto step = [&](int g, std::int64_t j) __attribute__((always_inline, target("avx2"))) {
-      const float* a = rows + static_cast<std::size_t>(r + 4 * g) * stride + j;
-      const float* b = a - stride;
-      __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + stride), a2 = _mm_loadu_ps(a + 2 * stride),
-             a3 = _mm_loadu_ps(a + 3 * stride);
-      __m128 b0 = _mm_loadu_ps(b), b1 = a0, b2 = a1, b3 = a2;
-      _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
-      _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
-      const __m128 ca[4] = {a0, a1, a2, a3}, cb[4] = {b0, b1, b2, b3};
-      for (int k = 0; k < 4; ++k) {
-        const __m256d t = _mm256_sub_pd(_mm256_cvtps_pd(ca[k]), _mm256_cvtps_pd(cb[k]));
-        acc[g] = _mm256_add_pd(acc[g], _mm256_mul_pd(t, t));
-      }
-    };
-    std::int64_t j = 0;
-    // A cache line of each row per group before the next group (rows 4 KiB
-    // apart share an L1 set: SumRowsAvx2); each sum still in column order.
-    for (; j + 16 <= d; j += 16)
-      for (int g = 0; g < 2; ++g)
-        for (int k = 0; k < 16; k += 4) step(g, j + k);
-    for (; j + 4 <= d; j += 4)
-      for (int g = 0; g < 2; ++g) step(g, j);
-    double s[8];
-    _mm256_storeu_pd(s, acc[0]);
-    _mm256_storeu_pd(s + 4, acc[1]);
-    for (int e = 0; e < 8; ++e) {  // the columns past the last multiple of four
-      const float* a = rows + static_cast<std::size_t>(r + e) * stride;
-      for (std::int64_t c = j; c < d; ++c) {
-        const double x = a[c], y = a[c - static_cast<std::int64_t>(stride)];
-        s[e] += (x - y) * (x - y);
-      }
-      out[r + e] = s[e];
-    }
-  }
-}
-
 // SquaredDistanceBelow for four rows p[0..3] against one row q at once (the
 // pairs (q, p) of the unique check that are not neighbours): the four sums
 // side by side as the lanes of one AVX2 accumulator, each in column order of
@@ -614,17 +487,13 @@ __attribute__((target("avx2"))) void FourDistancesBelowF32(const float* q, const
 
 struct BoundsNormFold::Impl {
   Impl(const TableInfo& i, const PropertyOptions& o) : info(i), options(o), bounds(info), norm(info, options) {
-#if PE_NORM_AVX2
-    avx2 = info.dtype == DType::kFloat32 && norm.AllColumns() && __builtin_cpu_supports("avx2");
-#endif
     approx = info.dtype == DType::kFloat32 && norm.AllColumns() && ApproxSumsFast();
   }
   const TableInfo info;
   const PropertyOptions options;
   BoundsPass bounds;
   NormPass norm;
-  bool avx2 = false;  // float32 rows, every column in the norm: SumsOfSquaresF32
-  bool approx = false;  // the same, with ApproxSums as a filter (preferred)
+  bool approx = false;  // float32 rows, every column in the norm: ApproxSums as a filter
   struct Part {
     BoundsPass::Part b;
     NormPass::Part n;
@@ -701,17 +570,6 @@ void BoundsNormFold::Fold(int part, const std::byte* raw, std::int64_t first, st
       }
       return;
     }
-#if PE_NORM_AVX2
-    if (impl_->avx2) {
-      // The row sums and the bounds' quiet test in one AVX2 pass; the bounds'
-      // own loop only for rows that fail it (it redoes the test: the same).
-      p.v.resize(static_cast<std::size_t>(count));
-      if (SumsOfSquaresF32(raw, count, info.cols, BoundsPass::QuietMax(p.b), p.v.data()))
-        impl_->bounds.Fold(p.b, rows, size, first);
-      for (std::int64_t r = 0; r < count; ++r) impl_->norm.FoldRow(p.n, first + r, p.v[static_cast<std::size_t>(r)]);
-      return;
-    }
-#endif
     impl_->bounds.Fold(p.b, rows, size, first);
     impl_->norm.Fold(p.n, rows, first, count);
     return;
@@ -1168,20 +1026,6 @@ class UniquePass {
           done = q1;
         }
       }
-#if PE_NORM_AVX2
-      if constexpr (std::is_same_v<Row, const float*>) {
-        // float32 rows on AVX2: eight rows at a time as lanes (the same
-        // sums, AdjacentDistancesF32), rows whose previous row is held just
-        // before them (from `contiguous`); the last rows of the part are not
-        // eight.
-        const std::int64_t a0 = std::max(q0, contiguous + 1), a1 = a0 + std::max<std::int64_t>(0, q1 - a0) / 8 * 8;
-        if (avx2_ && a1 > a0 && done < a1) {
-          adjacent(q0, a0);
-          AdjacentDistancesF32(row_at(a0), a1 - a0, d, pt.adjacent.data() + (a0 - q0));
-          done = a1;
-        }
-      }
-#endif
       adjacent(done, q1);
       for (std::int64_t q = q0; q < q1; ++q) {
         const Row rq = row_at(q);
