@@ -1007,20 +1007,16 @@ class UniquePass {
       // minimum so far (below).
       pt.adjacent_err.assign(static_cast<std::size_t>(q1 - q0), 0.0);
       if constexpr (std::is_same_v<Row, const float*>) {
-        if (pre && approx_) {  // (the first rows, without a row before them there: summed here)
-          const std::int64_t a0 = std::min(std::max(q0, pre_from), q1);
+        if (approx_) {
+          // Handed over (pre, from pre_from) or summed here (from the first
+          // row whose row before is held just before it); the rows before
+          // that in column order.
+          const std::int64_t a0 = std::min(q1, std::max(q0, pre ? pre_from : contiguous + 1));
           adjacent(q0, a0);
-          for (std::int64_t q = a0; q < q1; ++q) {
-            const auto i = static_cast<std::size_t>(q - q0);
-            pt.adjacent[i] = pre[i];
-            pt.adjacent_err[i] = SumBound(pre[i], d);
-          }
-          done = q1;
-        }
-        const std::int64_t a0 = std::max(q0, contiguous + 1);
-        if (approx_ && q1 > a0 && done < q1) {
-          adjacent(q0, a0);
-          ApproxSums(row_at(a0), q1 - a0, d, 0, nullptr, pt.adjacent.data() + (a0 - q0));
+          if (pre)
+            std::copy(pre + (a0 - q0), pre + (q1 - q0), pt.adjacent.begin() + (a0 - q0));
+          else if (q1 > a0)
+            ApproxSums(row_at(a0), q1 - a0, d, 0, nullptr, pt.adjacent.data() + (a0 - q0));
           for (std::int64_t q = a0; q < q1; ++q)
             pt.adjacent_err[static_cast<std::size_t>(q - q0)] = SumBound(pt.adjacent[static_cast<std::size_t>(q - q0)], d);
           done = q1;
