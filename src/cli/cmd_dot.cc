@@ -16,6 +16,7 @@
 #include "core/format.h"
 #include "core/metadata_json.h"
 #include "core/output.h"
+#include "core/parallel_for.h"
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 #include "core/plot/term_chart.h"
@@ -113,14 +114,33 @@ void WriteCsv(ByteSink& sink, const std::vector<Series>& all, bool anchor_mode) 
   for (const Series& s : all) {
     const DecayCurve& c = s.curve;
     const std::string name = CsvField(EscapeText(s.name));  // a label: no control bytes
-    std::string buf;
-    for (std::size_t k = 0; k < c.mean.size(); ++k) {
-      buf += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", name, k, c.pairs[k], Num(c.mean[k]),
-                         At(c.min, k), At(c.max, k), At(c.std, k), At(c.closed_form, k),
-                         At(c.mean_deviation, k), At(c.max_deviation, k));
-      if (buf.size() > (1 << 16)) sink.Write(buf), buf.clear();
+    // Rows [k0, k1) into `buf`, each number in its shortest round-trip
+    // form; an absent column leaves its field empty.
+    auto rows = [&](std::size_t k0, std::size_t k1, fmt::memory_buffer& buf) {
+      auto out = std::back_inserter(buf);
+      auto field = [&](const std::vector<double>& v, std::size_t k) {
+        buf.push_back(',');
+        if (k < v.size()) fmt::format_to(out, "{}", v[k]);
+      };
+      for (std::size_t k = k0; k < k1; ++k) {
+        fmt::format_to(out, "{},{},{},{}", name, k, c.pairs[k], c.mean[k]);
+        field(c.min, k), field(c.max, k), field(c.std, k), field(c.closed_form, k);
+        field(c.mean_deviation, k), field(c.max_deviation, k);
+        buf.push_back('\n');
+      }
+    };
+    // A long curve (a million offsets for the full curve of a million
+    // rows) is formatted by both cores, 64 Ki rows at a time, and written
+    // in order.
+    constexpr std::size_t kRows = std::size_t{1} << 16;
+    const std::size_t n = c.mean.size();
+    for (std::size_t k0 = 0; k0 < n; k0 += 2 * kRows) {
+      fmt::memory_buffer bufs[2];
+      const std::size_t mid = std::min(n, k0 + kRows), end = std::min(n, k0 + 2 * kRows);
+      ParallelFor(mid < end ? 2 : 1, [&](int h) { h == 0 ? rows(k0, mid, bufs[0]) : rows(mid, end, bufs[1]); });
+      sink.Write(bufs[0].data(), bufs[0].size());
+      sink.Write(bufs[1].data(), bufs[1].size());
     }
-    sink.Write(buf);
   }
 }
 

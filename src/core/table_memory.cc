@@ -16,7 +16,7 @@ constexpr std::align_val_t kAlign{64};
 
 }  // namespace
 
-TableMemory::TableMemory(std::size_t bytes) : size_(bytes) {
+TableMemory::TableMemory(std::size_t bytes, Pages pages) : size_(bytes) {
   if (bytes < kHugePageMinBytes) {
     data_ = static_cast<std::byte*>(::operator new(bytes == 0 ? 1 : bytes, kAlign));
     return;
@@ -35,7 +35,7 @@ TableMemory::TableMemory(std::size_t bytes) : size_(bytes) {
   if (head != 0) munmap(p, head);
   if (tail != 0) munmap(reinterpret_cast<void*>(aligned + rounded), tail);
   // Advice only: without transparent huge pages the mapping still works.
-  madvise(reinterpret_cast<void*>(aligned), rounded, MADV_HUGEPAGE);
+  madvise(reinterpret_cast<void*>(aligned), rounded, pages == Pages::kHuge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   data_ = reinterpret_cast<std::byte*>(aligned);
   mapped_bytes_ = rounded;
 }

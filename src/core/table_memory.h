@@ -11,6 +11,11 @@
 //    then costs one page fault per 2 MiB instead of one per 4 KiB: filling a
 //    fresh 2 GiB table took 0.28 s instead of 0.61 s (docs/performance.md).
 //    Smaller buffers come from operator new, whose heap reuses freed memory.
+//  - TableMemory(bytes, Pages::kSmall) maps large buffers with 4 KiB pages
+//    (MADV_NOHUGEPAGE): for scratch memory that is filled once per command,
+//    where the first touch of huge pages proved erratic on the development
+//    VM (0.17 to 2.2 s per GiB, the slow case on a command's first run after
+//    a pause; 4 KiB pages 0.47 s per GiB every time: docs/performance.md).
 //  - ReadWholeTable(source, threads) is every row of `source` in one
 //    TableMemory, filled by ReadRowsParallel.
 #pragma once
@@ -26,8 +31,9 @@ inline constexpr std::size_t kHugePageMinBytes = std::size_t{32} << 20;
 
 class TableMemory {
  public:
+  enum class Pages { kHuge, kSmall };
   TableMemory() = default;
-  explicit TableMemory(std::size_t bytes);
+  explicit TableMemory(std::size_t bytes, Pages pages = Pages::kHuge);
   ~TableMemory();
   TableMemory(TableMemory&& other) noexcept;
   TableMemory& operator=(TableMemory&& other) noexcept;

@@ -220,6 +220,39 @@ r = subprocess.run([PE, "dot", pbad, "--mean-only", "--max-offset", "60"], captu
 check(r.returncode == 2 and r.stderr.count("\n") == 1 and "row 2500, column 11" in r.stderr,
       f"NaN named in a segment read ahead: exit {r.returncode}, {r.stderr!r}")
 
+# Column panels of 8-column blocks and a few more (45 columns, 2 passes of
+# 23 and 22: 2 blocks and 7 or 6 single columns each), 3001 rows (not a
+# whole number of 16-row tiles), from the mapped file and from a plain read
+# (PE_NO_MMAP): the panels' curve equals numpy's. Each pass checks its own
+# columns as it moves them: a bad value that only the last pass reads, in
+# a row above one the first pass finds, is still the one named (the first
+# in row order), as is one in the last row alone.
+L3, d3 = 3001, 45
+x3 = rng.standard_normal((L3, d3)).astype(np.float32)
+p3 = os.path.join(SCRATCH, "w45.npy")
+np.save(p3, x3)
+ref3 = numpy_mean(x3.astype(np.float64), L3 - 1)
+for mmap_env in ("", "1"):
+    os.environ["PE_NO_MMAP"] = mmap_env
+    plan = []
+    got = curve(p3, "--mean-only", budget=600000, plan=plan)
+    check(plan[0] is not None and plan[0][0] == 2, f"45 columns in panels (PE_NO_MMAP={mmap_env!r}): plan {plan[0]}")
+    close(got["mean"], ref3, 1e-12 * float(np.max(np.abs(ref3))), f"45 columns in panels (PE_NO_MMAP={mmap_env!r}): mean")
+    for cells, named in ((((2000, 2, np.nan), (100, 44, np.inf)), "row 100, column 44 is inf"),
+                         (((L3 - 1, 40, -np.inf),), f"row {L3 - 1}, column 40 is -inf"),
+                         (((2500, 0, np.nan), (2500, 30, np.inf)), "row 2500, column 0 is nan")):
+        bad3 = x3.copy()
+        for r, c, v in cells:
+            bad3[r, c] = v
+        pb = os.path.join(SCRATCH, "w45_bad.npy")
+        np.save(pb, bad3)
+        env = dict(os.environ, PE_DOT_MEMORY_BUDGET="600000")
+        r = subprocess.run([PE, "dot", pb, "--mean-only"], capture_output=True, text=True, env=env)
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and named in r.stderr,
+              f"panels name {named!r} (PE_NO_MMAP={mmap_env!r}): exit {r.returncode}, {r.stderr!r}")
+        os.remove(pb)
+del os.environ["PE_NO_MMAP"]
+
 # min/max/std read their window with two threads (each converts half of
 # the rows): with a bad value in each half, the first in row order is named,
 # whichever thread finds its own first.

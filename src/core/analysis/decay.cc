@@ -103,15 +103,18 @@ std::int64_t NormalizeRows(double* x, std::int64_t rows, std::int64_t cols) {
 
 // Scratch memory without zero-filling (every value is written before it is
 // read), reused from the mean's panels to the Gram window. Fresh memory
-// costs first-touch page faults (about 1.5 s per GiB of 4 KiB pages on the
-// development VM); TableMemory backs large blocks with huge pages.
+// costs first-touch page faults; in 4 KiB pages (TableMemory::Pages::kSmall),
+// whose cost on the development VM held at about 0.5 s per GiB where huge
+// pages ranged from 0.2 to 2.2 s per GiB (slow on a first run after a
+// pause: the 4 GiB table's full mean curve read in 2.2 s instead of 1.0 s;
+// 1.1-1.3 s every time in 4 KiB pages).
 template <typename T>
 class Scratch {
  public:
   T* Get(std::size_t n) {
     if (n > size_) {
       memory_ = TableMemory();  // the old block goes first: never both at once
-      memory_ = TableMemory(n * sizeof(T));
+      memory_ = TableMemory(n * sizeof(T), TableMemory::Pages::kSmall);
       size_ = n;
     }
     return reinterpret_cast<T*>(memory_.data());
@@ -235,59 +238,122 @@ double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Columns [j0, j0 + w) of `count` row-major rows of `cols` values into a
-// column-major panel (value (r, c) at dst[c * ld + r]), times scale[r]
-// when given (the cosine's 1/norm, 0 for a zero row). Eight columns at a time: each row gives 8
-// neighbouring values (one cache line) to 8 contiguous column runs; row by
-// row, every row would touch w pages far apart.
-// float32 to float32 without a scale (a float32 table's dot product, the
-// common case), on AVX2: blocks of 8 rows by 8 columns loaded as 8 vectors,
-// transposed in registers and stored as 8 column runs; 8 columns at a time
-// as below, so each row's values are read once. The same values, moved.
-__attribute__((target("avx2"))) void ScatterF32Avx2(const float* x, std::int64_t count, std::int64_t cols,
-                                                    std::int64_t j0, std::int64_t w, float* dst, std::int64_t ld) {
-  const std::int64_t w8 = w / 8 * 8, count8 = count / 8 * 8;
-  for (std::int64_t c0 = 0; c0 < w8; c0 += 8) {
-    float* d = dst + c0 * ld;
-    for (std::int64_t r = 0; r < count8; r += 8) {
-      const float* s = x + r * cols + j0 + c0;
-      const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + cols), r2 = _mm256_loadu_ps(s + 2 * cols),
-                   r3 = _mm256_loadu_ps(s + 3 * cols), r4 = _mm256_loadu_ps(s + 4 * cols),
-                   r5 = _mm256_loadu_ps(s + 5 * cols), r6 = _mm256_loadu_ps(s + 6 * cols),
-                   r7 = _mm256_loadu_ps(s + 7 * cols);
-      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-      const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-      const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-      const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-      const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-      const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-      const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-      // Column c of the block: rows 0-3 from u[c % 4] (low half for c < 4),
-      // rows 4-7 from u[4 + c % 4].
-      _mm256_storeu_ps(d + 0 * ld + r, _mm256_permute2f128_ps(u0, u4, 0x20));
-      _mm256_storeu_ps(d + 1 * ld + r, _mm256_permute2f128_ps(u1, u5, 0x20));
-      _mm256_storeu_ps(d + 2 * ld + r, _mm256_permute2f128_ps(u2, u6, 0x20));
-      _mm256_storeu_ps(d + 3 * ld + r, _mm256_permute2f128_ps(u3, u7, 0x20));
-      _mm256_storeu_ps(d + 4 * ld + r, _mm256_permute2f128_ps(u0, u4, 0x31));
-      _mm256_storeu_ps(d + 5 * ld + r, _mm256_permute2f128_ps(u1, u5, 0x31));
-      _mm256_storeu_ps(d + 6 * ld + r, _mm256_permute2f128_ps(u2, u6, 0x31));
-      _mm256_storeu_ps(d + 7 * ld + r, _mm256_permute2f128_ps(u3, u7, 0x31));
-    }
-    for (std::int64_t r = count8; r < count; ++r)
-      for (std::int64_t c = 0; c < 8; ++c) d[c * ld + r] = x[r * cols + j0 + c0 + c];
-  }
-  for (std::int64_t c = w8; c < w; ++c)
-    for (std::int64_t r = 0; r < count; ++r) dst[c * ld + r] = x[r * cols + j0 + c];
+// Rows 0-7 of an 8 x 8 block of floats (row i at s + i * stride) as its
+// 8 columns: out[c] holds column c's 8 values.
+__attribute__((target("avx2"))) inline void Transpose8(const float* s, std::int64_t stride, __m256 out[8],
+                                                       __m256i& top) {
+  const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + stride), r2 = _mm256_loadu_ps(s + 2 * stride),
+               r3 = _mm256_loadu_ps(s + 3 * stride), r4 = _mm256_loadu_ps(s + 4 * stride),
+               r5 = _mm256_loadu_ps(s + 5 * stride), r6 = _mm256_loadu_ps(s + 6 * stride),
+               r7 = _mm256_loadu_ps(s + 7 * stride);
+  // The largest exponent field seen: all ones only for a NaN or infinity.
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+#define PE_TOP(v) top = _mm256_max_epu32(top, _mm256_and_si256(_mm256_castps_si256(v), exponent))
+  PE_TOP(r0), PE_TOP(r1), PE_TOP(r2), PE_TOP(r3), PE_TOP(r4), PE_TOP(r5), PE_TOP(r6), PE_TOP(r7);
+#undef PE_TOP
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  // Column c: rows 0-3 from u[c % 4] (low half for c < 4), rows 4-7 from u[4 + c % 4].
+  out[0] = _mm256_permute2f128_ps(u0, u4, 0x20), out[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  out[2] = _mm256_permute2f128_ps(u2, u6, 0x20), out[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  out[4] = _mm256_permute2f128_ps(u0, u4, 0x31), out[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  out[6] = _mm256_permute2f128_ps(u2, u6, 0x31), out[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+// Columns [j0, j0 + w) of `count` row-major rows of `cols` floats into a
+// column-major panel (value (r, c) at dst[c * ld + r]), on AVX2, in tiles
+// of 16 rows across all w columns:
+// - each tile's rows are read once, start to end (walking the rows once per
+//   8 columns met every row's page again for each 8 columns: a TLB miss
+//   each time), the next tiles' rows prefetched 16 rows ahead (a row is its
+//   own 4 KiB page, where the hardware streamer stops);
+// - each 8 × 8 block is transposed in registers; a column's 16 values of
+//   a tile are one whole 64-byte line of the panel, stored by streaming
+//   stores (the panel, larger than the caches, is not read back before
+//   the FFTs: a normal store would first read each line from memory).
+//   Rows before the first line boundary, and the last rows, as 8-row tiles
+//   with normal stores, or one by one.
+// The same values, moved. Returns whether every value moved is finite, so
+// that the reader needs no second pass over the rows.
+__attribute__((target("avx2"))) bool ScatterF32Avx2(const float* x, std::int64_t count, std::int64_t cols,
+                                                    std::int64_t j0, std::int64_t w, float* dst, std::int64_t ld) {
+  constexpr std::int64_t kAhead = 16;
+  const std::int64_t w8 = w / 8 * 8;
+  __m256i top = _mm256_setzero_si256();
+  std::uint32_t bad_tail = 0;
+  auto one = [&](std::int64_t i, std::int64_t c) {
+    const float v = x[i * cols + j0 + c];
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    bad_tail |= (bits & 0x7f800000u) == 0x7f800000u;
+    dst[c * ld + i] = v;
+  };
+  auto prefetch = [&](std::int64_t r, std::int64_t rows) {
+    const std::int64_t last = std::min(count, r + kAhead + rows);
+    for (std::int64_t p = r + kAhead; p < last; ++p) {
+      const float* row = x + p * cols + j0;
+      for (std::int64_t o = 0; o < w; o += 16) _mm_prefetch(reinterpret_cast<const char*>(row + o), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + w - 1), _MM_HINT_T0);
+    }
+  };
+  // Whole panel lines from row `lead` on: dst + r is 64-byte aligned for
+  // every column when ld is a multiple of 16 floats.
+  const auto address = reinterpret_cast<std::uintptr_t>(dst);
+  const bool lines = ld % 16 == 0 && address % 4 == 0;
+  const std::int64_t lead = lines ? static_cast<std::int64_t>((16 - address / 4 % 16) % 16) : count;
+  std::int64_t r = 0;
+  for (; r < std::min(lead, count); ++r)
+    for (std::int64_t c = 0; c < w; ++c) one(r, c);
+  if (lines) {
+    for (; r + 16 <= count; r += 16) {
+      prefetch(r, 16);
+      __m256 lo[8], hi[8];
+      for (std::int64_t c0 = 0; c0 < w8; c0 += 8) {
+        const float* s = x + r * cols + j0 + c0;
+        Transpose8(s, cols, lo, top);
+        Transpose8(s + 8 * cols, cols, hi, top);
+        for (int c = 0; c < 8; ++c) {
+          float* d = dst + (c0 + c) * ld + r;
+          _mm256_stream_ps(d, lo[c]);
+          _mm256_stream_ps(d + 8, hi[c]);
+        }
+      }
+      for (std::int64_t c = w8; c < w; ++c)
+        for (std::int64_t i = r; i < r + 16; ++i) one(i, c);
+    }
+    _mm_sfence();  // the streamed lines before any other thread reads the panel
+  }
+  for (; r + 8 <= count; r += 8) {  // rows [r, r + 8) with normal stores
+    prefetch(r, 8);
+    __m256 col[8];
+    for (std::int64_t c0 = 0; c0 < w8; c0 += 8) {
+      Transpose8(x + r * cols + j0 + c0, cols, col, top);
+      for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + (c0 + c) * ld + r, col[c]);
+    }
+    for (std::int64_t c = w8; c < w; ++c)
+      for (std::int64_t i = r; i < r + 8; ++i) one(i, c);
+  }
+  for (; r < count; ++r)
+    for (std::int64_t c = 0; c < w; ++c) one(r, c);
+  const __m256i bad = _mm256_cmpeq_epi32(top, _mm256_set1_epi32(0x7f800000));
+  return _mm256_testz_si256(bad, bad) && bad_tail == 0;
+}
+
+// Columns [j0, j0 + w) of `count` row-major rows of `cols` values into a
+// column-major panel (value (r, c) at dst[c * ld + r]), times scale[r]
+// when given (the cosine's 1/norm, 0 for a zero row). Eight columns at a
+// time: each row gives 8 neighbouring values (one cache line) to 8
+// contiguous column runs; row by row, every row would touch w pages far
+// apart.
 template <typename S, typename D>
 void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
              const double* scale, D* dst, std::int64_t ld) {
-  if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>) {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
-    if (scale == nullptr && avx2) return ScatterF32Avx2(x, count, cols, j0, w, dst, ld);
-  }
   constexpr std::int64_t kTile = 8;
   for (std::int64_t c0 = 0; c0 < w; c0 += kTile) {
     const std::int64_t c1 = std::min(w, c0 + kTile);
@@ -301,6 +367,19 @@ void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0,
       }
     }
   }
+}
+
+// A float32 table's columns to a float panel (the dot product's common
+// case), as Scatter; returns whether every value moved is finite.
+bool ScatterFloats(const float* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
+                   float* dst, std::int64_t ld) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return ScatterF32Avx2(x, count, cols, j0, w, dst, ld);
+  Scatter(x, count, cols, j0, w, nullptr, dst, ld);
+  for (std::int64_t c = 0; c < w; ++c)
+    for (std::int64_t r = 0; r < count; ++r)
+      if (!std::isfinite(dst[c * ld + r])) return false;
+  return true;
 }
 
 // Reads rows of a source as doubles: every value checked finite, rows scaled
@@ -339,8 +418,9 @@ class RowReader {
   /// Rows [first, first + count), columns [j0, j0 + w) into a column-major
   /// panel: value (r, c) to dst[c * ld + r], as doubles (scaled for the
   /// cosine). float32 files go straight from the file's values, without a
-  /// row-major double copy; they are checked finite when j0 == 0 (the first
-  /// pass reads every row). Zero rows below `count_below` are counted.
+  /// row-major double copy; into a float panel each value is checked finite
+  /// as it is moved, else whole rows when j0 == 0 (the first pass reads
+  /// every row). Zero rows below `count_below` are counted.
   template <typename D>
   void ReadPanel(std::int64_t first, std::int64_t count, std::int64_t j0, std::int64_t w, D* dst,
                  std::int64_t ld, std::int64_t count_below) {
@@ -363,6 +443,20 @@ class RowReader {
       source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
     }
     const float* x = view ? reinterpret_cast<const float*>(view) : raw_.data();
+    if constexpr (std::is_same_v<D, float>) {
+      if (!cosine_) {
+        // Checked as moved: each pass checks its own columns, so the file's
+        // rows are read once in all (a check of whole rows in the first
+        // pass read every row's other columns too).
+        const bool finite = ScatterFloats(x, count, cols, j0, w, dst, ld);
+        if (view) source_.ReleaseRows(first, count);
+        // The first one in row order: rows above this block may hold one
+        // in columns that no pass has read yet (unless the pass has them all).
+        if (!finite) ThrowFirstNonFinite(w == cols ? first : 0, first + count);
+        seconds += Since(t0);
+        return;
+      }
+    }
     if (j0 == 0) CheckFinite(x, count, first);
     const double* scale = nullptr;
     if (cosine_) {
@@ -408,6 +502,24 @@ class RowReader {
                    fmt::format("row {}, column {} is {}; similarities are undefined",
                                first + static_cast<std::int64_t>(i) / cols,
                                static_cast<std::int64_t>(i) % cols, x[i]));
+  }
+
+  // Rows [from, end) checked in row order: throws for the first NaN or
+  // infinity (one is there: a panel's check saw it).
+  void ThrowFirstNonFinite(std::int64_t from, std::int64_t end) {
+    const TableInfo& info = source_.info();
+    constexpr std::int64_t kChunk = 1024;
+    for (std::int64_t r0 = from; r0 < end; r0 += kChunk) {
+      const std::int64_t n = std::min(kChunk, end - r0);
+      const std::byte* view = source_.ViewRows(r0, n);
+      if (!view) {
+        raw_.resize(static_cast<std::size_t>(n * info.cols));
+        source_.ReadRows(r0, n, reinterpret_cast<std::byte*>(raw_.data()));
+      }
+      CheckFinite(view ? reinterpret_cast<const float*>(view) : raw_.data(), n, r0);
+      if (view) source_.ReleaseRows(r0, n);
+    }
+    ThrowInput(fmt::format("table '{}'", info.name), "a value changed while it was read (the file is being written)");
   }
 
   RowSource& source_;
