@@ -115,7 +115,9 @@ cases = [
     # (what, extra flags, budget, kmax, cosine, expected plan: "panels", "segments" or "whole",
     #  whether segments are read ahead: only when two panels fit in a quarter of the budget)
     ("full curve, column panels (tiny budget)", [], 100000, L - 1, False, "panels", False),
-    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 275000, 60, False, "segments", True),
+    # (The budget's own segments leave no room for a second panel: no read
+    # ahead; the default segments below are read ahead.)
+    ("K=60, row segments (tiny budget)", ["--max-offset", "60"], 275000, 60, False, "segments", False),
     ("K=5 cosine, row segments", ["--max-offset", "5", "--cosine"], 40000, 5, True, "segments", False),
     ("K=300, panels and sliding Gram windows", ["--max-offset", "300"], 90000, 300, False, "panels", False),
     ("full curve, default budget (one pass)", [], None, L - 1, False, "whole", False),
@@ -156,7 +158,7 @@ p2 = os.path.join(SCRATCH, "seg.npy")
 np.save(p2, x2)
 plan = []
 got = curve(p2, "--max-offset", str(k2), "--mean-only", plan=plan)
-check(plan[0] is not None and plan[0][1] == 4096 - k2, f"default segments: plan {plan[0]}")
+check(plan[0] is not None and plan[0][1] == 4096 - k2 and plan[0][2], f"default segments, read ahead: plan {plan[0]}")
 ref = numpy_mean(x2.astype(np.float64), k2)
 close(got["mean"], ref, 1e-12 * float(np.max(np.abs(ref))), "default segments: mean")
 
@@ -213,12 +215,23 @@ env = dict(os.environ, PE_DOT_MEMORY_BUDGET="30000")
 r = subprocess.run([PE, "dot", pbad, "--mean-only"], capture_output=True, text=True, env=env)
 check(r.returncode == 2 and "row 2500, column 11" in r.stderr, f"NaN named: exit {r.returncode}, {r.stderr!r}")
 # The same in row segments, where the segment holding it is read on the
-# read-ahead thread while the previous one is transformed: the error is
-# the same one line, exit 2.
-env = dict(os.environ, PE_DOT_MEMORY_BUDGET="275000", PE_DOT_TIMING="1")
-r = subprocess.run([PE, "dot", pbad, "--mean-only", "--max-offset", "60"], capture_output=True, text=True, env=env)
-check(r.returncode == 2 and r.stderr.count("\n") == 1 and "row 2500, column 11" in r.stderr,
-      f"NaN named in a segment read ahead: exit {r.returncode}, {r.stderr!r}")
+# read-ahead thread while the previous one is transformed (the default
+# segments of 4096 - K rows: row 6000 is in the second, a bad value in the
+# third comes after it): the error is the same one line, exit 2.
+bad2 = x2.copy()
+bad2[6000, 11] = np.nan
+bad2[8500, 3] = np.inf
+pbad2 = os.path.join(SCRATCH, "bad2.npy")
+np.save(pbad2, bad2)
+env = dict(os.environ, PE_DOT_TIMING="1")
+env.pop("PE_DOT_MEMORY_BUDGET", None)
+for _ in range(3):
+    r = subprocess.run([PE, "dot", pbad2, "--mean-only", "--max-offset", "50"], capture_output=True, text=True, env=env)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "row 6000, column 11" in r.stderr,
+          f"NaN named in a segment read ahead: exit {r.returncode}, {r.stderr!r}")
+good = subprocess.run([PE, "dot", p2, "--mean-only", "--max-offset", "50"], capture_output=True, text=True, env=env)
+check("read ahead" in good.stderr, f"the NaN's table is read ahead when clean: {good.stderr!r}")
+os.remove(pbad2)
 
 # Column panels of 8-column blocks and a few more (45 columns, 2 passes of
 # 23 and 22: 2 blocks and 7 or 6 single columns each), 3001 rows (not a

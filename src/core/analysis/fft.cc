@@ -56,6 +56,11 @@ struct AutocorrelationSum::State {
     std::unique_ptr<double[], FftwFree> in;
     std::unique_ptr<fftw_complex[], FftwFree> out;
     std::vector<double> power;
+    // Column slot t of `in` holds zeros from clean[t] on. FFTW's
+    // out-of-place r2c leaves its input as it was, so the zero padding is
+    // written once per buffer, not once per column (it is n - len values:
+    // half the buffer for a whole column).
+    std::vector<std::int64_t> clean;
   };
   std::vector<Worker> workers;
 };
@@ -79,7 +84,10 @@ AutocorrelationSum::AutocorrelationSum(std::int64_t n, int group, int threads) :
   s.plan_out.reset();
   const int workers = threads == 1 ? 1 : std::thread::hardware_concurrency() > 1 ? 2 : 1;
   s.workers.resize(static_cast<std::size_t>(workers));
-  for (State::Worker& w : s.workers) w.power.assign(static_cast<std::size_t>(s.nc), 0.0);
+  for (State::Worker& w : s.workers) {
+    w.power.assign(static_cast<std::size_t>(s.nc), 0.0);
+    w.clean.assign(static_cast<std::size_t>(group), n);  // fresh memory: nothing known
+  }
 }
 
 AutocorrelationSum::~AutocorrelationSum() = default;
@@ -121,8 +129,12 @@ void AutocorrelationSum::Add(State& s, const T* base, std::int64_t count, std::i
     for (std::int64_t gi = w; gi < groups; gi += workers) {
       const std::int64_t j0 = gi * group;
       const std::int64_t g = std::min<std::int64_t>(group, count - j0);
-      if (g < group) std::fill(in + g * n, in + in_size, 0.0);
-      for (std::int64_t t = 0; t < g; ++t) std::fill(in + t * n + len, in + (t + 1) * n, 0.0);
+      for (std::int64_t t = 0; t < group; ++t) {  // zeros from `want` on; a slot past g all zeros
+        const std::int64_t want = t < g ? len : 0;
+        std::int64_t& clean = wk.clean[static_cast<std::size_t>(t)];
+        if (clean > want) std::fill(in + t * n + want, in + t * n + clean, 0.0);
+        clean = want;
+      }
       if (row_stride == 1) {
         for (std::int64_t t = 0; t < g; ++t) {
           const T* col = base + (j0 + t) * col_stride;
