@@ -277,8 +277,9 @@ __attribute__((target("avx2"))) inline void Transpose8(const float* s, std::int6
 //   a tile are one whole 64-byte line of the panel, stored by streaming
 //   stores (the panel, larger than the caches, is not read back before
 //   the FFTs: a normal store would first read each line from memory).
-//   Rows before the first line boundary, and the last rows, as 8-row tiles
-//   with normal stores, or one by one.
+//   Rows before the first line boundary go one by one; the last rows (and
+//   all rows when a panel's columns cannot start lines: ld not a multiple
+//   of 16) as 8-row tiles with normal stores, then one by one.
 // The same values, moved. Returns whether every value moved is finite, so
 // that the reader needs no second pass over the rows.
 __attribute__((target("avx2"))) bool ScatterF32Avx2(const float* x, std::int64_t count, std::int64_t cols,
@@ -306,7 +307,7 @@ __attribute__((target("avx2"))) bool ScatterF32Avx2(const float* x, std::int64_t
   // every column when ld is a multiple of 16 floats.
   const auto address = reinterpret_cast<std::uintptr_t>(dst);
   const bool lines = ld % 16 == 0 && address % 4 == 0;
-  const std::int64_t lead = lines ? static_cast<std::int64_t>((16 - address / 4 % 16) % 16) : count;
+  const std::int64_t lead = lines ? static_cast<std::int64_t>((16 - address / 4 % 16) % 16) : 0;
   std::int64_t r = 0;
   for (; r < std::min(lead, count); ++r)
     for (std::int64_t c = 0; c < w; ++c) one(r, c);
