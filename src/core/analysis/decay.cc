@@ -435,15 +435,8 @@ class RowReader {
       return;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t n = static_cast<std::size_t>(count * cols);
-    // In place where the source maps the file: a panel of a few columns
-    // then reads only their cache lines, not a copy of every row.
-    const std::byte* const view = source_.ViewRows(first, count);
-    if (!view) {
-      raw_.resize(n);
-      source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
-    }
-    const float* x = view ? reinterpret_cast<const float*>(view) : raw_.data();
+    bool view = false;
+    const float* x = FloatRows(first, count, &view);
     if constexpr (std::is_same_v<D, float>) {
       if (!cosine_) {
         // Checked as moved: each pass checks its own columns, so the file's
@@ -508,19 +501,30 @@ class RowReader {
   // Rows [from, end) checked in row order: throws for the first NaN or
   // infinity (one is there: a panel's check saw it).
   void ThrowFirstNonFinite(std::int64_t from, std::int64_t end) {
-    const TableInfo& info = source_.info();
     constexpr std::int64_t kChunk = 1024;
     for (std::int64_t r0 = from; r0 < end; r0 += kChunk) {
       const std::int64_t n = std::min(kChunk, end - r0);
-      const std::byte* view = source_.ViewRows(r0, n);
-      if (!view) {
-        raw_.resize(static_cast<std::size_t>(n * info.cols));
-        source_.ReadRows(r0, n, reinterpret_cast<std::byte*>(raw_.data()));
-      }
-      CheckFinite(view ? reinterpret_cast<const float*>(view) : raw_.data(), n, r0);
+      bool view = false;
+      CheckFinite(FloatRows(r0, n, &view), n, r0);
       if (view) source_.ReleaseRows(r0, n);
     }
-    ThrowInput(fmt::format("table '{}'", info.name), "a value changed while it was read (the file is being written)");
+    ThrowInput(fmt::format("table '{}'", source_.info().name),
+               "a value changed while it was read (the file is being written)");
+  }
+
+  // A float32 source's rows [first, first + count): in place where the
+  // source maps the file (*view set; hand them back with ReleaseRows), so
+  // that a panel of a few columns reads only their cache lines, else read
+  // into raw_.
+  const float* FloatRows(std::int64_t first, std::int64_t count, bool* view) {
+    if (const std::byte* v = source_.ViewRows(first, count)) {
+      *view = true;
+      return reinterpret_cast<const float*>(v);
+    }
+    *view = false;
+    raw_.resize(static_cast<std::size_t>(count * source_.info().cols));
+    source_.ReadRows(first, count, reinterpret_cast<std::byte*>(raw_.data()));
+    return raw_.data();
   }
 
   RowSource& source_;
@@ -626,6 +630,14 @@ std::int64_t ResolveBudget(std::int64_t budget) {
   return kDefaultBudget;
 }
 
+// One column per FFT (AutocorrelationSum's group): the panels are
+// column-major, so a batch gains no cache locality in the gather, and
+// FFTW's batched plan was slower per column from n = 2^16 on (FFTW_ESTIMATE,
+// one core: 2^21, 17.6 ms alone, 23.8 ms two at a time, 24.4 ms eight; 2^16,
+// 0.17 against 0.22 ms). Smaller buffers also leave the panels more columns
+// per pass.
+constexpr int kFftGroup = 1;
+
 // Σ_p PE(p)·PE(p+k), k = 0..K, streamed as planned (decay.h).
 // P: the panel's value type, float for a float32 table's dot product
 // (exact), else double.
@@ -700,7 +712,7 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
     const std::int64_t segments = (rows + seg - 1) / seg;
     RowReader other = reader.Sibling();
     RowReader* const readers[2] = {&reader, &other};
-    AutocorrelationSum own0(plan.fft_size, plan.group, 1), own1(plan.fft_size, plan.group, 1);
+    AutocorrelationSum own0(plan.fft_size, kFftGroup, 1), own1(plan.fft_size, kFftGroup, 1);
     AutocorrelationSum* const sums[2] = {&own0, &own1};
     std::vector<double> pairs[2] = {boundary, boundary};
     double seconds[2] = {0, 0};
@@ -757,7 +769,7 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
     }
     *fft_seconds += seconds[0] + seconds[1] + Since(t0);
   } else {
-    AutocorrelationSum acc(plan.fft_size, plan.group);
+    AutocorrelationSum acc(plan.fft_size, kFftGroup);
     for (std::int64_t j0 = 0; j0 < cols; j0 += plan.panel_cols) {
       const std::int64_t w = std::min(plan.panel_cols, cols - j0);
       for (std::int64_t s0 = 0; s0 < rows; s0 += seg) {
@@ -961,17 +973,11 @@ std::vector<double> SinusoidClosedForm(const TableInfo& info, std::int64_t max_o
 DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k_max,
                             std::int64_t budget, int value_bytes) {
   DecayMeanPlan plan;
-  // One column per FFT: the panels are column-major, so a batch gains no
-  // cache locality in the gather, and FFTW's batched plan was slower per
-  // column from n = 2^16 on (FFTW_ESTIMATE, one core: 2^21, 17.6 ms alone,
-  // 23.8 ms two at a time, 24.4 ms eight; 2^16, 0.17 against 0.22 ms).
-  // Smaller buffers also leave the panels more columns per pass.
-  plan.group = 1;
   const std::int64_t row_doubles = cols * 8;
   plan.read_rows = std::clamp<std::int64_t>(budget / 16 / row_doubles, 1,
                                             std::max<std::int64_t>(1, BlockRows(static_cast<std::size_t>(row_doubles), rows)));
   const std::int64_t read_bytes = plan.read_rows * row_doubles;
-  const std::int64_t per_row = value_bytes * cols + 2 * (24 + 8);  // panel + FFT buffers
+  const std::int64_t per_row = value_bytes * cols + 2 * (kFftGroup * 24 + 8);  // panel + FFT buffers
   // K small beside the table: segments of S = n - K rows, one pass, for
   // the power of two n >= max(4096, 17 K). Cheaper than whole columns
   // (log n < log L per value) and far less memory: fresh memory costs page
@@ -992,7 +998,7 @@ DecayMeanPlan PlanDecayMean(std::int64_t rows, std::int64_t cols, std::int64_t k
   // pass as the budget holds.
   plan.segment_rows = rows;
   plan.fft_size = FftFriendlySize(rows + k_max);
-  const std::int64_t avail = budget - AutocorrelationSum::BufferBytes(plan.fft_size, plan.group) - read_bytes;
+  const std::int64_t avail = budget - AutocorrelationSum::BufferBytes(plan.fft_size, kFftGroup) - read_bytes;
   plan.panel_cols = std::clamp<std::int64_t>(avail / (value_bytes * rows), 1, cols);
   if (plan.panel_cols == cols) return plan;
   // Not all columns fit: one pass in row segments of S rows instead, when K

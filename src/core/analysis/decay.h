@@ -96,13 +96,13 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
                         const DecayStreamOptions& stream = {});
 
 /// How the streamed mean will read a table: rows per segment (= rows when
-/// columns are transformed whole), columns per pass, FFT size and batch.
-/// Exposed for tests and for the budget's documentation.
+/// columns are transformed whole), columns per pass and FFT size (one
+/// column per transform). Exposed for tests and for the budget's
+/// documentation.
 struct DecayMeanPlan {
   std::int64_t segment_rows = 0;
   std::int64_t panel_cols = 0;
   std::int64_t fft_size = 0;
-  int group = 1;
   std::int64_t read_rows = 1;  ///< rows per read block
 };
 /// `value_bytes`: 4 when the panel holds float32 values (a float32 table's
