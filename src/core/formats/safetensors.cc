@@ -324,9 +324,13 @@ std::unique_ptr<TableWriter> MakeSafetensorsTableWriter(ByteSink& sink) {
 
 std::vector<TableInfo> ListSafetensors(const std::string& path) {
   FileHandle fd(OpenFile(path));
+  return ListSafetensorsFd(fd.get(), path);
+}
+
+std::vector<TableInfo> ListSafetensorsFd(int fd, const std::string& path) {
   std::uint64_t start = 0;
   Metadata meta;
-  auto entries = ReadHeader(fd.get(), path, &start, &meta);
+  auto entries = ReadHeader(fd, path, &start, &meta);
   std::vector<TableInfo> out;
   for (auto& e : entries) {
     for (const auto& [k, v] : meta.entries()) e.info.meta.Set(k, v);
@@ -336,8 +340,15 @@ std::vector<TableInfo> ListSafetensors(const std::string& path) {
 }
 
 std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::string& name) {
-  const std::string what = fmt::format("'{}'", path);
   FileHandle fd(OpenFile(path));
+  return OpenSafetensorsFd(fd.get(), path, name);
+}
+
+std::unique_ptr<RowSource> OpenSafetensorsFd(int shared_fd, const std::string& path, const std::string& name) {
+  const std::string what = fmt::format("'{}'", path);
+  const int dup = ::fcntl(shared_fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  FileHandle fd(dup);
   std::uint64_t start = 0;
   Metadata meta;
   auto entries = ReadHeader(fd.get(), path, &start, &meta);

@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <fstream>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/bounded_json.h"
+#include "core/io/model_folder.h"
 
 namespace pe {
 namespace {
@@ -22,21 +23,8 @@ std::string HfConfigFile(const std::string& path) {
   return path;
 }
 
-nlohmann::json ReadHfConfigJson(const std::string& path, const std::string& what, bool text_config) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
-  if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
-  std::ifstream f(path);
-  json c;
-  try {
-    c = json::parse(f, [](int depth, json::parse_event_t, json&) {
-      // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
-      if (depth > 64) throw json::other_error::create(501, "nested too deep", nullptr);
-      return true;
-    });
-  } catch (const json::exception&) {
-    ThrowInput(what, "not valid JSON");
-  }
+nlohmann::json ParseHfConfigText(const std::string& text, const std::string& what, bool text_config) {
+  json c = ParseBoundedJson(text, what, kConfigBudget);
   if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
   if (text_config && c.contains("text_config") && c["text_config"].is_object()) {
     json t = c["text_config"];  // multimodal configs (gemma3, llama4)
@@ -44,6 +32,31 @@ nlohmann::json ReadHfConfigJson(const std::string& path, const std::string& what
     return t;
   }
   return c;
+}
+
+nlohmann::json ReadHfConfigJson(const std::string& path, const std::string& what, bool text_config) {
+  // The model's folder is the folder given, or the folder of the file given;
+  // the config is opened beneath it (core/io/model_folder.h).
+  struct stat st;
+  const bool folder = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  const ModelFolder dir = folder ? ModelFolder::Of(path) : ModelFolder::OfFile(path);
+  const auto slash = path.rfind('/');
+  const std::string name = folder ? "config.json" : (slash == std::string::npos ? path : path.substr(slash + 1));
+  const auto text = dir.ReadSmall(name, what, kMaxConfigBytes);
+  if (!text) ThrowInput(what, folder ? "the folder has no config.json" : "cannot read the file: no such file");
+  return ParseHfConfigText(*text, what, text_config);
+}
+
+// A number list as "a,b,c" (the rope scheme's inline list form), bounded.
+std::string HfFactorList(const nlohmann::json& v, const std::string& what, const char* key) {
+  if (!v.is_array() || v.size() > static_cast<std::size_t>(kMaxWidth))
+    ThrowInput(what, fmt::format("{} must be a list of at most {} numbers", key, kMaxWidth));
+  std::string out;
+  for (const auto& x : v) {
+    if (!x.is_number()) ThrowInput(what, fmt::format("{} holds a non-number", key));
+    out += fmt::format("{}{}", out.empty() ? "" : ",", x.get<double>());
+  }
+  return out;
 }
 
 namespace {
@@ -58,18 +71,6 @@ std::optional<double> Num(const json& o, const char* key) {
 std::optional<std::int64_t> Int(const json& o, const char* key) {
   if (o.is_object() && o.contains(key) && o[key].is_number_integer()) return o[key].get<std::int64_t>();
   return std::nullopt;
-}
-
-// A number list as "a,b,c" (the rope scheme's inline list form), bounded.
-std::string FactorList(const json& v, const std::string& what, const char* key) {
-  if (!v.is_array() || v.size() > static_cast<std::size_t>(kMaxWidth))
-    ThrowInput(what, fmt::format("{} must be a list of at most {} numbers", key, kMaxWidth));
-  std::string out;
-  for (const auto& x : v) {
-    if (!x.is_number()) ThrowInput(what, fmt::format("{} holds a non-number", key));
-    out += fmt::format("{}{}", out.empty() ? "" : ",", x.get<double>());
-  }
-  return out;
 }
 
 // One RoPE parameter block (v4 rope_scaling, v5 rope_parameters or one of
@@ -98,8 +99,8 @@ void ApplyRopeBlock(const json& rs, SchemeSpec* s, const std::string& what) {
   if (auto v = Num(rs, "low_freq_factor")) s->low_freq_factor = *v;
   if (auto v = Num(rs, "high_freq_factor")) s->high_freq_factor = *v;
   if (rs.contains("truncate") && rs["truncate"].is_boolean()) s->truncate = rs["truncate"].get<bool>();
-  if (rs.contains("short_factor")) s->short_factor = FactorList(rs["short_factor"], what, "short_factor");
-  if (rs.contains("long_factor")) s->long_factor = FactorList(rs["long_factor"], what, "long_factor");
+  if (rs.contains("short_factor")) s->short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
+  if (rs.contains("long_factor")) s->long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
 }
 
 // "gemma3_text" -> "gemma3", "llama4_text" -> "llama4".

@@ -16,24 +16,26 @@
 //              tensor's data is read
 //
 // The folder is untrusted: every file read is a plain name inside it (no
-// '/', no "..", not absolute) whose realpath stays inside the folder's
-// realpath (a symlink leaving it is refused); config.json is bounded to
-// 4 MiB and the index to 64 MiB; auto_map / trust_remote_code are noted and
-// ignored: no code from the folder is ever loaded.
+// '/', no "..", not absolute) opened under the model-folder rule
+// (core/io/model_folder.h: beneath the folder's descriptor, no link out, a
+// regular file, read through that descriptor only); config.json is bounded
+// by kConfigBudget, the index to 64 MiB and 2,000,000 JSON values;
+// auto_map / trust_remote_code are noted and ignored: no code from the
+// folder is ever loaded.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/bounded_json.h"
+#include "core/io/model_folder.h"
 #include "core/formats/safetensors.h"
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
@@ -43,15 +45,9 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxConfigBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kMaxIndexBytes = std::int64_t{64} << 20;
+constexpr JsonBudget kIndexBudget{16, 2000000};
 constexpr std::size_t kMaxIndexEntries = 1000000;
-
-std::string RealPath(const std::string& p) {
-  char buf[PATH_MAX];
-  if (!::realpath(p.c_str(), buf)) return "";
-  return buf;
-}
 
 // A file name from the folder's own metadata, checked: a plain name.
 void CheckPlainName(const std::string& name, const std::string& what, const std::string& key) {
@@ -61,28 +57,6 @@ void CheckPlainName(const std::string& name, const std::string& what, const std:
     ThrowInput(what, fmt::format("{} names '{}': a shard must be a plain file name inside the model folder (no "
                                  "'/', '..' or absolute path)",
                                  key, shown));
-}
-
-// The resolved path of file `name` of the folder `root` (a realpath), or
-// nullopt when it does not exist. Refuses anything resolving outside root
-// or that is not a regular file.
-std::optional<std::string> Member(const std::string& root, const std::string& name, const std::string& what) {
-  const std::string p = root + "/" + name;
-  struct stat st;
-  if (::lstat(p.c_str(), &st) != 0) return std::nullopt;
-  const std::string real = RealPath(p);
-  if (real.empty()) ThrowInput(what, fmt::format("'{}' is a dangling link", name));
-  if (real.compare(0, root.size() + 1, root + "/") != 0)
-    ThrowInput(what, fmt::format("'{}' resolves to '{}', outside the model folder (links leaving the folder are "
-                                 "refused)",
-                                 name, real));
-  if (::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, fmt::format("'{}' is not a regular file", name));
-  return real;
-}
-
-std::int64_t FileSize(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : -1;
 }
 
 std::string Num(double v) { return fmt::format("{}", v); }
@@ -303,20 +277,17 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   ModelArtifact a;
   a.path = path;
   a.kind = "hf-folder";
-  const std::string root = RealPath(path);
   struct stat st;
-  if (root.empty() || ::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) ThrowInput(what, "not a readable folder");
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) ThrowInput(what, "not a readable folder");
+  const ModelFolder root = ModelFolder::Of(path);
 
   // config.json
-  const auto cfg = Member(root, "config.json", what);
-  if (!cfg) ThrowInput(what, "no config.json: not a Hugging Face model folder");
-  if (FileSize(*cfg) > kMaxConfigBytes)
-    ThrowInput(what, fmt::format("config.json is {} bytes, above the {} MiB a config can need (refused unread)",
-                                 FileSize(*cfg), kMaxConfigBytes >> 20));
   const std::string cwhat = fmt::format("'{}/config.json'", path);
-  const json top = ReadHfConfigJson(*cfg, cwhat, false);
+  const auto cfg_text = root.ReadSmall("config.json", what, kMaxConfigBytes);
+  if (!cfg_text) ThrowInput(what, "no config.json: not a Hugging Face model folder");
+  const json top = ParseHfConfigText(*cfg_text, cwhat, false);
   const bool nested = top.contains("text_config") && top["text_config"].is_object();
-  const json c = ReadHfConfigJson(*cfg, cwhat, true);
+  const json c = ParseHfConfigText(*cfg_text, cwhat, true);
   auto str = [](const json& o, const char* k) {
     return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
   };
@@ -355,14 +326,14 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   } else {
     SchemeSpec spec;
     spec.scheme = "rope-plan";
-    spec.hf_config = *cfg;
+    spec.hf_config = path;  // the folder: its config.json, opened under the same rule
     spec.max_len = 1;
     try {
       a.plan = PlanFromHfConfig(spec);
     } catch (const Error& e) {
       // The message names the resolved path behind "--hf-config"; name the folder instead.
       std::string m = e.what();
-      const std::string flag = fmt::format("--hf-config '{}'", *cfg);
+      const std::string flag = fmt::format("--hf-config '{}'", path);
       if (auto p = m.find(flag); p != std::string::npos) m.replace(p, flag.size(), cwhat);
       throw Error(e.kind(), m);
     }
@@ -381,41 +352,50 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   }
 
   // The weights: only the positional tensors' headers; no other data.
-  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, resolved shard
-  if (const auto index = Member(root, "model.safetensors.index.json", what)) {
+  std::vector<std::pair<std::string, ModelFile>> wanted;  // tensor, its shard (opened under the rule)
+  if (const auto index = root.Open("model.safetensors.index.json", what, kMaxIndexBytes)) {
     const std::string iwhat = fmt::format("'{}/model.safetensors.index.json'", path);
-    if (FileSize(*index) > kMaxIndexBytes) ThrowInput(iwhat, fmt::format("above {} MiB (refused unread)", kMaxIndexBytes >> 20));
-    const json idx = ReadHfConfigJson(*index, iwhat, false);
-    if (!idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
+    const json idx = ParseBoundedJson(ReadWhole(*index, iwhat), iwhat, kIndexBudget);
+    if (!idx.is_object() || !idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
     const json& wm = idx["weight_map"];
     if (wm.size() > kMaxIndexEntries) ThrowInput(iwhat, fmt::format("weight_map lists more than {} tensors", kMaxIndexEntries));
-    std::map<std::string, std::optional<std::string>> shards;  // name -> resolved (nullopt: absent)
+    std::map<std::string, std::optional<ModelFile>> shards;  // name -> opened (nullopt: absent)
+    std::set<std::string> other_shards;                      // holding no positional tensor
     for (auto it = wm.begin(); it != wm.end(); ++it) {
       if (!it.value().is_string()) ThrowInput(iwhat, "weight_map values must be shard file names");
       const std::string shard = it.value().get<std::string>();
+      if (RoleOf(it.key()).empty()) {
+        // Only the shards that hold a positional tensor are opened; the
+        // others' names are still checked.
+        if (!other_shards.count(shard)) {
+          CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
+          other_shards.insert(shard);
+        }
+        continue;
+      }
       if (!shards.count(shard)) {
         CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
-        shards[shard] = Member(root, shard, iwhat);
+        shards[shard] = root.Open(shard, iwhat);
       }
-      if (RoleOf(it.key()).empty()) continue;
       if (!shards[shard]) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, it.key()));
       wanted.emplace_back(it.key(), *shards[shard]);
     }
-    for (const auto& [name, p] : shards)
-      if (!p) a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor)", name));
-  } else if (const auto single = Member(root, "model.safetensors", what)) {
-    for (const TableInfo& t : ListSafetensors(*single))
+    for (const std::string& name : other_shards)
+      if (!shards.count(name) && !root.Has(name))
+        a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor)", name));
+  } else if (const auto single = root.Open("model.safetensors", what)) {
+    for (const TableInfo& t : ListSafetensorsFd(single->fd->get(), single->shown))
       if (!RoleOf(t.name).empty()) wanted.emplace_back(t.name, *single);
   } else {
     for (const char* other : {"pytorch_model.bin", "model.gguf", "model.onnx"})
-      if (Member(root, other, what))
+      if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }
   std::map<std::string, std::vector<TableInfo>> headers;  // shard -> its tensors (each header read once)
   for (const auto& [name, shard] : wanted) {
-    if (!headers.count(shard)) headers[shard] = ListSafetensors(shard);
+    if (!headers.count(shard.shown)) headers[shard.shown] = ListSafetensorsFd(shard.fd->get(), shard.shown);
     const TableInfo* info = nullptr;
-    for (const TableInfo& t : headers[shard])
+    for (const TableInfo& t : headers[shard.shown])
       if (t.name == name) info = &t;
     if (!info) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
     ArtifactTensor t;
@@ -424,8 +404,9 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     t.info = *info;
     if (const MetaValue* bad = info->meta.Find("unsupported_dtype"))
       a.notes.push_back(fmt::format("tensor '{}' has dtype {}: not readable as a table", name, MetaToString(*bad)));
-    const std::string file = shard, tensor = name;
-    t.open = [file, tensor] { return OpenSafetensors(file, tensor); };
+    const ModelFile file = shard;
+    const std::string tensor = name;
+    t.open = [file, tensor] { return OpenSafetensorsFd(file.fd->get(), file.shown, tensor); };
     a.tensors.push_back(std::move(t));
   }
   return a;

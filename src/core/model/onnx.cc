@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/io/model_folder.h"
 #include "core/model/onnx_wire.h"
 
 namespace pe {
@@ -153,12 +154,6 @@ class ExternalSource : public RowSource {
   std::uint64_t offset_;
 };
 
-std::string RealPath(const std::string& p) {
-  char buf[PATH_MAX];
-  if (!::realpath(p.c_str(), buf)) return "";
-  return buf;
-}
-
 // The external data file of `t`, opened after the folder rule
 // (docs/formats.md, "ONNX"); `bytes` is the tensor's size.
 std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor& t, TableInfo info,
@@ -175,18 +170,11 @@ std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor
       ThrowInput(what, "the path climbs out with '..'; pe reads external data only inside the model's folder");
     b = e + 1;
   }
-  const auto slash = m.path.rfind('/');
-  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : m.path.substr(0, slash));
-  const std::string real_folder = RealPath(folder);
-  if (real_folder.empty()) ThrowInput(what, fmt::format("cannot resolve the model's folder: {}", std::strerror(errno)));
-  const std::string candidate = folder + "/" + loc;
-  const std::string real = RealPath(candidate);
-  if (real.empty()) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
-  const std::string prefix = real_folder == "/" ? "/" : real_folder + "/";
-  if (real.compare(0, prefix.size(), prefix) != 0)
-    ThrowInput(what, fmt::format("resolves to '{}', outside the model's folder '{}' (a symlink?); refused", real,
-                                 real_folder));
-  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // a FIFO must not block
+  // Opened beneath the model file's folder (core/io/model_folder.h): no
+  // link out, a regular file, read through this descriptor only.
+  const auto file = ModelFolder::OfFile(m.path).Open(loc, what);
+  if (!file) ThrowInput(what, "cannot open it: no such file in the model's folder");
+  const int fd = ::fcntl(file->fd->get(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
   Fd guard(fd);
   struct stat st;
@@ -206,7 +194,7 @@ std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor
                                  fsize - offset, offset, fmt::join(t.dims, "x"), OnnxDataTypeName(t.data_type),
                                  bytes));
   }
-  return std::make_unique<ExternalSource>(real, guard.release(), std::move(info), offset);
+  return std::make_unique<ExternalSource>(file->shown, guard.release(), std::move(info), offset);
 }
 
 std::string NameList(const std::vector<std::string>& names) {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/io/model_folder.h"
 #include "core/formats/torch_checkpoint.h"
 #include "core/model/artifact.h"
 #include "core/model/tensor_role.h"
@@ -43,11 +44,10 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
   }
   if (others > 0)
     a.notes.push_back(fmt::format("{} other tensor{} (weights, by name not positional)", others, others == 1 ? "" : "s"));
-  const auto slash = path.rfind('/');
-  const std::string config = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "config.json";
-  struct stat st;
-  if (::stat(config.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-    a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan", config));
+  const ModelFolder folder = ModelFolder::OfFile(path);
+  if (folder.Has("config.json"))
+    a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan",
+                                  folder.Shown("config.json")));
   else
     a.notes.push_back("a checkpoint states no positional-encoding plan (no config.json beside it)");
   return a;

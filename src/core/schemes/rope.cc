@@ -62,23 +62,9 @@ SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
   if (in.hf_config.empty()) return in;
   SchemeSpec spec = in;
   const std::string what = fmt::format("--hf-config '{}'", in.hf_config);
-  const std::string file = HfConfigFile(in.hf_config);  // a model folder: its config.json
-  struct stat st;
-  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
-  if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
-  std::ifstream f(file);
-  nlohmann::json c;
-  try {
-    c = nlohmann::json::parse(f, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
-      if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
-      return true;
-    });
-  } catch (const nlohmann::json::exception&) {
-    ThrowInput(what, "not valid JSON");
-  }
-  if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
-  if (c.contains("text_config") && c["text_config"].is_object()) c = c["text_config"];  // multimodal configs
+  // A model folder or its config.json, opened under the model-folder rule;
+  // multimodal configs: the text_config.
+  const nlohmann::json c = ReadHfConfigJson(in.hf_config, what, true);
   auto num = [&](const nlohmann::json& o, const char* key) -> std::optional<double> {
     if (o.is_object() && o.contains(key) && o[key].is_number()) return o[key].get<double>();
     return std::nullopt;
@@ -121,8 +107,8 @@ SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
   if (auto v = num(rs, "low_freq_factor")) spec.low_freq_factor = *v;
   if (auto v = num(rs, "high_freq_factor")) spec.high_freq_factor = *v;
   if (rs.contains("truncate") && rs["truncate"].is_boolean()) spec.truncate = rs["truncate"].get<bool>();
-  if (rs.contains("short_factor")) spec.short_factor = file;  // ReadFactorList finds them in the file
-  if (rs.contains("long_factor")) spec.long_factor = file;
+  if (rs.contains("short_factor")) spec.short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
+  if (rs.contains("long_factor")) spec.long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
   // Scaling rules of issue 14 (docs/schemes.md, "Scaling rules and --semantics").
   // Hook for per-layer-type rope_parameters ({"full_attention": {...},
   // "sliding_attention": {...}}, transformers v5): a per-layer plan reads
