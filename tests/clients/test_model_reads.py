@@ -232,6 +232,13 @@ os.symlink(os.path.join(SECRET, "config.json"), os.path.join(d, "config.json"))
 np.savez(os.path.join(d, "m.npz"), inv_freq=inv)
 no_secret("npz with a linked config beside", ["inspect", os.path.join(d, "m.npz")])
 
+# ---- a config naming its model with a control byte is refused, not printed ----
+d = model_dir("nul-type")
+json.dump(dict(LLAMA, model_type="lla\u0000ma\u001b[31m"), open(os.path.join(d, "config.json"), "w"))
+for cmd in (["inspect", d], ["verify", "--model", d],
+            ["generate", "--scheme", "rope", "--hf-config", d, "--max-len", "4", "-o", out]):
+    no_secret(f"model_type with control bytes ({cmd[0]})", cmd, 2, "control byte 0x00")
+
 # ---- a race: config.json swapped between a file and a link out while pe runs ----
 d = model_dir("race")
 real = os.path.join(d, "real.json")

@@ -26,6 +26,20 @@ std::string HfConfigFile(const std::string& path) {
 nlohmann::json ParseHfConfigText(const std::string& text, const std::string& what, bool text_config) {
   json c = ParseBoundedJson(text, what, kConfigBudget);
   if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
+  // The names that select a model's rules and appear in every report: a
+  // control byte there is a forged config, refused rather than printed.
+  for (const json* o : {&c, c.contains("text_config") ? &c["text_config"] : nullptr}) {
+    if (!o || !o->is_object()) continue;
+    for (const char* key : {"model_type", "rope_type", "type"}) {
+      const json* v = o->contains(key) ? &(*o)[key] : nullptr;
+      for (const char* block : {"rope_scaling", "rope_parameters"})
+        if (!v && o->contains(block) && (*o)[block].is_object() && (*o)[block].contains(key)) v = &(*o)[block][key];
+      if (!v || !v->is_string()) continue;
+      for (unsigned char ch : v->get_ref<const std::string&>())
+        if (ch < 0x20 || ch == 0x7f)
+          ThrowInput(what, fmt::format("{} holds the control byte 0x{:02x}: not a model's config (refused)", key, ch));
+    }
+  }
   if (text_config && c.contains("text_config") && c["text_config"].is_object()) {
     json t = c["text_config"];  // multimodal configs (gemma3, llama4)
     if (!t.contains("model_type") && c.contains("model_type")) t["model_type"] = c["model_type"];
