@@ -11,9 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/io/mapped_file.h"
 #include "core/io/model_folder.h"
 #include "core/model/onnx_wire.h"
 
@@ -39,15 +41,25 @@ class Fd {
   int fd_;
 };
 
-// The .onnx file mapped read-only, with its tensors parsed.
+// The .onnx file mapped read-only (through MappedFile, whose SIGBUS guard
+// turns a file truncated while it is read into an error, not a signal; read
+// whole where no mapping is had), with its tensors parsed.
 struct OnnxModelFile {
   std::string path;
   std::string what;  // "'path'"
   const std::byte* data = nullptr;
   std::size_t size = 0;
   std::vector<OnnxTensor> tensors;  // each name once (see Dedupe)
-  ~OnnxModelFile() {
-    if (data) ::munmap(const_cast<std::byte*>(data), size);
+  std::unique_ptr<MappedFile> map;
+  std::vector<std::byte> copy;      // the file, where it is not mapped
+  // The identity of the file this was read from (Load's reuse).
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t file_size = 0;
+  struct timespec mtime {};
+  /// Throws when the file shrank under the mapping; call after reading from `data`.
+  void CheckShrank() const {
+    if (map && map->shrank()) ThrowInput(what, "file is truncated (it shrank while being read)");
   }
 };
 
@@ -68,6 +80,11 @@ std::vector<OnnxTensor> Dedupe(std::vector<OnnxTensor> all) {
   return out;
 }
 
+// The last model read, kept: a model artifact opens its tensors one by one,
+// and parsing the file again for each would make N tensors cost N parses.
+std::mutex g_last_mutex;
+std::shared_ptr<OnnxModelFile> g_last;
+
 std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
   auto m = std::make_shared<OnnxModelFile>();
   m->path = path;
@@ -77,17 +94,43 @@ std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   if (!S_ISREG(st.st_mode)) ThrowInput(m->what, "is not a regular file");
+  {
+    std::lock_guard<std::mutex> lock(g_last_mutex);
+    if (g_last && g_last->path == path && g_last->dev == st.st_dev && g_last->ino == st.st_ino &&
+        g_last->file_size == st.st_size && g_last->mtime.tv_sec == st.st_mtim.tv_sec &&
+        g_last->mtime.tv_nsec == st.st_mtim.tv_nsec && !(g_last->map && g_last->map->shrank()))
+      return g_last;
+  }
+  m->dev = st.st_dev;
+  m->ino = st.st_ino;
+  m->file_size = st.st_size;
+  m->mtime = st.st_mtim;
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size == 0) ThrowInput(m->what, "the file is empty (not an ONNX model)");
   if (size > kMaxOnnxFileBytes)
     ThrowInput(m->what, fmt::format("{} bytes: beyond protobuf's 2 GiB limit for one message (larger ONNX models keep "
                                     "their weights in external data)",
                                     size));
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (p == MAP_FAILED) ThrowInput(fmt::format("cannot map '{}'", path), std::strerror(errno));
-  m->data = static_cast<const std::byte*>(p);
+  m->map = MappedFile::Open(fd.get(), size);
+  if (m->map) {
+    m->data = m->map->data();
+  } else {
+    m->copy.resize(static_cast<std::size_t>(size));
+    std::size_t got = 0;
+    while (got < m->copy.size()) {
+      const ssize_t n = ::pread(fd.get(), m->copy.data() + got, m->copy.size() - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+      if (n == 0) ThrowInput(m->what, "file is truncated (it shrank while being read)");
+      got += static_cast<std::size_t>(n);
+    }
+    m->data = m->copy.data();
+  }
   m->size = size;
   m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what));
+  m->CheckShrank();
+  std::lock_guard<std::mutex> lock(g_last_mutex);
+  g_last = m;
   return m;
 }
 
@@ -118,6 +161,7 @@ class MappedSource : public RowSource {
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const std::size_t rb = info_.row_bytes();
     std::memcpy(out, rows_ + static_cast<std::size_t>(first) * rb, static_cast<std::size_t>(count) * rb);
+    model_->CheckShrank();
   }
   bool concurrent_reads() const override { return true; }
 
@@ -271,6 +315,7 @@ std::unique_ptr<RowSource> OpenOnnx(const std::string& path, const std::string& 
     ThrowInput(m->what, fmt::format("tensor '{}' holds no data (no raw_data, no typed values, no external data)", t.name));
   std::vector<std::byte> decoded;
   DecodeOnnxTypedData(m->data, m->size, t, dtype, &decoded, m->what);
+  m->CheckShrank();
   return std::make_unique<MemoryRowSource>(std::move(info), std::move(decoded));
 }
 
