@@ -39,6 +39,7 @@
 #include "core/formats/safetensors.h"
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
+#include "core/model/positional_by_value.h"
 
 namespace pe {
 namespace {
@@ -48,6 +49,8 @@ using json = nlohmann::json;
 constexpr std::int64_t kMaxIndexBytes = std::int64_t{64} << 20;
 constexpr JsonBudget kIndexBudget{16, 2000000};
 constexpr std::size_t kMaxIndexEntries = 1000000;
+constexpr std::size_t kMaxShardsScanned = 1024;      // DeepSeek-V3 has 163 shards
+constexpr std::size_t kMaxPositionalTensors = 1024;  // an inv_freq per layer of the deepest models
 
 // A file name from the folder's own metadata, checked: a plain name.
 void CheckPlainName(const std::string& name, const std::string& what, const std::string& key) {
@@ -352,63 +355,97 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   }
 
   // The weights: only the positional tensors' headers; no other data.
-  std::vector<std::pair<std::string, ModelFile>> wanted;  // tensor, its shard (opened under the rule)
+  // Shards opened (under the rule), each header listed once.
+  struct Shard {
+    ModelFile file;
+    std::map<std::string, TableInfo> tensors;
+  };
+  std::map<std::string, Shard> opened;
+  auto open_shard = [&](const std::string& name, const ModelFile& f) -> Shard& {
+    auto it = opened.find(name);
+    if (it != opened.end()) return it->second;
+    Shard s{f, {}};
+    for (TableInfo& t : ListSafetensorsFd(f.fd->get(), f.shown)) s.tensors.emplace(t.name, std::move(t));
+    return opened.emplace(name, std::move(s)).first->second;
+  };
+  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, shard name (positional by name)
   if (const auto index = root.Open("model.safetensors.index.json", what, kMaxIndexBytes)) {
     const std::string iwhat = fmt::format("'{}/model.safetensors.index.json'", path);
     const json idx = ParseBoundedJson(ReadWhole(*index, iwhat), iwhat, kIndexBudget);
     if (!idx.is_object() || !idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
     const json& wm = idx["weight_map"];
     if (wm.size() > kMaxIndexEntries) ThrowInput(iwhat, fmt::format("weight_map lists more than {} tensors", kMaxIndexEntries));
-    std::map<std::string, std::optional<ModelFile>> shards;  // name -> opened (nullopt: absent)
-    std::set<std::string> other_shards;                      // holding no positional tensor
+    std::set<std::string> names;  // every shard the index names, each checked once
     for (auto it = wm.begin(); it != wm.end(); ++it) {
       if (!it.value().is_string()) ThrowInput(iwhat, "weight_map values must be shard file names");
       const std::string shard = it.value().get<std::string>();
-      if (RoleOf(it.key()).empty()) {
-        // Only the shards that hold a positional tensor are opened; the
-        // others' names are still checked.
-        if (!other_shards.count(shard)) {
-          CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
-          other_shards.insert(shard);
-        }
-        continue;
-      }
-      if (!shards.count(shard)) {
-        CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
-        shards[shard] = root.Open(shard, iwhat);
-      }
-      if (!shards[shard]) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, it.key()));
-      wanted.emplace_back(it.key(), *shards[shard]);
+      if (names.insert(shard).second) CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
+      if (!RoleOf(it.key()).empty()) wanted.emplace_back(it.key(), shard);
     }
-    for (const std::string& name : other_shards)
-      if (!shards.count(name) && !root.Has(name))
-        a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor)", name));
+    // The shards holding a positional tensor by name must be there; the
+    // others are read (headers only) for tensors known by their values,
+    // as many as a real model has.
+    for (const auto& [tensor, shard] : wanted)
+      if (!opened.count(shard)) {
+        const auto f = root.Open(shard, iwhat);
+        if (!f) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, tensor));
+        open_shard(shard, *f);
+      }
+    std::size_t headers = opened.size();
+    for (const std::string& name : names) {
+      if (opened.count(name)) continue;
+      if (headers >= kMaxShardsScanned) {
+        a.notes.push_back(fmt::format("the index names more than {} shards: the others are not searched for positional "
+                                      "tensors by value",
+                                      kMaxShardsScanned));
+        break;
+      }
+      if (const auto f = root.Open(name, iwhat)) {
+        open_shard(name, *f);
+        ++headers;
+      } else {
+        a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor by name)", name));
+      }
+    }
   } else if (const auto single = root.Open("model.safetensors", what)) {
-    for (const TableInfo& t : ListSafetensorsFd(single->fd->get(), single->shown))
-      if (!RoleOf(t.name).empty()) wanted.emplace_back(t.name, *single);
+    for (const auto& [name, info] : open_shard("model.safetensors", *single).tensors)
+      if (!RoleOf(name).empty()) wanted.emplace_back(name, "model.safetensors");
   } else {
     for (const char* other : {"pytorch_model.bin", "model.gguf", "model.onnx"})
       if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }
-  std::map<std::string, std::vector<TableInfo>> headers;  // shard -> its tensors (each header read once)
-  for (const auto& [name, shard] : wanted) {
-    if (!headers.count(shard.shown)) headers[shard.shown] = ListSafetensorsFd(shard.fd->get(), shard.shown);
-    const TableInfo* info = nullptr;
-    for (const TableInfo& t : headers[shard.shown])
-      if (t.name == name) info = &t;
-    if (!info) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
+  auto add = [&](const std::string& name, const std::string& role, const TableInfo& info, const ModelFile& file) {
+    if (a.tensors.size() >= kMaxPositionalTensors) return false;
     ArtifactTensor t;
     t.name = name;
-    t.role = RoleOf(name);
-    t.info = *info;
-    if (const MetaValue* bad = info->meta.Find("unsupported_dtype"))
+    t.role = role;
+    t.info = info;
+    if (const MetaValue* bad = info.meta.Find("unsupported_dtype"))
       a.notes.push_back(fmt::format("tensor '{}' has dtype {}: not readable as a table", name, MetaToString(*bad)));
-    const ModelFile file = shard;
-    const std::string tensor = name;
-    t.open = [file, tensor] { return OpenSafetensorsFd(file.fd->get(), file.shown, tensor); };
+    t.open = [file, name] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); };
     a.tensors.push_back(std::move(t));
+    return true;
+  };
+  std::size_t dropped = 0;
+  for (const auto& [name, shard] : wanted) {
+    const Shard& s = opened.at(shard);
+    const auto it = s.tensors.find(name);
+    if (it == s.tensors.end()) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
+    if (!add(name, RoleOf(name), it->second, s.file)) ++dropped;
   }
+  ValueScan by_value;
+  for (const auto& [shard, s] : opened)
+    for (const auto& [name, info] : s.tensors) {
+      if (!RoleOf(name).empty() || info.meta.Find("unsupported_dtype")) continue;
+      const ModelFile file = s.file;
+      const std::string role = by_value.Try(name, info, [&] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); });
+      if (!role.empty() && !add(name, role, info, file)) ++dropped;
+    }
+  if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
+  if (dropped > 0)
+    a.notes.push_back(fmt::format("{} more positional tensors not listed (at most {} are: no model stores more)", dropped,
+                                  kMaxPositionalTensors));
   return a;
 }
 

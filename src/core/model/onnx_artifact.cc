@@ -31,6 +31,7 @@
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
 #include "core/model/onnx.h"
+#include "core/model/positional_by_value.h"
 
 namespace pe {
 namespace {
@@ -86,12 +87,22 @@ void IdentifyCache(const std::string& path, const ArtifactTensor& t, const std::
   // Cheap only: caches up to 2^24 entries, each identified once.
   if (t.info.rows <= 2 || t.info.cols < 1 || t.info.rows * t.info.cols > (std::int64_t{1} << 24)) return;
   try {
-    DoubledCache cos(OpenOnnx(path, t.name));
-    std::unique_ptr<DoubledCache> sin;
+    // A full table (an exporter's folded cos, each frequency twice) is
+    // identified as it is; an onnxruntime cache [L, rotary_dim/2] as the
+    // first half of one.
+    const bool full = HoldsEachFrequencyTwice(*OpenOnnx(path, t.name));
+    auto as_table = [&](const std::string& name) -> std::unique_ptr<RowSource> {
+      if (full) return OpenOnnx(path, name);
+      return std::make_unique<DoubledCache>(OpenOnnx(path, name));
+    };
+    std::unique_ptr<RowSource> cos_source = as_table(t.name);
+    RowSource& cos = *cos_source;
+    std::unique_ptr<RowSource> sin;
     const std::string partner = PartnerName(t.name);
     for (const auto& o : all)
-      if (o.name == partner && o.role == "sin_cache" && o.info.rows == t.info.rows && o.info.cols == t.info.cols)
-        sin = std::make_unique<DoubledCache>(OpenOnnx(path, partner));
+      if (o.role == "sin_cache" && o.info.rows == t.info.rows && o.info.cols == t.info.cols &&
+          (o.name == partner || (!sin && o.name != t.name && partner == t.name)))
+        sin = as_table(o.name);
     const TableStats stats = ComputeStats(cos);
     RopeIdentification id = IdentifyRope(cos, stats, RopeIdentifyOptions{}, sin.get());
     if (!id.detected || id.shape.kind != RopeKind::kCos) {
@@ -104,10 +115,15 @@ void IdentifyCache(const std::string& path, const ArtifactTensor& t, const std::
     art->settings.push_back({"rotary_dim", fmt::format("{}", id.shape.rotary_dim), src});
     std::string flags = RopeSpecFlags(id.spec);
     if (flags.find("--tensor") == std::string::npos) flags += " --tensor cos";
-    art->notes.push_back(fmt::format("{}: an onnxruntime cache [L, rotary_dim/2], the first half of a {}; check it with "
-                                     "pe verify MODEL --dataset {} --scheme rope --head-dim {} --max-len {} --layout "
-                                     "cache{}",
-                                     t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
+    if (full)
+      art->notes.push_back(fmt::format("{}: {}; check it with pe verify MODEL --dataset {} --scheme rope --head-dim {} "
+                                       "--max-len {}{}",
+                                       t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
+    else
+      art->notes.push_back(fmt::format("{}: an onnxruntime cache [L, rotary_dim/2], the first half of a {}; check it "
+                                       "with pe verify MODEL --dataset {} --scheme rope --head-dim {} --max-len {} "
+                                       "--layout cache{}",
+                                       t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
   } catch (const Error& e) {
     art->notes.push_back(fmt::format("{}: not identified ({})", t.name, e.what()));
   }
@@ -144,8 +160,12 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
   art.path = path;
   art.kind = "onnx";
   std::int64_t others = 0;
+  ValueScan by_value;
   for (auto& d : DescribeOnnx(path)) {
-    const std::string role = RoleOf(d.info.name);
+    std::string role = RoleOf(d.info.name);
+    // An exporter's folded constant (unsqueeze_16): known by its values.
+    if (role.empty() && d.readable)
+      role = by_value.Try(d.info.name, d.info, [&] { return OpenOnnx(path, d.info.name); });
     if (role.empty()) {
       ++others;
       continue;
@@ -160,8 +180,9 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
     t.open = [path, name = t.name] { return OpenOnnx(path, name); };
     art.tensors.push_back(std::move(t));
   }
+  if (const std::string note = by_value.Note(); !note.empty()) art.notes.push_back(note);
   if (others > 0)
-    art.notes.push_back(fmt::format("{} other tensor{} (weights, constants) not positional by name; pe inspect MODEL "
+    art.notes.push_back(fmt::format("{} other tensor{} (weights, constants) not positional by name or value; pe inspect MODEL "
                                     "--dataset NAME reads any FLOAT, FLOAT16, BFLOAT16 or DOUBLE one",
                                     others, others == 1 ? "" : "s"));
   // Companions: beside the file only, opened under the model-folder rule.

@@ -1,9 +1,13 @@
 #include "core/model/positional_by_value.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cmath>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace pe {
 namespace {
@@ -122,6 +126,48 @@ std::string PositionalRoleByValue(RowSource& src) {
   if (LooksCos(v, info.cols, tol)) return "cos_cache";
   if (LooksSin(v, info.cols, tol)) return "sin_cache";
   return "";
+}
+
+std::string ValueScan::Try(const std::string& name, const TableInfo& info,
+                           const std::function<std::unique_ptr<RowSource>()>& open) {
+  if (!PlausiblePositionalShape(info)) return "";
+  if (scanned_ >= kMaxValueScans) {
+    ++skipped_;
+    return "";
+  }
+  ++scanned_;
+  std::string role;
+  try {
+    role = PositionalRoleByValue(*open());
+  } catch (const Error&) {
+    return "";  // unreadable: the reader's own notes say why where it matters
+  }
+  if (!role.empty()) found_.push_back(fmt::format("{} ({})", name, role));
+  return role;
+}
+
+std::string ValueScan::Note() const {
+  std::string out;
+  if (!found_.empty())
+    out = fmt::format("found by their values (their names say nothing): {}", fmt::join(found_, ", "));
+  if (skipped_ > 0)
+    out += fmt::format("{}{} more tensors of a table's shape not tested by value (at most {} are)", out.empty() ? "" : "; ",
+                       skipped_, kMaxValueScans);
+  return out;
+}
+
+bool HoldsEachFrequencyTwice(RowSource& src) {
+  const TableInfo& info = src.info();
+  if (info.rows < 2 || info.cols < 2 || info.cols % 2) return false;
+  std::vector<std::byte> buf(info.row_bytes());
+  src.ReadRows(1, 1, buf.data());
+  std::vector<double> r(static_cast<std::size_t>(info.cols));
+  double peak = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    r[i] = LoadAsDouble(buf.data(), info.dtype, i);
+    peak = std::fmax(peak, std::fabs(r[i]));
+  }
+  return FrequencyColumns(r.data(), info.cols, Slack(info.dtype) * peak).size() * 2 == r.size();
 }
 
 }  // namespace pe

@@ -26,7 +26,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "core/table.h"
 
@@ -44,5 +47,28 @@ bool PlausiblePositionalShape(const TableInfo& info);
 /// "cos_cache", "sin_cache", "inv_freq", or "" when the values are none of
 /// them. Reads at most the first three rows of `src`.
 std::string PositionalRoleByValue(RowSource& src);
+
+/// For a model reader: tries the tensors its names left without a role.
+/// Try() opens one (through `open`) only when its shape is plausible and
+/// fewer than kMaxValueScans were opened, and returns its role or "";
+/// an error opening it is no role. Note() is the artifact's note naming
+/// what was found (and whether the cap stopped the search), or "".
+class ValueScan {
+ public:
+  static constexpr int kMaxValueScans = 1024;
+  std::string Try(const std::string& name, const TableInfo& info,
+                  const std::function<std::unique_ptr<RowSource>()>& open);
+  std::string Note() const;
+
+ private:
+  int scanned_ = 0;
+  int skipped_ = 0;
+  std::vector<std::string> found_;
+};
+
+/// Whether a cos or sin table holds each frequency twice (a full table: the
+/// halves equal, or the pairs), as its row 1 shows, or once (an
+/// onnxruntime-style cache [L, rotary_dim/2]). Reads row 1 only.
+bool HoldsEachFrequencyTwice(RowSource& src);
 
 }  // namespace pe

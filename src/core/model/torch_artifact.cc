@@ -14,6 +14,7 @@
 #include "core/io/model_folder.h"
 #include "core/formats/torch_checkpoint.h"
 #include "core/model/artifact.h"
+#include "core/model/positional_by_value.h"
 #include "core/model/tensor_role.h"
 
 namespace pe {
@@ -24,9 +25,12 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
   a.kind = "torch";
   auto ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(path));
   std::size_t others = 0;
+  ValueScan by_value;
   for (std::size_t i = 0; i < ck->tensors.size(); ++i) {
     const TorchTensorEntry& e = ck->tensors[i];
-    const std::string role = RoleFromTensorName(e.tensor.path);
+    std::string role = RoleFromTensorName(e.tensor.path);
+    if (role.empty() && e.info)
+      role = by_value.Try(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); });
     if (role.empty()) {
       ++others;
       continue;
@@ -42,8 +46,10 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
     t.open = [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); };
     a.tensors.push_back(std::move(t));
   }
+  if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
   if (others > 0)
-    a.notes.push_back(fmt::format("{} other tensor{} (weights, by name not positional)", others, others == 1 ? "" : "s"));
+    a.notes.push_back(fmt::format("{} other tensor{} (weights, positional neither by name nor by value)", others,
+                                  others == 1 ? "" : "s"));
   const ModelFolder folder = ModelFolder::OfFile(path);
   if (folder.Has("config.json"))
     a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan",
