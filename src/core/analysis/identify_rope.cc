@@ -296,6 +296,9 @@ std::string RopeIdentification::Describe() const {
     else what += fmt::format(" (head_dim {} when it rotates every channel)", shape.rotary_dim);
   }
   if (scaling) what += ", " + scaling->Describe();
+  if (fit.undetermined > 0)
+    what += fmt::format(" (the {} lowest frequenc{} not determined by {} rows: ω·(L−1) below the values' resolution)",
+                        fit.undetermined, fit.undetermined == 1 ? "y is" : "ies are", rows);
   if (shape.kind != RopeKind::kInvFreq) {
     if (std::fabs(attention_factor - 1) > 0) what += fmt::format(", attention factor {}", G(attention_factor));
     what += fmt::format(", positions {}…{}", start, start + rows - 1);
@@ -322,6 +325,7 @@ nlohmann::ordered_json RopeIdentification::ToJson() const {
   j["attention_factor"] = attention_factor;
   j["scaling"] = scaling ? scaling->ToJson() : nlohmann::ordered_json();
   j["fitted_base"] = fit.fitted_base;
+  j["undetermined_pairs"] = fit.undetermined;
   nlohmann::ordered_json alts = nlohmann::ordered_json::array();
   for (const auto& c : fit.candidates) alts.push_back({{"description", c.Describe()}, {"residual", std::isfinite(c.residual) ? nlohmann::ordered_json(c.residual) : nlohmann::ordered_json()}});
   j["fit_candidates"] = alts;
