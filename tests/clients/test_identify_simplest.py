@@ -18,7 +18,10 @@ What is checked (each can fail):
   report says how many (`undetermined_pairs` > 0 and the verdict's "not
   determined by N rows"), and no factor of a million is invented;
 - the bfloat16-angle table is "base 500000, no scaling" with the precision
-  "angles rounded to bfloat16", not another base or a scaling.
+  "angles rounded to bfloat16", not another base or a scaling;
+- a YaRN table made by the transformers 4.45 rule, verified against the
+  current rule, is diagnosed as that rule (add --semantics hf-4.45), not as
+  another factor, and passes under it.
 
 Usage: test_identify_simplest.py PE_BIN SCRATCH_DIR
 """
@@ -108,6 +111,24 @@ rope = (ident or {}).get("rope", {})
 got = rope.get("scaling") or {}
 check(got.get("scaling") == "none" and got.get("base") == 500000.0 and "angles rounded to bfloat16" in rope.get("verdict", ""),
       f"bf16 angles: {rope.get('verdict', err)[:400]}")
+
+# A YaRN table made by the transformers 4.45 rule (factor = max_position_embeddings
+# / original, modeling_rope_utils.py of that release), checked with a config's
+# values under the current rule: the diagnosis names the rule, not a factor.
+inv, af = P.hf_inv_freq("yarn", 128, 1e6, factor=262144 / 32768, max_position_embeddings=32768)
+cos, _ = P.hf_rope_cos_sin(inv, af, 4096)
+path = os.path.join(SCRATCH, "yarn_445.npy")
+np.save(path, cos.numpy())
+r = subprocess.run([PE, "verify", path, "--scheme", "rope", "--head-dim", "128", "--max-len", "4096", "--base", "1000000",
+                    "--rope-scaling", "yarn", "--factor", "4", "--original-max-position-embeddings", "32768",
+                    "--max-position-embeddings", "262144", "--tensor", "cos"], capture_output=True, text=True, timeout=300)
+check(r.returncode == 1 and "add --semantics hf-4.45" in r.stdout and "add --factor" not in r.stdout,
+      f"yarn 4.45 rule: exit {r.returncode}, diagnosis {r.stdout[-600:]!r}")
+r = subprocess.run([PE, "verify", path, "--scheme", "rope", "--head-dim", "128", "--max-len", "4096", "--base", "1000000",
+                    "--rope-scaling", "yarn", "--factor", "4", "--original-max-position-embeddings", "32768",
+                    "--max-position-embeddings", "262144", "--tensor", "cos", "--semantics", "hf-4.45"],
+                   capture_output=True, text=True, timeout=300)
+check(r.returncode == 0, f"yarn 4.45 rule under --semantics hf-4.45: exit {r.returncode} {r.stdout[-400:]!r}")
 
 if failures:
     print(f"{len(failures)} failure(s)")

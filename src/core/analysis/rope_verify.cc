@@ -21,6 +21,39 @@ std::string Layout(const std::string& s) { return s == "interleaved" || s == "gp
 
 std::string Scaling(const std::string& s) { return s.empty() || s == "default" ? "none" : s; }
 
+// The other rule (--semantics) under which the declared parameters give the
+// frequencies and attention factor the table shows, or "": a table made by
+// another peer's rule is that rule, not another factor or scaling.
+std::string SemanticsThatFits(const RopeIdentification& f, const SchemeSpec& d) {
+  if (!f.matched || f.omega.empty()) return "";
+  RopeFrequencies seen;
+  try {
+    seen = ComputeRopeFrequencies(f.spec);
+  } catch (const Error&) {
+    return "";
+  }
+  for (const char* sem : {"hf", "hf-4.45", "vllm", "llama.cpp"}) {
+    if (d.semantics == sem) continue;
+    SchemeSpec alt = d;
+    alt.semantics = sem;
+    try {
+      const RopeFrequencies rf = ComputeRopeFrequencies(alt);
+      if (rf.inv_freq.size() != seen.inv_freq.size()) continue;
+      bool same = std::fabs(static_cast<double>(rf.attention_factor - seen.attention_factor)) <=
+                  1e-6 * static_cast<double>(seen.attention_factor);
+      for (std::size_t i = 0; same && i < rf.inv_freq.size(); ++i) {
+        const double a = static_cast<double>(rf.inv_freq[i]), b = static_cast<double>(seen.inv_freq[i]);
+        // Pairs the rows do not determine may differ: the slowest ones.
+        const bool determined = i + static_cast<std::size_t>(f.fit.undetermined) < rf.inv_freq.size();
+        same = !determined || std::fabs(a - b) <= 1e-6 * b;
+      }
+      if (same) return sem;
+    } catch (const Error&) {
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 double InvFreqLimit(const Tolerance& t, double v) {
@@ -70,7 +103,11 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
                                  "tables hold only the rotary dim (compare its first {} columns)",
                                  f.shape.passthrough, f.shape.rotary_dim, f.shape.rotary_dim));
   if (table && f.start != d.start) causes.push_back(fmt::format("positions start at {}: add --start {}", f.start, f.start));
-  if (f.scaling) {
+  const std::string rule = SemanticsThatFits(f, d);
+  if (!rule.empty()) {
+    causes.push_back(fmt::format("the table follows the {} rule for these parameters, not {}: add --semantics {}", rule,
+                                 d.semantics, rule));
+  } else if (f.scaling) {
     const RopeScalingFit& s = *f.scaling;
     if (s.base != d.base) causes.push_back(fmt::format("base {}, not {}: add --base {}", G(s.base), G(d.base), G(s.base)));
     const std::string ds = Scaling(d.rope_scaling);
@@ -86,7 +123,7 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
       causes.push_back(fmt::format("{} factor {}, not {}: add --factor {}", s.scaling, G(s.factor), G(d.factor), G(s.factor)));
     }
   }
-  if (table) {
+  if (table && rule.empty()) {
     const double tol = 1e-4 * std::max(1.0, d_af);
     if (std::fabs(f.attention_factor - d_af) > tol) {
       if (std::fabs(f.attention_factor - 1) <= tol)
