@@ -194,9 +194,16 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
     art.notes.push_back("no config.json beside the .onnx file or in its parent folder: no plan (the caches are "
                         "identified from their values)");
   }
+  // Identification reads each cache whole: the first few are identified, so that a file of
+  // thousands of cache-shaped initializers costs no more than a real model's handful.
+  constexpr std::size_t kMaxIdentified = 8;
   const std::vector<ArtifactTensor> all = art.tensors;
+  std::size_t caches = 0;
   for (const auto& t : all)
-    if (t.role == "cos_cache") IdentifyCache(path, t, all, &art);
+    if (t.role == "cos_cache" && ++caches <= kMaxIdentified) IdentifyCache(path, t, all, &art);
+  if (caches > kMaxIdentified)
+    art.notes.push_back(fmt::format("{} cos caches: the first {} are identified from their values, the other {} not",
+                                    caches, kMaxIdentified, caches - kMaxIdentified));
   return art;
 }
 
