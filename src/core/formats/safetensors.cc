@@ -9,6 +9,7 @@
 #include <bit>
 #include <charconv>
 #include <optional>
+#include <mutex>
 #include <unordered_set>
 #include <cerrno>
 #include <cstring>
@@ -74,6 +75,7 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowInput(what, std::strerror(errno));
   if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  if (!S_ISREG(st.st_mode)) ThrowInput(what, "is not a regular file");
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   if (file_size < 8) ThrowInput(what, "not a safetensors file (shorter than its 8-byte header length)");
   unsigned char len_bytes[8];
@@ -210,6 +212,48 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   return entries;
 }
 
+// The last header read, kept: a file of many tensors is opened once per tensor (inspect's
+// listing, verify's), and parsing its header again each time would make N tensors cost N
+// parses. Reused only for the same file unchanged (device, inode, size, modification time).
+struct HeaderCache {
+  std::mutex mutex;
+  std::string path;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  struct timespec mtime {};
+  std::uint64_t start = 0;
+  Metadata meta;
+  std::vector<Entry> entries;
+};
+HeaderCache g_header;
+
+std::vector<Entry> ReadHeaderCached(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ThrowInput(fmt::format("'{}'", path), std::strerror(errno));
+  {
+    std::lock_guard<std::mutex> lock(g_header.mutex);
+    if (g_header.path == path && g_header.dev == st.st_dev && g_header.ino == st.st_ino &&
+        g_header.size == st.st_size && g_header.mtime.tv_sec == st.st_mtim.tv_sec &&
+        g_header.mtime.tv_nsec == st.st_mtim.tv_nsec) {
+      *data_start = g_header.start;
+      *meta = g_header.meta;
+      return g_header.entries;
+    }
+  }
+  std::vector<Entry> entries = ReadHeader(fd, path, data_start, meta);
+  std::lock_guard<std::mutex> lock(g_header.mutex);
+  g_header.path = path;
+  g_header.dev = st.st_dev;
+  g_header.ino = st.st_ino;
+  g_header.size = st.st_size;
+  g_header.mtime = st.st_mtim;
+  g_header.start = *data_start;
+  g_header.meta = *meta;
+  g_header.entries = entries;
+  return entries;
+}
+
 class SafetensorsSource : public RowSource {
  public:
   SafetensorsSource(std::string path, int fd, TableInfo info, std::uint64_t offset)
@@ -244,7 +288,8 @@ class SafetensorsSource : public RowSource {
 };
 
 int OpenFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named as the file must not block the open (ReadHeader refuses it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   return fd;
 }
@@ -326,7 +371,7 @@ std::vector<TableInfo> ListSafetensors(const std::string& path) {
   FileHandle fd(OpenFile(path));
   std::uint64_t start = 0;
   Metadata meta;
-  auto entries = ReadHeader(fd.get(), path, &start, &meta);
+  auto entries = ReadHeaderCached(fd.get(), path, &start, &meta);
   std::vector<TableInfo> out;
   for (auto& e : entries) {
     for (const auto& [k, v] : meta.entries()) e.info.meta.Set(k, v);
@@ -340,9 +385,10 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
   FileHandle fd(OpenFile(path));
   std::uint64_t start = 0;
   Metadata meta;
-  auto entries = ReadHeader(fd.get(), path, &start, &meta);
-  std::string names;
-  for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.info.name;
+  auto entries = ReadHeaderCached(fd.get(), path, &start, &meta);
+  std::string names;  // for the error: the first 20
+  for (std::size_t k = 0; k < entries.size() && k < 20; ++k) names += (k ? ", " : "") + entries[k].info.name;
+  if (entries.size() > 20) names += fmt::format(", ... ({} tensors)", entries.size());
   const Entry* chosen = nullptr;
   const std::string want = name.empty() ? "pe" : name;
   for (const auto& e : entries)
