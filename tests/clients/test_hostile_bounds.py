@@ -344,6 +344,55 @@ if section("onnx"):
     if VERBOSE:
         print(f"  shrinking.onnx exits {outcomes}")
 
+# ---- NPZ -------------------------------------------------------------------------------
+if section("npz"):
+    def npy_bytes(a):
+        b = io.BytesIO()
+        np.save(b, a)
+        return b.getvalue()
+
+    # 50,000 valid deflated members (numpy's own writer).
+    p = path_of("members_50k.npz")
+    arrs = {f"a{i}": np.full((2, 2), i, dtype=np.float32) for i in range(50_000)}
+    np.savez_compressed(p, **arrs)
+    for cmd in (["inspect", p], ["verify", "--model", p]):
+        r = run(cmd)
+        bounded(r, f"members_50k {cmd[0]}")
+        check(r.returncode in (0, 1), f"members_50k {cmd[0]}: exit {r.returncode}: {r.stderr[:300]}")
+    r = run(["inspect", p])
+    check("50000 tensors" in r.stdout and "not listed" in r.stdout, f"members_50k inspect: not summarised: "
+                                                                     f"{r.stdout[:300]}")
+    # A Fortran-order array of 256 million float16 elements, deflated (512 MiB from 0.5 MB).
+    hdr = npy_bytes(np.zeros((2, 2), dtype=np.float16, order="F"))
+    big_hdr = hdr.replace(b"(2, 2)", b"(16384, 16384)")
+    head_len = struct.unpack("<H", big_hdr[8:10])[0]
+    big_hdr = big_hdr[:10] + big_hdr[10:10 + head_len]  # the same padded length: the shape text fits
+    p = path_of("fortran_256m.npz")
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("pe.npy", "w", force_zip64=True) as f:
+            f.write(big_hdr)
+            chunk = b"\0" * (16 << 20)
+            for _ in range((16384 * 16384 * 2) // len(chunk)):
+                f.write(chunk)
+    for cmd in (["inspect", p], ["verify", "--model", p]):
+        r = run(cmd)
+        bounded(r, f"fortran_256m {cmd[0]}")
+    # A header that claims less than its member holds: 4 x 4 float32 over 1 MiB.
+    lie = npy_bytes(np.zeros((512, 512), dtype=np.float32)).replace(b"(512, 512)", b"(4, 4)    ")
+    p = path_of("shape_lie.npz")
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("inv_freq.npy", lie)
+    for cmd in (["inspect", p], ["verify", "--model", p]):
+        refused(run(cmd), p, ["needs", "holds"], f"shape_lie {cmd[0]}")
+    # An .npz as a member of an .npz, named .npy and named .npz.
+    inner = io.BytesIO()
+    np.savez(inner, inv_freq=np.ones(8, dtype=np.float32))
+    for name in ("inv_freq.npy", "inner.npz"):
+        p = path_of(f"nested_{name}.npz")
+        with zipfile.ZipFile(p, "w") as z:
+            z.writestr(name, inner.getvalue())
+        refused(run(["verify", "--model", p]), p, ["zip archive"], f"nested {name}")
+
 if failures:
     print(f"{len(failures)} failure(s):")
     for f in failures:
