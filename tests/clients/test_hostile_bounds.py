@@ -393,6 +393,68 @@ if section("npz"):
             z.writestr(name, inner.getvalue())
         refused(run(["verify", "--model", p]), p, ["zip archive"], f"nested {name}")
 
+# ---- Tables ----------------------------------------------------------------------------
+if section("tables"):
+    import json
+
+    import h5py
+
+    def save_safetensors(path, tensors):
+        """Written from the safetensors format (huggingface/safetensors README, "Format")."""
+        hdr, off, data = {}, 0, []
+        for k, a in tensors.items():
+            b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
+            hdr[k] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+            off += len(b)
+            data.append(b)
+        h = json.dumps(hdr).encode()
+        h += b" " * ((-len(h)) % 8)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(h)) + h + b"".join(data))
+        return path
+
+    rows = np.cos(np.outer(np.arange(16), 1.0 / 10000 ** (np.arange(4) / 4))).astype(np.float32)
+    p = save_safetensors(path_of("many_3000.safetensors"), {f"t{i}": rows for i in range(3000)})
+    r = run(["inspect", p])
+    bounded(r, "many_3000 inspect")
+    check(r.returncode == 0 and "3000 tensors: the first 64 listed, the other 2936 only counted" in r.stdout,
+          f"many_3000 inspect: {r.returncode} {r.stdout[:300]} {r.stderr[:300]}")
+    check(r.stdout.count("== tensor ") == 8, f"many_3000 inspect: {r.stdout.count('== tensor ')} detailed")
+    r = run(["inspect", p, "--json"])
+    bounded(r, "many_3000 inspect --json")
+    if check(r.returncode == 0, f"many_3000 --json: exit {r.returncode}"):
+        j = json.loads(r.stdout)
+        check(j["tensor_count"] == 3000 and len(j["tensors"]) == 64 and len(j["details"]) == 8,
+              f"many_3000 --json: {j['tensor_count']}, {len(j['tensors'])} listed, {len(j['details'])} detailed")
+    r = run(["dot", p])
+    bounded(r, "many_3000 dot")
+    check(r.returncode == 2 and "holds 3000 tensors" in r.stderr and "--tensor" in r.stderr,
+          f"many_3000 dot: {r.returncode} {r.stderr[:300]}")
+    check(len(r.stderr) < 2000, f"many_3000 dot: an error of {len(r.stderr)} bytes")
+    # HDF5: 1,000 datasets.
+    p = path_of("many_1000.h5")
+    with h5py.File(p, "w") as f:
+        for i in range(1000):
+            f.create_dataset(f"d{i}", data=rows)
+    r = run(["inspect", p])
+    bounded(r, "many_1000.h5 inspect")
+    check(r.returncode == 0 and "1000 tensors: the first 64 listed" in r.stdout, f"many_1000.h5: {r.stdout[:300]}")
+    # A model folder whose safetensors hold 20,000 inv_freq tensors.
+    d = path_of("inv_freq_folder")
+    os.makedirs(d)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 256,
+                   "num_attention_heads": 4, "num_hidden_layers": 2, "max_position_embeddings": 2048,
+                   "rope_theta": 10000.0}, f)
+    inv = (1.0 / 10000 ** (np.arange(0, 64, 2) / 64)).astype(np.float32)
+    save_safetensors(os.path.join(d, "model.safetensors"),
+                     {f"model.layers.{i}.self_attn.rotary_emb.inv_freq": inv for i in range(20_000)})
+    for cmd in (["inspect", d], ["verify", "--model", d]):
+        r = run(cmd)
+        bounded(r, f"inv_freq_folder {cmd[0]}")
+        check(r.returncode in (0, 1) and "20000 positional tensors" in r.stdout + r.stderr,
+              f"inv_freq_folder {cmd[0]}: exit {r.returncode}: {(r.stdout + r.stderr)[-400:]}")
+
 if failures:
     print(f"{len(failures)} failure(s):")
     for f in failures:

@@ -97,38 +97,81 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   std::string top_key;                                     // the current top-level key
   std::vector<std::string> meta_order;
   nlohmann::json doc;
-  try {
+  // A SAX handler around nlohmann's DOM builder rather than json::parse with a callback: the
+  // callback parser scans the enclosing object at the end of every member object (to remove
+  // discarded values), which makes a header of N tensors cost N^2.
+  class Sax {
+   public:
+    Sax(nlohmann::json& doc, const std::string& what, std::vector<std::unordered_set<std::string>>& open_keys,
+        std::string& top_key, std::vector<std::string>& meta_order)
+        : dom_(doc), what_(what), open_keys_(open_keys), top_key_(top_key), meta_order_(meta_order) {}
+    using json = nlohmann::json;
+    bool null() { return dom_.null(); }
+    bool boolean(bool v) { return dom_.boolean(v); }
+    bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+    bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
+    bool string(json::string_t& v) { return dom_.string(v); }
+    bool binary(json::binary_t& v) { return dom_.binary(v); }
+    bool start_object(std::size_t n) {
+      Deeper();
+      open_keys_.emplace_back();
+      return dom_.start_object(n);
+    }
+    bool end_object() {
+      --depth_;
+      if (!open_keys_.empty()) open_keys_.pop_back();
+      return dom_.end_object();
+    }
+    bool start_array(std::size_t n) {
+      Deeper();
+      return dom_.start_array(n);
+    }
+    bool end_array() {
+      --depth_;
+      return dom_.end_array();
+    }
+    bool key(json::string_t& k) {
+      const std::size_t level = open_keys_.size();
+      if (level == 1) top_key_ = k;
+      if (!open_keys_.back().insert(k).second) {
+        const std::string quoted = json(k.size() > 100 ? k.substr(0, 100) + "..." : k)
+                                       .dump(-1, ' ', false, json::error_handler_t::replace);
+        if (level == 1)
+          ThrowInput(what_, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
+                                        "as by the reference implementation)", quoted));
+        const std::string owner = top_key_ == "__metadata__" ? std::string("__metadata__")
+                                                             : fmt::format("tensor '{}'", top_key_);
+        ThrowInput(what_, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
+      }
+      if (level == 2 && top_key_ == "__metadata__") {
+        if (meta_order_.size() == kMaxMetadataKeys)
+          ThrowInput(what_, fmt::format("__metadata__ has more than {} keys (pe reads at most {})", kMaxMetadataKeys,
+                                        kMaxMetadataKeys));
+        meta_order_.push_back(k);
+      }
+      return dom_.key(k);
+    }
+    bool parse_error(std::size_t pos, const std::string& token, const json::exception& ex) {
+      return dom_.parse_error(pos, token, ex);  // throws (a json::exception with ex's message)
+    }
+
+   private:
     // A header nests 3 levels ({"t": {"shape": [..]}}); refuse deeper
     // nesting before a "depth bomb" builds millions of nodes.
-    doc = nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-      if (depth > 16) ThrowInput(what, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
-      using E = nlohmann::json::parse_event_t;
-      if (event == E::object_start) {
-        open_keys.emplace_back();
-      } else if (event == E::object_end) {
-        if (!open_keys.empty()) open_keys.pop_back();
-      } else if (event == E::key && !open_keys.empty()) {
-        std::string k = parsed.get<std::string>();
-        const std::size_t level = open_keys.size();
-        if (level == 1) top_key = k;
-        if (!open_keys.back().insert(k).second) {
-          const std::string quoted = nlohmann::json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-          if (level == 1)
-            ThrowInput(what, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
-                                         "as by the reference implementation)", quoted));
-          const std::string owner = top_key == "__metadata__" ? std::string("__metadata__")
-                                                              : fmt::format("tensor '{}'", top_key);
-          ThrowInput(what, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
-        }
-        if (level == 2 && top_key == "__metadata__") {
-          if (meta_order.size() == kMaxMetadataKeys)
-            ThrowInput(what, fmt::format("__metadata__ has more than {} keys (pe reads at most {})",
-                                         kMaxMetadataKeys, kMaxMetadataKeys));
-          meta_order.push_back(std::move(k));
-        }
-      }
-      return true;
-    });
+    void Deeper() {
+      if (++depth_ > 16) ThrowInput(what_, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
+    }
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    const std::string& what_;
+    std::vector<std::unordered_set<std::string>>& open_keys_;
+    std::string& top_key_;
+    std::vector<std::string>& meta_order_;
+    int depth_ = 0;
+  };
+  try {
+    Sax sax(doc, what, open_keys, top_key, meta_order);
+    nlohmann::json::sax_parse(text, &sax);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     std::string msg = e.what();
     const auto p = msg.find("] ");
@@ -224,11 +267,11 @@ struct HeaderCache {
   struct timespec mtime {};
   std::uint64_t start = 0;
   Metadata meta;
-  std::vector<Entry> entries;
+  std::shared_ptr<const std::vector<Entry>> entries;
 };
 HeaderCache g_header;
 
-std::vector<Entry> ReadHeaderCached(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+std::shared_ptr<const std::vector<Entry>> ReadHeaderCached(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowInput(fmt::format("'{}'", path), std::strerror(errno));
   {
@@ -241,7 +284,7 @@ std::vector<Entry> ReadHeaderCached(int fd, const std::string& path, std::uint64
       return g_header.entries;
     }
   }
-  std::vector<Entry> entries = ReadHeader(fd, path, data_start, meta);
+  auto entries = std::make_shared<const std::vector<Entry>>(ReadHeader(fd, path, data_start, meta));
   std::lock_guard<std::mutex> lock(g_header.mutex);
   g_header.path = path;
   g_header.dev = st.st_dev;
@@ -371,11 +414,12 @@ std::vector<TableInfo> ListSafetensors(const std::string& path) {
   FileHandle fd(OpenFile(path));
   std::uint64_t start = 0;
   Metadata meta;
-  auto entries = ReadHeaderCached(fd.get(), path, &start, &meta);
+  const auto entries = ReadHeaderCached(fd.get(), path, &start, &meta);
   std::vector<TableInfo> out;
-  for (auto& e : entries) {
-    for (const auto& [k, v] : meta.entries()) e.info.meta.Set(k, v);
-    out.push_back(std::move(e.info));
+  out.reserve(entries->size());
+  for (const auto& e : *entries) {
+    out.push_back(e.info);
+    for (const auto& [k, v] : meta.entries()) out.back().meta.Set(k, v);
   }
   return out;
 }
@@ -385,7 +429,8 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
   FileHandle fd(OpenFile(path));
   std::uint64_t start = 0;
   Metadata meta;
-  auto entries = ReadHeaderCached(fd.get(), path, &start, &meta);
+  const auto held = ReadHeaderCached(fd.get(), path, &start, &meta);
+  const std::vector<Entry>& entries = *held;
   std::string names;  // for the error: the first 20
   for (std::size_t k = 0; k < entries.size() && k < 20; ++k) names += (k ? ", " : "") + entries[k].info.name;
   if (entries.size() > 20) names += fmt::format(", ... ({} tensors)", entries.size());

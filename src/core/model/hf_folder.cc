@@ -29,6 +29,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -411,12 +412,15 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       if (Member(root, other, what))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }
-  std::map<std::string, std::vector<TableInfo>> headers;  // shard -> its tensors (each header read once)
+  // shard -> its tensors by name (each header read once; looked up by name, so N tensors cost N)
+  std::map<std::string, std::unordered_map<std::string, TableInfo>> headers;
   for (const auto& [name, shard] : wanted) {
-    if (!headers.count(shard)) headers[shard] = ListSafetensors(shard);
-    const TableInfo* info = nullptr;
-    for (const TableInfo& t : headers[shard])
-      if (t.name == name) info = &t;
+    if (!headers.count(shard)) {
+      auto& by_name = headers[shard];
+      for (TableInfo& t : ListSafetensors(shard)) by_name.insert_or_assign(t.name, std::move(t));
+    }
+    const auto found = headers[shard].find(name);
+    const TableInfo* info = found == headers[shard].end() ? nullptr : &found->second;
     if (!info) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
     ArtifactTensor t;
     t.name = name;
