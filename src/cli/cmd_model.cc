@@ -145,7 +145,8 @@ bool InspectsAsModel(const std::string& path) {
 }
 
 int RunModelInspect(const std::string& path, bool json, Console& console) {
-  const ModelArtifact a = OpenModelArtifact(path);
+  ModelArtifact a = OpenModelArtifact(path);
+  SummariseArtifactTensors(&a);
   const std::vector<Check> tensor_checks = CheckArtifactTensors(a);
   const std::vector<PlanSwitch> switches = a.plan ? PlanSwitches(*a.plan) : std::vector<PlanSwitch>{};
   std::vector<double> slopes;
@@ -198,6 +199,7 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
         if (c.name == t.name) tj["check"] = c.ToJson();
       j["tensors"].push_back(tj);
     }
+    if (a.tensors_summarised) j["tensors_summarised"] = a.tensors_summarised;
     j["notes"] = a.notes;
     WriteStdout(JsonText(j, 2) + "\n");
     return kExitOk;
@@ -257,7 +259,12 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
       PrintLine(fmt::format("  {:<{}}  ({})", s.name + " = " + v, w, s.source));
     }
   }
-  PrintLine(fmt::format("positional tensors: {}", a.tensors.empty() ? "none stored" : fmt::format("{}", a.tensors.size())));
+  PrintLine(fmt::format("positional tensors: {}",
+                        a.tensors.empty() ? "none stored"
+                        : a.tensors_summarised
+                            ? fmt::format("{} ({} listed and checked, the rest summarised in a note)",
+                                          a.tensors.size() + a.tensors_summarised, a.tensors.size())
+                            : fmt::format("{}", a.tensors.size())));
   for (const ArtifactTensor& t : a.tensors) {
     PrintLine(fmt::format("  {} [{}] {} ({})", t.name, fmt::join(t.info.shape.empty() ? std::vector<std::int64_t>{t.info.rows, t.info.cols} : t.info.shape, " x "), Traits(t.info.dtype).name,
                           t.role.empty() ? "unknown role" : t.role));
@@ -277,7 +284,10 @@ int RunModelVerify(const std::vector<std::string>& models, bool json, const std:
   std::unique_ptr<AtomicFile> junit;
   if (!junit_path.empty() && !junit_stdout) junit = std::make_unique<AtomicFile>(junit_path);
   std::vector<ModelArtifact> arts;
-  for (const auto& m : models) arts.push_back(OpenModelArtifact(m));
+  for (const auto& m : models) {
+    arts.push_back(OpenModelArtifact(m));
+    SummariseArtifactTensors(&arts.back());
+  }
   std::vector<const ModelArtifact*> ptrs;
   for (const auto& a : arts) ptrs.push_back(&a);
   const VerifyReport rep = VerifyModelArtifacts(ptrs, !no_diagnose);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "core/analysis/identify.h"
 #include "core/analysis/identify_rope.h"
@@ -29,6 +30,17 @@ std::string TensorName(const TableInfo& info) {
   if (t.empty()) t = info.name;
   const auto slash = t.find_last_of('/');
   return slash == std::string::npos ? t : t.substr(slash + 1);
+}
+
+// A file of many small tensors is summarised, not analysed tensor by tensor: each listed
+// tensor is opened (its file's header parsed again) and identified, each detailed one fully
+// inspected, so both are bounded whatever the file holds.
+constexpr std::size_t kMaxListedTensors = 64;
+constexpr std::size_t kMaxDetailedTensors = 8;
+
+std::string FirstNames(const std::vector<std::string>& names, std::size_t n) {
+  std::vector<std::string> shown(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(n, names.size())));
+  return fmt::format("{}{}", fmt::join(shown, ", "), names.size() > n ? fmt::format(", ... ({} in all)", names.size()) : "");
 }
 
 }  // namespace
@@ -83,6 +95,11 @@ std::vector<std::string> WholeFileTensors(const std::string& path, const std::st
 std::string PickDotTensor(const std::string& path) {
   const std::vector<std::string> names = WholeFileTensors(path, "", "");
   if (names.empty()) return "";
+  if (names.size() > kMaxListedTensors)
+    ThrowUsage(fmt::format("'{}'", path),
+               fmt::format("holds {} tensors ({}); pe looks for the table to draw among at most {}", names.size(),
+                           FirstNames(names, 16), kMaxListedTensors),
+               fmt::format("name the one to draw with --tensor {}", names[0]));
   std::vector<std::string> tables, described;
   for (const std::string& name : names) {
     OpenOptions one;
@@ -110,14 +127,17 @@ int RunInspectSet(const InspectOptions& o, Console& console, const std::vector<s
   if (!o.rows.empty() || !o.heatmap.empty() || !o.pair.empty())
     ThrowUsage(fmt::format("'{}'", o.file),
                fmt::format("holds {} tensors ({}); --rows, --heatmap and --pair need one: add --tensor NAME",
-                           names.size(), fmt::join(names, ", ")));
+                           names.size(), FirstNames(names, 16)));
+  const std::size_t listed = std::min(names.size(), kMaxListedTensors);
+  const std::size_t detailed = std::min(names.size(), kMaxDetailedTensors);
 
   struct Row {
     std::string name, shape, dtype, axes, kind;
   };
   std::vector<Row> rows;
   Json listing = Json::array();
-  for (const std::string& name : names) {
+  for (std::size_t i = 0; i < listed; ++i) {
+    const std::string& name = names[i];
     OpenOptions one = oo;
     one.dataset = name;
     auto src = OpenTable(o.file, one);
@@ -138,11 +158,14 @@ int RunInspectSet(const InspectOptions& o, Console& console, const std::vector<s
     head["file"] = o.file;
     head["format"] = format_name;
     head["tensors"] = listing;
+    head["tensor_count"] = names.size();
+    if (listed < names.size()) head["tensors_not_listed"] = names.size() - listed;
+    if (detailed < names.size()) head["details_of_first"] = detailed;
     std::string text = JsonText(head, 2);
     text.erase(text.find_last_of('}'));  // reopen the document for "details"
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     WriteStdout(text + ",\n  \"details\": [\n");
-    for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t i = 0; i < detailed; ++i) {
       if (i) WriteStdout(",\n");
       each.dataset = names[i];
       RunInspect(each, console);
@@ -151,8 +174,16 @@ int RunInspectSet(const InspectOptions& o, Console& console, const std::vector<s
     return kExitOk;
   }
   PrintLine(fmt::format("file      {}", o.file));
-  PrintLine(fmt::format("format    {}, {} tensors (details of each below; one alone: --tensor NAME)", format_name,
-                        names.size()));
+  if (detailed == names.size()) {
+    PrintLine(fmt::format("format    {}, {} tensors (details of each below; one alone: --tensor NAME)", format_name,
+                          names.size()));
+  } else {
+    PrintLine(fmt::format("format    {}, {} tensors: the first {} listed{}, details of the first {} below (pe "
+                          "summarises a file of more than {} tensors; one alone: --tensor NAME)",
+                          format_name, names.size(), listed,
+                          listed < names.size() ? fmt::format(", the other {} only counted", names.size() - listed) : "",
+                          detailed, kMaxDetailedTensors));
+  }
   std::size_t wn = 6, ws = 5, wd = 5, wa = 4;
   for (const Row& r : rows) {
     wn = std::max(wn, r.name.size());
@@ -163,7 +194,16 @@ int RunInspectSet(const InspectOptions& o, Console& console, const std::vector<s
   PrintLine(fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}", "tensor", wn, "shape", ws, "dtype", wd, "axes", wa, "kind"));
   for (const Row& r : rows)
     PrintLine(fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}", r.name, wn, r.shape, ws, r.dtype, wd, r.axes, wa, r.kind));
-  for (const std::string& name : names) {
+  if (listed < names.size()) {
+    std::map<std::string, std::size_t> shapes;
+    for (const Row& r : rows) ++shapes[r.shape + " " + r.dtype];
+    std::string by_shape;
+    for (const auto& [sh, n] : shapes) by_shape += fmt::format("{}{} of {}", by_shape.empty() ? "" : ", ", n, sh);
+    PrintLine(fmt::format("  ... {} more tensors not listed (the {} listed: {})", names.size() - listed, listed,
+                          by_shape));
+  }
+  for (std::size_t i = 0; i < detailed; ++i) {
+    const std::string& name = names[i];
     PrintLine("");
     PrintLine(fmt::format("== tensor {} ==", name));
     each.dataset = name;

@@ -71,51 +71,12 @@ class FileHandle {
 };
 
 // Parses and validates the header; returns the entries in file order.
-std::vector<Entry> ParseHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta);
-
-// The last header read, kept by the file's identity: a model reader opens
-// a file's tensors one by one, and parsing a 20,000-entry header for each
-// would make N tensors cost N parses.
-struct ParsedHeader {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  off_t size = 0;
-  struct timespec mtime {};
-  std::uint64_t data_start = 0;
-  Metadata meta;
-  std::vector<Entry> entries;
-};
-std::mutex g_last_header_mutex;
-std::shared_ptr<const ParsedHeader> g_last_header;
-
-std::shared_ptr<const ParsedHeader> ReadHeader(int fd, const std::string& path) {
-  struct stat st{};
-  const bool known = ::fstat(fd, &st) == 0;
-  if (known) {
-    std::lock_guard<std::mutex> lock(g_last_header_mutex);
-    const auto& h = g_last_header;
-    if (h && h->dev == st.st_dev && h->ino == st.st_ino && h->size == st.st_size && h->mtime.tv_sec == st.st_mtim.tv_sec &&
-        h->mtime.tv_nsec == st.st_mtim.tv_nsec)
-      return h;
-  }
-  auto h = std::make_shared<ParsedHeader>();
-  h->entries = ParseHeader(fd, path, &h->data_start, &h->meta);
-  h->dev = st.st_dev;
-  h->ino = st.st_ino;
-  h->size = st.st_size;
-  h->mtime = st.st_mtim;
-  if (known) {
-    std::lock_guard<std::mutex> lock(g_last_header_mutex);
-    g_last_header = h;
-  }
-  return h;
-}
-
-std::vector<Entry> ParseHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
   const std::string what = fmt::format("'{}'", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowInput(what, std::strerror(errno));
   if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
+  if (!S_ISREG(st.st_mode)) ThrowInput(what, "is not a regular file");
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   if (file_size < 8) ThrowInput(what, "not a safetensors file (shorter than its 8-byte header length)");
   unsigned char len_bytes[8];
@@ -137,38 +98,81 @@ std::vector<Entry> ParseHeader(int fd, const std::string& path, std::uint64_t* d
   std::string top_key;                                     // the current top-level key
   std::vector<std::string> meta_order;
   nlohmann::json doc;
-  try {
+  // A SAX handler around nlohmann's DOM builder rather than json::parse with a callback: the
+  // callback parser scans the enclosing object at the end of every member object (to remove
+  // discarded values), which makes a header of N tensors cost N^2.
+  class Sax {
+   public:
+    Sax(nlohmann::json& doc, const std::string& what, std::vector<std::unordered_set<std::string>>& open_keys,
+        std::string& top_key, std::vector<std::string>& meta_order)
+        : dom_(doc), what_(what), open_keys_(open_keys), top_key_(top_key), meta_order_(meta_order) {}
+    using json = nlohmann::json;
+    bool null() { return dom_.null(); }
+    bool boolean(bool v) { return dom_.boolean(v); }
+    bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+    bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
+    bool string(json::string_t& v) { return dom_.string(v); }
+    bool binary(json::binary_t& v) { return dom_.binary(v); }
+    bool start_object(std::size_t n) {
+      Deeper();
+      open_keys_.emplace_back();
+      return dom_.start_object(n);
+    }
+    bool end_object() {
+      --depth_;
+      if (!open_keys_.empty()) open_keys_.pop_back();
+      return dom_.end_object();
+    }
+    bool start_array(std::size_t n) {
+      Deeper();
+      return dom_.start_array(n);
+    }
+    bool end_array() {
+      --depth_;
+      return dom_.end_array();
+    }
+    bool key(json::string_t& k) {
+      const std::size_t level = open_keys_.size();
+      if (level == 1) top_key_ = k;
+      if (!open_keys_.back().insert(k).second) {
+        const std::string quoted = json(k.size() > 100 ? k.substr(0, 100) + "..." : k)
+                                       .dump(-1, ' ', false, json::error_handler_t::replace);
+        if (level == 1)
+          ThrowInput(what_, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
+                                        "as by the reference implementation)", quoted));
+        const std::string owner = top_key_ == "__metadata__" ? std::string("__metadata__")
+                                                             : fmt::format("tensor '{}'", top_key_);
+        ThrowInput(what_, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
+      }
+      if (level == 2 && top_key_ == "__metadata__") {
+        if (meta_order_.size() == kMaxMetadataKeys)
+          ThrowInput(what_, fmt::format("__metadata__ has more than {} keys (pe reads at most {})", kMaxMetadataKeys,
+                                        kMaxMetadataKeys));
+        meta_order_.push_back(k);
+      }
+      return dom_.key(k);
+    }
+    bool parse_error(std::size_t pos, const std::string& token, const json::exception& ex) {
+      return dom_.parse_error(pos, token, ex);  // throws (a json::exception with ex's message)
+    }
+
+   private:
     // A header nests 3 levels ({"t": {"shape": [..]}}); refuse deeper
     // nesting before a "depth bomb" builds millions of nodes.
-    doc = nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-      if (depth > 16) ThrowInput(what, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
-      using E = nlohmann::json::parse_event_t;
-      if (event == E::object_start) {
-        open_keys.emplace_back();
-      } else if (event == E::object_end) {
-        if (!open_keys.empty()) open_keys.pop_back();
-      } else if (event == E::key && !open_keys.empty()) {
-        std::string k = parsed.get<std::string>();
-        const std::size_t level = open_keys.size();
-        if (level == 1) top_key = k;
-        if (!open_keys.back().insert(k).second) {
-          const std::string quoted = nlohmann::json(k.size() > 100 ? k.substr(0, 100) + "..." : k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-          if (level == 1)
-            ThrowInput(what, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
-                                         "as by the reference implementation)", quoted));
-          const std::string owner = top_key == "__metadata__" ? std::string("__metadata__")
-                                                              : fmt::format("tensor '{}'", top_key);
-          ThrowInput(what, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
-        }
-        if (level == 2 && top_key == "__metadata__") {
-          if (meta_order.size() == kMaxMetadataKeys)
-            ThrowInput(what, fmt::format("__metadata__ has more than {} keys (pe reads at most {})",
-                                         kMaxMetadataKeys, kMaxMetadataKeys));
-          meta_order.push_back(std::move(k));
-        }
-      }
-      return true;
-    });
+    void Deeper() {
+      if (++depth_ > 16) ThrowInput(what_, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
+    }
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    const std::string& what_;
+    std::vector<std::unordered_set<std::string>>& open_keys_;
+    std::string& top_key_;
+    std::vector<std::string>& meta_order_;
+    int depth_ = 0;
+  };
+  try {
+    Sax sax(doc, what, open_keys, top_key, meta_order);
+    nlohmann::json::sax_parse(text, &sax);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     std::string msg = e.what();
     const auto p = msg.find("] ");
@@ -252,6 +256,48 @@ std::vector<Entry> ParseHeader(int fd, const std::string& path, std::uint64_t* d
   return entries;
 }
 
+// The last header read, kept: a file of many tensors is opened once per tensor (inspect's
+// listing, verify's), and parsing its header again each time would make N tensors cost N
+// parses. Reused only for the same file unchanged (device, inode, size, modification time).
+struct HeaderCache {
+  std::mutex mutex;
+  std::string path;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  struct timespec mtime {};
+  std::uint64_t start = 0;
+  Metadata meta;
+  std::shared_ptr<const std::vector<Entry>> entries;
+};
+HeaderCache g_header;
+
+std::shared_ptr<const std::vector<Entry>> ReadHeaderCached(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ThrowInput(fmt::format("'{}'", path), std::strerror(errno));
+  {
+    std::lock_guard<std::mutex> lock(g_header.mutex);
+    if (g_header.path == path && g_header.dev == st.st_dev && g_header.ino == st.st_ino &&
+        g_header.size == st.st_size && g_header.mtime.tv_sec == st.st_mtim.tv_sec &&
+        g_header.mtime.tv_nsec == st.st_mtim.tv_nsec) {
+      *data_start = g_header.start;
+      *meta = g_header.meta;
+      return g_header.entries;
+    }
+  }
+  auto entries = std::make_shared<const std::vector<Entry>>(ReadHeader(fd, path, data_start, meta));
+  std::lock_guard<std::mutex> lock(g_header.mutex);
+  g_header.path = path;
+  g_header.dev = st.st_dev;
+  g_header.ino = st.st_ino;
+  g_header.size = st.st_size;
+  g_header.mtime = st.st_mtim;
+  g_header.start = *data_start;
+  g_header.meta = *meta;
+  g_header.entries = entries;
+  return entries;
+}
+
 class SafetensorsSource : public RowSource {
  public:
   SafetensorsSource(std::string path, int fd, TableInfo info, std::uint64_t offset)
@@ -286,7 +332,8 @@ class SafetensorsSource : public RowSource {
 };
 
 int OpenFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named as the file must not block the open (ReadHeader refuses it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   return fd;
 }
@@ -370,11 +417,14 @@ std::vector<TableInfo> ListSafetensors(const std::string& path) {
 }
 
 std::vector<TableInfo> ListSafetensorsFd(int fd, const std::string& path) {
-  const auto h = ReadHeader(fd, path);
+  std::uint64_t start = 0;
+  Metadata meta;
+  const auto entries = ReadHeaderCached(fd, path, &start, &meta);
   std::vector<TableInfo> out;
-  for (const auto& e : h->entries) {
+  out.reserve(entries->size());
+  for (const auto& e : *entries) {
     out.push_back(e.info);
-    for (const auto& [k, v] : h->meta.entries()) out.back().meta.Set(k, v);
+    for (const auto& [k, v] : meta.entries()) out.back().meta.Set(k, v);
   }
   return out;
 }
@@ -389,10 +439,10 @@ std::unique_ptr<RowSource> OpenSafetensorsFd(int shared_fd, const std::string& p
   const int dup = ::fcntl(shared_fd, F_DUPFD_CLOEXEC, 0);
   if (dup < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   FileHandle fd(dup);
-  const auto header = ReadHeader(fd.get(), path);
-  const std::vector<Entry>& entries = header->entries;
-  const Metadata& meta = header->meta;
-  const std::uint64_t start = header->data_start;
+  std::uint64_t start = 0;
+  Metadata meta;
+  const auto held = ReadHeaderCached(fd.get(), path, &start, &meta);
+  const std::vector<Entry>& entries = *held;
   const Entry* chosen = nullptr;
   const std::string want = name.empty() ? "pe" : name;
   for (const auto& e : entries)
@@ -400,8 +450,9 @@ std::unique_ptr<RowSource> OpenSafetensorsFd(int shared_fd, const std::string& p
   if (!chosen && name.empty() && entries.size() == 1) chosen = &entries[0];
   if (!chosen) {
     if (entries.empty()) ThrowInput(what, "the file holds no tensor");
-    std::string names;
-    for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.info.name;
+    std::string names;  // the first 20
+    for (std::size_t k = 0; k < entries.size() && k < 20; ++k) names += (k ? ", " : "") + entries[k].info.name;
+    if (entries.size() > 20) names += fmt::format(", ... ({} tensors)", entries.size());
     ThrowInput(what, name.empty() ? fmt::format("holds several tensors ({}); name the one to read (--dataset; "
                                                 "--tensor with --init-from)",
                                                 names)

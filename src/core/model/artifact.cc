@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "core/error.h"
 
@@ -88,6 +89,29 @@ ModelArtifact OpenModelArtifact(const std::string& path) {
   if (e == ".pt" || e == ".pth" || e == ".bin" || e == ".ckpt") return ReadTorchArtifact(path);
   ThrowInput(what, "not a model artifact (a folder with config.json, or a .gguf, .onnx, .pt/.pth/.bin/.ckpt or "
                    ".npz file)");
+}
+
+void SummariseArtifactTensors(ModelArtifact* a) {
+  if (a->tensors.size() <= kMaxArtifactTensors) return;
+  std::map<std::string, std::size_t> roles, shapes;
+  for (std::size_t k = kMaxArtifactTensors; k < a->tensors.size(); ++k) {
+    const ArtifactTensor& t = a->tensors[k];
+    ++roles[t.role.empty() ? "unknown role" : t.role];
+    const auto& sh = t.info.shape.empty() ? std::vector<std::int64_t>{t.info.rows, t.info.cols} : t.info.shape;
+    std::string s;
+    for (std::size_t d = 0; d < sh.size() && d < 8; ++d) s += (d ? " x " : "") + std::to_string(sh[d]);
+    if (shapes.size() < 16 || shapes.count(s)) ++shapes[s];
+    else ++shapes["other shapes"];
+  }
+  const std::size_t rest = a->tensors.size() - kMaxArtifactTensors;
+  std::string by_role, by_shape;
+  for (const auto& [r, n] : roles) by_role += fmt::format("{}{} {}", by_role.empty() ? "" : ", ", n, r);
+  for (const auto& [s, n] : shapes) by_shape += fmt::format("{}{} [{}]", by_shape.empty() ? "" : ", ", n, s);
+  a->notes.push_back(fmt::format("{} positional tensors: the first {} are listed and checked; the other {} are only "
+                                 "summarised (pe checks at most {} per artifact): {}; shapes {}",
+                                 a->tensors.size(), kMaxArtifactTensors, rest, kMaxArtifactTensors, by_role, by_shape));
+  a->tensors.resize(kMaxArtifactTensors);
+  a->tensors_summarised += rest;
 }
 
 }  // namespace pe

@@ -65,10 +65,23 @@ struct ModelArtifact {
   std::vector<ArtifactTensor> tensors;
   std::vector<std::string> notes;     ///< what the reader could not use and why (shown by inspect)
   std::optional<AbsolutePositions> absolute;  ///< an absolute position embedding the metadata states
+  /// Positional tensors found beyond kMaxArtifactTensors: counted and
+  /// summarised in a note, not listed in `tensors` nor checked.
+  std::size_t tensors_summarised = 0;
   /// The value of setting `name` ("rope_theta", or "<group>.rope_theta"
   /// first when `group` is given), or nullptr.
   const ArtifactSetting* FindSetting(const std::string& name, const std::string& group = "") const;
 };
+
+/// The positional tensors of one artifact that are listed and checked one by
+/// one; a file of more is summarised (SummariseArtifactTensors).
+inline constexpr std::size_t kMaxArtifactTensors = 256;
+
+/// Keeps the first kMaxArtifactTensors of `a->tensors`; the others are
+/// counted in tensors_summarised and described in one note (their count by
+/// role and by shape), so that a file of thousands of small positional
+/// tensors costs the analysis of 256 however many it holds.
+void SummariseArtifactTensors(ModelArtifact* a);
 
 /// True when `path` is a model artifact rather than a single table file:
 /// a directory holding config.json, or a .gguf/.onnx/.pt/.pth/.bin/.ckpt

@@ -127,7 +127,12 @@ std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
     m->data = m->copy.data();
   }
   m->size = size;
-  m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what));
+  try {
+    m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what));
+  } catch (const Error&) {
+    m->CheckShrank();  // zeros read past a new end make any parse error; the shrink is the cause
+    throw;
+  }
   m->CheckShrank();
   std::lock_guard<std::mutex> lock(g_last_mutex);
   g_last = m;

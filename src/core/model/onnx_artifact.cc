@@ -204,9 +204,16 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
                         "pe reads nothing outside the file's folder: for a config in the folder above, compare with "
                         "pe verify --model FOLDER --model FILE.onnx)");
   }
+  // Identification reads each cache whole: the first few are identified, so that a file of
+  // thousands of cache-shaped initializers costs no more than a real model's handful.
+  constexpr std::size_t kMaxIdentified = 8;
   const std::vector<ArtifactTensor> all = art.tensors;
+  std::size_t caches = 0;
   for (const auto& t : all)
-    if (t.role == "cos_cache") IdentifyCache(path, t, all, &art);
+    if (t.role == "cos_cache" && ++caches <= kMaxIdentified) IdentifyCache(path, t, all, &art);
+  if (caches > kMaxIdentified)
+    art.notes.push_back(fmt::format("{} cos caches: the first {} are identified from their values, the other {} not",
+                                    caches, kMaxIdentified, caches - kMaxIdentified));
   return art;
 }
 

@@ -234,9 +234,12 @@ class Parser {
       const std::string label =
           fmt::format("{} subgraph '{}' of {}", where.empty() ? "" : where + " >", Short(name),
                       node_name.empty() ? Short(op_type) + " node" : Short(op_type) + " '" + Short(node_name) + "'");
-      Charge(label.size());
-      ParseGraph(g, depth + 1, label.front() == ' ' ? label.substr(1) : label);
-      held_ -= label.size();
+      // Every tensor of the subgraph repeats its label: the innermost 240 bytes are kept.
+      std::string l = label.front() == ' ' ? label.substr(1) : label;
+      if (l.size() > 240) l = "..." + l.substr(l.size() - 237);
+      Charge(l.size());
+      ParseGraph(g, depth + 1, l);
+      held_ -= l.size();
     }
     held_ -= graphs.size() * sizeof(Cursor);
   }

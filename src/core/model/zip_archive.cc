@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -261,6 +262,30 @@ bool LooksLikeZip(const std::string& path) {
   return ok;
 }
 
+namespace {
+
+// The last archive opened, kept: a command that opens the N arrays of an .npz one by one
+// would otherwise check every member's local header N times (N x members reads). Reused only
+// for the same path, label and file unchanged (device, inode, size, modification time).
+struct LastArchive {
+  std::mutex mutex;
+  std::string path, what;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  struct timespec mtime {};
+  std::shared_ptr<ZipArchive> zip;
+};
+LastArchive g_last;
+
+bool SameFile(const struct stat& st, const std::string& path, const std::string& what) {
+  return g_last.zip && g_last.path == path && g_last.what == what && g_last.dev == st.st_dev &&
+         g_last.ino == st.st_ino && g_last.size == st.st_size && g_last.mtime.tv_sec == st.st_mtim.tv_sec &&
+         g_last.mtime.tv_nsec == st.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
 std::shared_ptr<ZipArchive> ZipArchive::Open(const std::string& path, const std::string& what) {
   std::shared_ptr<ZipArchive> zip(new ZipArchive());
   zip->what_ = what;
@@ -269,6 +294,24 @@ std::shared_ptr<ZipArchive> ZipArchive::Open(const std::string& path, const std:
   struct stat st;
   if (::fstat(zip->fd_, &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   if (!S_ISREG(st.st_mode)) ThrowInput(what, "is not a regular file");
+  {
+    std::lock_guard<std::mutex> lock(g_last.mutex);
+    if (SameFile(st, path, what)) return g_last.zip;
+  }
+  std::shared_ptr<ZipArchive> opened = OpenFd(std::move(zip), st, what);
+  std::lock_guard<std::mutex> lock(g_last.mutex);
+  g_last.path = path;
+  g_last.what = what;
+  g_last.dev = st.st_dev;
+  g_last.ino = st.st_ino;
+  g_last.size = st.st_size;
+  g_last.mtime = st.st_mtim;
+  g_last.zip = opened;
+  return opened;
+}
+
+std::shared_ptr<ZipArchive> ZipArchive::OpenFd(std::shared_ptr<ZipArchive> zip, const struct stat& st,
+                                               const std::string& what) {
   const auto size = static_cast<std::uint64_t>(st.st_size);
   zip->file_size_ = size;
   const int fd = zip->fd_;

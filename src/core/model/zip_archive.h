@@ -37,6 +37,8 @@
 #include <string_view>
 #include <vector>
 
+struct stat;
+
 namespace pe {
 
 /// The largest size a deflated member may claim (16 GiB).
@@ -92,6 +94,9 @@ class ZipArchive : public std::enable_shared_from_this<ZipArchive> {
   const std::string& what() const { return what_; }
 
  private:
+  /// Open's checks and reading of the directory, on the descriptor Open opened.
+  static std::shared_ptr<ZipArchive> OpenFd(std::shared_ptr<ZipArchive> zip, const struct stat& st,
+                                            const std::string& what);
   ZipArchive() = default;
   int fd_ = -1;
   std::uint64_t file_size_ = 0;
