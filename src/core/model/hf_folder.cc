@@ -50,7 +50,6 @@ constexpr std::int64_t kMaxIndexBytes = std::int64_t{64} << 20;
 constexpr JsonBudget kIndexBudget{16, 2000000};
 constexpr std::size_t kMaxIndexEntries = 1000000;
 constexpr std::size_t kMaxShardsScanned = 1024;      // DeepSeek-V3 has 163 shards
-constexpr std::size_t kMaxPositionalTensors = 1024;  // an inv_freq per layer of the deepest models
 
 // A file name from the folder's own metadata, checked: a plain name.
 void CheckPlainName(const std::string& name, const std::string& what, const std::string& key) {
@@ -415,8 +414,9 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }
+  // Every positional tensor is kept; kMaxArtifactTensors (artifact.h)
+  // decides how many are checked.
   auto add = [&](const std::string& name, const std::string& role, const TableInfo& info, const ModelFile& file) {
-    if (a.tensors.size() >= kMaxPositionalTensors) return false;
     ArtifactTensor t;
     t.name = name;
     t.role = role;
@@ -425,14 +425,12 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       a.notes.push_back(fmt::format("tensor '{}' has dtype {}: not readable as a table", name, MetaToString(*bad)));
     t.open = [file, name] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); };
     a.tensors.push_back(std::move(t));
-    return true;
   };
-  std::size_t dropped = 0;
   for (const auto& [name, shard] : wanted) {
     const Shard& s = opened.at(shard);
     const auto it = s.tensors.find(name);
     if (it == s.tensors.end()) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
-    if (!add(name, RoleOf(name), it->second, s.file)) ++dropped;
+    add(name, RoleOf(name), it->second, s.file);
   }
   ValueScan by_value;
   for (const auto& [shard, s] : opened)
@@ -440,12 +438,9 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       if (!RoleOf(name).empty() || info.meta.Find("unsupported_dtype")) continue;
       const ModelFile file = s.file;
       const std::string role = by_value.Try(name, info, [&] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); });
-      if (!role.empty() && !add(name, role, info, file)) ++dropped;
+      if (!role.empty()) add(name, role, info, file);
     }
   if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
-  if (dropped > 0)
-    a.notes.push_back(fmt::format("{} more positional tensors not listed (at most {} are: no model stores more)", dropped,
-                                  kMaxPositionalTensors));
   return a;
 }
 
