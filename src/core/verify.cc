@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "core/analysis/blocks.h"
@@ -117,10 +118,16 @@ std::string Differences(const SinusoidVariant& found, const SinusoidVariant& dec
 // the config over a spec of sentinel values: whatever changed, it holds.
 nlohmann::ordered_json ReferenceSources(const SchemeSpec& given) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  // By the parameter's own key: Hugging Face's names of the same numbers
+  // count as them, and the tensor's name is no parameter of the values.
+  static const std::map<std::string, std::string> kAlias = {
+      {"rope_theta", "base"}, {"rope_type", "rope_scaling"}, {"head_dim", "d_model"}};
   for (const auto& [flag, what] : given.origin) {
     std::string key = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
     std::replace(key.begin(), key.end(), '-', '_');
-    out[key] = what;
+    if (key == "tensor") continue;
+    if (const auto a = kAlias.find(key); a != kAlias.end()) key = a->second;
+    if (!out.contains(key)) out[key] = what;
   }
   const auto apply = [&](const SchemeSpec& before, const SchemeSpec& after, const std::string& source) {
     const auto num = [&](const char* key, double b, double a) {
