@@ -190,6 +190,30 @@ nlohmann::ordered_json ReferenceSources(const SchemeSpec& given) {
   return out;
 }
 
+// The default float32 rule for a RoPE cos/sin multiplied by an attention
+// factor a != 1 (YaRN, longrope): the peers compute fl(fl(cos θ)·fl(a)) in
+// float32 (transformers: emb.cos() * attention_scaling). With e the error
+// the plain rule allows for cos θ (n ulp + the angle term), the product is
+// off from v = a·cos θ by at most
+//   a·e  +  u·|v| (a rounded to float32)  +  u·|p| (the product rounded)
+// plus second-order terms, u = 2^-24. a·n·ulp(cos θ) <= n·a'·ulp(v) with
+// a' = a for a >= 1 (v's binade is at least cos θ's) and 2 for a < 1
+// (ulp(x) lies in (u|x|, 2u|x|]). So: max_ulp n·a', rtol 3u (the two
+// roundings and the second-order terms), angle unit a·u_C.
+Tolerance AttentionScaledTolerance(const Tolerance& plain, double a) {
+  Tolerance t = plain;
+  const double scale = a >= 1 ? a : 2.0;
+  t.max_ulp = plain.max_ulp * scale;
+  t.rtol = plain.rtol + 3 * std::ldexp(1.0, -24);
+  t.angle_unit = plain.angle_unit * a;
+  t.why = fmt::format(
+      "default for a float32 RoPE table times its attention factor a = {}: {} ulp of float32 (the cos/sin's own "
+      "{} ulp times a) + 3·2^-24·|v| (a and the product rounded to float32) + a·2^-24·|θ|·(3 + 2|ln ω|) "
+      "(docs/verify.md)",
+      a, fmt::format("{:.4g}", t.max_ulp), plain.max_ulp);
+  return t;
+}
+
 // The reference as it was computed, into `ref`: the spec's common fields as
 // the reference used them (a config or GGUF replaces the flags' head
 // dimension and base), every other parameter of its metadata, and where
@@ -433,6 +457,14 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // named like the file's dataset, else the scheme's first.
     TableSet set = MakeTableSet(spec);
     DescribeUsedReference(*o.spec, set.meta, &rep.reference);
+    // A float32 RoPE cos/sin scaled by an attention factor: its product's
+    // roundings are budgeted too (AttentionScaledTolerance).
+    if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.dtype == DType::kFloat32)
+      if (const MetaValue* af = set.meta.Find("attention_factor"))
+        if (const auto* a = std::get_if<double>(af); a && std::isfinite(*a) && *a > 0 && *a != 1)
+          if (const std::string t = set.Find(info.name) ? info.name : set.tensors.front()->info().name;
+              t == "cos" || t == "sin")
+            rep.tolerance = AttentionScaledTolerance(rep.tolerance, *a);
     if (set.tensors.size() == 1) generated = std::move(set.tensors.front());
     else if (set.Find(info.name)) generated = set.Take(info.name);
     else generated = std::move(set.tensors.front());
