@@ -215,7 +215,7 @@ PYBIND11_MODULE(_pe, m) {
          const py::object& reference, const std::string& reference_tensor,
          const std::optional<std::vector<std::string>>& checks, const std::vector<std::int64_t>& offsets,
          std::optional<double> atol, std::optional<double> rtol, std::optional<double> max_ulp,
-         const std::optional<std::string>& judge_as, bool diagnose) {
+         const std::optional<std::string>& judge_as, bool diagnose, bool allow_empty) {
         Source s = OpenSource(src, tensor, format, meta);
         pe::VerifyRequest r;
         if (scheme || !params.empty()) r.spec = MakeSpec(scheme.value_or(""), params);
@@ -231,6 +231,7 @@ PYBIND11_MODULE(_pe, m) {
         r.max_ulp = max_ulp;
         if (judge_as) r.judge_as = DTypeOf(*judge_as);
         r.diagnose = diagnose;
+        r.allow_empty = allow_empty;
         r.name = s.name;
         pe::RowStream& t = OneTensor(*s.table, tensor);
         py::gil_scoped_release unlocked;
@@ -239,7 +240,7 @@ PYBIND11_MODULE(_pe, m) {
       py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"), py::arg("scheme"),
       py::arg("params"), py::arg("reference"), py::arg("reference_tensor"), py::arg("checks"), py::arg("offsets"),
       py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("judge_as"), py::arg("diagnose"),
-      "verify(...) -> the pe.verify/1 report as JSON text");
+      py::arg("allow_empty") = false, "verify(...) -> the pe.verify/1 report as JSON text");
 
   m.def(
       "identify",

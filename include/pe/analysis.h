@@ -50,6 +50,10 @@ struct VerifyRequest {
   /// Judge the table as this dtype (a CSV of float32 numbers reads as float64).
   std::optional<DType> judge_as;
   bool diagnose = true;  ///< identify the table when a check fails
+  /// Pass when the checks compared nothing (every one skipped, or every
+  /// entry beyond its limit's reach); default: such a verification fails
+  /// ("nothing was compared" in the report).
+  bool allow_empty = false;
   std::string name;      ///< the table's name in the report (a path); empty: "<memory>"
 };
 
@@ -64,7 +68,10 @@ struct CheckResult {
 };
 
 struct VerifyResult {
-  bool passed = false;               ///< every non-skipped check passed
+  bool passed = false;               ///< every non-skipped check passed, and something was compared
+  /// Why nothing was compared; empty when something was (then passed is
+  /// false unless allow_empty).
+  std::string nothing_compared;
   std::vector<CheckResult> checks;
   std::vector<std::string> notes;    ///< flag/metadata conflicts
   std::string diagnosis;             ///< what the table matches, when a check failed; else empty

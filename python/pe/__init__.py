@@ -234,7 +234,8 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
            reference: Any = None, reference_tensor: Optional[str] = None,
            checks: Optional[Union[str, Sequence[str]]] = None, offsets: Optional[Sequence[int]] = None,
            atol: Optional[float] = None, rtol: Optional[float] = None, max_ulp: Optional[float] = None,
-           judge_as: Optional[str] = None, diagnose: bool = True, metadata: Optional[Mapping[str, Any]] = None,
+           judge_as: Optional[str] = None, diagnose: bool = True, allow_empty: bool = False,
+           metadata: Optional[Mapping[str, Any]] = None,
            format: Optional[str] = None, dtype: Optional[str] = None, rope_scaling: Any = None,
            **params: Any) -> Dict[str, Any]:
     """Verify a table against the exact reference, as ``pe verify --json``.
@@ -246,7 +247,8 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     "all", "none" or a list; None: the scheme's defaults. ``atol``/``rtol``/
     ``max_ulp`` replace the default tolerance. ``dtype="bfloat16"`` marks a
     uint16 array as bfloat16 bits; ``judge_as`` judges the table as another
-    dtype.
+    dtype. A verification whose checks compared nothing fails
+    (``report["nothing_compared"]`` says why) unless ``allow_empty=True``.
 
     Returns the report (schema "pe.verify/1") as a dict: the document of
     ``pe verify --json`` plus ``report["pass"]``, the verdict (the same value
@@ -259,7 +261,7 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     ref = None if reference is None else _source(reference, None, None)
     text = _pe.verify(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}),
                       scheme, p, ref, reference_tensor or "", None if checks is None else list(checks),
-                      list(offsets or []), atol, rtol, max_ulp, judge_as, diagnose)
+                      list(offsets or []), atol, rtol, max_ulp, judge_as, diagnose, allow_empty)
     report = _json.loads(text)
     report["pass"] = report["passed"]  # the verdict under its short name too
     return report

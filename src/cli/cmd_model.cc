@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/cmd_verify.h"
+#include "cli/verify_text.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/model/artifact.h"
@@ -277,7 +278,7 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
 }
 
 int RunModelVerify(const std::vector<std::string>& models, bool json, const std::string& junit_path, bool no_diagnose,
-                   Console& console) {
+                   bool allow_empty, Console& console) {
   if (models.size() > 2) ThrowUsage("--model", fmt::format("given {} times; compare two artifacts at a time", models.size()));
   const bool junit_stdout = IsStdStream(junit_path);
   if (junit_stdout && json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
@@ -290,7 +291,7 @@ int RunModelVerify(const std::vector<std::string>& models, bool json, const std:
   }
   std::vector<const ModelArtifact*> ptrs;
   for (const auto& a : arts) ptrs.push_back(&a);
-  const VerifyReport rep = VerifyModelArtifacts(ptrs, !no_diagnose);
+  const VerifyReport rep = VerifyModelArtifacts(ptrs, !no_diagnose, allow_empty);
   if (junit) {
     const std::string xml = JUnitXml(rep);
     if (std::fwrite(xml.data(), 1, xml.size(), junit->file()) != xml.size())
@@ -316,11 +317,7 @@ int RunModelVerify(const std::vector<std::string>& models, bool json, const std:
         const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
         WriteStdout(console.Status(status) + EscapeText(fmt::format(" {:<{}}  {}", c.name, width, c.summary)) + "\n");
       }
-      int failed = 0;
-      for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-      WriteStdout("result: " + console.Status(rep.passed ? "PASS" : "FAIL") +
-                  (rep.passed ? fmt::format(" ({} checks)\n", rep.checks.size())
-                              : fmt::format(" ({} of {} checks failed)\n", failed, rep.checks.size())));
+      WriteStdout(ResultLine(rep, console));
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return verdict;

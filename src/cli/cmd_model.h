@@ -21,9 +21,10 @@ bool InspectsAsModel(const std::string& path);
 /// positional tensor with its verdict. Exit 0 (2 on input errors).
 int RunModelInspect(const std::string& path, bool json, Console& console);
 
-/// `pe verify --model A [--model B]`: exit 0 pass, 1 a check failed.
+/// `pe verify --model A [--model B]`: exit 0 pass, 1 a check failed or
+/// nothing was compared (unless `allow_empty`).
 int RunModelVerify(const std::vector<std::string>& models, bool json, const std::string& junit, bool no_diagnose,
-                   Console& console);
+                   bool allow_empty, Console& console);
 
 /// The --help footer lines of the model forms (examples).
 extern const char* const kModelInspectHelp;

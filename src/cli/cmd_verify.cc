@@ -162,19 +162,72 @@ std::string XmlEscape(const std::string& s) {
   return out + XmlText(std::string_view(s).substr(from));
 }
 
+std::string JsonValueText(const nlohmann::ordered_json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());  // 8, not 8.0
+  return v.dump();
+}
+
+// The parameters of the reference beyond the common ones, as the reference
+// used them (a RoPE scaling and its values), then where they came from
+// (--hf-config, --gguf, the file's metadata): "", or text starting ", ".
+std::string UsedParameters(const VerifyReport& r) {
+  std::string out;
+  if (r.reference.contains("parameters") && r.reference["parameters"].is_object()) {
+    const auto& p = r.reference["parameters"];
+    const auto& s = r.reference["spec"];
+    if (p.contains("rotary_dim") && p["rotary_dim"].is_number_integer() && s.contains("d_model") &&
+        p["rotary_dim"] != s["d_model"])
+      out += ", rotary_dim " + JsonValueText(p["rotary_dim"]);
+    if (p.contains("rope_scaling") && p["rope_scaling"].is_string()) {
+      const std::string scaling = p["rope_scaling"].get<std::string>();
+      if (scaling == "none") {
+        out += ", no scaling";
+      } else {
+        std::vector<std::string> kv;
+        for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings",
+                              "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "alpha", "rope_ratio"})
+          if (p.contains(k)) kv.push_back(fmt::format("{} {}", k, JsonValueText(p[k])));
+        if (p.contains("attention_factor") && !(p["attention_factor"].is_number() && p["attention_factor"] == 1.0))
+          kv.push_back("attention_factor " + JsonValueText(p["attention_factor"]));
+        out += fmt::format(", {} scaling{}", scaling, kv.empty() ? "" : fmt::format(" ({})", fmt::join(kv, ", ")));
+      }
+    }
+    if (p.contains("semantics") && p["semantics"].is_string() && p["semantics"] != "hf")
+      out += ", semantics " + p["semantics"].get<std::string>();
+  }
+  if (r.reference.contains("sources") && r.reference["sources"].is_object()) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_source;  // in order of first use
+    for (const auto& [key, v] : r.reference["sources"].items()) {
+      // "--hf-config FILE", or "'t.h5': metadata base=500000" (the value is in the line already)
+      std::string src = JsonValueText(v);
+      if (const auto at = src.find(" metadata "); src.rfind("--", 0) != 0 && at != std::string::npos) {
+        std::string file = src.substr(0, at);
+        if (!file.empty() && file.back() == ':') file.pop_back();
+        src = file + " metadata";
+      }
+      auto it = std::find_if(by_source.begin(), by_source.end(), [&](const auto& e) { return e.first == src; });
+      if (it == by_source.end()) by_source.push_back({src, {key}});
+      else it->second.push_back(key);
+    }
+    for (const auto& [src, keys] : by_source) out += fmt::format("; {} from {}", fmt::join(keys, ", "), src);
+  }
+  return out;
+}
+
 std::string ReferenceLine(const VerifyReport& r) {
   if (r.reference_kind == "scheme" && r.reference.contains("frequencies")) {
     const auto& s = r.reference["spec"];
-    return fmt::format("scheme {}, {}, {} frequencies (head_dim {}, base {})", s["scheme"].get<std::string>(),
+    return fmt::format("scheme {}, {}, {} frequencies (head_dim {}, base {}{})", s["scheme"].get<std::string>(),
                        r.reference["tensor"].get<std::string>(), r.reference["frequencies"].get<std::int64_t>(),
-                       s["d_model"].get<std::int64_t>(), s["base"].get<double>());
+                       s["d_model"].get<std::int64_t>(), s["base"].get<double>(), UsedParameters(r));
   }
   if (r.reference_kind == "scheme") {
     const auto& s = r.reference["spec"];
-    return fmt::format("scheme {}{} (d_model {}, max_len {}, base {}, start {})", s["scheme"].get<std::string>(),
+    return fmt::format("scheme {}{} (d_model {}, max_len {}, base {}, start {}{})", s["scheme"].get<std::string>(),
                        r.reference.contains("tensor") ? ", tensor " + r.reference["tensor"].get<std::string>() : "",
                        s["d_model"].get<std::int64_t>(), s["max_len"].get<std::int64_t>(), s["base"].get<double>(),
-                       s["start"].get<std::int64_t>());
+                       s["start"].get<std::int64_t>(), UsedParameters(r));
   }
   if (r.reference_kind == "file") return fmt::format("file {}", r.reference["path"].get<std::string>());
   return "no reference (property checks only)";
@@ -188,15 +241,18 @@ std::string JUnitXml(const VerifyReport& r) {
     if (c.skipped) ++skipped;
     else if (!c.passed) ++failures;
   }
+  const std::size_t tests = r.checks.size() + (r.nothing_compared.empty() ? 0 : 1);
+  if (!r.nothing_compared.empty()) ++(r.allow_empty ? skipped : failures);
   const std::string suite = "pe verify " + r.file;
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", r.checks.size(),
+  x += fmt::format("<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", tests,
                    failures, skipped);
   x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", XmlEscape(suite),
-                   r.checks.size(), failures, skipped);
+                   tests, failures, skipped);
   x += "    <properties>\n";
   x += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", XmlEscape(ReferenceLine(r)));
   x += fmt::format("      <property name=\"tolerance\" value=\"{}\"/>\n", XmlEscape(r.tolerance.why));
+  x += fmt::format("      <property name=\"compared\" value=\"{}\"/>\n", XmlEscape(r.compared.Describe()));
   for (const auto& n : r.notes) x += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", XmlEscape(n));
   x += "    </properties>\n";
   for (const auto& c : r.checks) {
@@ -210,6 +266,15 @@ std::string JUnitXml(const VerifyReport& r) {
                        XmlEscape(body));
     }
     x += fmt::format("      <system-out>{}</system-out>\n", XmlEscape(c.summary + "\nlimit: " + c.limit_why));
+    x += "    </testcase>\n";
+  }
+  if (!r.nothing_compared.empty()) {
+    // A report that compared nothing fails as a test case of its own (or is
+    // skipped, with --allow-empty): a CI report must not be all green.
+    const std::string msg = "nothing was compared: " + r.nothing_compared;
+    x += fmt::format("    <testcase classname=\"pe.verify\" name=\"compared\" file=\"{}\">\n", XmlEscape(r.file));
+    if (r.allow_empty) x += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscape(msg));
+    else x += fmt::format("      <failure message=\"{}\" type=\"compared\">{}</failure>\n", XmlEscape(msg), XmlEscape(msg));
     x += "    </testcase>\n";
   }
   x += "  </testsuite>\n</testsuites>\n";
@@ -250,13 +315,16 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   cmd->add_flag("--json", o.json, "One JSON document on stdout (schema pe.verify/1)");
   cmd->add_option("--junit", o.junit, "Also write a JUnit XML report to this file")->type_name("FILE");
   cmd->add_flag("--no-diagnose", o.no_diagnose, "Do not try to identify a failing table");
+  cmd->add_flag("--allow-empty", o.allow_empty,
+                "Pass when the checks compared nothing (no entry, no plan value, no property); default: fail");
   cmd->footer(R"(The reference comes from the file's metadata; flags override it (conflicts are
 reported). Default tolerance per entry: 1 ulp of the file's dtype plus
 2^-24·|θ|·(3 + 2|ln ω|) for a sinusoid entry at angle θ = pos·ω (float64
 tables: 2^-53), i.e. what a float32 computation of the angles legitimately
 costs. --atol/--rtol/--max-ulp replace it. See docs/verify.md.
 
-Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error.
+Exit codes: 0 every check passed, 1 a check failed or nothing was compared
+(every check skipped; --allow-empty passes that), 2 usage or input error.
 
 Examples:
   pe verify pe.h5
@@ -282,7 +350,7 @@ an inv_freq is judged as a vector of frequencies (docs/verify.md).
 int RunVerify(const VerifyCliOptions& o, Console& console) {
   if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
     if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
-    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, console);
+    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
   }
   if (o.file.empty()) ThrowUsage("verify", "FILE is required (a table to verify), or --model MODEL");
   // A file of several tensors: each one the metadata describes (cli/verify_text.h).
@@ -361,6 +429,7 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
                                      o.max_ulp.value_or(o.atol || o.rtol ? 0 : 1));
   }
   vo.diagnose = !o.no_diagnose;
+  vo.allow_empty = o.allow_empty;
   if (!vo.spec && !vo.reference_file && vo.checks.empty()) {
     ThrowUsage(fmt::format("'{}'", o.file),
                vo.checks_given ? "--check none leaves nothing to verify: the file has no scheme metadata"

@@ -31,6 +31,7 @@ struct VerifyCliOptions {
   bool json = false;
   std::string junit;
   bool no_diagnose = false;
+  bool allow_empty = false;        ///< --allow-empty: nothing compared passes
   std::vector<std::string> models; ///< --model A [--model B] (cli/cmd_model.h)
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
   /// When set (cli/verify_text.h, one tensor of a multi-tensor file): the

@@ -95,6 +95,7 @@ std::vector<std::string> SplitDiagnosis(const std::string& text) {
 }  // namespace
 
 std::string DecidingFigure(const VerifyReport& rep) {
+  if (!rep.nothing_compared.empty()) return "nothing was compared";
   if (const Check* ref = FindCheck(rep, "reference")) {
     const double frac = Num(ref->details, "max_err_over_limit");
     if (std::isfinite(frac) && (ref->passed || frac < 1e6)) return fmt::format("max error {} of tolerance", G(frac));
@@ -159,11 +160,21 @@ void PrintVerifyText(const VerifyReport& rep, const std::string& reference_line,
       PrintLine(fmt::format("  fix: the table is right for `{}`: accept with `{}`, or regenerate it with them changed", fix, fix));
     }
   }
+  WriteStdout(ResultLine(rep, console));
+}
+
+std::string ResultLine(const VerifyReport& rep, Console& console) {
   int failed = 0;
   for (const auto& c : rep.checks) failed += !c.skipped && !c.passed;
-  WriteStdout("result: " + console.Status(rep.passed ? "PASS" : "FAIL") +
-              (rep.passed ? fmt::format(" ({} checks)\n", rep.checks.size())
-                          : fmt::format(" ({} of {} checks failed)\n", failed, rep.checks.size())));
+  std::string why;
+  if (!rep.nothing_compared.empty())
+    why = fmt::format("nothing was compared{}: {}", rep.allow_empty ? " (allowed by --allow-empty)" : "", rep.nothing_compared);
+  else if (failed)
+    why = fmt::format("{} of {} checks failed; compared {}", failed, rep.checks.size(), rep.compared.Describe());
+  else
+    why = fmt::format("{} checks; compared {}", rep.checks.size(), rep.compared.Describe());
+  if (failed && !rep.nothing_compared.empty()) why = fmt::format("{} of {} checks failed; {}", failed, rep.checks.size(), why);
+  return "result: " + console.Status(rep.passed ? "PASS" : "FAIL") + EscapeText(" (" + why + ")") + "\n";
 }
 
 int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<std::string>& names) {
@@ -207,6 +218,14 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
   bool passed = true;
   for (const Section& s : sections) passed = passed && (!s.verified || s.rep.passed);
   const int verdict = passed ? kExitOk : kExitCheckFailed;
+  Compared total;  // what the tensors' checks compared, together
+  for (const Section& s : sections) {
+    if (!s.verified) continue;
+    total.tensors += s.rep.compared.tensors;
+    total.entries += s.rep.compared.entries;
+    total.plan_values += s.rep.compared.plan_values;
+    total.properties += s.rep.compared.properties;
+  }
 
   const bool junit_stdout = IsStdStream(o.junit);
   if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
@@ -246,6 +265,7 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
       j["file"] = o.file;
       j["passed"] = passed;
       j["exit_code"] = verdict;
+      j["compared"] = total.ToJson();
       j["tensors"] = nlohmann::ordered_json::array();
       for (const Section& s : sections) {
         nlohmann::ordered_json t = s.verified ? s.rep.ToJson() : nlohmann::ordered_json::object();
@@ -275,7 +295,9 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
       }
       PrintLine("");
       WriteStdout("result: " + console.Status(passed ? "PASS" : "FAIL") +
-                  EscapeText(fmt::format(" ({} tensors verified, {} failed)", verified, failed)) + "\n");
+                  EscapeText(fmt::format(" ({} tensors verified, {} failed; compared {})", verified, failed,
+                                         total.Describe())) +
+                  "\n");
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return verdict;

@@ -29,6 +29,12 @@ std::string DecidingFigure(const VerifyReport& rep);
 /// --layout concat"); empty when unknown.
 std::string FixFor(const VerifyReport& rep);
 
+/// The last line of a text report: "result: PASS (5 checks; compared 1
+/// tensor (65536 entries), 0 plan values, 1 property check)", "result: FAIL
+/// (1 of 5 checks failed; compared ...)" or "result: FAIL (nothing was
+/// compared: why)". With its newline.
+std::string ResultLine(const VerifyReport& rep, Console& console);
+
 /// Prints the text report of `rep` (the check of `file`, whose reference is
 /// described by `reference_line`) to stdout.
 void PrintVerifyText(const VerifyReport& rep, const std::string& reference_line, Console& console);

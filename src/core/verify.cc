@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 
 #include "core/analysis/blocks.h"
@@ -13,6 +15,9 @@
 #include "core/analysis/stats.h"
 #include "core/error.h"
 #include "core/exact_sincos.h"
+#include "core/metadata_json.h"
+#include "core/model/gguf_plan.h"
+#include "core/schemes/rope.h"
 #include "core/pump.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/table_set.h"
@@ -104,6 +109,130 @@ std::string Differences(const SinusoidVariant& found, const SinusoidVariant& dec
   std::string s;
   for (const auto& e : d) s += (s.empty() ? "" : ", ") + e;
   return s;
+}
+
+
+// Where the parameters of a rope reference came from, by metadata key:
+// --hf-config or --gguf (which replace the flags' values), or the file's
+// metadata (spec.origin). A parameter a config gives is found by reading
+// the config over a spec of sentinel values: whatever changed, it holds.
+nlohmann::ordered_json ReferenceSources(const SchemeSpec& given) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  // By the parameter's own key: Hugging Face's names of the same numbers
+  // count as them, and the tensor's name is no parameter of the values.
+  static const std::map<std::string, std::string> kAlias = {
+      {"rope_theta", "base"}, {"rope_type", "rope_scaling"}, {"head_dim", "d_model"}};
+  for (const auto& [flag, what] : given.origin) {
+    std::string key = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (key == "tensor") continue;
+    if (const auto a = kAlias.find(key); a != kAlias.end()) key = a->second;
+    if (!out.contains(key)) out[key] = what;
+  }
+  const auto apply = [&](const SchemeSpec& before, const SchemeSpec& after, const std::string& source) {
+    const auto num = [&](const char* key, double b, double a) {
+      if (!(b == a) && !(std::isnan(b) && std::isnan(a))) out[key] = source;
+    };
+    const auto integer = [&](const char* key, std::int64_t b, std::int64_t a) {
+      if (b != a) out[key] = source;
+    };
+    const auto text = [&](const char* key, const std::string& b, const std::string& a) {
+      if (b != a) out[key] = source;
+    };
+    integer("d_model", before.d_model, after.d_model);
+    num("base", before.base, after.base);
+    num("partial_rotary_factor", before.partial_rotary_factor, after.partial_rotary_factor);
+    integer("rotary_dim", before.rotary_dim, after.rotary_dim);
+    integer("max_position_embeddings", before.max_position_embeddings, after.max_position_embeddings);
+    text("rope_scaling", before.rope_scaling, after.rope_scaling);
+    num("factor", before.factor, after.factor);
+    integer("original_max_position_embeddings", before.original_max_position_embeddings,
+            after.original_max_position_embeddings);
+    num("beta_fast", before.beta_fast, after.beta_fast);
+    num("beta_slow", before.beta_slow, after.beta_slow);
+    num("mscale", before.mscale, after.mscale);
+    num("mscale_all_dim", before.mscale_all_dim, after.mscale_all_dim);
+    num("attention_factor", before.attention_factor, after.attention_factor);
+    num("low_freq_factor", before.low_freq_factor, after.low_freq_factor);
+    num("high_freq_factor", before.high_freq_factor, after.high_freq_factor);
+    text("short_factor", before.short_factor, after.short_factor);
+    text("long_factor", before.long_factor, after.long_factor);
+    text("layout", before.layout, after.layout);
+    text("freq_factors", before.freq_factors, after.freq_factors);
+    num("alpha", before.alpha, after.alpha);
+    num("rope_ratio", before.rope_ratio, after.rope_ratio);
+    if (before.truncate != after.truncate) out["truncate"] = source;
+  };
+  if (given.scheme != "rope") return out;
+  try {
+    if (!given.gguf.empty()) {
+      SchemeSpec plain = given;
+      plain.hf_config.clear();
+      apply(plain, WithGguf(plain), "--gguf " + given.gguf);
+    }
+    if (!given.hf_config.empty()) {
+      // Sentinels: a value the config states replaces them, even one equal
+      // to the flag's or the default.
+      constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+      SchemeSpec probe = given;
+      probe.gguf.clear();
+      probe.d_model = std::int64_t{1} << 62;
+      probe.base = probe.partial_rotary_factor = probe.factor = probe.beta_fast = probe.beta_slow = kNaN;
+      probe.mscale = probe.mscale_all_dim = probe.attention_factor = kNaN;
+      probe.low_freq_factor = probe.high_freq_factor = probe.alpha = probe.rope_ratio = kNaN;
+      probe.rotary_dim = probe.max_position_embeddings = probe.original_max_position_embeddings = -7;
+      probe.rope_scaling = "\x01";
+      apply(probe, WithHfConfig(probe), "--hf-config " + given.hf_config);
+    }
+  } catch (const Error&) {
+    // The reference itself reports a bad config or GGUF, with its message.
+  }
+  return out;
+}
+
+// The default float32 rule for a RoPE cos/sin multiplied by an attention
+// factor a != 1 (YaRN, longrope): the peers compute fl(fl(cos θ)·fl(a)) in
+// float32 (transformers: emb.cos() * attention_scaling). With e the error
+// the plain rule allows for cos θ (n ulp + the angle term), the product is
+// off from v = a·cos θ by at most
+//   a·e  +  u·|v| (a rounded to float32)  +  u·|p| (the product rounded)
+// plus second-order terms, u = 2^-24. a·n·ulp(cos θ) <= n·a'·ulp(v) with
+// a' = a for a >= 1 (v's binade is at least cos θ's) and 2 for a < 1
+// (ulp(x) lies in (u|x|, 2u|x|]). So: max_ulp n·a', rtol 3u (the two
+// roundings and the second-order terms), angle unit a·u_C.
+Tolerance AttentionScaledTolerance(const Tolerance& plain, double a) {
+  Tolerance t = plain;
+  const double scale = a >= 1 ? a : 2.0;
+  t.max_ulp = plain.max_ulp * scale;
+  t.rtol = plain.rtol + 3 * std::ldexp(1.0, -24);
+  t.angle_unit = plain.angle_unit * a;
+  t.why = fmt::format(
+      "default for a float32 RoPE table times its attention factor a = {}: {} ulp of float32 (the cos/sin's own "
+      "{} ulp times a) + 3·2^-24·|v| (a and the product rounded to float32) + a·2^-24·|θ|·(3 + 2|ln ω|) "
+      "(docs/verify.md)",
+      a, fmt::format("{:.4g}", t.max_ulp), plain.max_ulp);
+  return t;
+}
+
+// The reference as it was computed, into `ref`: the spec's common fields as
+// the reference used them (a config or GGUF replaces the flags' head
+// dimension and base), every other parameter of its metadata, and where
+// each came from.
+void DescribeUsedReference(const SchemeSpec& given, const Metadata& used, nlohmann::ordered_json* ref) {
+  nlohmann::ordered_json& spec = (*ref)["spec"];
+  for (const char* key : {"d_model", "max_len", "start"})
+    if (const auto v = MetaInt(used, key)) spec[key] = *v;
+  if (const MetaValue* b = used.Find("base")) {
+    if (const auto* d = std::get_if<double>(b)) spec["base"] = *d;
+    else if (const auto* i = std::get_if<std::int64_t>(b)) spec["base"] = static_cast<double>(*i);
+  }
+  static const std::set<std::string> kShown = {"scheme", "d_model", "max_len", "start", "base", "dtype", "tensor",
+                                               "pe_version", "rope_theta", "head_dim", "source_config", "source_gguf"};
+  Metadata rest;
+  for (const auto& [k, v] : used.entries())
+    if (!kShown.count(k)) rest.Set(k, v);
+  if (rest.size()) (*ref)["parameters"] = MetadataToJson(rest);
+  if (nlohmann::ordered_json sources = ReferenceSources(given); !sources.empty()) (*ref)["sources"] = sources;
 }
 
 }  // namespace
@@ -206,6 +335,44 @@ nlohmann::ordered_json SpecToJson(const SchemeSpec& spec) {
   return {{"scheme", spec.scheme}, {"d_model", spec.d_model}, {"max_len", spec.max_len}, {"base", spec.base}, {"start", spec.start}};
 }
 
+std::string Compared::Describe() const {
+  const auto n = [](std::int64_t k, const char* one, const char* many) {
+    return fmt::format("{} {}", k, k == 1 ? one : many);
+  };
+  std::string out = n(tensors, "tensor", "tensors") + " (" + n(entries, "entry", "entries") + "), " +
+                    n(plan_values, "plan value", "plan values");
+  if (properties) out += ", " + n(properties, "property check", "property checks");
+  return out;
+}
+
+nlohmann::ordered_json Compared::ToJson() const {
+  return {{"tensors", tensors}, {"entries", entries}, {"plan_values", plan_values}, {"properties", properties}};
+}
+
+void SettleVerdict(VerifyReport& rep, bool allow_empty, const std::vector<std::string>& reasons) {
+  rep.compared = Compared{};
+  rep.allow_empty = allow_empty;
+  bool all_passed = true;
+  std::vector<std::string> why = reasons;
+  for (const Check& c : rep.checks) {
+    if (c.skipped) {
+      why.push_back(fmt::format("{} skipped ({})", c.name, c.summary));
+      continue;
+    }
+    all_passed = all_passed && c.passed;
+    rep.compared.tensors += c.compared_entries > 0;
+    rep.compared.entries += c.compared_entries;
+    rep.compared.plan_values += c.compared_plan_values;
+    rep.compared.properties += c.compared_property;
+    if (c.compared_entries == 0 && c.compared_plan_values == 0 && !c.compared_property)
+      why.push_back(fmt::format("{} compared no value ({})", c.name, c.summary));
+  }
+  rep.nothing_compared.clear();
+  if (rep.compared.nothing())
+    rep.nothing_compared = why.empty() ? std::string("no check ran") : fmt::format("{}", fmt::join(why, "; "));
+  rep.passed = all_passed && (rep.nothing_compared.empty() || allow_empty);
+}
+
 nlohmann::ordered_json VerifyReport::ToJson() const {
   nlohmann::ordered_json j;
   j["schema"] = "pe.verify/1";
@@ -228,6 +395,10 @@ nlohmann::ordered_json VerifyReport::ToJson() const {
   } else {
     j["diagnosis"] = nullptr;
   }
+  // What was compared (after the existing keys: their order is a contract).
+  j["compared"] = compared.ToJson();
+  j["nothing_compared"] = nothing_compared.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(nothing_compared);
+  j["allow_empty"] = allow_empty;
   return j;
 }
 
@@ -285,6 +456,15 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // tensor named by the spec (metadata "tensor" or --tensor), else the one
     // named like the file's dataset, else the scheme's first.
     TableSet set = MakeTableSet(spec);
+    DescribeUsedReference(*o.spec, set.meta, &rep.reference);
+    // A float32 RoPE cos/sin scaled by an attention factor: its product's
+    // roundings are budgeted too (AttentionScaledTolerance).
+    if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.dtype == DType::kFloat32)
+      if (const MetaValue* af = set.meta.Find("attention_factor"))
+        if (const auto* a = std::get_if<double>(af); a && std::isfinite(*a) && *a > 0 && *a != 1)
+          if (const std::string t = set.Find(info.name) ? info.name : set.tensors.front()->info().name;
+              t == "cos" || t == "sin")
+            rep.tolerance = AttentionScaledTolerance(rep.tolerance, *a);
     if (set.tensors.size() == 1) generated = std::move(set.tensors.front());
     else if (set.Find(info.name)) generated = set.Take(info.name);
     else generated = std::move(set.tensors.front());
@@ -433,6 +613,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     const bool have_first = cmp.have_first;
     const std::int64_t entries = info.rows * info.cols;
     c.passed = over == 0;
+    c.compared_entries = entries - vacuous;  // any value passes the vacuous ones
     c.measured = max_ratio;
     c.limit = 1;
     c.limit_why = rep.tolerance.why;
@@ -469,21 +650,25 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // bounds, norm and unique from the comparison's read of the table, when it runs.
     if (bounds_norm) po.bounds_norm = bounds_norm->Finish();
     if (unique) po.unique = unique->Finish();
-    for (Check& c : RunPropertyChecks(table, po)) rep.checks.push_back(std::move(c));
+    for (Check& c : RunPropertyChecks(table, po)) {
+      c.compared_property = !c.skipped;
+      rep.checks.push_back(std::move(c));
+    }
   }
 
-  for (const Check& c : rep.checks)
-    if (!c.skipped && !c.passed) rep.passed = false;
+  SettleVerdict(rep, o.allow_empty);
+  // A failed check is diagnosed (a report that compared nothing has none).
+  const bool failed = std::any_of(rep.checks.begin(), rep.checks.end(), [](const Check& c) { return !c.skipped && !c.passed; });
 
   // Diagnosis: what does the table match, and how does that differ from the
   // declared reference?
-  if (!rep.passed && o.diagnose && o.spec && o.spec->scheme == "rope") {
+  if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
     RopeIdentifyOptions ro;
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
     rep.rope_diagnosis = IdentifyRope(table, stats(), ro);
     rep.diagnosed = true;
     rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
-  } else if (!rep.passed && o.diagnose) {
+  } else if (failed && o.diagnose) {
     IdentifyOptions io;
     if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
     rep.diagnosis = Identify(table, stats(), io);

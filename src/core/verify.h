@@ -4,9 +4,12 @@
 // failure by identifying what the table does match. Pure: no printing; the
 // result is a VerifyReport (data, with ToJson()).
 //
-// Verdicts: the report passes when every non-skipped check passes. The CLI
-// exits 0 on pass, 1 on fail; errors (unreadable files, bad flags) are
-// pe::Error and exit 2.
+// Verdicts: the report passes when every non-skipped check passes and its
+// checks compared something (entries against a reference, plan values, a
+// property): a verification that compared nothing fails, "nothing was
+// compared", unless the caller allows it (allow_empty). The CLI exits 0 on
+// pass, 1 on fail; errors (unreadable files, bad flags) are pe::Error and
+// exit 2.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -67,6 +70,7 @@ struct VerifyOptions {
   std::vector<std::int64_t> offsets;     ///< k for rotation/shift
   std::optional<Tolerance> tolerance;    ///< explicit; else DefaultTolerance(file dtype)
   bool diagnose = true;                  ///< identify the table when a check fails
+  bool allow_empty = false;              ///< a verification that compared nothing passes
   /// Progress of the entry-by-entry comparison (rows compared so far, of
   /// the table's rows), called after each block; may be empty.
   std::function<void(std::int64_t)> on_rows;
@@ -76,6 +80,18 @@ struct VerifyOptions {
 struct EntryRef {
   std::int64_t row = 0, position = 0, col = 0;
   double expected = 0, found = 0, error = 0, limit = 0;
+  nlohmann::ordered_json ToJson() const;
+};
+
+/// What the checks of a report compared (skipped checks compared nothing).
+struct Compared {
+  std::int64_t tensors = 0;      ///< tensors compared entry by entry with a reference
+  std::int64_t entries = 0;      ///< their entries (those any value passes not counted)
+  std::int64_t plan_values = 0;  ///< plan values (model settings, shapes against a config)
+  std::int64_t properties = 0;   ///< property checks that ran (rotation, shift, bounds, ...)
+  bool nothing() const { return entries == 0 && plan_values == 0 && properties == 0; }
+  /// "1 tensor (65536 entries), 0 plan values, 1 property check"
+  std::string Describe() const;
   nlohmann::ordered_json ToJson() const;
 };
 
@@ -93,8 +109,19 @@ struct VerifyReport {
   /// A RoPE reference (scheme rope): the RoPE identification instead.
   std::optional<RopeIdentification> rope_diagnosis;
   std::string diagnosis_text; ///< one line; empty when not diagnosed
+  Compared compared;          ///< what the checks compared (SettleVerdict)
+  /// Why nothing was compared ("every check was skipped: ..."); empty when
+  /// something was. Then the report fails unless empty ones are allowed.
+  std::string nothing_compared;
+  bool allow_empty = false;   ///< nothing compared passes (VerifyOptions::allow_empty)
   nlohmann::ordered_json ToJson() const;  ///< {"schema": "pe.verify/1", ...}
 };
+
+/// The verdict of `rep` from its checks: what they compared, and passed
+/// when every non-skipped check passed and something was compared (or
+/// `allow_empty`). `reasons`: why nothing may have been compared beyond
+/// the skipped checks' own words ("model.onnx stores no positional tensor").
+void SettleVerdict(VerifyReport& rep, bool allow_empty, const std::vector<std::string>& reasons = {});
 
 /// Verifies `table`. REQUIRES: options.spec or options.reference_file, or a
 /// non-empty options.checks. Throws pe::Error (usage) when there is nothing

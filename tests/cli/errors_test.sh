@@ -124,7 +124,7 @@ for ext in csv h5; do
   echo "old contents" >"big.$ext"
   "$PE" generate --d-model 1024 --max-len 3000000 -o "big.$ext" 2>err.txt &
   pid=$!
-  for _ in $(seq 50); do ls -A | grep -q 'pe-tmp' && break; sleep 0.1; done
+  for _ in $(seq 600); do ls -A | grep -q 'pe-tmp' && break; sleep 0.1; done
   sleep 0.5
   kill -INT "$pid"
   wait "$pid"

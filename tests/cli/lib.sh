@@ -7,6 +7,13 @@
 #                                       (a "pe: hint:" may follow), print
 #                                       nothing on stdout, leave no file
 #   finish [NAME]                       print "N passed, M failed", set status
+#   cpu_run ARGS...                     pe ARGS under a hang guard; sets rc and
+#                                       cpu (CPU seconds, best of 3 runs)
+#   cpu_ratio_under WHAT A B LIMIT      a check that cost A / cost B < LIMIT
+# No test here asserts wall-clock time: a busy machine stretches it. Costs
+# are compared as CPU-time ratios of two input sizes (a linear cost and a
+# quadratic one differ by the size ratio, far more than the load changes a
+# ratio), and the only wall-clock limit is a hang guard.
 PE=$(realpath "$1")  # absolute: the tests cd into SCRATCH_DIR
 DIR=$2
 rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 2
@@ -39,6 +46,34 @@ expect_error() {
   if [ -s out.txt ]; then bad "$what: wrote to stdout"; return; fi
   if [ "$before" != "$after" ]; then bad "$what: left files behind: $after"; return; fi
   ok
+}
+
+# Hang guard: a limit only a real hang reaches (not a speed claim).
+PE_HANG_GUARD_S=${PE_HANG_GUARD_S:-120}
+
+# CPU seconds (user + system, pe and its children) of `pe ARGS`, the best
+# of 3 runs (the load inflates a run's CPU time too, by cache and memory
+# contention, never deflates it); stdout in out.txt, stderr in err.txt.
+cpu_run() {
+  local TIMEFORMAT='%3U %3S' t best="" i
+  for i in 1 2 3; do
+    t=$({ time timeout "$PE_HANG_GUARD_S" "$PE" "$@" >out.txt 2>err.txt; echo $? >rc.txt; } 2>&1)
+    rc=$(cat rc.txt)
+    [ "$rc" -eq 124 ] && { bad "pe $*: still running after the ${PE_HANG_GUARD_S} s hang guard"; cpu=0; return; }
+    t=$(echo "$t" | awk '{ printf "%.3f", $1 + $2 }')
+    best=$(awk -v a="$t" -v b="${best:-$t}" 'BEGIN { print (a < b ? a : b) }')
+  done
+  cpu=$best
+}
+
+# cpu_ratio_under WHAT A B LIMIT: A / B < LIMIT (B at least 5 ms: the
+# resolution of the figures).
+cpu_ratio_under() {
+  local r
+  r=$(awk -v a="$2" -v b="$3" 'BEGIN { if (b < 0.005) b = 0.005; printf "%.2f", a / b }')
+  echo "$1: CPU time ratio $r ($2 s / $3 s; limit $4)"
+  if awk -v r="$r" -v l="$4" 'BEGIN { exit !(r < l) }'; then ok
+  else bad "$1: CPU time ratio $r ($2 s / $3 s), want under $4"; fi
 }
 
 finish() {

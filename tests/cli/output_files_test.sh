@@ -11,7 +11,7 @@ temps() { ls -A | grep 'pe-tmp'; }
 set -m  # background jobs in their own group: SIGINT/SIGQUIT not ignored
 "$PE" generate --d-model 1024 --max-len 3000000 -o big.csv 2>err.txt &
 pid=$!
-for _ in $(seq 100); do [ -n "$(temps)" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -n "$(temps)" ] && break; sleep 0.05; done
 name=$(temps)
 [[ "$name" =~ ^big\.csv\.pe-tmp-$pid-[A-Za-z0-9]{6}$ ]] && ok || bad "temporary name '$name', want big.csv.pe-tmp-$pid-XXXXXX"
 ls | grep -q 'pe-tmp' && ok || bad "the temporary file is hidden from ls"
@@ -43,7 +43,7 @@ for sig in $sigs; do
     [ "$target" = old ] && echo "old contents" >big.csv
     "$PE" generate --d-model 1024 --max-len 3000000 -o big.csv 2>err.txt &
     pid=$!
-    for _ in $(seq 100); do [ -n "$(temps)" ] && break; sleep 0.05; done
+    for _ in $(seq 1200); do [ -n "$(temps)" ] && break; sleep 0.05; done
     sleep 0.2
     kill -s "$sig" "$pid"
     wait "$pid"
@@ -62,7 +62,7 @@ done
 for sig in PIPE XFSZ; do
   "$PE" generate --d-model 1024 --max-len 3000000 -o big.csv 2>err.txt &
   pid=$!
-  for _ in $(seq 100); do [ -n "$(temps)" ] && break; sleep 0.05; done
+  for _ in $(seq 1200); do [ -n "$(temps)" ] && break; sleep 0.05; done
   kill -s "$sig" "$pid"
   sleep 0.2
   kill -0 "$pid" 2>/dev/null && ok || bad "SIG$sig ended the run"
@@ -74,7 +74,7 @@ done
 # A signal ignored at start (nohup) stays ignored.
 nohup "$PE" generate --d-model 1024 --max-len 3000000 -o big.csv >/dev/null 2>err.txt &
 pid=$!
-for _ in $(seq 100); do [ -n "$(temps)" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -n "$(temps)" ] && break; sleep 0.05; done
 kill -HUP "$pid"
 sleep 0.2
 kill -0 "$pid" 2>/dev/null && ok || bad "SIGHUP under nohup ended the run"

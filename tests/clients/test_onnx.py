@@ -281,7 +281,7 @@ expect_error(["inspect", external_model("missing.bin", 0, nbytes), "--dataset", 
              "a missing external file")
 os.mkfifo(f"{ext}/fifo.bin")
 r = subprocess.run([PE, "inspect", external_model("fifo.bin", 0, nbytes), "--dataset", "cos_cache"],
-                   capture_output=True, text=True, timeout=20)
+                   capture_output=True, text=True, timeout=120)
 check(r.returncode == 2 and "regular file" in r.stderr, f"a FIFO as external data: exit {r.returncode} {r.stderr.strip()}")
 
 # --- 6. Hostile protobuf: exit 2, one line

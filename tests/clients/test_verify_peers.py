@@ -229,8 +229,9 @@ check(list(doc) == ["schema", "file", "format", "dataset", "shape", "dtype", "me
 check(list(doc["identification"])[:4] == ["matched", "verdict", "variant", "precision"], "identification keys")
 rc, doc = verify("fairseq.npy", "--d-model", "128")
 check(list(doc) == ["schema", "file", "shape", "dtype", "passed", "exit_code", "reference", "notes", "tolerance", "checks",
-                    "diagnosis"], f"verify keys {list(doc)}")
-check(list(doc["reference"]) == ["kind", "spec"], f"reference keys {list(doc['reference'])}")
+                    "diagnosis", "compared", "nothing_compared", "allow_empty"], f"verify keys {list(doc)}")
+check(list(doc["reference"])[:2] == ["kind", "spec"] and set(list(doc["reference"])[2:]) <= {"parameters", "sources"},
+      f"reference keys {list(doc['reference'])}")
 check(all(list(c)[:3] == ["name", "status", "measured"] for c in doc["checks"]), "check keys")
 
 if failures:

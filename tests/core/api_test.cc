@@ -247,6 +247,43 @@ TEST(ApiTest, VerifyReportFieldsMatchItsJson) {
   EXPECT_NEAR(worst["worst"]["error"].get<double>(), 0x1p-10, 0x1p-25);
 }
 
+// A verification whose checks compared nothing is not a pass: here the
+// only check asked for (rotation) is skipped, as the table (a ramp, no
+// sin/cos pairs) has too few rows (8) to fit a linear map between rows.
+// allow_empty passes it.
+TEST(ApiTest, VerifyThatComparedNothingFailsUnlessAllowed) {
+  std::vector<float> v(8 * 8);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
+  Table mem = WrapTensors({TensorView{"pe", {8, 8}, DType::kFloat32, v.data()}});
+  VerifyRequest req;
+  req.checks = std::vector<std::string>{"rotation"};
+  const VerifyResult empty = VerifyTable(mem.tensor(0), req);
+  ASSERT_EQ(empty.checks.size(), 1u);
+  EXPECT_EQ(empty.checks[0].status, "skip");
+  EXPECT_FALSE(empty.passed);
+  EXPECT_NE(empty.nothing_compared.find("rotation skipped"), std::string::npos) << empty.nothing_compared;
+  auto j = nlohmann::json::parse(empty.json);
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["nothing_compared"], empty.nothing_compared);
+  EXPECT_EQ(j["compared"]["entries"], 0);
+  EXPECT_EQ(j["compared"]["properties"], 0);
+  req.allow_empty = true;
+  const VerifyResult allowed = VerifyTable(mem.tensor(0), req);
+  EXPECT_TRUE(allowed.passed);
+  EXPECT_EQ(allowed.nothing_compared, empty.nothing_compared);
+  EXPECT_EQ(nlohmann::json::parse(allowed.json)["allow_empty"], true);
+  // A comparison with the reference counts its entries.
+  Table t = GenerateTable(Spec().Set("d_model", 16).Set("max_len", 32));
+  const VerifyResult ok = VerifyTable(t.tensor(0));
+  EXPECT_TRUE(ok.passed);
+  EXPECT_TRUE(ok.nothing_compared.empty());
+  auto k = nlohmann::json::parse(ok.json);
+  EXPECT_EQ(k["compared"]["tensors"], 1);
+  EXPECT_EQ(k["compared"]["entries"], 16 * 32);
+  EXPECT_TRUE(k["nothing_compared"].is_null());
+}
+
 TEST(ApiTest, IdentifyFindsTheBaseOfABareTable) {
   Table t = GenerateTable(Spec().Set("d_model", 32).Set("max_len", 128).Set("base", 500000.0));
   std::vector<float> v(128 * 32);

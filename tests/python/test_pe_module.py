@@ -231,6 +231,24 @@ def test_verify_report_equals_cli_json(cli, scratch):
     assert got == want
 
 
+def test_verify_that_compared_nothing_fails_unless_allowed(cli, scratch):
+    # The only check asked for (rotation) is skipped: a ramp of 8 rows has no
+    # sin/cos pairs and too few rows to fit a map. The module gives the CLI's
+    # verdict: fail, and why.
+    ramp = (np.arange(8 * 8, dtype=np.float32).reshape(8, 8) % 7) * 0.25 - 0.5
+    np.save(os.path.join(scratch, "ramp.npy"), ramp)
+    got = pe.verify(os.path.join(scratch, "ramp.npy"), checks="rotation")
+    assert got["pass"] is False and got["exit_code"] == 1
+    assert got["nothing_compared"].startswith("rotation skipped")
+    assert got["compared"] == {"tensors": 0, "entries": 0, "plan_values": 0, "properties": 0}
+    code, out, _ = cli("verify", "ramp.npy", "--check", "rotation", "--json")
+    assert code == 1 and json.loads(out)["nothing_compared"] == got["nothing_compared"]
+    allowed = pe.verify(ramp, checks="rotation", allow_empty=True)
+    assert allowed["pass"] is True and allowed["allow_empty"] is True
+    code, _, _ = cli("verify", "ramp.npy", "--check", "rotation", "--allow-empty")
+    assert code == 0
+
+
 def test_verify_from_metadata_equals_cli_for_scaled_rope(cli, scratch):
     # The reference spec comes from the file's metadata alone, scheme-specific
     # keys included (rope_scaling, factor, original_max_position_embeddings).
@@ -242,6 +260,11 @@ def test_verify_from_metadata_equals_cli_for_scaled_rope(cli, scratch):
     want = json.loads(out)
     got = pe.verify(os.path.join(scratch, "y.h5"), tensor="sin")
     got["file"] = want["file"]
+    # The sources name the file as it was given (here a full path, there 'y.h5').
+    sources = got["reference"].get("sources", {})
+    for key in sources:
+        sources[key] = sources[key].replace(os.path.join(scratch, "y.h5"), "y.h5")
+    assert sources and sources == want["reference"]["sources"]
     assert got.pop("pass") is True
     assert got == want
     # A flag over the metadata: the same note as the CLI's.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct Check {
   std::string summary;     ///< one human line: what was found
   std::string limit_why;   ///< why the limit is what it is
   nlohmann::ordered_json details = nlohmann::ordered_json::object();
+  /// What the check compared, when it ran (a report counts them, and one
+  /// whose checks compared nothing does not pass): entries of a tensor
+  /// against a reference (those whose limit exceeds the values' range not
+  /// counted), plan values (settings of a model, a shape against a
+  /// config), or a property of the table (rotation, shift, ...).
+  std::int64_t compared_entries = 0;
+  std::int64_t compared_plan_values = 0;
+  bool compared_property = false;
 
   /// {"name","status":"pass"|"fail"|"skip","measured","limit","summary",
   ///  "limit_why","details"}; non-finite numbers become strings.

@@ -146,6 +146,7 @@ VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
                                      request.max_ulp.value_or(request.atol || request.rtol ? 0 : 1));
   }
   vo.diagnose = request.diagnose;
+  vo.allow_empty = request.allow_empty;
   if (!vo.spec && !vo.reference_file && vo.checks.empty())
     ThrowUsage(fmt::format("'{}'", name),
                vo.checks_given ? "no checks leave nothing to verify: the table has no scheme metadata"
@@ -154,6 +155,7 @@ VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
   const VerifyReport rep = Verify(src, name, vo);
   VerifyResult r;
   r.passed = rep.passed;
+  r.nothing_compared = rep.nothing_compared;
   for (const Check& c : rep.checks)
     r.checks.push_back({c.name, c.skipped ? "skip" : c.passed ? "pass" : "fail", c.measured, c.limit, c.summary,
                         c.limit_why});

@@ -103,6 +103,9 @@ Check VerifyTensor(const ArtifactTensor& t, const SchemeSpec& spec, DType judged
   }
   out.name = t.name;
   if (!found) out = Skip(t.name, "nothing compared");
+  out.compared_entries = 0;
+  for (const Check& c : r.checks)
+    if (!c.skipped) out.compared_entries += c.compared_entries;
   out.details["reference"] = r.reference;
   if (r.diagnosed && !r.diagnosis_text.empty()) out.summary += "; diagnosis: " + r.diagnosis_text;
   if (passed_out) *passed_out = r.passed;
@@ -197,8 +200,9 @@ Check FactorCheck(const std::string& name, const ArtifactTensor& t, const std::v
                      : fmt::format("{}: factor {} is {} but {} gives {} (max relative error {:.3g})", t.name, at, got[at],
                                    what_want, want[at], worst);
   if (!ok && inverted) s += "; every factor is the reciprocal of the formula's: the llama3 factors are inverted";
-  return Make(name, ok, worst, limit, s,
-              "float32 factors from float32 frequencies (a few float32 ulps; 2^-20 relative)");
+  Check c = Make(name, ok, worst, limit, s, "float32 factors from float32 frequencies (a few float32 ulps; 2^-20 relative)");
+  c.compared_entries = static_cast<std::int64_t>(got.size());
+  return c;
 }
 
 }  // namespace
@@ -295,6 +299,7 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose) {
                                         shape, want, ab.source),
                        "rows = max_position_embeddings + offset, columns = d_model");
         c.details["identification"] = "learned";
+        c.compared_plan_values = 1;  // its shape against the config (no value of a trained table is known)
         out.push_back(std::move(c));
         continue;
       }
@@ -520,7 +525,7 @@ std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b) 
   return out;
 }
 
-VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose) {
+VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose, bool allow_empty) {
   VerifyReport rep;
   rep.reference_kind = "model";
   rep.tolerance = DefaultTolerance(DType::kFloat32);
@@ -533,17 +538,23 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
     for (const auto& n : m->notes) rep.notes.push_back(fmt::format("{}: {}", Base(m->path), n));
   }
   rep.reference["artifacts"] = list;
+  std::vector<std::string> reasons;  // why nothing may have been compared
   for (const ModelArtifact* m : artifacts) {
-    for (Check& c : CheckArtifactTensors(*m, diagnose)) {
+    std::vector<Check> checks = CheckArtifactTensors(*m, diagnose);
+    if (m->tensors.empty()) reasons.push_back(fmt::format("{} stores no positional tensor", Base(m->path)));
+    for (Check& c : checks) {
       if (artifacts.size() > 1) c.name = Base(m->path) + " " + c.name;
       rep.checks.push_back(std::move(c));
     }
   }
   for (std::size_t i = 1; i < artifacts.size(); ++i)
-    for (Check& c : ComparePlans(*artifacts[0], *artifacts[i])) rep.checks.push_back(std::move(c));
+    for (Check& c : ComparePlans(*artifacts[0], *artifacts[i])) {
+      if (!c.skipped && c.compared_entries == 0) c.compared_plan_values = 1;  // one setting (or group) of both plans
+      rep.checks.push_back(std::move(c));
+    }
   if (rep.checks.empty())
     rep.checks.push_back(Skip("model", "no positional tensor stored and no second artifact to compare the plan with"));
-  rep.passed = std::all_of(rep.checks.begin(), rep.checks.end(), [](const Check& c) { return c.skipped || c.passed; });
+  SettleVerdict(rep, allow_empty, reasons);
   return rep;
 }
 

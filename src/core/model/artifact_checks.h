@@ -40,8 +40,11 @@ std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b);
 
 /// Every check of `artifacts` (each one's tensors, then each later one's
 /// plan against the first's) as one report: file = the paths joined by
-/// " + ", reference_kind "model", notes = the readers' notes.
-VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose = true);
+/// " + ", reference_kind "model", notes = the readers' notes. Checks that
+/// compared nothing (no tensor stored, no plan to compare) fail the report
+/// unless `allow_empty` (SettleVerdict, core/verify.h).
+VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose = true,
+                                  bool allow_empty = false);
 
 /// "a/config.json rope_theta" or "model.gguf llama.rope.freq_base": where
 /// `a` states setting `name` (of plan group `group`), with its file.
