@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Readers on legal but large or unusual inputs (issue 13): many metadata
+# Readers on legal but large or unusual inputs: many metadata
 # keys finish fast (a cap, and no quadratic Set), JSON/CSV readers cost about
 # the table's bytes (peak RSS from /usr/bin/time), format detection by the
 # top-level keys, and rows read out of order from a CSV equal Python's.
