@@ -364,7 +364,7 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
                   "Table files (any format pe reads) and/or inline specs like "
                   "sinusoidal:d-model=64,max-len=128,base=100")
       ->type_name("INPUT...");
-  AddSpecFlags(*cmd, o.spec, false);
+  AddSpecFlags(*cmd, o.spec);
   AddPlotControlFlags(*cmd, o);
   // --tensor (a scheme flag, above) also names the tensor read from
   // multi-tensor files; --dataset is its spelling in inspect and verify.

@@ -14,7 +14,7 @@
 
 namespace pe::cli {
 
-void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
+void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
   f.cmd = &cmd;
   // CLI11 saturates integers that overflow (99999999999999999999 becomes
   // 2^63-1); refuse them with the number the user typed.
@@ -27,15 +27,12 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f, bool required) {
         return ec == std::errc::result_out_of_range ? "'" + text + "' is beyond the 64-bit integer range" : "";
       },
       "", "int64");
-  auto* d = cmd.add_option("--d-model,--head-dim", f.d_model, "Columns (model width d; RoPE/xPos: head dimension)")
-                ->type_name("N")
-                ->check(in_int64);
-  auto* l = cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N")->check(in_int64);
   // Which of --d-model/--max-len a scheme needs is checked with the scheme
   // (t5-bucket has no --d-model, sincos-2d takes --grid instead of --max-len).
-  (void)d;
-  (void)l;
-  (void)required;
+  cmd.add_option("--d-model,--head-dim", f.d_model, "Columns (model width d; RoPE/xPos: head dimension)")
+      ->type_name("N")
+      ->check(in_int64);
+  cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N")->check(in_int64);
   cmd.add_option("--scheme", f.scheme, "Encoding scheme (see 'pe schemes')")->type_name("NAME")->capture_default_str();
   cmd.add_option("--base,--rope-theta", f.base, "Frequency base b in ω_i = b^(-2i/d) (Hugging Face: rope_theta)")->type_name("B")->capture_default_str();
   cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str()->check(in_int64);
@@ -59,7 +56,7 @@ SchemeSpec ToSpec(const SpecFlags& f) {
 
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   auto* cmd = app.add_subcommand("generate", "Build an encoding table and write it to a file or stdout");
-  AddSpecFlags(*cmd, o.spec, true);
+  AddSpecFlags(*cmd, o.spec);
   cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
   cmd->add_option("--format", o.format, "Output format: " + WritableFormatNames() + " (default: from the extension; CSV on stdout)")
       ->type_name("FMT");

@@ -28,9 +28,10 @@ struct SpecFlags {
   const CLI::App* cmd = nullptr;
 };
 
-/// Adds the SpecFlags options to `cmd`; `required` makes --d-model and
-/// --max-len mandatory.
-void AddSpecFlags(CLI::App& cmd, SpecFlags& flags, bool required);
+/// Adds the SpecFlags options to `cmd`. None is mandatory here: which of
+/// --d-model/--max-len a scheme needs is checked with the scheme (t5-bucket
+/// has no --d-model, sincos-2d takes --grid instead of --max-len).
+void AddSpecFlags(CLI::App& cmd, SpecFlags& flags);
 
 /// Turns parsed flags into a SchemeSpec; throws pe::Error (usage) for an
 /// unknown dtype or scheme.

@@ -54,7 +54,7 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
   static const std::vector<std::string> kCommon = {"scheme", "d-model", "max-len", "base", "start", "dtype", "help"};
   CLI::App probe;
   SpecFlags probe_flags;
-  AddSpecFlags(probe, probe_flags, false);
+  AddSpecFlags(probe, probe_flags);
   std::vector<std::string> args;
   bool extra_given = false;
   // Scheme-specific metadata belongs to the file's scheme: when --scheme
@@ -104,7 +104,7 @@ std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& 
       // A metadata value the flag refuses is reported and left out.
       CLI::App check;
       SpecFlags check_flags;
-      AddSpecFlags(check, check_flags, false);
+      AddSpecFlags(check, check_flags);
       try {
         std::vector<std::string> rev(one.rbegin(), one.rend());
         check.parse(rev);
@@ -286,12 +286,12 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   o.cmd = cmd;
   cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->type_name("FILE");
   cmd->add_option("--model", o.models, "A model folder or file to verify (twice: compare the two plans)")->type_name("MODEL");
-  AddSpecFlags(*cmd, o.spec, false);
+  AddSpecFlags(*cmd, o.spec);
   cmd->add_option("--reference", o.reference,
                   "Compare with this table file, or with an inline spec such as "
                   "'rope:head-dim=128,base=500000,rope-scaling=llama3,factor=8' (see docs/cli.md)")
       ->type_name("REF");
-  // --tensor/--dataset: FILE's tensor, as in every command (issue 16). The
+  // --tensor/--dataset: FILE's tensor, as in every command. The
   // scheme's own --tensor (AddSpecFlags) is replaced by it: a file's tensor
   // named cos is checked against the scheme's cos, and for a file of one
   // unnamed tensor (.npy, .csv) --tensor says which of the scheme's tensors

@@ -1,4 +1,4 @@
-// The --help text of every command (issue 16), as a CLI11 formatter:
+// The --help text of every command, as a CLI11 formatter:
 //
 // - a command's scheme parameters are not all listed: without --scheme the
 //   "Scheme parameters" group is one paragraph saying how to see them

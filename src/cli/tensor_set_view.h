@@ -1,4 +1,4 @@
-// Multi-tensor files seen whole by the CLI (issue 16): what each tensor's
+// Multi-tensor files seen whole by the CLI: what each tensor's
 // axes are (from the scheme and tensor name in its metadata, never guessed
 // from the shape alone), what kind of tensor it is, and `pe inspect` of a file
 // that holds several tensors (a listing of every tensor, then each one's

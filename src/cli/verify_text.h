@@ -1,4 +1,4 @@
-// The human text of `pe verify` (issue 16): the verdict first with the
+// The human text of `pe verify`: the verdict first with the
 // figure that decides it (the largest error as a fraction of the tolerance),
 // then the tolerance rule and one line per check, raw relative/ulp figures
 // after the deciding one with the reason they can be large (entries near

@@ -218,14 +218,6 @@ std::vector<Frequency> PowerFrequencies(double base, std::int64_t count,
   return out;
 }
 
-Frequency ExpFrequency(double scale, double ratio, std::int64_t num,
-                       std::int64_t den) {
-  const __float128 inc =
-      logq(static_cast<__float128>(ratio)) / static_cast<__float128>(den);
-  return FrequencyFromQuad(static_cast<__float128>(scale) *
-                           expq(-static_cast<__float128>(num) * inc));
-}
-
 void SinCosQuad(std::int64_t pos, const Frequency& omega, __float128* sin_out,
                 __float128* cos_out) {
   const __float128 theta = static_cast<__float128>(pos) * omega.q;

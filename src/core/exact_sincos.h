@@ -58,11 +58,6 @@ Frequency PowerFrequency(double base, std::int64_t num, std::int64_t den);
 std::vector<Frequency> PowerFrequencies(double base, std::int64_t count,
                                         std::int64_t step, std::int64_t den);
 
-/// ω = scale · exp(-num · ln(ratio) / den), the tensor2tensor form (ratio =
-/// max/min timescale); computed in quad precision.
-Frequency ExpFrequency(double scale, double ratio, std::int64_t num,
-                       std::int64_t den);
-
 /// A frequency given as a quad value (for schemes that derive ω otherwise).
 Frequency FrequencyFromQuad(__float128 omega);
 

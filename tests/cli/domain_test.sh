@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13, "no accepted input gets a wrong number": generate -> verify passes
+# "No accepted input gets a wrong number": generate -> verify passes
 # for every scheme x dtype at small sizes (bfloat16 d=2 x 4096 included) and
 # at the largest accepted angle 2^50 (rotation check included); inputs beyond
 # the domain, non-finite parameters, over-wide tables and invalid metadata
@@ -36,7 +36,7 @@ alibi --scheme alibi --heads 4 --max-len 64
 sincos2d --scheme sincos-2d --d-model 16 --grid 8x8 --cls-token
 t5 --scheme t5-bucket --max-len 64
 EOF
-# The issue's case: the unique check no longer trips on rows bfloat16 makes equal.
+# bfloat16 d=2: the unique check excuses the rows bfloat16 makes equal.
 "$PE" generate --d-model 2 --max-len 4096 --dtype bfloat16 -o bf.h5 && "$PE" verify bf.h5 >v.txt
 if [ $? -eq 0 ] && grep -q '^PASS unique .*excused' v.txt; then ok; else bad "bfloat16 d=2 x 4096: $(grep unique v.txt)"; fi
 
@@ -53,7 +53,7 @@ done
 
 # --- refusals ------------------------------------------------------------------
 dom='angles up to .* rad; pe guarantees values for angles up to 2\^50'
-expect_error "issue example" "^pe: error: --base: 5.96e-08 with positions up to 1099511627775 makes $dom" -- \
+expect_error "base 2^-24 at 2^40" "^pe: error: --base: 5.96e-08 with positions up to 1099511627775 makes $dom" -- \
   generate --d-model 4 --max-len 1 --start 1099511627775 --base 5.9604644775390625e-08 -o x.npy
 expect_error "angle 2^52" "^pe: error: --base: .*$dom" -- generate --d-model 4 --max-len 1 --start 1099511627775 --base 5.9604644775390625e-08 --dtype float64 -o x.npy
 expect_error "angle 2^56" "^pe: error: --base: .*$dom" -- generate --d-model 4 --max-len 1 --start 1099511627775 --base 2.3283064365386963e-10 --dtype bfloat16 -o x.npy

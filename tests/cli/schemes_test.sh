@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pe schemes` and the issue-5 schemes from the command line: listing,
+# `pe schemes` and every registered scheme from the command line: listing,
 # multi-tensor output per format, --tensor, and one-line errors (exit 2, no
 # stdout, no file left behind).
 # Usage: schemes_test.sh PE_BIN SCRATCH_DIR

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The command line as a new user meets it (issue 16).
+"""The command line as a new user meets it.
 
 Usage: test_cli_surface.py PE_BIN SCRATCH_DIR
 
@@ -207,7 +207,7 @@ r = pe("dot", model_h5, "--max-offset", "2")
 lines = r.stderr.splitlines()
 check(r.returncode == 2 and len(lines) == 2 and "decoder/layer0/pe [3 x 4" in lines[0] and "encoder/pe [6 x 8" in lines[0]
       and lines[1].startswith("pe: hint: name the one to draw with --tensor"), f"dot on unlabelled tensors asks: {r.stderr!r}")
-# A RoPE file (cos, sin, inv_freq) needs no choice: its q·k view (issue 17,
+# A RoPE file (cos, sin, inv_freq) needs no choice: its q·k view (its
 # values checked in test_dot_views.py).
 r = pe("dot", S("rope.safetensors"), "-o", "-")
 check(r.returncode == 0 and r.stdout.startswith("series,k,qk"), f"dot on a RoPE file: the qk view: {r.returncode} {r.stderr!r}")

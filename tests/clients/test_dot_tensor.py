@@ -77,8 +77,8 @@ c, _ = pe_curve(st, "--tensor", "cos")
 s, _ = pe_curve(st, "--tensor", "sin")
 C.check(c and s and c[0]["mean"] != s[0]["mean"], "--tensor cos and --tensor sin give the same curve")
 
-# A RoPE file (cos, sin, inv_freq), none named: the RoPE q·k view (issue 17;
-# its numbers are checked in test_dot_views.py), not an error.
+# A RoPE file (cos, sin, inv_freq), none named: the RoPE q·k view (its
+# numbers are checked in test_dot_views.py), not an error.
 for path in (st, h5, js):
     r = C.pe("dot", path, "-o", "-", ok=False)
     C.check(r.returncode == 0 and r.stdout.startswith("series,k,qk\n"),

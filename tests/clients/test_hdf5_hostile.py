@@ -249,7 +249,7 @@ for cmd in READ_COMMANDS[:3]:
     expect_refusal([cmd[0], "filter.h5", "--dataset", "lzf"] + cmd[1:], "filter.h5", FILTER.format("lzf"), env=penv)
 r, _, _ = run(["inspect", "filter.h5", "--dataset", "pe"], env=penv)
 check(r.returncode == 0 and b"16 x 8" in r.stdout, f"filter.h5 (dataset pe): exit {r.returncode} {r.stderr[:300]!r}")
-# The whole file (issue 16: every dataset) meets the filtered one: refused by name.
+# The whole file (every dataset) meets the filtered one: refused by name.
 r, _, _ = run(["inspect", "filter.h5"], env=penv)
 check(r.returncode == 2 and FILTER.format("lzf").encode() in r.stderr, f"filter.h5 whole: exit {r.returncode} {r.stderr[:300]!r}")
 r, _, _ = run(["generate", "--d-model", "8", "--max-len", "16", "-o", "gen.h5"], env=penv)
@@ -262,7 +262,7 @@ ESC = "a\x1b[2J\x1b]0;pwned\x07\nb"
 with h5py.File("names.h5", "w") as f:
     f[ESC] = table()
     f["c\rd"] = table()
-# The whole file is listed (issue 16): each name escaped, no raw control byte.
+# The whole file is listed: each name escaped, no raw control byte.
 r, _, _ = run(["inspect", "names.h5"])
 check(r.returncode == 0, f"inspect names.h5: exit {r.returncode} {r.stderr[:300]!r}")
 check(not re.search(rb"[\x00-\x09\x0b-\x1f\x7f]", r.stdout), f"inspect names.h5: raw control byte in stdout: {r.stdout[:400]!r}")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""RoPE metadata under Hugging Face's names (issue 16).
+"""RoPE metadata under Hugging Face's names.
 
 A RoPE table pe writes records `rope_theta` beside `base` and `rope_type`
 beside `rope_scaling` ("default" for none), read here with Python's json

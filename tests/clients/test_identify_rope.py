@@ -103,7 +103,7 @@ doc = verify(C.path("llama31_cos.npy"), "--scheme", "rope", "--head-dim", 128, "
 C.check("llama3 scaling, not none: add --rope-scaling llama3 --factor 8" in (doc.get("diagnosis") or {}).get("summary", ""),
         f"missing llama3 scaling not named: {(doc.get('diagnosis') or {}).get('summary')}")
 
-# Plain Llama 3 (base 500000): the cos cache of the issue, and its sin.
+# Plain Llama 3 (base 500000): a cos cache as transformers computes it, and its sin.
 inv, af = P.hf_inv_freq("default", 128, 500000.0)
 cos, sin = P.hf_rope_cos_sin(inv, af, 4096)
 ident, r = inspect(save_npy("hf_cos", cos))

@@ -97,7 +97,7 @@ with open(os.path.join(HERE, "valid_json_numbers.json")) as f:
 with open(os.path.join(HERE, "valid_python_numbers.csv"), newline="") as f:
     compare("valid_python_numbers.csv", np.array([[float(x) for x in row] for row in list(csv.reader(f))[1:]]))
 
-# Files of several tensors open whole (issue 16): inspect lists both, exit 0.
+# Files of several tensors open whole: inspect lists both, exit 0.
 for name in ("valid_two_datasets.h5", "valid_json_tensors_two.json", "valid_st_two_tensors.safetensors"):
     r = subprocess.run([PE, "inspect", os.path.join(HERE, name)], capture_output=True, text=True, timeout=120)
     if r.returncode != 0 or "2 tensors" not in r.stdout or "== tensor a ==" not in r.stdout or "== tensor b ==" not in r.stdout:

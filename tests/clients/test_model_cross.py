@@ -6,7 +6,7 @@ sources in SOURCES.md); the GGUF files are written by tests/clients/
 gguf_writer.py (from ggml's docs/gguf.md, not from pe's reader) with the keys
 llama.cpp's convert_hf_to_gguf.py writes for that model (gguf_models.py,
 rope_freqs as LlamaModel.generate_extra_tensors computes them). The faults
-are the ones issue 15 names, each planted once in the GGUF:
+are the conversion faults seen in the wild, each planted once in the GGUF:
 
 - freq_base lost (10000 where the config says 500000; ollama #2379);
 - llama3 factors inverted (1/f stored; llama.cpp PR #8676);

@@ -212,7 +212,7 @@ for kind, save in (("stored", np.savez), ("deflated", np.savez_compressed)):
     check(r.returncode == 1, f"verify {kind} npz --tensor cos --start 1 must fail, got {r.returncode}")
     r = pe("dot", path, "--dataset", "cos", "--max-offset", "4", "--format", "csv")
     check(r.returncode == 0, f"pe dot {kind}.npz: exit {r.returncode} {r.stderr}")
-    # Without --dataset: every array, listed then shown (issue 16).
+    # Without --dataset: every array, listed then shown.
     r = pe("inspect", path)
     check(r.returncode == 0 and "== tensor cos ==" in r.stdout and "== tensor sin ==" in r.stdout,
           f"inspect {kind}.npz lists its arrays: exit {r.returncode} {r.stderr} {r.stdout[:300]!r}")

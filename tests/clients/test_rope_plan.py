@@ -269,7 +269,7 @@ C.check(np.array_equal(np.load(npy), g4["sliding_attention/cos"]), "npy --tensor
 # pe reads its own plan files: the HDF5 reader lists the datasets in groups, and one dataset verifies as the
 # rope table of its group (its attributes carry the group's rope parameters).
 r = C.pe("inspect", h5, ok=False)
-# A file of several tensors opens whole (issue 16): the listing names every dataset.
+# A file of several tensors opens whole: the listing names every dataset.
 C.check(r.returncode == 0 and "chunked_attention/cos" in r.stdout and "nope/attn_scale" in r.stdout,
         f"inspect of a plan .h5 should name its datasets: {r.stdout[:400]} {r.stderr}")
 for ds in ("chunked_attention/cos", "chunked_attention/sin"):

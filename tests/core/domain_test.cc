@@ -194,7 +194,7 @@ TEST(Domain, AnglesBeyondTwoToTheFiftyAreRefused) {
       }
     }
   }
-  // The example: base 2^-24, position 2^40 - 1: angles near 2^52.
+  // Base 2^-24 at position 2^40 - 1: angles near 2^52.
   EXPECT_NE(ErrorOf(Sinusoidal(4, 5.9604644775390625e-08, 1099511627775, 1, DType::kFloat32)).find("4.5e+15 rad"),
             std::string::npos);
   // tensor2tensor multiplies by min_timescale: 1e18 makes ω = 1e18.

@@ -1,4 +1,4 @@
-// Text readers (issue 13): Metadata costs, Python's number grammar, the two
+// Text readers: Metadata costs, Python's number grammar, the two
 // ways JSON numbers are stored, CSV rows read out of order.
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The issue-5 schemes against independent expectations: hand-derived
+// The schemes beyond the plain sinusoid against independent expectations: hand-derived
 // vectors from ../shared/reference/schemes.md (ALiBi slopes for 6/8/12
 // heads, T5 buckets, YaRN correction ranges and attention factors, the
 // llama3 29/6/29 split), MPFR for every value pe claims exact (preset

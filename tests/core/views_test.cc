@@ -1,4 +1,4 @@
-// The views of issue 17 on hand-derived values: RoPE's q·k and RoFormer's
+// The views of `pe dot` on hand-derived values: RoPE's q·k and RoFormer's
 // bound at k = 0 and for one pair, wavelengths, ALiBi bias, collisions of a
 // table with two equal rows, the CSV writer's format and quoting, and the
 // colour maps' lookup against matplotlib's published entries (3.6.3,

@@ -1,4 +1,4 @@
-// The zip readers (issue 15): the restricted unpickler on pickles assembled
+// The zip readers: the restricted unpickler on pickles assembled
 // by hand from CPython's Lib/pickletools.py opcode table, tensor roles by
 // name, and the .npz / torch artifacts on the fuzz seeds (written by numpy
 // and torch.save: tests/fuzz/make_zip_seeds.py).

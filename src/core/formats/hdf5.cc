@@ -161,7 +161,7 @@ class Hdf5Writer : public TableWriter {
     Check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0, "cannot set the chunk size");
     // The pump's 512 KiB blocks often end inside a ~1 MiB chunk; the
     // library then fills that chunk, writes it whole, and writes its rest
-    // again (docs/performance.md, 19.4: aligning the blocks did not pay).
+    // again (aligning the blocks to chunks cost more page faults than it saved).
     // Uncompressed, the chunk cache is off: every selection, whole chunks and
     // the partial ones at block edges alike, goes straight to the file with
     // no copy. --compress (shuffle + deflate) needs whole chunks to compress,

@@ -39,12 +39,6 @@ void LearnedNormalPair(std::uint64_t seed, std::uint64_t pair, __float128* z_eve
   *z_odd = r * s;
 }
 
-__float128 LearnedNormal(std::uint64_t seed, std::uint64_t index) {
-  __float128 e, o;
-  LearnedNormalPair(seed, index / 2, &e, &o);
-  return index % 2 == 0 ? e : o;
-}
-
 namespace {
 
 // Reads an imported table's first `rows` rows, converting to `dtype`.

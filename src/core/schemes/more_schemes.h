@@ -24,12 +24,9 @@ std::vector<__float128> AlibiSlopes(std::int64_t heads, double max_bias);
 std::int64_t T5Bucket(std::int64_t relative_position, bool bidirectional, std::int64_t num_buckets,
                       std::int64_t max_distance);
 
-/// The learned scheme's N(0,1) draw for element `index` under `seed`:
-/// Box–Muller (in quad) on SplitMix64 counters 2m and 2m+1, m = index/2;
-/// even indices take the cos output, odd ones the sin output.
-__float128 LearnedNormal(std::uint64_t seed, std::uint64_t index);
-
-/// Both outputs of Box–Muller pair `pair` (elements 2·pair and 2·pair+1).
+/// The learned scheme's N(0,1) draws for elements 2·pair (the cos output,
+/// `z_even`) and 2·pair+1 (the sin output, `z_odd`) under `seed`:
+/// Box–Muller (in quad) on SplitMix64 counters 2·pair and 2·pair+1.
 void LearnedNormalPair(std::uint64_t seed, std::uint64_t pair, __float128* z_even, __float128* z_odd);
 
 /// SplitMix64: the value its generator seeded with `seed` emits at step

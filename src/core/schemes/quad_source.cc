@@ -100,9 +100,6 @@ std::unique_ptr<RowSource> PrependZeroRows(std::unique_ptr<RowSource> inner, Tab
 }
 
 __float128 QPow(__float128 base, __float128 x) { return powq(base, x); }
-__float128 QLog(__float128 x) { return logq(x); }
-__float128 QExp(__float128 x) { return expq(x); }
-__float128 QSqrt(__float128 x) { return sqrtq(x); }
 __float128 QPi() { return M_PIq; }
 
 }  // namespace pe

@@ -51,11 +51,8 @@ std::unique_ptr<RowSource> ZeroRows(std::unique_ptr<RowSource> inner, std::int64
 std::unique_ptr<RowSource> PrependZeroRows(std::unique_ptr<RowSource> inner, TableInfo info,
                                            std::int64_t zero_before);
 
-/// Quad helpers: base^x, ln, exp, sqrt, floor, ceil (libquadmath).
+/// Quad helpers: base^x and π (libquadmath).
 __float128 QPow(__float128 base, __float128 x);
-__float128 QLog(__float128 x);
-__float128 QExp(__float128 x);
-__float128 QSqrt(__float128 x);
 __float128 QPi();
 
 }  // namespace pe

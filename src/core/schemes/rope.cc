@@ -41,8 +41,6 @@ std::int64_t RotaryDim(const SchemeSpec& spec) {
 
 }  // namespace
 
-double YarnMscale(double scale, double mscale) { return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0; }
-
 std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow, std::int64_t dim, double base,
                                               double original_max_pos, bool truncate) {
   // Python: (dim * math.log(max_pos / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
@@ -109,7 +107,7 @@ SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
   if (rs.contains("truncate") && rs["truncate"].is_boolean()) spec.truncate = rs["truncate"].get<bool>();
   if (rs.contains("short_factor")) spec.short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
   if (rs.contains("long_factor")) spec.long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
-  // Scaling rules of issue 14 (docs/schemes.md, "Scaling rules and --semantics").
+  // Scaling rules (docs/schemes.md, "Scaling rules and --semantics").
   // Hook for per-layer-type rope_parameters ({"full_attention": {...},
   // "sliding_attention": {...}}, transformers v5): a per-layer plan reads
   // them, this flat reader does not; refuse rather than fall back to none.
@@ -157,7 +155,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     m.Set("rope_ratio", spec.rope_ratio);
     m.Set("rope_ratio_base", QToD(base));
   }
-  // The scaling parameters of issue 14: -1 = not given; any other value is
+  // The scaling parameters: -1 = not given; any other value is
   // checked here, and refused by a scaling type that would not read it.
   const auto in_range = [](double v, double lo, double hi, bool lo_open) {
     return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;

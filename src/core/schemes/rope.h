@@ -48,9 +48,6 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec);
 std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow, std::int64_t dim, double base,
                                               double original_max_pos, bool truncate);
 
-/// YaRN's get_mscale(scale, mscale): 1 when scale <= 1, else 0.1·m·ln(scale) + 1.
-double YarnMscale(double scale, double mscale);
-
 /// The registry entries for `rope` and `xpos`.
 SchemeInfo RopeSchemeInfo();
 SchemeInfo XposSchemeInfo();
