@@ -89,7 +89,11 @@ nlohmann::ordered_json GroupJson(const PePlan& plan, std::size_t g) {
   j["rope_theta"] = s.base;
   j["head_dim"] = s.d_model;
   j["rotary_dim"] = RotaryDim(s);
-  j["layout"] = s.layout.empty() ? "half" : s.layout;
+  // The attention's channel pairs; the rotary module's cos/sin columns
+  // where they differ (GLM: half columns, interleaved pairs; Llama 4: one
+  // column per frequency).
+  j["layout"] = !plan.groups[g].pairing.empty() ? plan.groups[g].pairing : s.layout.empty() ? "half" : s.layout;
+  j["cos_layout"] = s.layout.empty() ? "half" : s.layout;
   nlohmann::ordered_json sc;
   sc["type"] = s.rope_scaling;
   if (s.factor > 0) sc["factor"] = s.factor;

@@ -367,6 +367,7 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       throw Error(e.kind(), m);
     }
     a.plan->source = type.empty() ? "config.json" : type;
+    for (const std::string& n : a.plan->notes) a.notes.push_back(n);
     RecordPlanSettings(top, c, nested, &a);
     a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
                           std::string(nested ? "config.json text_config." : "config.json ") +
