@@ -41,6 +41,11 @@ NAME = "transformers-5.17-rotary"
 # "<type>/<Class>/<layer_type or all>/s<start>" or "<type>/pairing" -> reason
 # (docs/models.md, "Conformance with transformers").
 KNOWN_FAILURES = {
+    # The probe calls the module's apply_rotary_pos_emb (rotate_half); the
+    # attention calls apply_rotary_pos_emb_interleave when config.rope_interleave
+    # (default True), so the model's pairs are interleaved, as pe's plan says.
+    "deepseek_v3/pairing": "probe calls apply_rotary_pos_emb, the model apply_rotary_pos_emb_interleave",
+    "deepseek_v32/pairing": "probe calls apply_rotary_pos_emb, the model apply_rotary_pos_emb_interleave",
 }
 
 os.makedirs(SCRATCH, exist_ok=True)

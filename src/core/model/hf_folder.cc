@@ -37,6 +37,7 @@
 #include "core/formats/safetensors.h"
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
+#include "core/model/model_rules.h"
 
 namespace pe {
 namespace {
@@ -209,7 +210,7 @@ bool HasRope(const json& c, const std::string& type) {
       "gemma2", "gemma3", "gemma3_text", "phi3", "phi", "llama4", "llama4_text", "cohere", "cohere2", "smollm3",
       "deepseek_v2", "deepseek_v3", "gpt_oss", "gptj", "gpt_neox", "granite", "granitemoe", "olmo", "olmo2",
       "starcoder2", "stablelm", "internlm2", "minicpm", "baichuan", "exaone", "glm", "chatglm"};
-  return kRope.count(type) > 0;
+  return kRope.count(type) > 0 || FindFamilyRule(type) != nullptr;
 }
 
 // The settings of each plan group, with the config key each came from.
@@ -238,9 +239,14 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     } else if (!c.contains("rope_theta") && c.contains("rotary_emb_base")) {
       theta_key = "rotary_emb_base";  // GPT-NeoX
     } else if (!c.contains("rope_theta")) {
-      theta_key = "rope_theta (absent: the class default)";
+      theta_key = "";
     }
-    a->settings.push_back({gp + "rope_theta", Num(s.base), pre + theta_key});
+    // A theta the config does not hold: the plan's default and its class.
+    std::string theta_src = pre + theta_key;
+    if (theta_key.empty())
+      for (const PlanSetting& ps : plan.settings)
+        if (ps.key == "rope_theta" || ps.key == g.name + ".rope_theta") theta_src = ps.source;
+    a->settings.push_back({gp + "rope_theta", Num(s.base), theta_src});
     const std::int64_t rdim = s.rotary_dim > 0 ? s.rotary_dim
                                                : static_cast<std::int64_t>(std::floor(s.d_model * s.partial_rotary_factor));
     std::string dim_src = c.contains("qk_rope_head_dim") ? "qk_rope_head_dim"
@@ -258,10 +264,13 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), pre + dim_src});
     a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model),
                            pre + (family.rfind("gemma3", 0) == 0 || family.rfind("llama4", 0) == 0 ? dim_src : head_src)});
-    a->settings.push_back({gp + "layout", s.layout,
+    const std::string pairs = g.pairing.empty() ? s.layout : g.pairing;
+    a->settings.push_back({gp + "layout", pairs,
                            fmt::format("model_type {} ({})", family,
-                                       s.layout == "interleaved" ? "rotate_every_two / interleaved pairs"
-                                                                 : "rotate_half")});
+                                       pairs == "interleaved" ? "rotate_every_two / interleaved pairs" : "rotate_half")});
+    if (pairs != s.layout)
+      a->settings.push_back({gp + "cos_layout", s.layout,
+                             fmt::format("model_type {} (the rotary module's cos/sin columns)", family)});
     const std::string type_key = block + (c.contains("rope_scaling") && c["rope_scaling"].is_object() &&
                                                   c["rope_scaling"].contains("type") && !c["rope_scaling"].contains("rope_type")
                                               ? "type"
@@ -368,6 +377,8 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     }
     a.plan->source = type.empty() ? "config.json" : type;
     for (const std::string& n : a.plan->notes) a.notes.push_back(n);
+    for (const PlanSetting& ps : a.plan->settings)
+      if (ps.key == "family_rule") a.settings.push_back({"family_rule", ps.value, ps.source});
     RecordPlanSettings(top, c, nested, &a);
     a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
                           std::string(nested ? "config.json text_config." : "config.json ") +

@@ -52,7 +52,7 @@ std::vector<FamilyRule> MakeRules() {
       R("deepseek_v32", "DeepseekV32Config", "interleaved", "half", 1.0, 10000.0, "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32RotaryEmbedding"),
       R("dia", "DiaDecoderConfig", "half", "half", 1.0, 10000.0, "models/dia/modeling_dia.py DiaRotaryEmbedding"),
       R("diffllama", "DiffLlamaConfig", "half", "half", 1.0, 10000.0, "models/diffllama/modeling_diffllama.py DiffLlamaRotaryEmbedding"),
-      R("diffusion_gemma_text", "DiffusionGemmaTextConfig", "half", "half", 0.25, 1000000.0, "models/diffusion_gemma/modeling_diffusion_gemma.py DiffusionGemmaTextRotaryEmbedding"),
+      R("diffusion_gemma_text", "DiffusionGemmaTextConfig", "half", "half", 1.0, 1000000.0, "models/diffusion_gemma/modeling_diffusion_gemma.py DiffusionGemmaTextRotaryEmbedding"),
       R("doge", "DogeConfig", "half", "half", 1.0, 10000.0, "models/doge/modeling_doge.py DogeRotaryEmbedding"),
       R("emu3_text_model", "Emu3TextConfig", "half", "half", 1.0, 1000000.0, "models/emu3/modeling_emu3.py Emu3RotaryEmbedding"),
       R("ernie4_5", "Ernie4_5Config", "interleaved", "half", 1.0, 500000.0, "models/ernie4_5/modeling_ernie4_5.py Ernie4_5RotaryEmbedding"),
@@ -67,8 +67,8 @@ std::vector<FamilyRule> MakeRules() {
       R("gemma2", "Gemma2Config", "half", "half", 1.0, 10000.0, "models/gemma2/modeling_gemma2.py Gemma2RotaryEmbedding"),
       R("gemma3_text", "Gemma3TextConfig", "half", "half", 1.0, 1000000.0, "models/gemma3/modeling_gemma3.py Gemma3RotaryEmbedding"),
       R("gemma3n_text", "Gemma3nTextConfig", "half", "half", 1.0, 1000000.0, "models/gemma3n/modeling_gemma3n.py Gemma3nRotaryEmbedding"),
-      R("gemma4_text", "Gemma4TextConfig", "half", "half", 0.25, 1000000.0, "models/gemma4/modeling_gemma4.py Gemma4TextRotaryEmbedding"),
-      R("gemma4_unified_text", "Gemma4UnifiedTextConfig", "half", "half", 0.25, 1000000.0, "models/gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedTextRotaryEmbedding"),
+      R("gemma4_text", "Gemma4TextConfig", "half", "half", 1.0, 1000000.0, "models/gemma4/modeling_gemma4.py Gemma4TextRotaryEmbedding"),
+      R("gemma4_unified_text", "Gemma4UnifiedTextConfig", "half", "half", 1.0, 1000000.0, "models/gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedTextRotaryEmbedding"),
       R("glm4_moe", "Glm4MoeConfig", "half", "half", 0.5, 10000.0, "models/glm4_moe/modeling_glm4_moe.py Glm4MoeRotaryEmbedding"),
       R("glm_moe_dsa", "GlmMoeDsaConfig", "half", "half", 1.0, 10000.0, "models/glm_moe_dsa/modeling_glm_moe_dsa.py GlmMoeDsaRotaryEmbedding"),
       R("glmasr_encoder", "GlmAsrEncoderConfig", "half", "half", 0.5, 10000.0, "models/glmasr/modeling_glmasr.py GlmAsrRotaryEmbedding"),
@@ -169,6 +169,14 @@ std::vector<FamilyRule> MakeRules() {
       R("qwen3", "Qwen3Config", "half", "half", 1.0, 10000.0, "models/qwen3/modeling_qwen3.py Qwen3RotaryEmbedding"),
       R("phi3", "Phi3Config", "half", "half", 1.0, 10000.0,
         "models/phi3/modeling_phi3.py Phi3RotaryEmbedding (longrope, top-level original_max_position_embeddings)"),
+      R("qwen2_moe", "Qwen2MoeConfig", "half", "half", 1.0, 10000.0, "models/qwen2_moe/modeling_qwen2_moe.py Qwen2MoeRotaryEmbedding"),
+      R("granite", "GraniteConfig", "half", "half", 1.0, 10000.0, "models/granite/modeling_granite.py GraniteRotaryEmbedding"),
+      R("exaone", "ExaoneConfig", "half", "half", 1.0, 10000.0, "LGAI-EXAONE modeling_exaone.py ExaoneRotaryEmbedding"),
+      R("internlm2", "InternLM2Config", "half", "half", 1.0, 10000.0, "internlm modeling_internlm2.py InternLM2RotaryEmbedding"),
+      R("minicpm", "MiniCPMConfig", "half", "half", 1.0, 10000.0, "openbmb modeling_minicpm.py MiniCPMRotaryEmbedding"),
+      R("baichuan", "BaichuanConfig", "half", "half", 1.0, 10000.0, "baichuan-inc modeling_baichuan.py RotaryEmbedding"),
+      R("codegen", "CodeGenConfig", "interleaved", "interleaved", 1.0, 10000.0,
+        "models/codegen/modeling_codegen.py rotate_every_two, rotary_dim"),
       R("chatglm", "ChatGLMConfig", "interleaved", "interleaved", 0.5, 10000.0,
         "THUDM modeling_chatglm.py RotaryEmbedding (kv_channels, half the head, base x rope_ratio)"),
   };
@@ -338,9 +346,35 @@ const PlanGroup& FlatGroup(const PePlan& plan, const std::string& what) {
   return plan.groups.front();
 }
 
-PePlan PlanFromConfigJson(const json& c, const SchemeSpec& spec, const std::string& what) {
-  if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
-  const std::string model_type = Str(c, "model_type");
+namespace {
+
+// The text model's config inside a composite one, as transformers'
+// get_text_config() finds it: text_config (ReadHfConfigJson takes it),
+// decoder (T5Gemma), decoder_config (Dia), thinker_config.text_config
+// (Qwen2.5-Omni).
+const json& TextConfig(const json& top) {
+  const json* c = &top;
+  for (int depth = 0; depth < 4; ++depth) {
+    bool own = false;
+    for (const char* k : {"rope_parameters", "rope_scaling", "rope_theta", "head_dim", "hidden_size", "num_attention_heads"})
+      own = own || (c->contains(k) && !(*c)[k].is_null());
+    if (own) break;
+    const json* next = nullptr;
+    for (const char* k : {"text_config", "decoder", "decoder_config", "thinker_config"})
+      if (!next && c->contains(k) && (*c)[k].is_object()) next = &(*c)[k];
+    if (!next) break;
+    c = next;
+  }
+  return *c;
+}
+
+}  // namespace
+
+PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::string& what) {
+  if (!top.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
+  const json& c = TextConfig(top);
+  std::string model_type = Str(c, "model_type");
+  if (model_type.empty()) model_type = Str(top, "model_type");
   if (const char* scheme = VisionScheme(model_type))
     ThrowInput(what, fmt::format("model_type '{}' has a 2-D (axial) rotary embedding of image patches, not a table of "
                                  "token positions: use --scheme {}",
@@ -432,7 +466,12 @@ PePlan PlanFromConfigJson(const json& c, const SchemeSpec& spec, const std::stri
   std::string partial_src = rule.partial != 1 ? fmt::format("partial_rotary_factor absent: default of {}", cls) : "";
   if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v, partial_src = "config.json partial_rotary_factor";
   else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2, partial_src = "config.json rotary_pct";
-  if (auto v = Int(c, "rotary_dim"); v && *v > 0) base.rotary_dim = *v;  // GPT-J
+  // GPT-J / CodeGen's rotary_dim (other classes that hold a rotary_dim,
+  // MiniMax-M3's, do not pass it to their rotary module).
+  if (auto v = Int(c, "rotary_dim"); v && *v > 0 && (model_type == "gptj" || model_type == "codegen")) {
+    base.rotary_dim = *v;
+    setting("rotary_dim", fmt::format("{}", *v), "config.json rotary_dim");
+  }
   if (model_type == "chatglm" && base.rotary_dim <= 0) base.rotary_dim = base.d_model / 2;
   if (auto v = Num(c, "rope_ratio"); v && model_type == "chatglm") base.rope_ratio = *v;  // ChatGLM: base x rope_ratio
   if (auto v = Int(c, "max_position_embeddings")) base.max_position_embeddings = *v;
