@@ -430,8 +430,8 @@ SchemeInfo RopePlanSchemeInfo() {
                  "distinct spec, nope/attn_scale [L]";
   info.source = "huggingface/transformers models/{gemma3,llama4,cohere2,smollm3} configuration_*.py + modeling_*.py";
   info.params = {
-      {"--hf-config", "a model's config.json: the plan by the model's own rule (gemma3, llama4, cohere2, smollm3, "
-                      "or layer_types + rope_parameters)", "-"},
+      {"--hf-config", "a model's config.json: the plan by its family's rule (docs/models.md, \"Model families\"; "
+                      "layer_types + rope_parameters)", "-"},
       {"--gguf", "a GGUF model: the plan from its metadata as llama.cpp reads it (rope type by architecture, "
                  "sliding-window layers, rope_freqs)", "-"},
       {"--head-dim", "head dimension (without --hf-config)", "required"},

@@ -379,7 +379,8 @@ SchemeInfo RopeSchemeInfo() {
       {"--max-model-len", "longrope, vllm: served length choosing the long factors", "max-position-embeddings"},
       {"--rope-ratio", "ChatGLM: base*rope_ratio", "-"},
       {"--attn-factor", "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"},
-      {"--hf-config", "a Hugging Face config.json: head_dim, rope_theta, partial rotary, rope_scaling (overrides those flags)", "-"},
+      {"--hf-config", "a Hugging Face config.json, read by its family's rule: head_dim, rope_theta, partial rotary, "
+                      "rope_scaling, layout (overrides those flags; the full-attention layers' group)", "-"},
       {"--gguf", "a GGUF model: head dim, freq_base, rotary dim, scaling, rope_freqs, layout by architecture (overrides those flags; the full-attention layers' RoPE)", "-"},
       {"--freq-factors", "divide inv_freq[i] by f[i] (llama.cpp rope_freqs; JSON file or comma list)", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
