@@ -218,8 +218,10 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
       for (std::size_t i = 0; i < p.layers.size(); ++i)
         if (p.layers[i].group == static_cast<int>(g)) layers.push_back(i);
       PrintLine(fmt::format("  {}: layers {}", p.groups[g].name, Ranges(layers)));
-      PrintLine(fmt::format("    rope, theta {}, head_dim {}, rotary_dim {}, layout {}", s.base, s.d_model, RotaryDim(s),
-                            s.layout.empty() ? "half" : s.layout));
+      const std::string cols = s.layout.empty() ? "half" : s.layout;
+      const std::string pairs = p.groups[g].pairing.empty() ? cols : p.groups[g].pairing;
+      PrintLine(fmt::format("    rope, theta {}, head_dim {}, rotary_dim {}, layout {}{}", s.base, s.d_model, RotaryDim(s),
+                            pairs, pairs == cols ? "" : fmt::format(" (cos/sin columns: {})", cols)));
       PrintLine(fmt::format("    scaling {}", ScalingText(s)));
     }
     std::vector<std::size_t> nope;

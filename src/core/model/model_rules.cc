@@ -507,6 +507,13 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
         ThrowInput(what, fmt::format("layer_types holds '{}', not a layer type name", Clip(s)));
       types.push_back(s);
     }
+  } else if (c.contains("sliding_window_pattern") && c["sliding_window_pattern"].is_string()) {
+    // EXAONE 4 (4.x): a string such as "LLLG", L = local (sliding), G = global, repeated over the layers.
+    const std::string pat = c["sliding_window_pattern"].get<std::string>();
+    if (pat.empty() || pat.size() > 64 || pat.find_first_not_of("LG") != std::string::npos)
+      ThrowInput(what, "sliding_window_pattern must be a number or a string of L (sliding) and G (global)");
+    for (std::int64_t i = 0; i < n; ++i)
+      types.push_back(pat[static_cast<std::size_t>(i) % pat.size()] == 'L' ? "sliding_attention" : "full_attention");
   } else if (rule.pattern > 0 || c.contains("sliding_window_pattern")) {
     // "sliding_attention" if bool((i + 1) % sliding_window_pattern) else "full_attention"
     const std::int64_t pattern = PositiveInt(c, "sliding_window_pattern", rule.pattern > 0 ? rule.pattern : 1,
@@ -543,7 +550,10 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
   for (std::int64_t i = 0; i < n; ++i) {
     const std::string& t = types[i];
     if (t == "linear_attention" || InList(rule.nope_types, t)) rope[i] = false;
-    if (*rule.rope_types && !InList(rule.rope_types, t)) rope[i] = false;
+    // EXAONE 4: `if self.sliding_window is None or self.is_sliding` rotates; without a
+    // sliding window every layer does.
+    const bool exaone_all = model_type == "exaone4" && c.contains("sliding_window") && c["sliding_window"].is_null();
+    if (*rule.rope_types && !InList(rule.rope_types, t) && !exaone_all) rope[i] = false;
   }
 
   // Each layer type's spec.
@@ -573,7 +583,8 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
       std::string src = fmt::format("{} absent: default of {}", *rule.local_theta_key ? rule.local_theta_key : "local theta", cls);
       if (*rule.local_theta_key)
         if (auto v = Num(c, rule.local_theta_key)) s.base = *v, src = std::string("config.json ") + rule.local_theta_key;
-      if (v5) ApplyRopeBlock(*v5, false, &s, what), s.base = s.base;
+      if (v5)
+        if (auto v = Num(*v5, "partial_rotary_factor")) s.partial_rotary_factor = *v;
       setting(type + ".rope_theta", NumText(s.base), src);
       return s;
     }
