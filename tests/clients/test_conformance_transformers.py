@@ -19,6 +19,9 @@ Then for every model type, the layout and rotary dim of the plan that
 `pe inspect <type folder> --json` prints against `pairing`: half = channel
 i with i + r/2, interleaved = i with i ^ 1, channels from r on unrotated.
 
+Then for a few model types whose classes hold non-trivial defaults, the config stripped of
+rope_theta and partial_rotary_factor: the same cos passes, and pe inspect names the class default.
+
 Prints `N passed, M refused, K failed` and exits 1 on a failure that is not
 in KNOWN_FAILURES (each listed with its reason in docs/models.md), or on a
 listed one that now passes (so the list only shrinks).
@@ -162,16 +165,53 @@ def run_pairing(mt):
     return key, "passed", ""
 
 
+# Class defaults: a config stripped of rope_theta and partial_rotary_factor (as 4.x configs often are)
+# must give the same table, each value reported as the class's default. The expected tables are the
+# module's own (built from the class defaults).
+DEFAULTS = ["glm4_moe", "nemotron", "stablelm", "persimmon", "phi", "smollm3", "apertus", "qwen3_next", "helium"]
+
+
+def run_defaults(mt):
+    key = f"{mt}/defaults"
+    ent = types[mt]
+    cfg = json.load(open(os.path.join(root, mt, "config.json")))
+    for d in (cfg, cfg.get("text_config") or {}):
+        for k in ("rope_theta", "partial_rotary_factor"):
+            d.pop(k, None)
+        rp = d.get("rope_parameters")
+        if isinstance(rp, dict):
+            for k in ("rope_theta", "partial_rotary_factor"):
+                rp.pop(k, None)
+    folder = os.path.join(SCRATCH, "stripped", mt)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    cls, r = next((c, r) for c, r in sorted(ent["rotary"].items()) if r.get("calls"))
+    c = next(c for c in r["calls"] if "stem" in c and c["start"] == 4000)
+    rc, out, err = pe("verify", os.path.join(root, mt, c["stem"] + ".cos.npy"), "--scheme", "rope", "--hf-config",
+                      os.path.join(folder, "config.json"), "--tensor", "cos", "--start", c["start"])
+    if rc != 0:
+        return key, "failed", f"stripped config: rc {rc}: {(err.strip() or out.strip()).splitlines()[-1][:300]}"
+    rc, out, err = pe("inspect", folder, "--json")
+    settings = json.loads(out)["settings"] if rc == 0 else []
+    theta = [x for x in settings if x["name"].endswith("rope_theta")]
+    want = "default of " + ent["text_config_class"]
+    if not theta or not all(want in x["source"] for x in theta):
+        return key, "failed", f"rope_theta not reported as the {want}: {theta}"
+    return key, "passed", ""
+
+
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
     results = list(ex.map(run_call, jobs))
     results += [r for r in ex.map(run_pairing, sorted(types)) if r]
+    results += list(ex.map(run_defaults, DEFAULTS))
 
 counts = {"passed": 0, "refused": 0, "failed": 0}
-by_kind = {"calls": dict(counts), "pairing": dict(counts)}
+by_kind = {"calls": dict(counts), "pairing": dict(counts), "defaults": dict(counts)}
 unexpected, fixed = [], []
 for key, verdict, why in results:
     counts[verdict] += 1
-    by_kind["pairing" if key.endswith("/pairing") else "calls"][verdict] += 1
+    by_kind[key.rsplit("/", 1)[1] if key.endswith(("/pairing", "/defaults")) else "calls"][verdict] += 1
     if verdict == "refused":
         print(f"REFUSED {key}: {why}")
     elif verdict == "failed":

@@ -234,6 +234,7 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     if (v5 && c["rope_parameters"].is_object()) {
       const json& b = keyed ? c["rope_parameters"].value(g.name, json::object()) : c["rope_parameters"];
       if (b.is_object() && b.contains("rope_theta")) theta_key = block + "rope_theta";
+      else if (!c.contains("rope_theta")) theta_key = "";
     } else if (family.rfind("gemma3", 0) == 0 && g.name == "sliding_attention") {
       theta_key = "rope_local_base_freq";
     } else if (!c.contains("rope_theta") && c.contains("rotary_emb_base")) {
@@ -255,8 +256,14 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
                           : family.rfind("llama4", 0) == 0 ? "head_dim (absent: Llama4TextConfig default 128)"
                                                            : "hidden_size / num_attention_heads";
     if (s.rotary_dim > 0) dim_src = "rotary_dim";
-    else if (s.partial_rotary_factor != 1)
-      dim_src += c.contains("rotary_pct") ? " x rotary_pct" : " x partial_rotary_factor";
+    else if (s.partial_rotary_factor != 1) {
+      std::string partial_src = c.contains("rotary_pct") ? " x rotary_pct" : " x partial_rotary_factor";
+      for (const PlanSetting& ps : plan.settings)  // a class default the config does not hold
+        if (ps.key == "partial_rotary_factor" && ps.source.find("absent") != std::string::npos &&
+            !c.contains("partial_rotary_factor") && !(v5 && !keyed && c["rope_parameters"].contains("partial_rotary_factor")))
+          partial_src = fmt::format(" x {} ({})", ps.value, ps.source);
+      dim_src += partial_src;
+    }
     std::string head_src = c.contains("qk_rope_head_dim") ? "qk_rope_head_dim"
                            : c.contains("head_dim")       ? "head_dim"
                            : c.contains("n_embd")         ? "n_embd / n_head"
