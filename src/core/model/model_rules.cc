@@ -606,6 +606,12 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
     }
     plan.layers.push_back(layer);
   }
+  // Ministral 3 / Mistral 4: a position-dependent query scale beside the rotary tables.
+  for (const json* b : {v4, v5})
+    if (b && Num(*b, "llama_4_scaling_beta"))
+      plan.notes.push_back(fmt::format("llama_4_scaling_beta = {}: the model also scales its queries by position "
+                                       "(get_llama_4_attn_scale); pe's cos/sin tables do not include that scale",
+                                       *Num(*b, "llama_4_scaling_beta")));
   // Llama 4's attention temperature on NoPE layers (attn_temperature_tuning
   // is a bool in the class, an int (4) in the published configs: truthy).
   if (llama4) {
