@@ -2,9 +2,9 @@
 // model.safetensors or the shards model.safetensors.index.json lists) read
 // for its positional encoding (contract in artifact.h; docs/models.md).
 //
-//   plan       PlanFromHfConfig (core/model/hf_config.h) on config.json: the
-//              rope / rope-plan families, transformers 4.x rope_scaling and
-//              5.x rope_parameters, nested text_config of multimodal configs
+//   plan       PlanFromHfConfig on config.json: pe's one config reader with
+//              the family table (core/model/model_rules.h), transformers 4.x
+//              rope_scaling and 5.x rope_parameters, nested text configs
 //   absolute   encoder-decoder and GPT-2/BERT-style models: BART/mBART/OPT/
 //              RoBERTa learned with offset 2 (BartLearnedPositionalEmbedding:
 //              position p reads row p + 2), GPT-2/BERT learned (offset 0),
