@@ -29,7 +29,7 @@ TEST=(
   pybind11-dev python3-dev
   clang libclang-rt-14-dev hdf5-tools
   bash-completion zsh fish man-db groff-base dpkg-dev fakeroot file
-  time bc
+  time bc strace
   python3-onnx  # ONNX test models (tests/clients/test_onnx.py)
 )
 

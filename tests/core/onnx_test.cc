@@ -115,8 +115,9 @@ TEST(OnnxWire, HostileInputIsAnInputError) {
   EXPECT_THROW(ParseOnnxModel(reinterpret_cast<const std::byte*>(deep.data()), deep.size(), "'m'"), Error);
 }
 
-TEST(OnnxArtifact, RolesPlanFromParentConfigAndIdentifiedCache) {
-  // onnx-community layout: onnx/model.onnx beside ../config.json.
+TEST(OnnxArtifact, RolesPlanFromConfigBesideAndIdentifiedCache) {
+  // The model's folder is the .onnx file's folder: a config.json beside it
+  // gives the plan; the parent folder's is never read (below).
   const std::string dir = Scratch("community");
   ::mkdir((dir + "/onnx").c_str(), 0700);
   const int rows = 512, dim = 64;
@@ -124,9 +125,11 @@ TEST(OnnxArtifact, RolesPlanFromParentConfigAndIdentifiedCache) {
                             Len(5, Tensor("model.embed_tokens.weight", {4, 4}, kOnnxFloat, Floats(std::vector<float>(16)))) +
                             Len(5, Tensor("rotary.inv_freq", {dim / 2}, kOnnxFloat, Floats(std::vector<float>(dim / 2, 1))));
   Write(dir + "/onnx/model.onnx", Model(graph));
-  Write(dir + "/config.json",
-        R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
-            "rope_theta": 500000.0, "max_position_embeddings": 8192})");
+  const std::string config = R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+            "num_attention_heads": 4, "rope_theta": 500000.0, "max_position_embeddings": 8192})";
+  Write(dir + "/config.json", config);
+  EXPECT_FALSE(ReadOnnxArtifact(dir + "/onnx/model.onnx").plan.has_value());  // ../config.json: not read
+  Write(dir + "/onnx/config.json", config);
   const ModelArtifact a = ReadOnnxArtifact(dir + "/onnx/model.onnx");
   EXPECT_EQ(a.kind, "onnx");
   ASSERT_EQ(a.tensors.size(), 2u);  // embed_tokens is not positional

@@ -296,6 +296,9 @@ std::string RopeIdentification::Describe() const {
     else what += fmt::format(" (head_dim {} when it rotates every channel)", shape.rotary_dim);
   }
   if (scaling) what += ", " + scaling->Describe();
+  if (fit.undetermined > 0)
+    what += fmt::format(" (the {} lowest frequenc{} not determined by {} rows: ω·(L−1) below the values' resolution)",
+                        fit.undetermined, fit.undetermined == 1 ? "y is" : "ies are", rows);
   if (shape.kind != RopeKind::kInvFreq) {
     if (std::fabs(attention_factor - 1) > 0) what += fmt::format(", attention factor {}", G(attention_factor));
     what += fmt::format(", positions {}…{}", start, start + rows - 1);
@@ -322,6 +325,7 @@ nlohmann::ordered_json RopeIdentification::ToJson() const {
   j["attention_factor"] = attention_factor;
   j["scaling"] = scaling ? scaling->ToJson() : nlohmann::ordered_json();
   j["fitted_base"] = fit.fitted_base;
+  j["undetermined_pairs"] = fit.undetermined;
   nlohmann::ordered_json alts = nlohmann::ordered_json::array();
   for (const auto& c : fit.candidates) alts.push_back({{"description", c.Describe()}, {"residual", std::isfinite(c.residual) ? nlohmann::ordered_json(c.residual) : nlohmann::ordered_json()}});
   j["fit_candidates"] = alts;
@@ -495,8 +499,12 @@ Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<d
       m.omega[static_cast<std::size_t>(i)] = bestv / P;
       // Relative: the angle's resolution over the angle, plus a float32
       // recipe's own angle error (2^-24·(4 + |ln ω|)), four times over.
+      // Values on a 16-bit grid may come from angles rounded to it
+      // (emb.to(bfloat16).cos()): the angle itself then carries the grid's
+      // relative unit, which no base or scaling should be bent to explain.
+      const double angle_unit = grid == DType::kBFloat16 || grid == DType::kFloat16 ? Unit(grid) : 0;
       m.sigma[static_cast<std::size_t>(i)] =
-          dtheta / bestv + 4 * 0x1p-24 * (4 + std::fabs(std::log(m.omega[static_cast<std::size_t>(i)])));
+          dtheta / bestv + 4 * 0x1p-24 * (4 + std::fabs(std::log(m.omega[static_cast<std::size_t>(i)]))) + angle_unit;
     }
   }
   for (double& w : m.omega)
@@ -539,13 +547,14 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
   const std::vector<double> inv32 = HfFloat32InvFreq(spec, inv, shape.rotary_dim);
   std::vector<double> inv16(inv32.size());
   for (std::size_t i = 0; i < inv32.size(); ++i) inv16[i] = RoundTo(inv32[i], DType::kBFloat16);
-  const std::vector<std::string> names = {"exact", "hf-float32", "bf16-inv-freq"};
+  const std::vector<std::string> names = {"exact", "hf-float32", "bf16-inv-freq", "bf16-angles"};
   std::vector<std::int64_t> ident(names.size(), 0);
   std::vector<double> rmax(names.size(), 0);
   std::int64_t total = 0;
   const double af32 = F32(af);
-  auto recipe_value = [&](const std::vector<double>& w, std::int64_t pos, std::int64_t pair) {
-    const double theta = F32(w[static_cast<std::size_t>(pair)] * F32(static_cast<double>(pos)));
+  auto recipe_value = [&](const std::vector<double>& w, std::int64_t pos, std::int64_t pair, DType angle = DType::kFloat32) {
+    double theta = F32(w[static_cast<std::size_t>(pair)] * F32(static_cast<double>(pos)));
+    if (angle != DType::kFloat32) theta = RoundTo(theta, angle);  // emb.to(bfloat16) before cos
     double v = F32(shape.kind == RopeKind::kCos ? std::cos(theta) : std::sin(theta));
     if (af != 1) v = F32(v * af32);
     return RoundTo(v, grid);
@@ -557,9 +566,9 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
     ReadRowsAsDouble(*ref, 0, info.rows, &scratch, &refv);
     for (std::int64_t i = 0; i < info.rows && i < half; ++i) {
       const double f = file[static_cast<std::size_t>(i)];
-      const double vals[3] = {refv[static_cast<std::size_t>(i)], RoundTo(inv32[static_cast<std::size_t>(i)], grid),
-                              inv16[static_cast<std::size_t>(i)]};
-      for (std::size_t k = 0; k < 3; ++k) {
+      const double vals[4] = {refv[static_cast<std::size_t>(i)], RoundTo(inv32[static_cast<std::size_t>(i)], grid),
+                              inv16[static_cast<std::size_t>(i)], inv16[static_cast<std::size_t>(i)]};
+      for (std::size_t k = 0; k < 4; ++k) {
         if (vals[k] == f) ++ident[k];
         rmax[k] = std::max(rmax[k], std::fabs(vals[k] - f));
       }
@@ -587,8 +596,9 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
           const double f = file[static_cast<std::size_t>(r * cols + j)];
           const double e = refv[static_cast<std::size_t>(r * rcols + j)];
           const std::int64_t pair = PairOf(shape.layout, j, shape.rotary_dim);
-          const double vals[3] = {e, recipe_value(inv32, pos, pair), recipe_value(inv16, pos, pair)};
-          for (std::size_t k = 0; k < 3; ++k) {
+          const double vals[4] = {e, recipe_value(inv32, pos, pair), recipe_value(inv16, pos, pair),
+                                  recipe_value(inv32, pos, pair, DType::kBFloat16)};
+          for (std::size_t k = 0; k < 4; ++k) {
             if (vals[k] == f) ++ident[k];
             rmax[k] = std::max(rmax[k], std::fabs(vals[k] - f));
           }
@@ -751,6 +761,8 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
     else if (br.recipe == "hf-float32")
       id.precision = (id.shape.kind == RopeKind::kInvFreq ? "float32 (HF's torch formula: pow in float32, then 1/x)"
                                                           : "float32 angles (HF LlamaRotaryEmbedding recipe)") + values;
+    else if (br.recipe == "bf16-angles")
+      id.precision = "angles rounded to bfloat16 before cos/sin (emb.to(bfloat16).cos())" + values;
     else id.precision = (id.shape.kind == RopeKind::kInvFreq ? "inv_freq rounded to bfloat16" : "float32 angles, inv_freq rounded to bfloat16 before the product") + values;
   } else if (id.shape.kind != RopeKind::kInvFreq &&
              full.max_abs_err <= std::max(1.0, id.attention_factor) *

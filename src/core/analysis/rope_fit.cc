@@ -170,6 +170,16 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     out.fitted_linear_factor = lin = 1 / omega[0];
   }
 
+  // Only the determined pairs estimate a parameter: a pair whose angle over
+  // the rows stays below the values' resolution is as well explained by any
+  // factor (its ω is a bound, not a measurement).
+  std::vector<bool> determined(omega.size());
+  for (std::size_t i = 0; i < omega.size(); ++i) {
+    determined[i] = sigma[i] < kUndeterminedSigma;
+    if (!determined[i]) ++out.undetermined;
+  }
+  const bool any_determined = out.undetermined < static_cast<std::int64_t>(omega.size());
+
   std::vector<RopeScalingFit> cands;
   auto add = [&](RopeScalingFit f) {
     f.residual = Residual(PredictOmega(f, dim), omega, sigma);
@@ -183,12 +193,15 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     const std::vector<double> w0 = PredictOmega(none, dim);
     std::vector<double> rho(omega.size());
     double rho_min = HUGE_VAL, mean_ln = 0;
+    int used = 0;
     for (std::size_t i = 0; i < omega.size(); ++i) {
       rho[i] = omega[i] / w0[i];
+      if (any_determined && !determined[i]) continue;
       rho_min = std::min(rho_min, rho[i]);
       mean_ln += std::log(rho[i]);
+      ++used;
     }
-    mean_ln /= static_cast<double>(omega.size());
+    mean_ln /= static_cast<double>(std::max(used, 1));
     RopeScalingFit l = none;
     l.scaling = "linear";
     l.factor = SnapFactor(std::exp(-mean_ln));
@@ -233,6 +246,12 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     RopeScalingFit lr = none;
     lr.scaling = "longrope";
     for (std::size_t i = 0; i < rho.size(); ++i) {
+      // An undetermined pair keeps the last determined factor (its own
+      // estimate is noise): the list claims nothing the rows do not show.
+      if (any_determined && !determined[i] && i > 0) {
+        lr.factors.push_back(lr.factors.back());
+        continue;
+      }
       const double f = 1 / rho[i];
       const double r4 = std::round(f * 1e4) / 1e4;
       lr.factors.push_back(std::fabs(std::log(r4 / f)) <= sigma[i] ? r4 : std::stod(fmt::format("{:.7g}", f)));

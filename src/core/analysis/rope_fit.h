@@ -58,7 +58,16 @@ struct RopeFitResult {
   double fitted_base = 0;          ///< from the fastest pairs' slope
   double fitted_linear_factor = 1; ///< from their intercept
   std::vector<RopeScalingFit> candidates;  ///< best first; empty if ω is unusable
+  /// Pairs whose ω the data does not determine (relative σ at least
+  /// kUndeterminedSigma: their angle over the rows stays below the values'
+  /// resolution); they bound no parameter, so no candidate is built from
+  /// them. The slowest pairs, counted from the last.
+  std::int64_t undetermined = 0;
 };
+
+/// A pair whose ω has a relative uncertainty this large or more is not
+/// determined by the rows at hand.
+inline constexpr double kUndeterminedSigma = 0.05;
 
 /// Fits `omega` (dim/2 values, ω_i > 0) with uncertainties `sigma` (same
 /// size, relative). REQUIRES: dim even, dim >= 2, omega.size() == dim/2.

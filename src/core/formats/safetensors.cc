@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_set>
 #include <cerrno>
@@ -69,7 +71,47 @@ class FileHandle {
 };
 
 // Parses and validates the header; returns the entries in file order.
-std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+std::vector<Entry> ParseHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta);
+
+// The last header read, kept by the file's identity: a model reader opens
+// a file's tensors one by one, and parsing a 20,000-entry header for each
+// would make N tensors cost N parses.
+struct ParsedHeader {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  struct timespec mtime {};
+  std::uint64_t data_start = 0;
+  Metadata meta;
+  std::vector<Entry> entries;
+};
+std::mutex g_last_header_mutex;
+std::shared_ptr<const ParsedHeader> g_last_header;
+
+std::shared_ptr<const ParsedHeader> ReadHeader(int fd, const std::string& path) {
+  struct stat st{};
+  const bool known = ::fstat(fd, &st) == 0;
+  if (known) {
+    std::lock_guard<std::mutex> lock(g_last_header_mutex);
+    const auto& h = g_last_header;
+    if (h && h->dev == st.st_dev && h->ino == st.st_ino && h->size == st.st_size && h->mtime.tv_sec == st.st_mtim.tv_sec &&
+        h->mtime.tv_nsec == st.st_mtim.tv_nsec)
+      return h;
+  }
+  auto h = std::make_shared<ParsedHeader>();
+  h->entries = ParseHeader(fd, path, &h->data_start, &h->meta);
+  h->dev = st.st_dev;
+  h->ino = st.st_ino;
+  h->size = st.st_size;
+  h->mtime = st.st_mtim;
+  if (known) {
+    std::lock_guard<std::mutex> lock(g_last_header_mutex);
+    g_last_header = h;
+  }
+  return h;
+}
+
+std::vector<Entry> ParseHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
   const std::string what = fmt::format("'{}'", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowInput(what, std::strerror(errno));
@@ -324,25 +366,33 @@ std::unique_ptr<TableWriter> MakeSafetensorsTableWriter(ByteSink& sink) {
 
 std::vector<TableInfo> ListSafetensors(const std::string& path) {
   FileHandle fd(OpenFile(path));
-  std::uint64_t start = 0;
-  Metadata meta;
-  auto entries = ReadHeader(fd.get(), path, &start, &meta);
+  return ListSafetensorsFd(fd.get(), path);
+}
+
+std::vector<TableInfo> ListSafetensorsFd(int fd, const std::string& path) {
+  const auto h = ReadHeader(fd, path);
   std::vector<TableInfo> out;
-  for (auto& e : entries) {
-    for (const auto& [k, v] : meta.entries()) e.info.meta.Set(k, v);
-    out.push_back(std::move(e.info));
+  for (const auto& e : h->entries) {
+    out.push_back(e.info);
+    for (const auto& [k, v] : h->meta.entries()) out.back().meta.Set(k, v);
   }
   return out;
 }
 
 std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::string& name) {
-  const std::string what = fmt::format("'{}'", path);
   FileHandle fd(OpenFile(path));
-  std::uint64_t start = 0;
-  Metadata meta;
-  auto entries = ReadHeader(fd.get(), path, &start, &meta);
-  std::string names;
-  for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.info.name;
+  return OpenSafetensorsFd(fd.get(), path, name);
+}
+
+std::unique_ptr<RowSource> OpenSafetensorsFd(int shared_fd, const std::string& path, const std::string& name) {
+  const std::string what = fmt::format("'{}'", path);
+  const int dup = ::fcntl(shared_fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  FileHandle fd(dup);
+  const auto header = ReadHeader(fd.get(), path);
+  const std::vector<Entry>& entries = header->entries;
+  const Metadata& meta = header->meta;
+  const std::uint64_t start = header->data_start;
   const Entry* chosen = nullptr;
   const std::string want = name.empty() ? "pe" : name;
   for (const auto& e : entries)
@@ -350,6 +400,8 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
   if (!chosen && name.empty() && entries.size() == 1) chosen = &entries[0];
   if (!chosen) {
     if (entries.empty()) ThrowInput(what, "the file holds no tensor");
+    std::string names;
+    for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.info.name;
     ThrowInput(what, name.empty() ? fmt::format("holds several tensors ({}); name the one to read (--dataset; "
                                                 "--tensor with --init-from)",
                                                 names)

@@ -41,4 +41,10 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
 /// listing; no data is read.
 std::vector<TableInfo> ListSafetensors(const std::string& path);
 
+/// The same two for a file already open (a model folder's shard, opened
+/// under the folder rule: core/io/model_folder.h); `fd` stays the caller's
+/// (the source keeps a duplicate), `shown` names it in messages.
+std::unique_ptr<RowSource> OpenSafetensorsFd(int fd, const std::string& shown, const std::string& name);
+std::vector<TableInfo> ListSafetensorsFd(int fd, const std::string& shown);
+
 }  // namespace pe

@@ -100,7 +100,7 @@ void Describe(TorchTensorEntry& e, const ZipArchive& zip, const std::string& pre
 }
 
 void RefuseLegacy(const std::string& path, const std::string& what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
   unsigned char b[sizeof kLegacyStart] = {};
   const bool legacy = ::pread(fd, b, sizeof b, 0) == static_cast<ssize_t>(sizeof b) &&

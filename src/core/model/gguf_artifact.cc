@@ -84,16 +84,21 @@ struct Reader {
   }
 
   // A F32/F16/BF16/F64 vector tensor as a comma list of its values (exact
-  // doubles), bounded by pe's width.
-  std::optional<std::string> FactorTensor(const std::string& name) {
+  // doubles). llama.cpp reads one factor per rotated pair, so the list must
+  // hold exactly `pairs` (rotary dim / 2) values; any other length is refused
+  // before a value is read (a million-value list would cost a million values
+  // at every position otherwise).
+  std::optional<std::string> FactorTensor(const std::string& name, std::int64_t pairs) {
     const GgufTensorInfo* t = f.FindTensor(name);
     if (!t) return std::nullopt;
     if (!GgmlTableDType(t->type)) {
       a->notes.push_back(fmt::format("{} has type {}: not read", name, FindGgmlType(t->type)->name));
       return std::nullopt;
     }
-    if (t->elements == 0 || t->elements > static_cast<std::uint64_t>(kMaxWidth)) {
-      a->notes.push_back(fmt::format("{} has {} values: not a factor list", name, t->elements));
+    if (t->elements == 0 || t->elements != static_cast<std::uint64_t>(pairs)) {
+      a->notes.push_back(fmt::format("{} has {} values, but the rotary dim {} needs {} (one per rotated pair): not a "
+                                     "factor list; refused",
+                                     name, t->elements, 2 * pairs, pairs));
       return std::nullopt;
     }
     auto src = OpenGgufTensor(path, name);
@@ -241,8 +246,8 @@ std::optional<SchemeSpec> GlobalSpec(Reader& r, GgufRopeType rope_type) {
                                          "part of pe's cos/sin tables",
                                          r.K(k), v->ToText()));
   } else if (type == "longrope") {
-    const auto shortf = r.FactorTensor("rope_factors_short.weight");
-    const auto longf = r.FactorTensor("rope_factors_long.weight");
+    const auto shortf = r.FactorTensor("rope_factors_short.weight", rot / 2);
+    const auto longf = r.FactorTensor("rope_factors_long.weight", rot / 2);
     if (!shortf || !longf) {
       r.a->notes.push_back("longrope without rope_factors_short.weight and rope_factors_long.weight: no plan");
       return std::nullopt;
@@ -259,7 +264,7 @@ std::optional<SchemeSpec> GlobalSpec(Reader& r, GgufRopeType rope_type) {
     r.a->notes.push_back(fmt::format("{} = '{}': a scaling type llama.cpp does not define; no plan", type_src, type));
     return std::nullopt;
   }
-  if (auto ff = r.FactorTensor("rope_freqs.weight")) {
+  if (auto ff = r.FactorTensor("rope_freqs.weight", rot / 2)) {
     if (s.rope_scaling == "longrope") {
       r.a->notes.push_back("rope_freqs.weight beside longrope factors: not used");
     } else {

@@ -16,8 +16,16 @@ namespace {
 
 class Fd {
  public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  // O_NONBLOCK so that a FIFO (or a device) named as the model cannot block the open; what was
+  // opened must then be a regular file, for which O_NONBLOCK changes nothing.
+  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)) {
     if (fd_ < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      fd_ = -1;
+      ThrowInput(fmt::format("'{}'", path), "is not a regular file");
+    }
   }
   ~Fd() {
     if (fd_ >= 0) ::close(fd_);

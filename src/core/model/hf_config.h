@@ -15,11 +15,22 @@ namespace pe {
 /// --hf-config takes either.
 std::string HfConfigFile(const std::string& path);
 
-/// The JSON object of config file `path` (at most 64 MiB, nesting at most
-/// 64 deep); with `text_config`, the nested text_config of a multimodal
-/// config (its model_type inherited when absent). Throws pe::Error (input)
-/// prefixed with `what`.
+/// The JSON object of config file `path` (or `path`/config.json for a
+/// folder), opened under the model-folder rule (core/io/model_folder.h:
+/// beneath the folder given or the file's folder, no link out, a regular
+/// file) and parsed within kConfigBudget (core/io/bounded_json.h); with
+/// `text_config`, the nested text_config of a multimodal config (its
+/// model_type inherited when absent). Throws pe::Error (input) prefixed
+/// with `what`.
 nlohmann::json ReadHfConfigJson(const std::string& path, const std::string& what, bool text_config = true);
+
+/// The same for a config's text already read (by a reader that opened it
+/// under the rule itself).
+nlohmann::json ParseHfConfigText(const std::string& text, const std::string& what, bool text_config = true);
+
+/// A config's factor list (longrope short_factor / long_factor) as the rope
+/// scheme's inline "a,b,c" form; at most kMaxWidth numbers.
+std::string HfFactorList(const nlohmann::json& v, const std::string& what, const char* key);
 
 /// The plan of the config file spec.hf_config (PlanFromConfigJson,
 /// core/model/model_rules.h); spec's dtype, layout (when set), start and

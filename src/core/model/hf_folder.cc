@@ -16,43 +16,42 @@
 //              tensor's data is read
 //
 // The folder is untrusted: every file read is a plain name inside it (no
-// '/', no "..", not absolute) whose realpath stays inside the folder's
-// realpath (a symlink leaving it is refused); config.json is bounded to
-// 4 MiB and the index to 64 MiB; auto_map / trust_remote_code are noted and
-// ignored: no code from the folder is ever loaded.
+// '/', no "..", not absolute) opened under the model-folder rule
+// (core/io/model_folder.h: beneath the folder's descriptor, no link out, a
+// regular file, read through that descriptor only); config.json is bounded
+// by kConfigBudget, the index to 64 MiB and 2,000,000 JSON values;
+// auto_map / trust_remote_code are noted and ignored: no code from the
+// folder is ever loaded.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/bounded_json.h"
+#include "core/io/model_folder.h"
 #include "core/formats/safetensors.h"
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
 #include "core/model/model_rules.h"
+#include "core/model/positional_by_value.h"
 
 namespace pe {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr std::int64_t kMaxConfigBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kMaxIndexBytes = std::int64_t{64} << 20;
+constexpr JsonBudget kIndexBudget{16, 2000000};
 constexpr std::size_t kMaxIndexEntries = 1000000;
-
-std::string RealPath(const std::string& p) {
-  char buf[PATH_MAX];
-  if (!::realpath(p.c_str(), buf)) return "";
-  return buf;
-}
+constexpr std::size_t kMaxShardsScanned = 1024;      // DeepSeek-V3 has 163 shards
+constexpr std::size_t kMaxPositionalTensors = 1024;  // an inv_freq per layer of the deepest models
 
 // A file name from the folder's own metadata, checked: a plain name.
 void CheckPlainName(const std::string& name, const std::string& what, const std::string& key) {
@@ -62,28 +61,6 @@ void CheckPlainName(const std::string& name, const std::string& what, const std:
     ThrowInput(what, fmt::format("{} names '{}': a shard must be a plain file name inside the model folder (no "
                                  "'/', '..' or absolute path)",
                                  key, shown));
-}
-
-// The resolved path of file `name` of the folder `root` (a realpath), or
-// nullopt when it does not exist. Refuses anything resolving outside root
-// or that is not a regular file.
-std::optional<std::string> Member(const std::string& root, const std::string& name, const std::string& what) {
-  const std::string p = root + "/" + name;
-  struct stat st;
-  if (::lstat(p.c_str(), &st) != 0) return std::nullopt;
-  const std::string real = RealPath(p);
-  if (real.empty()) ThrowInput(what, fmt::format("'{}' is a dangling link", name));
-  if (real.compare(0, root.size() + 1, root + "/") != 0)
-    ThrowInput(what, fmt::format("'{}' resolves to '{}', outside the model folder (links leaving the folder are "
-                                 "refused)",
-                                 name, real));
-  if (::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, fmt::format("'{}' is not a regular file", name));
-  return real;
-}
-
-std::int64_t FileSize(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : -1;
 }
 
 std::string Num(double v) { return fmt::format("{}", v); }
@@ -319,20 +296,17 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   ModelArtifact a;
   a.path = path;
   a.kind = "hf-folder";
-  const std::string root = RealPath(path);
   struct stat st;
-  if (root.empty() || ::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) ThrowInput(what, "not a readable folder");
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) ThrowInput(what, "not a readable folder");
+  const ModelFolder root = ModelFolder::Of(path);
 
   // config.json
-  const auto cfg = Member(root, "config.json", what);
-  if (!cfg) ThrowInput(what, "no config.json: not a Hugging Face model folder");
-  if (FileSize(*cfg) > kMaxConfigBytes)
-    ThrowInput(what, fmt::format("config.json is {} bytes, above the {} MiB a config can need (refused unread)",
-                                 FileSize(*cfg), kMaxConfigBytes >> 20));
   const std::string cwhat = fmt::format("'{}/config.json'", path);
-  const json top = ReadHfConfigJson(*cfg, cwhat, false);
+  const auto cfg_text = root.ReadSmall("config.json", what, kMaxConfigBytes);
+  if (!cfg_text) ThrowInput(what, "no config.json: not a Hugging Face model folder");
+  const json top = ParseHfConfigText(*cfg_text, cwhat, false);
   const bool nested = top.contains("text_config") && top["text_config"].is_object();
-  const json c = ReadHfConfigJson(*cfg, cwhat, true);
+  const json c = ParseHfConfigText(*cfg_text, cwhat, true);
   auto str = [](const json& o, const char* k) {
     return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
   };
@@ -371,14 +345,14 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   } else {
     SchemeSpec spec;
     spec.scheme = "rope-plan";
-    spec.hf_config = *cfg;
+    spec.hf_config = path;  // the folder: its config.json, opened under the same rule
     spec.max_len = 1;
     try {
       a.plan = PlanFromHfConfig(spec);
     } catch (const Error& e) {
       // The message names the resolved path behind "--hf-config"; name the folder instead.
       std::string m = e.what();
-      const std::string flag = fmt::format("--hf-config '{}'", *cfg);
+      const std::string flag = fmt::format("--hf-config '{}'", path);
       if (auto p = m.find(flag); p != std::string::npos) m.replace(p, flag.size(), cwhat);
       throw Error(e.kind(), m);
     }
@@ -400,53 +374,97 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   }
 
   // The weights: only the positional tensors' headers; no other data.
-  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, resolved shard
-  if (const auto index = Member(root, "model.safetensors.index.json", what)) {
+  // Shards opened (under the rule), each header listed once.
+  struct Shard {
+    ModelFile file;
+    std::map<std::string, TableInfo> tensors;
+  };
+  std::map<std::string, Shard> opened;
+  auto open_shard = [&](const std::string& name, const ModelFile& f) -> Shard& {
+    auto it = opened.find(name);
+    if (it != opened.end()) return it->second;
+    Shard s{f, {}};
+    for (TableInfo& t : ListSafetensorsFd(f.fd->get(), f.shown)) s.tensors.emplace(t.name, std::move(t));
+    return opened.emplace(name, std::move(s)).first->second;
+  };
+  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, shard name (positional by name)
+  if (const auto index = root.Open("model.safetensors.index.json", what, kMaxIndexBytes)) {
     const std::string iwhat = fmt::format("'{}/model.safetensors.index.json'", path);
-    if (FileSize(*index) > kMaxIndexBytes) ThrowInput(iwhat, fmt::format("above {} MiB (refused unread)", kMaxIndexBytes >> 20));
-    const json idx = ReadHfConfigJson(*index, iwhat, false);
-    if (!idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
+    const json idx = ParseBoundedJson(ReadWhole(*index, iwhat), iwhat, kIndexBudget);
+    if (!idx.is_object() || !idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
     const json& wm = idx["weight_map"];
     if (wm.size() > kMaxIndexEntries) ThrowInput(iwhat, fmt::format("weight_map lists more than {} tensors", kMaxIndexEntries));
-    std::map<std::string, std::optional<std::string>> shards;  // name -> resolved (nullopt: absent)
+    std::set<std::string> names;  // every shard the index names, each checked once
     for (auto it = wm.begin(); it != wm.end(); ++it) {
       if (!it.value().is_string()) ThrowInput(iwhat, "weight_map values must be shard file names");
       const std::string shard = it.value().get<std::string>();
-      if (!shards.count(shard)) {
-        CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
-        shards[shard] = Member(root, shard, iwhat);
-      }
-      if (RoleOf(it.key()).empty()) continue;
-      if (!shards[shard]) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, it.key()));
-      wanted.emplace_back(it.key(), *shards[shard]);
+      if (names.insert(shard).second) CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
+      if (!RoleOf(it.key()).empty()) wanted.emplace_back(it.key(), shard);
     }
-    for (const auto& [name, p] : shards)
-      if (!p) a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor)", name));
-  } else if (const auto single = Member(root, "model.safetensors", what)) {
-    for (const TableInfo& t : ListSafetensors(*single))
-      if (!RoleOf(t.name).empty()) wanted.emplace_back(t.name, *single);
+    // The shards holding a positional tensor by name must be there; the
+    // others are read (headers only) for tensors known by their values,
+    // as many as a real model has.
+    for (const auto& [tensor, shard] : wanted)
+      if (!opened.count(shard)) {
+        const auto f = root.Open(shard, iwhat);
+        if (!f) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, tensor));
+        open_shard(shard, *f);
+      }
+    std::size_t headers = opened.size();
+    for (const std::string& name : names) {
+      if (opened.count(name)) continue;
+      if (headers >= kMaxShardsScanned) {
+        a.notes.push_back(fmt::format("the index names more than {} shards: the others are not searched for positional "
+                                      "tensors by value",
+                                      kMaxShardsScanned));
+        break;
+      }
+      if (const auto f = root.Open(name, iwhat)) {
+        open_shard(name, *f);
+        ++headers;
+      } else {
+        a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor by name)", name));
+      }
+    }
+  } else if (const auto single = root.Open("model.safetensors", what)) {
+    for (const auto& [name, info] : open_shard("model.safetensors", *single).tensors)
+      if (!RoleOf(name).empty()) wanted.emplace_back(name, "model.safetensors");
   } else {
     for (const char* other : {"pytorch_model.bin", "model.gguf", "model.onnx"})
-      if (Member(root, other, what))
+      if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }
-  std::map<std::string, std::vector<TableInfo>> headers;  // shard -> its tensors (each header read once)
-  for (const auto& [name, shard] : wanted) {
-    if (!headers.count(shard)) headers[shard] = ListSafetensors(shard);
-    const TableInfo* info = nullptr;
-    for (const TableInfo& t : headers[shard])
-      if (t.name == name) info = &t;
-    if (!info) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
+  auto add = [&](const std::string& name, const std::string& role, const TableInfo& info, const ModelFile& file) {
+    if (a.tensors.size() >= kMaxPositionalTensors) return false;
     ArtifactTensor t;
     t.name = name;
-    t.role = RoleOf(name);
-    t.info = *info;
-    if (const MetaValue* bad = info->meta.Find("unsupported_dtype"))
+    t.role = role;
+    t.info = info;
+    if (const MetaValue* bad = info.meta.Find("unsupported_dtype"))
       a.notes.push_back(fmt::format("tensor '{}' has dtype {}: not readable as a table", name, MetaToString(*bad)));
-    const std::string file = shard, tensor = name;
-    t.open = [file, tensor] { return OpenSafetensors(file, tensor); };
+    t.open = [file, name] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); };
     a.tensors.push_back(std::move(t));
+    return true;
+  };
+  std::size_t dropped = 0;
+  for (const auto& [name, shard] : wanted) {
+    const Shard& s = opened.at(shard);
+    const auto it = s.tensors.find(name);
+    if (it == s.tensors.end()) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
+    if (!add(name, RoleOf(name), it->second, s.file)) ++dropped;
   }
+  ValueScan by_value;
+  for (const auto& [shard, s] : opened)
+    for (const auto& [name, info] : s.tensors) {
+      if (!RoleOf(name).empty() || info.meta.Find("unsupported_dtype")) continue;
+      const ModelFile file = s.file;
+      const std::string role = by_value.Try(name, info, [&] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); });
+      if (!role.empty() && !add(name, role, info, file)) ++dropped;
+    }
+  if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
+  if (dropped > 0)
+    a.notes.push_back(fmt::format("{} more positional tensors not listed (at most {} are: no model stores more)", dropped,
+                                  kMaxPositionalTensors));
   return a;
 }
 

@@ -252,18 +252,6 @@ std::string Str(const json& o, const char* key) {
 
 std::string Clip(const std::string& s) { return s.size() > 64 ? s.substr(0, 64) + "..." : s; }
 
-// A number list as "a,b,c" (the rope scheme's inline list form), bounded.
-std::string FactorList(const json& v, const std::string& what, const char* key) {
-  if (!v.is_array() || v.size() > static_cast<std::size_t>(kMaxWidth))
-    ThrowInput(what, fmt::format("{} must be a list of at most {} numbers", key, kMaxWidth));
-  std::string out;
-  for (const auto& x : v) {
-    if (!x.is_number()) ThrowInput(what, fmt::format("{} holds a non-number", key));
-    out += fmt::format("{}{}", out.empty() ? "" : ",", x.get<double>());
-  }
-  return out;
-}
-
 std::string NumText(double v) { return fmt::format("{}", v); }
 
 // One RoPE parameter block (4.x rope_scaling, 5.x rope_parameters or one
@@ -292,8 +280,8 @@ void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::stri
   if (auto v = Num(rs, "low_freq_factor")) s->low_freq_factor = *v;
   if (auto v = Num(rs, "high_freq_factor")) s->high_freq_factor = *v;
   if (rs.contains("truncate") && rs["truncate"].is_boolean()) s->truncate = rs["truncate"].get<bool>();
-  if (rs.contains("short_factor")) s->short_factor = FactorList(rs["short_factor"], what, "short_factor");
-  if (rs.contains("long_factor")) s->long_factor = FactorList(rs["long_factor"], what, "long_factor");
+  if (rs.contains("short_factor")) s->short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
+  if (rs.contains("long_factor")) s->long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
   if (auto v = Num(rs, "alpha")) s->alpha = *v;  // dynamic NTK-alpha (Hunyuan)
 }
 
@@ -653,7 +641,7 @@ void ReportPlanNotes(const PePlan& plan) {
 
 PePlan PlanFromHfConfig(const SchemeSpec& spec) {
   const std::string what = fmt::format("--hf-config '{}'", spec.hf_config);
-  return PlanFromConfigJson(ReadHfConfigJson(HfConfigFile(spec.hf_config), what, true), spec, what);
+  return PlanFromConfigJson(ReadHfConfigJson(spec.hf_config, what, true), spec, what);
 }
 
 }  // namespace pe

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/formats/npz.h"
 #include "core/model/artifact.h"
+#include "core/model/positional_by_value.h"
 #include "core/model/tensor_role.h"
 
 namespace pe {
@@ -16,6 +17,7 @@ ModelArtifact ReadNpzArtifact(const std::string& path) {
   a.path = path;
   a.kind = "npz";
   auto zip = ZipArchive::Open(path, fmt::format("'{}'", path));
+  ValueScan by_value;
   for (const NpzEntry& e : ReadNpzEntries(*zip)) {
     if (!e.layout) {
       a.notes.push_back(fmt::format("array '{}' is not read: {}", e.name, e.problem));
@@ -23,11 +25,13 @@ ModelArtifact ReadNpzArtifact(const std::string& path) {
     }
     ArtifactTensor t;
     t.name = e.name;
-    t.role = RoleFromTensorName(e.name);
     t.info = e.layout->info;
     t.open = [zip, e]() { return OpenNpzEntry(zip, e); };
+    t.role = RoleFromTensorName(e.name);
+    if (t.role.empty()) t.role = by_value.Try(e.name, t.info, t.open);
     a.tensors.push_back(std::move(t));
   }
+  if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
   if (a.tensors.empty() && a.notes.empty()) a.notes.push_back("the archive holds no .npy array");
   return a;
 }

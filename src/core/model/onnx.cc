@@ -11,9 +11,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/io/mapped_file.h"
+#include "core/io/model_folder.h"
 #include "core/model/onnx_wire.h"
 
 namespace pe {
@@ -38,15 +41,25 @@ class Fd {
   int fd_;
 };
 
-// The .onnx file mapped read-only, with its tensors parsed.
+// The .onnx file mapped read-only (through MappedFile, whose SIGBUS guard
+// turns a file truncated while it is read into an error, not a signal; read
+// whole where no mapping is had), with its tensors parsed.
 struct OnnxModelFile {
   std::string path;
   std::string what;  // "'path'"
   const std::byte* data = nullptr;
   std::size_t size = 0;
   std::vector<OnnxTensor> tensors;  // each name once (see Dedupe)
-  ~OnnxModelFile() {
-    if (data) ::munmap(const_cast<std::byte*>(data), size);
+  std::unique_ptr<MappedFile> map;
+  std::vector<std::byte> copy;      // the file, where it is not mapped
+  // The identity of the file this was read from (Load's reuse).
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t file_size = 0;
+  struct timespec mtime {};
+  /// Throws when the file shrank under the mapping; call after reading from `data`.
+  void CheckShrank() const {
+    if (map && map->shrank()) ThrowInput(what, "file is truncated (it shrank while being read)");
   }
 };
 
@@ -67,6 +80,11 @@ std::vector<OnnxTensor> Dedupe(std::vector<OnnxTensor> all) {
   return out;
 }
 
+// The last model read, kept: a model artifact opens its tensors one by one,
+// and parsing the file again for each would make N tensors cost N parses.
+std::mutex g_last_mutex;
+std::shared_ptr<OnnxModelFile> g_last;
+
 std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
   auto m = std::make_shared<OnnxModelFile>();
   m->path = path;
@@ -76,17 +94,43 @@ std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   if (!S_ISREG(st.st_mode)) ThrowInput(m->what, "is not a regular file");
+  {
+    std::lock_guard<std::mutex> lock(g_last_mutex);
+    if (g_last && g_last->path == path && g_last->dev == st.st_dev && g_last->ino == st.st_ino &&
+        g_last->file_size == st.st_size && g_last->mtime.tv_sec == st.st_mtim.tv_sec &&
+        g_last->mtime.tv_nsec == st.st_mtim.tv_nsec && !(g_last->map && g_last->map->shrank()))
+      return g_last;
+  }
+  m->dev = st.st_dev;
+  m->ino = st.st_ino;
+  m->file_size = st.st_size;
+  m->mtime = st.st_mtim;
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size == 0) ThrowInput(m->what, "the file is empty (not an ONNX model)");
   if (size > kMaxOnnxFileBytes)
     ThrowInput(m->what, fmt::format("{} bytes: beyond protobuf's 2 GiB limit for one message (larger ONNX models keep "
                                     "their weights in external data)",
                                     size));
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (p == MAP_FAILED) ThrowInput(fmt::format("cannot map '{}'", path), std::strerror(errno));
-  m->data = static_cast<const std::byte*>(p);
+  m->map = MappedFile::Open(fd.get(), size);
+  if (m->map) {
+    m->data = m->map->data();
+  } else {
+    m->copy.resize(static_cast<std::size_t>(size));
+    std::size_t got = 0;
+    while (got < m->copy.size()) {
+      const ssize_t n = ::pread(fd.get(), m->copy.data() + got, m->copy.size() - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+      if (n == 0) ThrowInput(m->what, "file is truncated (it shrank while being read)");
+      got += static_cast<std::size_t>(n);
+    }
+    m->data = m->copy.data();
+  }
   m->size = size;
   m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what));
+  m->CheckShrank();
+  std::lock_guard<std::mutex> lock(g_last_mutex);
+  g_last = m;
   return m;
 }
 
@@ -117,6 +161,7 @@ class MappedSource : public RowSource {
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const std::size_t rb = info_.row_bytes();
     std::memcpy(out, rows_ + static_cast<std::size_t>(first) * rb, static_cast<std::size_t>(count) * rb);
+    model_->CheckShrank();
   }
   bool concurrent_reads() const override { return true; }
 
@@ -153,12 +198,6 @@ class ExternalSource : public RowSource {
   std::uint64_t offset_;
 };
 
-std::string RealPath(const std::string& p) {
-  char buf[PATH_MAX];
-  if (!::realpath(p.c_str(), buf)) return "";
-  return buf;
-}
-
 // The external data file of `t`, opened after the folder rule
 // (docs/formats.md, "ONNX"); `bytes` is the tensor's size.
 std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor& t, TableInfo info,
@@ -175,18 +214,11 @@ std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor
       ThrowInput(what, "the path climbs out with '..'; pe reads external data only inside the model's folder");
     b = e + 1;
   }
-  const auto slash = m.path.rfind('/');
-  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : m.path.substr(0, slash));
-  const std::string real_folder = RealPath(folder);
-  if (real_folder.empty()) ThrowInput(what, fmt::format("cannot resolve the model's folder: {}", std::strerror(errno)));
-  const std::string candidate = folder + "/" + loc;
-  const std::string real = RealPath(candidate);
-  if (real.empty()) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
-  const std::string prefix = real_folder == "/" ? "/" : real_folder + "/";
-  if (real.compare(0, prefix.size(), prefix) != 0)
-    ThrowInput(what, fmt::format("resolves to '{}', outside the model's folder '{}' (a symlink?); refused", real,
-                                 real_folder));
-  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // a FIFO must not block
+  // Opened beneath the model file's folder (core/io/model_folder.h): no
+  // link out, a regular file, read through this descriptor only.
+  const auto file = ModelFolder::OfFile(m.path).Open(loc, what);
+  if (!file) ThrowInput(what, "cannot open it: no such file in the model's folder");
+  const int fd = ::fcntl(file->fd->get(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) ThrowInput(what, fmt::format("cannot open it: {}", std::strerror(errno)));
   Fd guard(fd);
   struct stat st;
@@ -206,7 +238,7 @@ std::unique_ptr<RowSource> OpenExternal(const OnnxModelFile& m, const OnnxTensor
                                  fsize - offset, offset, fmt::join(t.dims, "x"), OnnxDataTypeName(t.data_type),
                                  bytes));
   }
-  return std::make_unique<ExternalSource>(real, guard.release(), std::move(info), offset);
+  return std::make_unique<ExternalSource>(file->shown, guard.release(), std::move(info), offset);
 }
 
 std::string NameList(const std::vector<std::string>& names) {
@@ -283,6 +315,7 @@ std::unique_ptr<RowSource> OpenOnnx(const std::string& path, const std::string& 
     ThrowInput(m->what, fmt::format("tensor '{}' holds no data (no raw_data, no typed values, no external data)", t.name));
   std::vector<std::byte> decoded;
   DecodeOnnxTypedData(m->data, m->size, t, dtype, &decoded, m->what);
+  m->CheckShrank();
   return std::make_unique<MemoryRowSource>(std::move(info), std::move(decoded));
 }
 

@@ -6,11 +6,12 @@
 //             Phi-3's *_large / *_small under If subgraphs), inv_freq,
 //             learned position embeddings (position_embeddings, wpe,
 //             embed_positions); each opens through OpenOnnx (core/model/onnx.h)
-//   plan      from a Hugging Face config.json beside the .onnx file or in
-//             its parent folder (onnx-community's onnx/model.onnx beside
-//             ../config.json), through PlanFromHfConfig; else none, and a note
-//   settings  context_length and head_size from genai_config.json when
-//             present; rope_theta and rotary_dim of each cos_cache as
+//   plan      from a Hugging Face config.json beside the .onnx file (never
+//             its parent folder: the model's folder is the file's folder,
+//             core/io/model_folder.h), through PlanFromHfConfig; else none,
+//             and a note
+//   settings  context_length and head_size from genai_config.json beside
+//             the file when present (1 MiB, 100,000 JSON values at most); rope_theta and rotary_dim of each cos_cache as
 //             RoPE identification (core/analysis/identify_rope.h) finds them
 //             from its values (an onnxruntime cache [L, dim/2] is the first
 //             half of the half-layout table, so it is identified as [c, c])
@@ -20,15 +21,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
 #include "core/error.h"
+#include "core/io/bounded_json.h"
+#include "core/io/model_folder.h"
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
 #include "core/model/onnx.h"
+#include "core/model/positional_by_value.h"
 
 namespace pe {
 namespace {
@@ -44,17 +47,6 @@ std::string RoleOf(const std::string& name) {
       n.find("wpe") != std::string::npos || n.find("position_embd") != std::string::npos)
     return "position_embedding";
   return "";
-}
-
-bool IsFile(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string Folder(const std::string& path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // [L, c] cache viewed as the half-layout table [L, 2c] = [cache, cache].
@@ -95,12 +87,22 @@ void IdentifyCache(const std::string& path, const ArtifactTensor& t, const std::
   // Cheap only: caches up to 2^24 entries, each identified once.
   if (t.info.rows <= 2 || t.info.cols < 1 || t.info.rows * t.info.cols > (std::int64_t{1} << 24)) return;
   try {
-    DoubledCache cos(OpenOnnx(path, t.name));
-    std::unique_ptr<DoubledCache> sin;
+    // A full table (an exporter's folded cos, each frequency twice) is
+    // identified as it is; an onnxruntime cache [L, rotary_dim/2] as the
+    // first half of one.
+    const bool full = HoldsEachFrequencyTwice(*OpenOnnx(path, t.name));
+    auto as_table = [&](const std::string& name) -> std::unique_ptr<RowSource> {
+      if (full) return OpenOnnx(path, name);
+      return std::make_unique<DoubledCache>(OpenOnnx(path, name));
+    };
+    std::unique_ptr<RowSource> cos_source = as_table(t.name);
+    RowSource& cos = *cos_source;
+    std::unique_ptr<RowSource> sin;
     const std::string partner = PartnerName(t.name);
     for (const auto& o : all)
-      if (o.name == partner && o.role == "sin_cache" && o.info.rows == t.info.rows && o.info.cols == t.info.cols)
-        sin = std::make_unique<DoubledCache>(OpenOnnx(path, partner));
+      if (o.role == "sin_cache" && o.info.rows == t.info.rows && o.info.cols == t.info.cols &&
+          (o.name == partner || (!sin && o.name != t.name && partner == t.name)))
+        sin = as_table(o.name);
     const TableStats stats = ComputeStats(cos);
     RopeIdentification id = IdentifyRope(cos, stats, RopeIdentifyOptions{}, sin.get());
     if (!id.detected || id.shape.kind != RopeKind::kCos) {
@@ -113,22 +115,29 @@ void IdentifyCache(const std::string& path, const ArtifactTensor& t, const std::
     art->settings.push_back({"rotary_dim", fmt::format("{}", id.shape.rotary_dim), src});
     std::string flags = RopeSpecFlags(id.spec);
     if (flags.find("--tensor") == std::string::npos) flags += " --tensor cos";
-    art->notes.push_back(fmt::format("{}: an onnxruntime cache [L, rotary_dim/2], the first half of a {}; check it with "
-                                     "pe verify MODEL --dataset {} --scheme rope --head-dim {} --max-len {} --layout "
-                                     "cache{}",
-                                     t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
+    if (full)
+      art->notes.push_back(fmt::format("{}: {}; check it with pe verify MODEL --dataset {} --scheme rope --head-dim {} "
+                                       "--max-len {}{}",
+                                       t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
+    else
+      art->notes.push_back(fmt::format("{}: an onnxruntime cache [L, rotary_dim/2], the first half of a {}; check it "
+                                       "with pe verify MODEL --dataset {} --scheme rope --head-dim {} --max-len {} "
+                                       "--layout cache{}",
+                                       t.name, id.Describe(), t.name, id.shape.rotary_dim, t.info.rows, flags));
   } catch (const Error& e) {
     art->notes.push_back(fmt::format("{}: not identified ({})", t.name, e.what()));
   }
 }
 
-void ReadGenaiConfig(const std::string& file, ModelArtifact* art) {
-  std::ifstream in(file, std::ios::binary);
+constexpr std::int64_t kMaxGenaiConfigBytes = std::int64_t{1} << 20;
+constexpr JsonBudget kGenaiBudget{32, 100000};
+
+void ReadGenaiConfig(const std::string& text, const std::string& shown, ModelArtifact* art) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    art->notes.push_back(fmt::format("{}: not valid JSON ({})", file, e.what()));
+    j = ParseBoundedJson(text, fmt::format("'{}'", shown), kGenaiBudget);
+  } catch (const Error& e) {
+    art->notes.push_back(e.what());
     return;
   }
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) return;
@@ -151,8 +160,12 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
   art.path = path;
   art.kind = "onnx";
   std::int64_t others = 0;
+  ValueScan by_value;
   for (auto& d : DescribeOnnx(path)) {
-    const std::string role = RoleOf(d.info.name);
+    std::string role = RoleOf(d.info.name);
+    // An exporter's folded constant (unsqueeze_16): known by its values.
+    if (role.empty() && d.readable)
+      role = by_value.Try(d.info.name, d.info, [&] { return OpenOnnx(path, d.info.name); });
     if (role.empty()) {
       ++others;
       continue;
@@ -167,20 +180,16 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
     t.open = [path, name = t.name] { return OpenOnnx(path, name); };
     art.tensors.push_back(std::move(t));
   }
+  if (const std::string note = by_value.Note(); !note.empty()) art.notes.push_back(note);
   if (others > 0)
-    art.notes.push_back(fmt::format("{} other tensor{} (weights, constants) not positional by name; pe inspect MODEL "
+    art.notes.push_back(fmt::format("{} other tensor{} (weights, constants) not positional by name or value; pe inspect MODEL "
                                     "--dataset NAME reads any FLOAT, FLOAT16, BFLOAT16 or DOUBLE one",
                                     others, others == 1 ? "" : "s"));
-  const std::string folder = Folder(path);
-  for (const std::string& dir : {folder, folder + "/.."}) {
-    if (IsFile(dir + "/genai_config.json")) {
-      ReadGenaiConfig(dir + "/genai_config.json", &art);
-      break;
-    }
-  }
-  std::string config;
-  for (const std::string& dir : {folder, folder + "/.."})
-    if (config.empty() && IsFile(dir + "/config.json")) config = dir + "/config.json";
+  // Companions: beside the file only, opened under the model-folder rule.
+  const ModelFolder folder = ModelFolder::OfFile(path);
+  if (const auto genai = folder.ReadSmall("genai_config.json", "", kMaxGenaiConfigBytes))
+    ReadGenaiConfig(*genai, folder.Shown("genai_config.json"), &art);
+  const std::string config = folder.Has("config.json") ? folder.Shown("config.json") : std::string();
   if (!config.empty()) {
     SchemeSpec spec;
     spec.scheme = "rope";
@@ -191,8 +200,9 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
     art.plan = PlanFromHfConfig(spec);
     art.settings.push_back({"config", config, "Hugging Face config.json beside the model"});
   } else {
-    art.notes.push_back("no config.json beside the .onnx file or in its parent folder: no plan (the caches are "
-                        "identified from their values)");
+    art.notes.push_back("no config.json beside the .onnx file: no plan (the caches are identified from their values; "
+                        "pe reads nothing outside the file's folder: for a config in the folder above, compare with "
+                        "pe verify --model FOLDER --model FILE.onnx)");
   }
   const std::vector<ArtifactTensor> all = art.tensors;
   for (const auto& t : all)

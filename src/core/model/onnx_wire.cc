@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "core/error.h"
@@ -126,14 +127,38 @@ class Parser {
     }
   }
 
-  std::string Str(Cursor& c) {
+  // A string field as a view of the buffer: nothing is copied unless kept.
+  std::string_view Str(Cursor& c) {
     Cursor s = Sub(c);
-    return std::string(reinterpret_cast<const char*>(base_ + s.pos), s.end - s.pos);
+    return std::string_view(reinterpret_cast<const char*>(base_ + s.pos), s.end - s.pos);
+  }
+  // A string the result keeps (a tensor's name, an external location): bounded one by one and
+  // charged to the metadata budget.
+  std::string Keep(std::string_view v, const char* what) {
+    if (v.size() > kMaxOnnxNameBytes)
+      Fail(fmt::format("{} of {} bytes (at most {} are read); refused", what, v.size(), kMaxOnnxNameBytes));
+    Charge(v.size());
+    return std::string(v);
+  }
+  // What the parse holds in memory beyond the file (tensor records, names, labels, typed-field
+  // entries), so that it grows with the file's bytes and never past kMaxOnnxMetadataBytes.
+  void Charge(std::uint64_t bytes) {
+    held_ += bytes;
+    if (held_ > kMaxOnnxMetadataBytes)
+      Fail(fmt::format("its tensor records, names and labels take more than {} MiB (at most {} MiB are read); refused",
+                       kMaxOnnxMetadataBytes >> 20, kMaxOnnxMetadataBytes >> 20));
+  }
+  // A name shown inside a label: its first bytes only, so a label stays short however long the
+  // names in the file are.
+  static std::string Short(std::string_view v) {
+    constexpr std::size_t kShown = 64;
+    return v.size() <= kShown ? std::string(v) : std::string(v.substr(0, kShown)) + "...";
   }
 
   void Add(OnnxTensor t) {
     if (tensors_.size() >= kMaxOnnxTensors)
       Fail(fmt::format("more than {} tensors (initializers and Constant nodes); refused", kMaxOnnxTensors));
+    Charge(sizeof(OnnxTensor) + t.origin.size() + t.dims.size() * sizeof(std::int64_t));
     tensors_.push_back(std::move(t));
   }
 
@@ -156,62 +181,76 @@ class Parser {
   }
 
   void ParseNode(Cursor n, int depth, const std::string& where) {
-    std::string output0, name, op_type;
+    std::string_view output0, name, op_type;
     bool has_output = false;
     std::vector<Cursor> attributes;
     while (!n.done()) {
       const auto [field, wt] = Tag(n);
       if (field == 2 && wt == 2) {
-        std::string o = Str(n);
-        if (!has_output) output0 = std::move(o);
+        const std::string_view o = Str(n);
+        if (!has_output) output0 = o;
         has_output = true;
       } else if (field == 3 && wt == 2) {
         name = Str(n);
       } else if (field == 4 && wt == 2) {
         op_type = Str(n);
       } else if (field == 5 && wt == 2) {
+        Charge(sizeof(Cursor));
         attributes.push_back(Sub(n));
       } else {
         Skip(n, wt);
       }
     }
     for (Cursor a : attributes) ParseAttribute(a, depth, where, output0, name, op_type);
+    held_ -= attributes.size() * sizeof(Cursor);
   }
 
-  void ParseAttribute(Cursor a, int depth, const std::string& where, const std::string& output0,
-                      const std::string& node_name, const std::string& op_type) {
-    std::string name;
-    std::vector<Cursor> tensor, graphs;
+  void ParseAttribute(Cursor a, int depth, const std::string& where, std::string_view output0,
+                      std::string_view node_name, std::string_view op_type) {
+    std::string_view name;
+    std::optional<Cursor> tensor;  // the last one (protobuf: the last occurrence of a singular field)
+    std::vector<Cursor> graphs;
     while (!a.done()) {
       const auto [field, wt] = Tag(a);
-      if (field == 1 && wt == 2) name = Str(a);
-      else if (field == 5 && wt == 2) tensor.push_back(Sub(a));
-      else if ((field == 6 || field == 11) && wt == 2) graphs.push_back(Sub(a));
-      else Skip(a, wt);
+      if (field == 1 && wt == 2) {
+        name = Str(a);
+      } else if (field == 5 && wt == 2) {
+        tensor = Sub(a);
+      } else if ((field == 6 || field == 11) && wt == 2) {
+        Charge(sizeof(Cursor));
+        graphs.push_back(Sub(a));
+      } else {
+        Skip(a, wt);
+      }
     }
-    if (op_type == "Constant" && name == "value" && !tensor.empty()) {
-      OnnxTensor t = ParseTensor(tensor.back());
-      if (!output0.empty()) t.name = output0;  // the value's name in the graph
+    if (op_type == "Constant" && name == "value" && tensor) {
+      OnnxTensor t = ParseTensor(*tensor);
+      if (!output0.empty()) t.name = Keep(output0, "a Constant node's output name");  // the value's name in the graph
       t.depth = depth;
       t.origin = where.empty() ? "Constant node" : where + " Constant node";
       Add(std::move(t));
     }
     for (Cursor g : graphs) {
       const std::string label =
-          fmt::format("{} subgraph '{}' of {}", where.empty() ? "" : where + " >", name,
-                      node_name.empty() ? op_type + " node" : op_type + " '" + node_name + "'");
+          fmt::format("{} subgraph '{}' of {}", where.empty() ? "" : where + " >", Short(name),
+                      node_name.empty() ? Short(op_type) + " node" : Short(op_type) + " '" + Short(node_name) + "'");
+      Charge(label.size());
       ParseGraph(g, depth + 1, label.front() == ' ' ? label.substr(1) : label);
+      held_ -= label.size();
     }
+    held_ -= graphs.size() * sizeof(Cursor);
   }
 
   // A numeric field's occurrence: packed (wire type 2) or one element.
   void TypedField(Cursor& c, int field, int wt, int scalar_wt, OnnxTensor& t) {
     if (wt == 2) {
       Cursor s = Sub(c);
+      Charge(sizeof(OnnxField));
       t.typed.push_back({field, s.pos, s.end - s.pos, 2});
     } else if (wt == scalar_wt) {
       const std::uint64_t at = c.pos;
       Skip(c, wt);
+      Charge(sizeof(OnnxField));  // one entry per unpacked value: a file of them would hold 5x its size
       t.typed.push_back({field, at, c.pos - at, wt});
     } else {
       Skip(c, wt);
@@ -236,7 +275,9 @@ class Parser {
       } else if (field == 2 && wt == 0) {
         t.data_type = static_cast<std::int32_t>(Varint(c));
       } else if (field == 8 && wt == 2) {
-        t.name = Str(c);
+        const std::string_view v = Str(c);
+        Charge(0 - static_cast<std::uint64_t>(t.name.size()));  // a repeated name replaces the last
+        t.name = Keep(v, "a tensor name");
       } else if (field == 9 && wt == 2) {
         Cursor s = Sub(c);
         t.has_raw = true;
@@ -250,7 +291,7 @@ class Parser {
         TypedField(c, 10, wt, 1, t);
       } else if (field == 13 && wt == 2) {
         Cursor e = Sub(c);
-        std::string key, value;
+        std::string_view key, value;
         while (!e.done()) {
           const auto [f, w] = Tag(e);
           if (f == 1 && w == 2) key = Str(e);
@@ -258,12 +299,13 @@ class Parser {
           else Skip(e, w);
         }
         if (key == "location") {
-          t.location = value;
+          Charge(0 - static_cast<std::uint64_t>(t.location.size()));
+          t.location = Keep(value, "an external data location");
         } else if (key == "offset" || key == "length") {
           // onnx/external_data_helper.py writes them as decimal integers.
           std::uint64_t v = 0;
           if (value.empty() || value.size() > 19 || value.find_first_not_of("0123456789") != std::string::npos)
-            Fail(fmt::format("external data {} '{}' is not a non-negative integer", key, value));
+            Fail(fmt::format("external data {} '{}' is not a non-negative integer", key, Short(value)));
           for (char ch : value) v = v * 10 + static_cast<std::uint64_t>(ch - '0');
           if (key == "offset") t.has_offset = true, t.ext_offset = v;
           else t.has_length = true, t.ext_length = v;
@@ -301,6 +343,7 @@ class Parser {
   std::size_t size_;
   const std::string& what_;
   std::vector<OnnxTensor> tensors_;
+  std::uint64_t held_ = 0;  // bytes charged (Charge)
 };
 
 }  // namespace

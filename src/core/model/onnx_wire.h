@@ -52,6 +52,12 @@ inline constexpr int kMaxOnnxGraphDepth = 16;
 inline constexpr std::size_t kMaxOnnxTensors = std::size_t{1} << 20;
 /// Dimensions of one tensor (ONNX tensors have a handful).
 inline constexpr std::size_t kMaxOnnxRank = 32;
+/// What the parse holds beyond the file: tensor records, names, labels,
+/// typed-field entries, all together (a crafted file of millions of tiny
+/// constants or long labels is refused once it passes this).
+inline constexpr std::uint64_t kMaxOnnxMetadataBytes = std::uint64_t{256} << 20;
+/// One tensor name or external location.
+inline constexpr std::size_t kMaxOnnxNameBytes = std::size_t{64} << 10;
 
 /// TensorProto.DataType values (onnx.proto).
 enum OnnxDataType : std::int32_t {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <set>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -11,13 +13,25 @@
 namespace pe {
 namespace {
 
-// Bounds (a state dict of a 1000-layer model has ~100k objects).
-constexpr std::size_t kMaxObjects = std::size_t{1} << 23;
+// Bounds (a state dict of a 1000-layer model has ~100k objects). Each opcode byte makes at
+// most one object or memo entry, so those also stay below the pickle's size; the fixed caps
+// keep the whole unpickle (objects ~72 bytes, items 4, memo entries ~40, tensors with their
+// shapes and paths) to a few hundred MiB whatever the pickle does.
+constexpr std::size_t kMaxObjects = std::size_t{1} << 21;
+constexpr std::size_t kMaxMemo = std::size_t{1} << 21;
+// Container items: every item costs an opcode except those OrderedDict(pairs) copies, so a
+// real pickle has fewer items than bytes; twice that leaves room and stops a memoised list
+// from being copied into dicts again and again.
+constexpr std::size_t kMaxItems = std::size_t{1} << 23;
+constexpr std::size_t kItemsPerByte = 2;
 constexpr std::size_t kMaxStack = std::size_t{1} << 20;
 constexpr std::size_t kMaxMarks = 10000;
 constexpr int kMaxNesting = 200;                   // containers inside containers
 constexpr std::size_t kMaxWalkVisits = std::size_t{1} << 22;
-constexpr std::size_t kMaxTensors = 1000000;
+// The dotted paths the walk builds, all together: a long key shared by many paths (or nested
+// many levels deep) would otherwise cost its length at every visit.
+constexpr std::size_t kMaxPathBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxTensors = std::size_t{1} << 17;
 constexpr std::size_t kMaxDims = 32;
 
 enum class K {
@@ -27,12 +41,14 @@ enum class K {
   kTensor,   // i = index into tensors_
 };
 
+// Strings are views: of the pickle's bytes (which outlive the unpickle) or of an interned
+// global name, so an object costs the same whatever string it holds.
 struct Obj {
   K k = K::kNone;
-  std::int64_t i = 0;
-  std::string s, s2;
-  std::vector<std::uint32_t> items;  // tuple/list elements; dict key, value, key, value...
   int depth = 0;
+  std::int64_t i = 0;
+  std::string_view s, s2;
+  std::vector<std::uint32_t> items;  // tuple/list elements; dict key, value, key, value...
 };
 
 const char* const kStorageTypes[] = {
@@ -98,10 +114,10 @@ class Unpickler {
     return v;
   }
   std::string Line() {
-    const std::size_t end = b_.find('\n', p_);
-    if (end == std::string_view::npos || end - p_ > 256) Fail("a GLOBAL opcode without a short name line");
-    std::string s(b_.substr(p_, end - p_));
-    p_ = end + 1;
+    const std::size_t end = b_.substr(p_, 257).find('\n');  // never a scan of the rest of the pickle
+    if (end == std::string_view::npos) Fail("a GLOBAL opcode without a short name line");
+    std::string s(b_.substr(p_, end));
+    p_ += end + 1;
     return s;
   }
 
@@ -139,6 +155,9 @@ class Unpickler {
     Obj& c = objs_[container];
     const int d = objs_[item].depth + 1;
     if (d > kMaxNesting) Fail(fmt::format("containers nested deeper than {}", kMaxNesting));
+    if (++items_ > std::min(kMaxItems, kItemsPerByte * b_.size() + 1024))
+      Fail(fmt::format("the containers hold more than {} items (the same objects referred to again and again)",
+                       std::min(kMaxItems, kItemsPerByte * b_.size() + 1024)));
     c.depth = std::max(c.depth, d);
     c.items.push_back(item);
   }
@@ -148,7 +167,7 @@ class Unpickler {
     return t;
   }
   void Memo(std::uint64_t key) {
-    if (memo_.size() >= kMaxObjects && !memo_.count(key)) Fail("too many memo entries");
+    if (memo_.size() >= kMaxMemo && !memo_.count(key)) Fail(fmt::format("more than {} memo entries", kMaxMemo));
     memo_[key] = Top();
   }
   std::uint32_t Get(std::uint64_t key) {
@@ -173,15 +192,16 @@ class Unpickler {
   std::uint32_t Call(std::uint32_t fn, std::uint32_t args) {
     if (objs_[fn].k != K::kGlobal) Fail("REDUCE of something that is not a global");
     if (objs_[args].k != K::kTuple) Fail("REDUCE arguments are not a tuple");
-    const std::string name = objs_[fn].s;
-    const std::vector<std::uint32_t> a = objs_[args].items;
+    // References stay valid: objs_ is a deque, and only new objects are added to.
+    const std::string_view name = objs_[fn].s;
+    const std::vector<std::uint32_t>& a = objs_[args].items;
     if (name == "collections.OrderedDict") {
       const std::uint32_t d = New(K::kDict);
       if (a.size() == 1 && (objs_[a[0]].k == K::kList || objs_[a[0]].k == K::kTuple)) {
-        const std::vector<std::uint32_t> pairs = objs_[a[0]].items;
+        const std::vector<std::uint32_t>& pairs = objs_[a[0]].items;
         for (auto pr : pairs) {
           if (objs_[pr].k != K::kTuple || objs_[pr].items.size() != 2) Fail("OrderedDict of something not pairs");
-          const auto kv = objs_[pr].items;
+          const auto& kv = objs_[pr].items;
           AddItem(d, kv[0]);
           AddItem(d, kv[1]);
         }
@@ -208,8 +228,8 @@ class Unpickler {
       if (objs_[a[0]].k != K::kStorage) Fail("_rebuild_tensor_v2 of something that is not a storage");
       if (tensors_.size() >= kMaxTensors) Fail(fmt::format("more than {} tensors", kMaxTensors));
       PickledTensor t;
-      t.storage_key = objs_[a[0]].s;
-      t.storage_type = objs_[a[0]].s2;
+      t.storage_key = std::string(objs_[a[0]].s);
+      t.storage_type = std::string(objs_[a[0]].s2);
       t.storage_numel = objs_[a[0]].i;
       t.offset = IntOf(a[1], "the storage offset");
       t.size = IntTuple(a[2], "the size");
@@ -238,28 +258,29 @@ class Unpickler {
     if (type.s.find("Storage") == std::string::npos) Fail(fmt::format("{} is not a storage type", type.s));
     const std::int64_t numel = IntOf(t.items[4], "the storage size");
     if (numel < 0) Fail("a negative storage size");
-    std::string tname = type.s.substr(type.s.rfind('.') + 1);
-    std::string k = key.s;
-    const std::uint32_t o = New(K::kStorage);  // invalidates the references above
-    objs_[o].s = std::move(k);
-    objs_[o].s2 = std::move(tname);
+    const std::string_view tname = type.s.substr(type.s.rfind('.') + 1);
+    const std::string_view k = key.s;
+    const std::uint32_t o = New(K::kStorage);
+    objs_[o].s = k;
+    objs_[o].s2 = tname;
     objs_[o].i = numel;
     return o;
   }
 
-  std::uint32_t Global(const std::string& module, const std::string& name) {
-    if (!Allowed(module, name))
+  std::uint32_t Global(std::string_view module, std::string_view name) {
+    const std::string m(module), n(name);
+    if (!Allowed(m, n))
       ThrowInput(what_, fmt::format("refuses to load global {}.{} (only tensor and container types are allowed)",
                                     Shown(module), Shown(name)));
     const std::uint32_t o = New(K::kGlobal);
-    objs_[o].s = module + "." + name;
+    objs_[o].s = *globals_.insert(m + "." + n).first;  // the allow-list is short: few distinct names
     return o;
   }
 
   std::uint32_t Str(std::size_t n, K k = K::kStr) {
     if (b_.size() - p_ < n) Fail("the pickle is truncated (a string runs past its end)");
     const std::uint32_t o = New(k);
-    objs_[o].s.assign(b_.substr(p_, n));
+    objs_[o].s = b_.substr(p_, n);
     p_ += n;
     return o;
   }
@@ -434,7 +455,17 @@ class Unpickler {
     if (depth > kMaxNesting + 1) Fail("containers nested too deeply");
     if (++visits_ > kMaxWalkVisits) Fail(fmt::format("the object tree has more than {} paths", kMaxWalkVisits));
     const Obj& x = objs_[o];
-    auto join = [&](const std::string& part) { return path.empty() ? part : path + "." + part; };
+    auto join = [&](std::string_view part) {
+      path_bytes_ += path.size() + 1 + part.size();
+      if (path_bytes_ > kMaxPathBytes)
+        Fail(fmt::format("the tensor paths (dotted keys) total more than {} MiB", kMaxPathBytes >> 20));
+      return path.empty() ? std::string(part) : path + "." + std::string(part);
+    };
+    // Only containers and tensors can lead to a tensor: no path is built for anything else.
+    auto leads = [&](std::uint32_t child) {
+      const K c = objs_[child].k;
+      return c == K::kDict || c == K::kList || c == K::kTuple || c == K::kTensor;
+    };
     switch (x.k) {
       case K::kTensor: {
         PickledTensor t = tensors_[static_cast<std::size_t>(x.i)];
@@ -446,6 +477,7 @@ class Unpickler {
       case K::kDict:
         for (std::size_t k = 0; k + 1 < x.items.size(); k += 2) {
           const Obj& key = objs_[x.items[k]];
+          if (!leads(x.items[k + 1])) continue;
           std::string part;
           if (key.k == K::kStr) part = key.s;
           else if (key.k == K::kInt) part = std::to_string(key.i);
@@ -455,7 +487,8 @@ class Unpickler {
         break;
       case K::kList:
       case K::kTuple:
-        for (std::size_t k = 0; k < x.items.size(); ++k) Walk(x.items[k], join(std::to_string(k)), depth + 1);
+        for (std::size_t k = 0; k < x.items.size(); ++k)
+          if (leads(x.items[k])) Walk(x.items[k], join(std::to_string(k)), depth + 1);
         break;
       default: break;
     }
@@ -464,13 +497,16 @@ class Unpickler {
   std::string_view b_;
   std::size_t p_ = 0;
   std::string what_;
-  std::vector<Obj> objs_;
+  std::deque<Obj> objs_;
+  std::set<std::string> globals_;  // interned "module.name" of allowed globals
   std::vector<std::uint32_t> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint64_t, std::uint32_t> memo_;
   std::vector<PickledTensor> tensors_;
   std::vector<PickledTensor> found_;
   std::size_t visits_ = 0;
+  std::size_t items_ = 0;       // container items added, all containers together
+  std::size_t path_bytes_ = 0;  // bytes of the paths Walk built
   std::vector<std::uint64_t> path_counts_;  // CountPaths' memo: 0 unknown, ~0 under way
 };
 

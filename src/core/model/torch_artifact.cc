@@ -11,8 +11,10 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/io/model_folder.h"
 #include "core/formats/torch_checkpoint.h"
 #include "core/model/artifact.h"
+#include "core/model/positional_by_value.h"
 #include "core/model/tensor_role.h"
 
 namespace pe {
@@ -23,9 +25,12 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
   a.kind = "torch";
   auto ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(path));
   std::size_t others = 0;
+  ValueScan by_value;
   for (std::size_t i = 0; i < ck->tensors.size(); ++i) {
     const TorchTensorEntry& e = ck->tensors[i];
-    const std::string role = RoleFromTensorName(e.tensor.path);
+    std::string role = RoleFromTensorName(e.tensor.path);
+    if (role.empty() && e.info)
+      role = by_value.Try(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); });
     if (role.empty()) {
       ++others;
       continue;
@@ -41,13 +46,14 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
     t.open = [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); };
     a.tensors.push_back(std::move(t));
   }
+  if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
   if (others > 0)
-    a.notes.push_back(fmt::format("{} other tensor{} (weights, by name not positional)", others, others == 1 ? "" : "s"));
-  const auto slash = path.rfind('/');
-  const std::string config = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "config.json";
-  struct stat st;
-  if (::stat(config.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-    a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan", config));
+    a.notes.push_back(fmt::format("{} other tensor{} (weights, positional neither by name nor by value)", others,
+                                  others == 1 ? "" : "s"));
+  const ModelFolder folder = ModelFolder::OfFile(path);
+  if (folder.Has("config.json"))
+    a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan",
+                                  folder.Shown("config.json")));
   else
     a.notes.push_back("a checkpoint states no positional-encoding plan (no config.json beside it)");
   return a;

@@ -253,7 +253,7 @@ ZipArchive::~ZipArchive() {
 }
 
 bool LooksLikeZip(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   unsigned char b[4] = {};
   const bool ok = ::pread(fd, b, 4, 0) == 4 && U32(b) == kLocalSig;
@@ -264,7 +264,7 @@ bool LooksLikeZip(const std::string& path) {
 std::shared_ptr<ZipArchive> ZipArchive::Open(const std::string& path, const std::string& what) {
   std::shared_ptr<ZipArchive> zip(new ZipArchive());
   zip->what_ = what;
-  zip->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  zip->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (zip->fd_ < 0) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   struct stat st;
   if (::fstat(zip->fd_, &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));

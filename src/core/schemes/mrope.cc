@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/format.h"
+#include "core/model/hf_config.h"
 #include "core/schemes/axis_rotary.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope.h"
@@ -49,21 +50,7 @@ std::string_view Trim(std::string_view s) {
 // rope_parameters; multimodal configs keep them in text_config).
 void ReadMropeConfig(const std::string& path, SchemeSpec* spec) {
   const std::string what = fmt::format("--hf-config '{}'", path);
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ThrowInput(what, "cannot read the file");
-  if (st.st_size > (1 << 26)) ThrowInput(what, "too large for a config file");
-  std::ifstream f(path);
-  nlohmann::json c;
-  try {
-    c = nlohmann::json::parse(f, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
-      return true;
-    });
-  } catch (const nlohmann::json::exception&) {
-    ThrowInput(what, "not valid JSON");
-  }
-  if (!c.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
-  if (c.contains("text_config") && c["text_config"].is_object()) c = c["text_config"];
+  const nlohmann::json c = ReadHfConfigJson(path, what, true);  // under the model-folder rule
   nlohmann::json rs;
   if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) rs = c["rope_scaling"];
   if (c.contains("rope_parameters") && c["rope_parameters"].is_object()) rs = c["rope_parameters"];

@@ -63,7 +63,8 @@ SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
   // plan every entry point computes; a single table is its full-attention
   // layers' group (or the only one).
   const std::string what = fmt::format("--hf-config '{}'", in.hf_config);
-  const PePlan plan = PlanFromConfigJson(ReadHfConfigJson(HfConfigFile(in.hf_config), what, true), in, what);
+  // A model folder or its config.json, opened under the model-folder rule.
+  const PePlan plan = PlanFromConfigJson(ReadHfConfigJson(in.hf_config, what, true), in, what);
   ReportPlanNotes(plan);
   SchemeSpec spec = FlatGroup(plan, what).spec;
   spec.scheme = in.scheme;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/io/bounded_json.h"
 #include "core/formats/text_numbers.h"
 
 namespace pe {
@@ -33,18 +34,10 @@ std::vector<double> ReadFactorList(const std::string& text, const char* flag, co
   std::vector<double> out;
   struct stat st;
   if (::stat(text.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    if (st.st_size > (1 << 26)) ThrowInput(fmt::format("{} '{}'", flag, text), "file too large for a factor list");
-    std::ifstream in(text);
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-        // No config nests 64 deep; a "depth bomb" of '[' would build a node per byte.
-        if (depth > 64) throw nlohmann::json::other_error::create(501, "nested too deep", nullptr);
-        return true;
-      });
-    } catch (const nlohmann::json::exception&) {
-      ThrowInput(fmt::format("{} '{}'", flag, text), "not valid JSON");
-    }
+    if (st.st_size > kMaxConfigBytes) ThrowInput(fmt::format("{} '{}'", flag, text), "file too large for a factor list");
+    std::ifstream in(text, std::ios::binary);
+    const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    nlohmann::json doc = ParseBoundedJson(body, fmt::format("{} '{}'", flag, text), kConfigBudget);
     if (doc.is_object() && doc.contains("text_config")) doc = doc["text_config"];
     if (doc.is_object() && doc.contains("rope_parameters")) doc = doc["rope_parameters"];
     else if (doc.is_object() && doc.contains("rope_scaling")) doc = doc["rope_scaling"];
