@@ -90,7 +90,11 @@ nlohmann::ordered_json GroupJson(const PePlan& plan, std::size_t g) {
   j["rope_theta"] = s.base;
   j["head_dim"] = s.d_model;
   j["rotary_dim"] = RotaryDim(s);
-  j["layout"] = s.layout.empty() ? "half" : s.layout;
+  // The attention's channel pairs; the rotary module's cos/sin columns
+  // where they differ (GLM: half columns, interleaved pairs; Llama 4: one
+  // column per frequency).
+  j["layout"] = !plan.groups[g].pairing.empty() ? plan.groups[g].pairing : s.layout.empty() ? "half" : s.layout;
+  j["cos_layout"] = s.layout.empty() ? "half" : s.layout;
   nlohmann::ordered_json sc;
   sc["type"] = s.rope_scaling;
   if (s.factor > 0) sc["factor"] = s.factor;
@@ -217,8 +221,10 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
       for (std::size_t i = 0; i < p.layers.size(); ++i)
         if (p.layers[i].group == static_cast<int>(g)) layers.push_back(i);
       PrintLine(fmt::format("  {}: layers {}", p.groups[g].name, Ranges(layers)));
-      PrintLine(fmt::format("    rope, theta {}, head_dim {}, rotary_dim {}, layout {}", s.base, s.d_model, RotaryDim(s),
-                            s.layout.empty() ? "half" : s.layout));
+      const std::string cols = s.layout.empty() ? "half" : s.layout;
+      const std::string pairs = p.groups[g].pairing.empty() ? cols : p.groups[g].pairing;
+      PrintLine(fmt::format("    rope, theta {}, head_dim {}, rotary_dim {}, layout {}{}", s.base, s.d_model, RotaryDim(s),
+                            pairs, pairs == cols ? "" : fmt::format(" (cos/sin columns: {})", cols)));
       PrintLine(fmt::format("    scaling {}", ScalingText(s)));
     }
     std::vector<std::size_t> nope;

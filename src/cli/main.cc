@@ -22,6 +22,7 @@
 #include "cli/help_format.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
+#include "core/model/model_rules.h"
 #include "core/output.h"
 #include "core/version.h"
 
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
       return pe::kExitError;
     }
     console.set_quiet(quiet);
+    pe::SetPlanNoteSink([&console](const std::string& note) { console.Warning(note); });
     console.set_color_mode(pe::cli::ParseColorMode(color));
     if (ran(generate_cmd))
       memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";

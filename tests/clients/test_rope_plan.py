@@ -22,7 +22,7 @@ and 5 shapes, Llama 4 Scout, Cohere2 command-r7b, SmolLM3-3B):
   modeling_llama4.py within 2 ulp.
 The files are read with independent readers (safetensors by its spec, h5py,
 numpy.load, json). Error cases: a layer_types list of the wrong length, an
-unknown layer type, a plan asked of a single-table format without --tensor.
+layer type that rope_parameters lacks, a plan asked of a single-table format without --tensor.
 
 Usage: test_rope_plan.py PE_BIN SCRATCH_DIR
 """
@@ -94,11 +94,11 @@ def cohere_tables(inv, positions, dt, af=1.0):
 def llama4_tables(inv, positions, dt, af=1.0):
     # Llama4TextRotaryEmbedding.forward: freqs_cis = torch.polar(torch.ones_like(freqs), freqs) * attention_scaling;
     # apply_rotary_emb multiplies view_as_complex(x.reshape(..., -1, 2)) (pairs (x[2k], x[2k+1])) by freqs_cis[k]:
-    # the interleaved layout, cos[:, 2k] = cos[:, 2k+1] = Re freqs_cis[:, k].
+    # interleaved pairs. The module's output is freqs_cis [L, dim/2]: its real and imaginary parts are
+    # the cos and sin tables (one column per frequency, pe's `cache` layout).
     f = angles(inv, positions, dt)
     cis = torch.polar(torch.ones_like(f), f) * af
-    c, s = cis.real, cis.imag
-    return torch.repeat_interleave(c, 2, dim=-1), torch.repeat_interleave(s, 2, dim=-1)
+    return cis.real, cis.imag
 
 
 # ---- the layer rules, from the configuration classes ----
@@ -172,7 +172,8 @@ def run_model(name, rule, tables, groups, L=48, start=0):
         c64, s64 = tables(inv64, pos, torch.float64, af)
         c32, s32 = tables(inv32, pos, torch.float32, af)
         theta = angles(inv64, pos, torch.float64).numpy()
-        th = np.repeat(theta, 2, axis=1) if tables is not half_tables else np.concatenate([theta, theta], axis=1)
+        th = (np.concatenate([theta, theta], axis=1) if tables is half_tables else
+              theta if tables is llama4_tables else np.repeat(theta, 2, axis=1))
         compare(name, g + "/cos", t64[f"{g}/cos"], t32[f"{g}/cos"], c64, c32, th, af)
         compare(name, g + "/sin", t64[f"{g}/sin"], t32[f"{g}/sin"], s64, s32, th, af)
     return t64, t32, meta
@@ -300,10 +301,11 @@ bad = text_config("gemma-3-4b-it.v5")
 bad["layer_types"] = bad["layer_types"][:-1]
 json.dump(bad, open(C.path("short.json"), "w"))
 err(base + ["--hf-config", C.path("short.json"), "-o", C.path("x.safetensors")], "layer_types lists 33 layers")
+# Any layer type name is read (transformers 5.17 has many); one that its per-type rope_parameters lacks is refused.
 bad = text_config("gemma-3-4b-it.v5")
 bad["layer_types"][3] = "windowed_attention"
 json.dump(bad, open(C.path("unknown.json"), "w"))
-err(base + ["--hf-config", C.path("unknown.json"), "-o", C.path("x.safetensors")], "unknown layer type 'windowed_attention'")
+err(base + ["--hf-config", C.path("unknown.json"), "-o", C.path("x.safetensors")], "rope_parameters has no entry for layer type 'windowed_attention'")
 bad = text_config("SmolLM3-3B")
 bad["no_rope_layers"] = bad["no_rope_layers"][:10]
 json.dump(bad, open(C.path("nr.json"), "w"))

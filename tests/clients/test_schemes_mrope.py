@@ -207,6 +207,17 @@ C.pe("generate", "--scheme", "mrope", "--head-dim", 128, "--base", 1000000, "--m
 tj, _, _ = read_safetensors(pj)
 t32, _, _ = read_safetensors(C.path("qwen2vl.safetensors"))
 C.check(np.array_equal(tj["cos"], t32["cos"]) and np.array_equal(tj["sin"], t32["sin"]), "JSON [3, L] positions differ from the layout table")
+# get_rope_index's ids as torch holds them: int64 position_ids [3, batch 1, L], and int32 [3, L]; each the
+# layout table's bits (that table is checked against the torch recipe above).
+for name, arr in (("int64_b1", pos3.astype(np.int64)[:, None, :]), ("int32", pos3.astype(np.int32))):
+    npi = C.path(f"qwen2vl_pos_{name}.npy")
+    np.save(npi, arr)
+    pi = C.path(f"qwen2vl_{name}.safetensors")
+    C.pe("generate", "--scheme", "mrope", "--head-dim", 128, "--base", 1000000, "--mrope-section", "16,24,24",
+         "--positions", npi, "-o", pi)
+    ti, mi, _ = read_safetensors(pi)
+    C.check(np.array_equal(ti["cos"], t32["cos"]) and np.array_equal(ti["sin"], t32["sin"]) and
+            mi["positions_source"] == "file:" + npi, f"{name} NPY positions differ from the layout table")
 # --max-len: text only, identical to the 1-D rope table (HF: position_ids expanded to 3 rows)
 pm, pr = C.path("seq_mrope.safetensors"), C.path("seq_rope.safetensors")
 C.pe("generate", "--scheme", "mrope", "--head-dim", 64, "--mrope-section", "8,12,12", "--mrope-interleaved", "--max-len", 500, "--start", 40, "-o", pm)
@@ -277,6 +288,12 @@ bad6 = C.path("bad6.npy")
 np.save(bad6, np.zeros((3, 2, 2)))
 err(base + ["--mrope-section", "16,24,24", "--positions", bad6], "--positions", "shape")
 err(base + ["--mrope-section", "16,24,24", "--positions", C.path("missing.npy")], "--positions")
+bad7 = C.path("bad7.npy")
+np.save(bad7, np.array([0, 1, 2 ** 41], dtype=np.int64))
+err(base + ["--mrope-section", "16,24,24", "--positions", bad7], "--positions", "2^40")
+bad8 = C.path("bad8.npy")
+np.save(bad8, np.arange(6, dtype=">i8"))
+err(base + ["--mrope-section", "16,24,24", "--positions", bad8], "--positions", "little-endian")
 err(base + ["--mrope-section", "16,24,24", "--positions", bad2, "--mrope-layout", "text:3"], "either")
 err(base + ["--mrope-section", "16,24,24", "--mrope-layout", "text:3,picture:2x2"], "--mrope-layout", "picture")
 err(base + ["--mrope-section", "16,24,24", "--mrope-layout", "image:1x0x4"], "--mrope-layout")

@@ -274,14 +274,16 @@ def write_config(name, cfg):
 
 glm = write_config("glm", {"model_type": "glm", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128,
                            "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 131072})
-m = run_case("glm", ["--hf-config", glm], lambda dt: (default_inv(1e4, 64, dt), 1.0), layout="interleaved")
-# transformers models/glm: cos = cat(f, f)[..., :half].repeat_interleave(2): pe's interleaved table.
+m = run_case("glm", ["--hf-config", glm], lambda dt: (default_inv(1e4, 64, dt), 1.0), layout="half")
+# transformers models/glm: GlmRotaryEmbedding returns cos = cat(f, f) (the module's table: half columns);
+# apply_rotary_pos_emb takes cos[..., :half].repeat_interleave(2) (interleaved pairs).
 g = read_safetensors(C.path("glm_float64.safetensors"))[0]
 freqs = torch.arange(256).to(torch.float64)[:, None] * default_inv(1e4, 64, torch.float64)[None, :]
 emb = torch.cat((freqs, freqs), dim=-1)
-glm_cos = emb.cos()[..., : emb.shape[-1] // 2].repeat_interleave(2, dim=-1).numpy()
-C.check(m["layout"] == "interleaved" and np.max(np.abs(g["cos"] - glm_cos)) <= 1e-12,
-        "glm: pe's table is GLM's applied (repeat_interleave) cos")
+glm_applied = emb.cos()[..., : emb.shape[-1] // 2].repeat_interleave(2, dim=-1).numpy()
+C.check(m["layout"] == "half" and np.max(np.abs(g["cos"] - emb.cos().numpy())) <= 1e-12 and
+        np.max(np.abs(g["cos"][:, :32].repeat(2, axis=1) - glm_applied)) <= 1e-12,
+        "glm: pe's table is GlmRotaryEmbedding's cos; its first half, repeated, is the applied cos")
 chatglm = write_config("chatglm", {"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32,
                                    "kv_channels": 128, "rope_ratio": 500, "seq_length": 131072})
 m = run_case("chatglm", ["--hf-config", chatglm], lambda dt: (default_inv(1e4 * 500, 64, dt), 1.0), layout="interleaved")
@@ -301,7 +303,9 @@ hy = write_config("hunyuan", {"model_type": "hunyuan_v1_dense", "hidden_size": 4
                                                "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}})
 m = run_case("hunyuan", ["--hf-config", hy], lambda dt: alpha_ntk({"base": 1e4, "alpha": 1000.0}, 128, dt))
 C.check(m["alpha"] == "1000", f"hunyuan alpha recorded: {m.get('alpha')}")
-g4 = write_config("gemma4", {"text_config": {"model_type": "gemma4_text", "head_dim": 256, "hidden_size": 2560,
+# global_head_dim: the full-attention layers' head (Gemma4TextConfig default 512).
+g4 = write_config("gemma4", {"text_config": {"model_type": "gemma4_text", "head_dim": 256, "global_head_dim": 256,
+                                             "hidden_size": 2560,
                                              "num_attention_heads": 8, "max_position_embeddings": 131072,
                                              "rope_parameters": {"rope_type": "proportional", "rope_theta": 1000000.0,
                                                                  "partial_rotary_factor": 0.25}}})
@@ -310,7 +314,11 @@ per = write_config("perlayer", {"head_dim": 64, "rope_parameters": {
     "full_attention": {"rope_type": "proportional", "rope_theta": 1e6},
     "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})
 r = C.pe("generate", "--scheme", "rope", "--hf-config", per, "--max-len", 4, "-o", C.path("per.safetensors"), ok=False)
-C.check(r.returncode == 2 and "per layer type" in r.stderr, f"per-layer rope_parameters refused: {r.stderr}")
+# The flat reader takes the full-attention layers' block; a config without model_type gets the generic
+# rule and a warning that names it.
+pm = read_safetensors(C.path("per.safetensors"))[1] if r.returncode == 0 else {}
+C.check(r.returncode == 0 and "no row in pe's family table" in r.stderr and pm.get("rope_scaling") == "proportional"
+        and pm.get("base") == "1000000", f"per-layer rope_parameters: the full-attention block: {r.stderr} {pm}")
 
 # ---- error cases: one line, exit 2, naming the flag ----
 base_args = ["generate", "--scheme", "rope", "--head-dim", 64, "--max-len", 4]

@@ -444,12 +444,17 @@ std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b) 
             return std::string("interleaved");
           return layout.empty() ? std::string("half") : layout;
         };
-        const std::string la = expect(a, sa.layout, b), lb = expect(b, sb.layout, a);
+        // The rotation pairs (a group's pairing where its cos/sin columns
+        // differ from them: GLM, Llama 4, DeepSeek-V3).
+        const auto pairs = [](const PlanGroup& g) {
+          return !g.pairing.empty() ? g.pairing : g.spec.layout.empty() ? std::string("half") : g.spec.layout;
+        };
+        const std::string pa_l = pairs(ga), pb_l = pairs(gb);
+        const std::string la = expect(a, pa_l, b), lb = expect(b, pb_l, a);
         Check c = Make(pre + "layout", la == lb, la == lb ? 0 : 1, 0,
-                       fmt::format("{}layout: {} = {}, {} = {}", pre, src(a, "layout", gn), sa.layout.empty() ? "half" : sa.layout,
-                                   src(b, "layout", gbn), sb.layout.empty() ? "half" : sb.layout),
+                       fmt::format("{}layout: {} = {}, {} = {}", pre, src(a, "layout", gn), pa_l, src(b, "layout", gbn), pb_l),
                        "the same rotation pairs (a llama-family GGUF: NORM, as convert_hf_to_gguf.py permutes q/k)");
-        if (la != (sa.layout.empty() ? "half" : sa.layout)) c.summary += " (HF rotate_half = GGUF NORM after the converter's q/k permutation)";
+        if (la != pa_l) c.summary += " (HF rotate_half = GGUF NORM after the converter's q/k permutation)";
         if (la != lb) c.summary += fmt::format("; a model of architecture {} needs {} rotation in {}", a.architecture, la, Base(b.path));
         out.push_back(std::move(c));
       }

@@ -2,9 +2,9 @@
 // model.safetensors or the shards model.safetensors.index.json lists) read
 // for its positional encoding (contract in artifact.h; docs/models.md).
 //
-//   plan       PlanFromHfConfig (core/model/hf_config.h) on config.json: the
-//              rope / rope-plan families, transformers 4.x rope_scaling and
-//              5.x rope_parameters, nested text_config of multimodal configs
+//   plan       PlanFromHfConfig on config.json: pe's one config reader with
+//              the family table (core/model/model_rules.h), transformers 4.x
+//              rope_scaling and 5.x rope_parameters, nested text configs
 //   absolute   encoder-decoder and GPT-2/BERT-style models: BART/mBART/OPT/
 //              RoBERTa learned with offset 2 (BartLearnedPositionalEmbedding:
 //              position p reads row p + 2), GPT-2/BERT learned (offset 0),
@@ -39,6 +39,7 @@
 #include "core/formats/safetensors.h"
 #include "core/model/artifact.h"
 #include "core/model/hf_config.h"
+#include "core/model/model_rules.h"
 #include "core/model/positional_by_value.h"
 
 namespace pe {
@@ -185,7 +186,7 @@ bool HasRope(const json& c, const std::string& type) {
       "gemma2", "gemma3", "gemma3_text", "phi3", "phi", "llama4", "llama4_text", "cohere", "cohere2", "smollm3",
       "deepseek_v2", "deepseek_v3", "gpt_oss", "gptj", "gpt_neox", "granite", "granitemoe", "olmo", "olmo2",
       "starcoder2", "stablelm", "internlm2", "minicpm", "baichuan", "exaone", "glm", "chatglm"};
-  return kRope.count(type) > 0;
+  return kRope.count(type) > 0 || FindFamilyRule(type) != nullptr;
 }
 
 // The settings of each plan group, with the config key each came from.
@@ -209,14 +210,20 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     if (v5 && c["rope_parameters"].is_object()) {
       const json& b = keyed ? c["rope_parameters"].value(g.name, json::object()) : c["rope_parameters"];
       if (b.is_object() && b.contains("rope_theta")) theta_key = block + "rope_theta";
+      else if (!c.contains("rope_theta")) theta_key = "";
     } else if (family.rfind("gemma3", 0) == 0 && g.name == "sliding_attention") {
       theta_key = "rope_local_base_freq";
     } else if (!c.contains("rope_theta") && c.contains("rotary_emb_base")) {
       theta_key = "rotary_emb_base";  // GPT-NeoX
     } else if (!c.contains("rope_theta")) {
-      theta_key = "rope_theta (absent: the class default)";
+      theta_key = "";
     }
-    a->settings.push_back({gp + "rope_theta", Num(s.base), pre + theta_key});
+    // A theta the config does not hold: the plan's default and its class.
+    std::string theta_src = pre + theta_key;
+    if (theta_key.empty())
+      for (const PlanSetting& ps : plan.settings)
+        if (ps.key == "rope_theta" || ps.key == g.name + ".rope_theta") theta_src = ps.source;
+    a->settings.push_back({gp + "rope_theta", Num(s.base), theta_src});
     const std::int64_t rdim = s.rotary_dim > 0 ? s.rotary_dim
                                                : static_cast<std::int64_t>(std::floor(s.d_model * s.partial_rotary_factor));
     std::string dim_src = c.contains("qk_rope_head_dim") ? "qk_rope_head_dim"
@@ -225,8 +232,14 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
                           : family.rfind("llama4", 0) == 0 ? "head_dim (absent: Llama4TextConfig default 128)"
                                                            : "hidden_size / num_attention_heads";
     if (s.rotary_dim > 0) dim_src = "rotary_dim";
-    else if (s.partial_rotary_factor != 1)
-      dim_src += c.contains("rotary_pct") ? " x rotary_pct" : " x partial_rotary_factor";
+    else if (s.partial_rotary_factor != 1) {
+      std::string partial_src = c.contains("rotary_pct") ? " x rotary_pct" : " x partial_rotary_factor";
+      for (const PlanSetting& ps : plan.settings)  // a class default the config does not hold
+        if (ps.key == "partial_rotary_factor" && ps.source.find("absent") != std::string::npos &&
+            !c.contains("partial_rotary_factor") && !(v5 && !keyed && c["rope_parameters"].contains("partial_rotary_factor")))
+          partial_src = fmt::format(" x {} ({})", ps.value, ps.source);
+      dim_src += partial_src;
+    }
     std::string head_src = c.contains("qk_rope_head_dim") ? "qk_rope_head_dim"
                            : c.contains("head_dim")       ? "head_dim"
                            : c.contains("n_embd")         ? "n_embd / n_head"
@@ -234,10 +247,13 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), pre + dim_src});
     a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model),
                            pre + (family.rfind("gemma3", 0) == 0 || family.rfind("llama4", 0) == 0 ? dim_src : head_src)});
-    a->settings.push_back({gp + "layout", s.layout,
+    const std::string pairs = g.pairing.empty() ? s.layout : g.pairing;
+    a->settings.push_back({gp + "layout", pairs,
                            fmt::format("model_type {} ({})", family,
-                                       s.layout == "interleaved" ? "rotate_every_two / interleaved pairs"
-                                                                 : "rotate_half")});
+                                       pairs == "interleaved" ? "rotate_every_two / interleaved pairs" : "rotate_half")});
+    if (pairs != s.layout)
+      a->settings.push_back({gp + "cos_layout", s.layout,
+                             fmt::format("model_type {} (the rotary module's cos/sin columns)", family)});
     const std::string type_key = block + (c.contains("rope_scaling") && c["rope_scaling"].is_object() &&
                                                   c["rope_scaling"].contains("type") && !c["rope_scaling"].contains("rope_type")
                                               ? "type"
@@ -340,6 +356,9 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       throw Error(e.kind(), m);
     }
     a.plan->source = type.empty() ? "config.json" : type;
+    for (const std::string& n : a.plan->notes) a.notes.push_back(n);
+    for (const PlanSetting& ps : a.plan->settings)
+      if (ps.key == "family_rule") a.settings.push_back({"family_rule", ps.value, ps.source});
     RecordPlanSettings(top, c, nested, &a);
     a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
                           std::string(nested ? "config.json text_config." : "config.json ") +

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/model/gguf_plan.h"
 #include "core/model/hf_config.h"
+#include "core/model/model_rules.h"
 #include "core/schemes/quad_source.h"
 #include "core/version.h"
 
@@ -75,15 +76,20 @@ std::string JsonList(const std::vector<std::string>& v) { return nlohmann::json(
 
 int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& spec) {
   const std::string key = SpecKey(spec);
-  for (std::size_t g = 0; g < plan->groups.size(); ++g)
-    if (SpecKey(plan->groups[g].spec) == key) return static_cast<int>(g);
+  for (std::size_t g = 0; g < plan->groups.size(); ++g) {
+    PlanGroup& group = plan->groups[g];
+    if (SpecKey(group.spec) != key) continue;
+    if (std::find(group.layer_types.begin(), group.layer_types.end(), layer_type) == group.layer_types.end())
+      group.layer_types.push_back(layer_type);
+    return static_cast<int>(g);
+  }
   // Two distinct specs for one layer type (SmolLM3-like plans never do
   // this; flags could): the second gets a numbered name.
   std::string name = layer_type;
   for (int k = 2; std::any_of(plan->groups.begin(), plan->groups.end(), [&](const PlanGroup& g) { return g.name == name; });
        ++k)
     name = fmt::format("{}_{}", layer_type, k);
-  plan->groups.push_back({name, spec});
+  plan->groups.push_back({name, spec, "", {layer_type}});
   return static_cast<int>(plan->groups.size() - 1);
 }
 
@@ -180,6 +186,20 @@ PePlan BuildPlan(const SchemeSpec& spec) {
   if (!spec.gguf.empty() && !spec.hf_config.empty())
     ThrowUsage("--gguf", "give --gguf or --hf-config, not both (compare them with pe verify --model)");
   PePlan plan = !spec.gguf.empty() ? PlanFromGguf(spec) : spec.hf_config.empty() ? PlanFromFlags(spec) : PlanFromHfConfig(spec);
+  ReportPlanNotes(plan);
+  // --tensor <layer_type>/cos names a layer type whose layers share another
+  // type's group (Olmo 3: sliding and full layers with one spec): that
+  // group answers under the name asked for.
+  if (const auto slash = spec.tensor.find('/'); slash != std::string::npos) {
+    const std::string type = spec.tensor.substr(0, slash);
+    const bool named = std::any_of(plan.groups.begin(), plan.groups.end(), [&](const PlanGroup& g) { return g.name == type; });
+    if (!named)
+      for (PlanGroup& g : plan.groups)
+        if (std::find(g.layer_types.begin(), g.layer_types.end(), type) != g.layer_types.end()) {
+          g.name = type;
+          break;
+        }
+  }
   const bool any_temperature = std::any_of(plan.layers.begin(), plan.layers.end(),
                                            [](const PlanLayer& l) { return l.temperature; });
   if (any_temperature) {
@@ -410,8 +430,8 @@ SchemeInfo RopePlanSchemeInfo() {
                  "distinct spec, nope/attn_scale [L]";
   info.source = "huggingface/transformers models/{gemma3,llama4,cohere2,smollm3} configuration_*.py + modeling_*.py";
   info.params = {
-      {"--hf-config", "a model's config.json: the plan by the model's own rule (gemma3, llama4, cohere2, smollm3, "
-                      "or layer_types + rope_parameters)", "-"},
+      {"--hf-config", "a model's config.json: the plan by its family's rule (docs/models.md, \"Model families\"; "
+                      "layer_types + rope_parameters)", "-"},
       {"--gguf", "a GGUF model: the plan from its metadata as llama.cpp reads it (rope type by architecture, "
                  "sliding-window layers, rope_freqs)", "-"},
       {"--head-dim", "head dimension (without --hf-config)", "required"},

@@ -11,8 +11,8 @@
 //   groups[g]  -> {name, a validated `rope` SchemeSpec}   (one per distinct spec)
 //   temperature -> Llama 4's rule, when any NoPE layer uses it
 //
-// Builders: PlanFromFlags (this file) and PlanFromHfConfig
-// (core/model/hf_config.h); readers of other model artifacts (GGUF, ONNX)
+// Builders: PlanFromFlags (this file) and PlanFromConfigJson
+// (core/model/model_rules.h, the one reader of a model's config); readers of other model artifacts (GGUF, ONNX)
 // produce the same type. PlanTableSet turns a plan into tensors: for each
 // group "<name>/cos", "<name>/sin", "<name>/inv_freq" (the `rope` scheme's
 // tables, core/schemes/rope.h, so every value is exact), and
@@ -41,6 +41,22 @@ const std::vector<std::string>& KnownLayerTypes();
 struct PlanGroup {
   std::string name;  ///< tensor group: the first layer type using it ("sliding_attention")
   SchemeSpec spec;   ///< scheme "rope": head_dim, base, scaling, layout (d_model = head_dim)
+  /// The channel pairs the model's attention rotates ("half" = rotate_half,
+  /// "interleaved"), where they differ from spec.layout, the column order of
+  /// its rotary module's cos/sin (GLM: the module returns cat(f, f), its
+  /// apply_rotary_pos_emb repeats each half-column into interleaved pairs).
+  /// Empty: spec.layout.
+  std::string pairing;
+  /// The layer types whose layers use this group.
+  std::vector<std::string> layer_types;
+};
+
+/// A value of the plan with where it came from ("config.json
+/// rope_parameters.rope_theta", or "default of Gemma3TextConfig").
+struct PlanSetting {
+  std::string key;
+  std::string value;
+  std::string source;
 };
 
 /// One layer of a model.
@@ -64,6 +80,8 @@ struct PePlan {
   std::vector<PlanLayer> layers;
   std::vector<PlanGroup> groups;
   AttnTemperature temperature;  ///< used by layers with temperature = true
+  std::vector<PlanSetting> settings;  ///< config readers: each value and its source
+  std::vector<std::string> notes;     ///< assumptions the reader made (a model_type without a family rule)
 
   /// "nope" or the group name, per layer.
   std::vector<std::string> LayerPlanNames() const;

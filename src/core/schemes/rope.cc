@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 #include <quadmath.h>
-#include <sys/stat.h>
 
 #include <cmath>
-#include <fstream>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +11,7 @@
 #include "core/exact_sincos.h"
 #include "core/formats/text_numbers.h"
 #include "core/model/hf_config.h"
+#include "core/model/model_rules.h"
 #include "core/model/gguf_plan.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope_scaling.h"
@@ -58,79 +57,17 @@ std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow
 SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
   const SchemeSpec in = WithGguf(in_flags);  // --gguf (core/model/gguf_plan.h); no-op without it
   if (in.hf_config.empty()) return in;
-  SchemeSpec spec = in;
+  // The one reader of a model's config (core/model/model_rules.h): the
+  // plan every entry point computes; a single table is its full-attention
+  // layers' group (or the only one).
   const std::string what = fmt::format("--hf-config '{}'", in.hf_config);
-  // A model folder or its config.json, opened under the model-folder rule;
-  // multimodal configs: the text_config.
-  const nlohmann::json c = ReadHfConfigJson(in.hf_config, what, true);
-  auto num = [&](const nlohmann::json& o, const char* key) -> std::optional<double> {
-    if (o.is_object() && o.contains(key) && o[key].is_number()) return o[key].get<double>();
-    return std::nullopt;
-  };
-  auto integer = [&](const nlohmann::json& o, const char* key) -> std::optional<std::int64_t> {
-    if (o.is_object() && o.contains(key) && o[key].is_number_integer()) return o[key].get<std::int64_t>();
-    return std::nullopt;
-  };
-  // The scaling block: v4 "rope_scaling", v5 "rope_parameters".
-  nlohmann::json rs = nlohmann::json::object();
-  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) rs = c["rope_scaling"];
-  if (c.contains("rope_parameters") && c["rope_parameters"].is_object()) rs = c["rope_parameters"];
-  if (auto v0 = integer(c, "qk_rope_head_dim")) spec.d_model = *v0;  // DeepSeek-V2/V3: the rotary part
-  else if (auto v = integer(c, "head_dim")) spec.d_model = *v;
-  else if (auto h = integer(c, "hidden_size"), n = integer(c, "num_attention_heads"); h && n && *n > 0) spec.d_model = *h / *n;
-  else if (auto h2 = integer(c, "n_embd"), n2 = integer(c, "n_head"); h2 && n2 && *n2 > 0) spec.d_model = *h2 / *n2;
-  if (auto v = num(rs, "rope_theta")) spec.base = *v;
-  else if (auto v2 = num(c, "rope_theta")) spec.base = *v2;
-  else if (auto v3 = num(c, "rotary_emb_base")) spec.base = *v3;  // GPT-NeoX
-  if (auto v = num(c, "partial_rotary_factor")) spec.partial_rotary_factor = *v;
-  else if (auto v2 = num(c, "rotary_pct")) spec.partial_rotary_factor = *v2;  // GPT-NeoX
-  if (auto v = integer(c, "rotary_dim")) spec.rotary_dim = *v;                  // GPT-J
-  if (auto v = integer(c, "max_position_embeddings")) spec.max_position_embeddings = *v;
-  if (spec.layout.empty() && c.contains("model_type") && c["model_type"] == "gptj") spec.layout = "interleaved";
-  std::string type = "none";
-  if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"].get<std::string>();
-  else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"].get<std::string>();
-  if (type == "default") type = "none";
-  if (type == "su") type = "longrope";  // HF's legacy name
-  spec.rope_scaling = type;
-  if (auto v = num(rs, "factor")) spec.factor = *v;
-  if (auto v = integer(rs, "original_max_position_embeddings")) spec.original_max_position_embeddings = *v;
-  else if (auto v2 = integer(c, "original_max_position_embeddings"); v2 && type == "longrope")
-    spec.original_max_position_embeddings = *v2;  // Phi-3 keeps it at the top level
-  if (auto v = num(rs, "beta_fast")) spec.beta_fast = *v;
-  if (auto v = num(rs, "beta_slow")) spec.beta_slow = *v;
-  if (auto v = num(rs, "mscale")) spec.mscale = *v;
-  if (auto v = num(rs, "mscale_all_dim")) spec.mscale_all_dim = *v;
-  if (auto v = num(rs, "attention_factor")) spec.attention_factor = *v;
-  if (auto v = num(rs, "low_freq_factor")) spec.low_freq_factor = *v;
-  if (auto v = num(rs, "high_freq_factor")) spec.high_freq_factor = *v;
-  if (rs.contains("truncate") && rs["truncate"].is_boolean()) spec.truncate = rs["truncate"].get<bool>();
-  if (rs.contains("short_factor")) spec.short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
-  if (rs.contains("long_factor")) spec.long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
-  // Scaling rules (docs/schemes.md, "Scaling rules and --semantics").
-  // Hook for per-layer-type rope_parameters ({"full_attention": {...},
-  // "sliding_attention": {...}}, transformers v5): a per-layer plan reads
-  // them, this flat reader does not; refuse rather than fall back to none.
-  if (c.contains("rope_parameters") && c["rope_parameters"].is_object() && !rs.contains("rope_type") &&
-      !rs.contains("type") && !rs.empty() && rs.begin().value().is_object())
-    ThrowInput(what, fmt::format("rope_parameters is per layer type (\"{}\", ...): not read by the flat --hf-config "
-                                 "reader (give one layer type's values as flags)",
-                                 rs.begin().key()));
-  if (auto v = num(rs, "partial_rotary_factor")) spec.partial_rotary_factor = *v;  // v5 keeps it in rope_parameters
-  if (auto v = num(rs, "alpha")) spec.alpha = *v;                // dynamic NTK-alpha (Hunyuan)
-  if (auto v = num(rs, "mixed_b")) spec.mixed_b = *v;            // vLLM ntk
-  if (auto v = num(rs, "short_mscale")) spec.short_mscale = *v;  // vLLM longrope
-  if (auto v = num(rs, "long_mscale")) spec.long_mscale = *v;
-  const std::string model_type = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
-  if (spec.layout.empty() && (model_type == "glm" || model_type == "glm4"))
-    spec.layout = "interleaved";  // transformers models/glm: cat(f, f) applied as repeat_interleave pairs
-  if (model_type == "chatglm") {  // THUDM modeling_chatglm.py: rotary on half the head, interleaved pairs
-    if (auto v = integer(c, "kv_channels")) spec.d_model = *v;
-    if (spec.d_model > 0 && spec.rotary_dim <= 0) spec.rotary_dim = spec.d_model / 2;
-    if (spec.layout.empty()) spec.layout = "interleaved";
-  }
-  if (auto v = num(c, "rope_ratio")) spec.rope_ratio = *v;  // ChatGLM: base·rope_ratio
-  if (spec.d_model <= 0) ThrowInput(what, "no head_dim (nor hidden_size and num_attention_heads) in the config");
+  // A model folder or its config.json, opened under the model-folder rule.
+  const PePlan plan = PlanFromConfigJson(ReadHfConfigJson(in.hf_config, what, true), in, what);
+  ReportPlanNotes(plan);
+  SchemeSpec spec = FlatGroup(plan, what).spec;
+  spec.scheme = in.scheme;
+  spec.tensor = in.tensor;
+  spec.hf_config = in.hf_config;
   return spec;
 }
 
@@ -186,12 +123,17 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     return out;
   }
   const std::int64_t dim = RotaryDim(spec);
-  if (dim < 2 || dim % 2 != 0 || dim > spec.d_model)
+  // An odd dim comes only from a partial factor (int(head_dim * f), GLM-4.5
+  // 42 x 0.5 = 21): transformers takes arange(0, dim, 2) / dim, (dim + 1) / 2
+  // frequencies, so the tables are dim + 1 wide.
+  const bool odd_from_factor = dim % 2 != 0 && spec.rotary_dim <= 0 && (type == "none" || type == "default" ||
+                                                                         type == "linear");
+  if (dim < 2 || (dim % 2 != 0 && !odd_from_factor) || dim > spec.d_model)
     ThrowUsage("--rotary-dim", fmt::format("the rotary dimension must be even, at least 2 and at most --head-dim "
                                            "({}); got {}",
                                            spec.d_model, dim));
-  out.dim = dim;
-  const std::int64_t half = dim / 2;
+  out.dim = dim + (dim % 2);
+  const std::int64_t half = (dim + 1) / 2;
   auto defaults = [&](Q b) {
     out.inv_freq.resize(static_cast<std::size_t>(half));
     for (std::int64_t i = 0; i < half; ++i) out.inv_freq[i] = DefaultInvFreq(b, i, dim);
@@ -214,7 +156,9 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   } else if (type == "llama3") {
     const double factor = RopeRequireFactor(spec, 8.0);
     const double lf = spec.low_freq_factor, hf = spec.high_freq_factor;
-    if (!(lf > 0) || !(hf > lf)) ThrowUsage("--low-freq-factor/--high-freq-factor", "need 0 < low < high");
+    // low = high leaves no smoothed band (transformers only warns; Llama 4
+    // Scout's published block has 1 and 1).
+    if (!(lf > 0) || !(hf >= lf)) ThrowUsage("--low-freq-factor/--high-freq-factor", "need 0 < low <= high");
     const double l_orig =
         spec.original_max_position_embeddings > 0 ? static_cast<double>(spec.original_max_position_embeddings) : 8192;
     defaults(base);
@@ -228,6 +172,8 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
       } else if (wl > low_wl) {
         f /= static_cast<Q>(factor);
         ++divided;
+      } else if (lf == hf) {
+        ++kept;  // wl = the one threshold exactly: transformers' 0/0 there; no band to smooth
       } else {
         const Q s = (static_cast<Q>(l_orig) / wl - static_cast<Q>(lf)) / (static_cast<Q>(hf) - static_cast<Q>(lf));
         f = (1 - s) * f / static_cast<Q>(factor) + s * f;
@@ -432,7 +378,8 @@ SchemeInfo RopeSchemeInfo() {
       {"--max-model-len", "longrope, vllm: served length choosing the long factors", "max-position-embeddings"},
       {"--rope-ratio", "ChatGLM: base*rope_ratio", "-"},
       {"--attn-factor", "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"},
-      {"--hf-config", "a Hugging Face config.json: head_dim, rope_theta, partial rotary, rope_scaling (overrides those flags)", "-"},
+      {"--hf-config", "a Hugging Face config.json, read by its family's rule: head_dim, rope_theta, partial rotary, "
+                      "rope_scaling, layout (overrides those flags; the full-attention layers' group)", "-"},
       {"--gguf", "a GGUF model: head dim, freq_base, rotary dim, scaling, rope_freqs, layout by architecture (overrides those flags; the full-attention layers' RoPE)", "-"},
       {"--freq-factors", "divide inv_freq[i] by f[i] (llama.cpp rope_freqs; JSON file or comma list)", "-"},
       {"--tensor", "cos | sin | inv_freq", "all"},
