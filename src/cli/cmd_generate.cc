@@ -59,7 +59,7 @@ SchemeSpec ToSpec(const SpecFlags& f) {
     for (const CLI::Option* opt : f.cmd->get_options()) {
       if (opt->count() == 0 || opt->get_lnames().empty()) continue;
       const std::string key = CanonicalSpecKey(opt->get_lnames()[0]);
-      if (!key.empty()) spec.given.insert(key == "rope_theta" ? "base" : key);
+      if (!key.empty()) MarkSpecParamGiven(spec, key);
     }
   return spec;
 }

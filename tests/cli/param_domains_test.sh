@@ -50,7 +50,7 @@ EOF
 expect_error "--hf-config factor -2" "^pe: error: --hf-config 'cfg.json' \(config value for --factor\): -2: must be a finite number above 0" -- \
   generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
 sed -i 's/"factor": -2/"factor": 4, "mscale": -1/' cfg.json
-expect_error "--hf-config mscale -1" "^pe: error: --hf-config 'cfg.json' \(config value for --mscale\): -1: must be a finite number >= 0" -- \
+expect_error "--hf-config mscale -1" "^pe: error: --hf-config 'cfg.json' \(config value for --mscale\): -1: must be a finite number, at least 0" -- \
   generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
 
 # --- a file's metadata outside the domain: named by the file in verify -------

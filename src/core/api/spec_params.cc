@@ -286,10 +286,17 @@ void SetSpecParam(SchemeSpec& spec, std::string_view key, std::string_view value
                near.empty() ? "unknown (see 'pe schemes' for every scheme's parameters)"
                             : fmt::format("unknown; did you mean '{}'?", near));
   }
-  // rope_theta is base by another name: base's domain judges it.
-  spec.given.insert(k == "rope_theta" ? "base" : k);
   for (const auto& p : Params())
-    if (p.key == k) return p.set(spec, k, value);
+    if (p.key == k) {
+      p.set(spec, k, value);
+      return MarkSpecParamGiven(spec, k);
+    }
+}
+
+void MarkSpecParamGiven(SchemeSpec& spec, std::string_view key_in) {
+  // rope_theta is base by another name: base's domain judges it.
+  const std::string key = key_in == "rope_theta" ? "base" : std::string(key_in);
+  spec.given.insert(key);
 }
 
 namespace {
@@ -310,7 +317,7 @@ std::string DescribeDomain(const Param& p) {
   const std::string kind = p.integer ? "an integer" : "a finite number";
   std::string out;
   if (d.hi == HUGE_VAL && d.lo == -HUGE_VAL) out = "must be " + kind;
-  else if (d.hi == HUGE_VAL) out = fmt::format("must be {} {} {}", kind, d.lo_open ? "above" : ">=", Bound(d.lo));
+  else if (d.hi == HUGE_VAL) out = fmt::format("must be {}{} {}", kind, d.lo_open ? " above" : ", at least", Bound(d.lo));
   else
     out = fmt::format("must be {} in {}{}, {}{}", kind, d.lo_open ? "(" : "[", Bound(d.lo), Bound(d.hi),
                       d.hi_open ? ")" : "]");

@@ -39,6 +39,11 @@ bool SpecParamIsSwitch(std::string_view key);
 /// spec.given; domains are checked later (CheckParamDomains), as for the CLI.
 void SetSpecParam(SchemeSpec& spec, std::string_view key, std::string_view value);
 
+/// Records canonical `key` in spec.given (the CLI's flags after parsing;
+/// SetSpecParam does it for keys). Code that resets a given field to its
+/// "not given" default (a rope-plan layer's scaling) erases its key.
+void MarkSpecParamGiven(SchemeSpec& spec, std::string_view key);
+
 /// The declared domain of a numeric parameter (the row of Params() in
 /// spec_params.cc that also parses it): finite, in [lo, hi] with open ends
 /// as marked, an integer when `integer`. `unset` (when has_unset) is the
