@@ -165,7 +165,6 @@ void ComputeNtkFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64
     return;
   }
   if (spec.mixed_b > 0) {
-    if (!std::isfinite(spec.mixed_b) || spec.mixed_b > 64) ThrowUsage("--mixed-b", "must be finite, in (0, 64]");
     // vLLM NTKScalingRotaryEmbedding (mixed): inv_i = base^(-2i/d) / exp(a·(i+1)^b),
     // a = ln(factor)/(d/2)^b, i.e. factor^(((i+1)/(d/2))^b).
     const Q b = spec.mixed_b;
@@ -194,8 +193,6 @@ void ComputeDynamicFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::i
     // Dynamic NTK-alpha (Hunyuan; vLLM DynamicNTKAlphaRotaryEmbedding): a fixed
     // base·alpha^(dim/(dim-2)). alpha wins over factor in both (Hunyuan's
     // configs carry "factor": 1.0 beside it); factor is recorded, not used.
-    if (!(spec.alpha >= 1) || !std::isfinite(spec.alpha) || spec.alpha > 1e12)
-      ThrowUsage("--alpha", fmt::format("must be finite, in [1, 1e12], got {}", spec.alpha));
     if (spec.seq_len > 0) NotRead("--seq-len", "dynamic NTK-alpha builds one fixed table: it does not read --seq-len");
     const Q b = base * powq(static_cast<Q>(spec.alpha), static_cast<Q>(dim) / static_cast<Q>(dim - 2));
     for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(b, i, dim);
@@ -278,8 +275,6 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
   SchemeSpec s2 = spec;
   s2.factor = factor;
   factor = RopeRequireFactor(s2, -1);
-  if (!(spec.beta_fast > 0) || !(spec.beta_slow > 0) || !std::isfinite(spec.beta_fast) || !std::isfinite(spec.beta_slow))
-    ThrowUsage("--beta-fast/--beta-slow", "must be finite and above 0");
   const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
   if (!hf_like) {
     const char* who = sem == RopeSemantics::kVllm ? "vLLM's YaRNScalingRotaryEmbedding (yarn_scaling_rope.py)"
@@ -392,8 +387,6 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
     if (spec.original_max_position_embeddings <= 0 || spec.max_position_embeddings <= 0)
       ThrowUsage("--original-max-position-embeddings",
                  "vLLM's longrope needs --original-max-position-embeddings and --max-position-embeddings");
-    for (const auto& [flag, v] : {std::pair{"--short-mscale", spec.short_mscale}, {"--long-mscale", spec.long_mscale}})
-      if (v != -1 && (!(v > 0) || !std::isfinite(v))) ThrowUsage(flag, "must be finite and above 0");
     l_orig = static_cast<double>(spec.original_max_position_embeddings);
     const double scale = static_cast<double>(spec.max_position_embeddings) / l_orig;
     const Q sf = scale <= 1 ? Q(1) : sqrtq(1 + logq(static_cast<Q>(spec.max_position_embeddings) / static_cast<Q>(l_orig)) /
