@@ -340,10 +340,9 @@ void CheckParamDomains(const SchemeSpec& spec, const SchemeSpec* before_files) {
     if (!p.numeric) continue;
     const double v = p.get(spec);
     if (InDomain(p.domain, v)) continue;
-    // Within a scheme (before_files set) the spec may be one the code built
-    // from the user's (a rope-plan layer resets its scaling): `given` speaks
-    // of the user's spec only.
-    const bool given = !before_files && spec.given.count(p.key) > 0;
+    // Code that resets a given field to its default erases its key (a
+    // rope-plan layer's scaling), so `given` holds for derived specs too.
+    const bool given = spec.given.count(p.key) > 0;
     const bool changed = before_files && !SameValue(p.get(*before_files), v);  // read from a file just now
     if (p.domain.has_unset && v == p.domain.unset && !given && !changed) continue;
     // A value outside the domain that nobody gave, with a config, is the config's.

@@ -72,8 +72,7 @@ std::string SpecParamFlag(const SchemeSpec& spec, std::string_view key);
 /// naming the file and key it came from (spec.origin, input). A value equal
 /// to the field's "not given" default is refused only when spec.given holds
 /// its key. `before_files`: the spec before --hf-config / --gguf were read;
-/// a value that differs from it is named as the file's (and spec.given is
-/// not consulted: the spec may be one the code derived from the user's).
+/// a value that differs from it is named as the file's.
 /// Called by ValidateSpec (every scheme, every way in) and by RoPE after it
 /// reads a model's config.
 void CheckParamDomains(const SchemeSpec& spec, const SchemeSpec* before_files = nullptr);
