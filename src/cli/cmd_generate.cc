@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "core/api/spec_params.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -51,6 +52,12 @@ SchemeSpec ToSpec(const SpecFlags& f) {
   auto dtype = DTypeFromName(f.dtype);
   if (!dtype) ThrowUsage(fmt::format("--dtype '{}'", f.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
   spec.dtype = *dtype;
+  if (f.cmd)  // the flags given, so that a value equal to a default is checked too (--factor -1)
+    for (const CLI::Option* opt : f.cmd->get_options()) {
+      if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+      const std::string key = CanonicalSpecKey(opt->get_lnames()[0]);
+      if (!key.empty()) MarkSpecParamGiven(spec, key);
+    }
   return spec;
 }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/api/spec_params.h"
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/model/pe_plan.h"
@@ -140,6 +141,7 @@ namespace {
 // The checks every scheme shares, then the scheme's own.
 const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   const SchemeInfo& info = FindScheme(spec.scheme);
+  CheckParamDomains(spec);  // every numeric parameter against its declared domain
   if (info.needs_d_model && spec.d_model <= 0)
     ThrowUsage("--d-model", fmt::format("must be at least 1, got {} (scheme '{}' needs the number of columns)",
                                         spec.d_model, spec.scheme));

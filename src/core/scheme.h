@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +18,9 @@
 
 namespace pe {
 
-/// Parameters of a generated table. Fields a scheme does not use are
-/// ignored by it; ValidateSpec() checks the ones it does.
+/// Parameters of a generated table. Each numeric field's domain is declared
+/// once, with its key, in core/api/spec_params.cc; fields a scheme does not
+/// use are ignored by it; ValidateSpec() checks the ones it does.
 struct SchemeSpec {
   std::string scheme = "sinusoidal";
   std::int64_t d_model = 0;   ///< columns (channels)
@@ -120,6 +122,13 @@ struct SchemeSpec {
   /// fills it for values taken from a file's metadata, so that an error
   /// does not call them flags.
   std::map<std::string, std::string> origin;
+
+  /// The parameters given explicitly, by canonical key ("factor", "seq_len"):
+  /// by a flag, an inline spec, an API key or a file's metadata. The domain
+  /// check (CheckParamDomains, core/api/spec_params.h) refuses a given value
+  /// even when it equals the field's "not given" default: --factor -1 is an
+  /// error, not the default.
+  std::set<std::string> given;
 };
 
 /// The widest table pe makes: 2^20 = 1,048,576 columns (d_model, head

@@ -66,7 +66,7 @@ PY
 [ "$rc" -eq 1 ] && grep -q "1 of 1700 entries over tolerance" v.txt && ok || bad "deberta microsoft as hf: exit $rc: $(cat v.txt)"
 
 # Errors: one line, exit 2, nothing left behind.
-expect_error "shaw k < 0" "--max-relative-position: must be at least 0" -- generate --scheme relative-index --max-len 4 --max-relative-position -3 -o x.npy
+expect_error "shaw k < 0" "--max-relative-position: -3: must be an integer, at least 0" -- generate --scheme relative-index --max-len 4 --max-relative-position -3 -o x.npy
 expect_error "shaw without k" "--max-relative-position" -- generate --scheme relative-index --max-len 4 -o x.npy
 expect_error "hf-bert beyond P" "max_position_embeddings" -- generate --scheme relative-index --convention hf-bert --max-len 600 -o x.npy
 expect_error "quadratic size" "exceed" -- generate --scheme relative-index --max-len 1073741824 --key-len 1048576 --max-relative-position 4 -o x.npy

@@ -82,7 +82,9 @@ def hf_inv_freq(kind, p, dim, dt, seq_len=None):
         L = p["original_max_position_embeddings"]
         factor = p["max_position_embeddings"] / L
         af = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(L))
-        ext = torch.tensor(p["long_factor"] if seq_len and seq_len > L else p["short_factor"], dtype=dt)
+        # transformers holds the lists in float32 (torch.tensor(..., dtype=torch.float32)); the
+        # float64 twin takes those float32 values exactly.
+        ext = torch.tensor(p["long_factor"] if seq_len and seq_len > L else p["short_factor"], dtype=torch.float32).to(dt)
         shape = torch.arange(0, dim, 2, dtype=torch.int64).to(dt) / dim
         return 1.0 / (ext * base ** shape), af
     if kind == "llama3":

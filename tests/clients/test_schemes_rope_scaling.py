@@ -128,8 +128,8 @@ def vllm_longrope(p, dim, dt):
     scale = mp / op
     sf = 1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(op))
     ms = (p.get("long_mscale") or sf) if use_long else (p.get("short_mscale") or sf)
-    # vLLM holds the factors in float32; the float64 twin takes them exact.
-    fac = torch.tensor(p["long_factor"] if use_long else p["short_factor"], dtype=dt)
+    # vLLM holds the factors in float32; the float64 twin takes those float32 values exactly.
+    fac = torch.tensor(p["long_factor"] if use_long else p["short_factor"], dtype=torch.float32).to(dt)
     inv = 1.0 / (fac * (p["base"] ** (torch.arange(0, dim, 2).to(dt) / dim)))
     return inv, ms, use_long
 

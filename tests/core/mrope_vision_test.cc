@@ -159,5 +159,73 @@ TEST(VisionRope, Dinov3EntriesAreCorrectlyRounded) {
   mpfr_clears(a, e, two_pi, (mpfr_ptr)nullptr);
 }
 
+// Angles that are whole quarter turns (M = 14: id = ±7 gives ±π, k = 0):
+// the exact cos/sin is 0 or ±1, and so is the entry, in every dtype. The
+// oracle is MPFR's cospi/sinpi of x = 2·id·ω/M (π's multiples exact), rounded
+// once to the dtype's precision; float64 within 1 ulp elsewhere.
+TEST(VisionRope, Dinov3QuarterTurnsAreExact) {
+  for (const DType dt : {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16}) {
+    SchemeSpec s;
+    s.scheme = "vision-rope";
+    s.variant = "dinov3";
+    s.d_model = 16;
+    s.grid_h = 14;
+    s.grid_w = 14;
+    s.dtype = dt;
+    TableSet set = MakeTableSet(s);
+    const int prec = dt == DType::kFloat32 ? 24 : dt == DType::kFloat64 ? 53 : dt == DType::kBFloat16 ? 8 : 11;
+    int exact_entries = 0;
+    for (const bool cosine : {true, false}) {
+      const std::vector<double> t = Read(*set.Find(cosine ? "cos" : "sin"));
+      mpfr_t x, w, v;
+      mpfr_inits2(256, x, w, v, (mpfr_ptr)nullptr);
+      for (std::int64_t r = 0; r < 196; ++r)
+        for (std::int64_t j = 0; j < 16; ++j) {
+          const std::int64_t k = j % 8;
+          const std::int64_t id = k < 4 ? 2 * (r / 14) + 1 - 14 : 2 * (r % 14) + 1 - 14;
+          mpfr_set_si(w, -4 * (k % 4), MPFR_RNDN);
+          mpfr_div_si(w, w, 16, MPFR_RNDN);
+          mpfr_ui_pow(w, 100, w, MPFR_RNDN);  // ω = 100^(-4k/D)
+          mpfr_mul_si(x, w, 2 * id, MPFR_RNDN);
+          mpfr_div_si(x, x, 14, MPFR_RNDN);
+          if (cosine) mpfr_cospi(v, x, MPFR_RNDN);
+          else mpfr_sinpi(v, x, MPFR_RNDN);
+          mpfr_prec_round(v, prec, MPFR_RNDN);
+          const double want = mpfr_get_d(v, MPFR_RNDN);
+          const double got = t[static_cast<std::size_t>(r * 16 + j)];
+          const bool quarter = k % 4 == 0 && (4 * id) % 14 == 0;
+          if (quarter) {
+            ASSERT_TRUE(want == 0 || want == 1 || want == -1) << want;
+            ++exact_entries;
+          }
+          if (dt == DType::kFloat64 && !quarter)
+            EXPECT_LE(std::fabs(got - want), std::ldexp(1.0, std::ilogb(want) - 52)) << r << "," << j;
+          else
+            EXPECT_EQ(got, want) << Traits(dt).name << (cosine ? " cos " : " sin ") << r << "," << j;
+        }
+      mpfr_clears(x, w, v, (mpfr_ptr)nullptr);
+    }
+    EXPECT_EQ(exact_entries, 2 * 2 * 2 * 14 * 2);  // both tables, both axes, 2 column copies, 14 rows per id, id = ±7
+  }
+}
+
+// An explicit --base is used, 10000 included; only an absent one is 100.
+TEST(VisionRope, Dinov3ExplicitBaseIsUsed) {
+  SchemeSpec s;
+  s.scheme = "vision-rope";
+  s.variant = "dinov3";
+  s.d_model = 8;
+  s.grid_h = 2;
+  s.grid_w = 2;
+  TableSet def = MakeTableSet(s);
+  EXPECT_EQ(MetaToString(*def.meta.Find("base")), "100");
+  s.given.insert("base");
+  TableSet given = MakeTableSet(s);
+  EXPECT_EQ(MetaToString(*given.meta.Find("base")), "10000");
+  // Column k = 1 of the width axis: 2π·id·base^(-1/2)/M, M = 2, id = 1.
+  const std::vector<double> c = Read(*given.Find("cos"));
+  EXPECT_EQ(static_cast<float>(c[3]), static_cast<float>(std::cos(2 * M_PI * 0.01 / 2)));
+}
+
 }  // namespace
 }  // namespace pe

@@ -359,3 +359,52 @@ def test_docstrings_and_keys():
         assert f.__doc__ and len(f.__doc__) > 40
     assert "rope_scaling" in pe.spec_keys()
     assert any(s["name"] == "rope" for s in pe.schemes())
+
+
+# Keyword arguments reach the one domain check: a value outside a parameter's
+# domain (docs/schemes.md, "Parameter domains") is pe.Error naming the flag,
+# never the default's table, for the values the CLI once dropped silently.
+@pytest.mark.parametrize("kwargs,flag", [
+    (dict(attention_factor=0.0), "--attention-factor"),
+    (dict(attention_factor=-1.0), "--attention-factor"),
+    (dict(attention_factor=float("nan")), "--attention-factor"),
+    (dict(rope_ratio=-1.0), "--rope-ratio"),
+    (dict(rotary_dim=0), "--rotary-dim"),
+    (dict(rope_scaling="llama3", factor=0.0), "--factor"),
+    (dict(rope_scaling="llama3", factor=float("inf")), "--factor"),
+    (dict(rope_scaling="dynamic", factor=2.0, max_position_embeddings=8, seq_len=-1), "--seq-len"),
+    (dict(rope_scaling="yarn", factor=4.0, max_position_embeddings=-5), "--max-position-embeddings"),
+])
+def test_kwargs_outside_domain_refused(kwargs, flag):
+    with pytest.raises(pe.Error, match=flag + ": "):
+        pe.generate("rope", head_dim=8, max_len=16, **kwargs)
+
+
+def test_longrope_factors_rounded_to_float32_as_transformers():
+    # transformers _compute_longrope_parameters: ext_factors = torch.tensor(long_factor,
+    # dtype=torch.float32); inv_freq = 1 / (ext_factors * base ** (arange(0, dim, 2) / dim)).
+    # The same in float64 after the float32 rounding of the list.
+    if torch is None:
+        pytest.skip("torch missing")
+    short, long = [1.0, 1.1, 1.3, 1.7], [1.05, 2.3, 7.7, 11.1]
+    got = pe.generate("rope", head_dim=8, max_len=64, tensor="inv_freq", dtype="float64",
+                      rope_scaling="longrope", short_factor=",".join(map(str, short)),
+                      long_factor=",".join(map(str, long)), original_max_position_embeddings=16, seq_len=64)
+    ext = torch.tensor(long, dtype=torch.float32).double()
+    want = 1.0 / (ext * 10000.0 ** (torch.arange(0, 8, 2, dtype=torch.float64) / 8))
+    np.testing.assert_allclose(got, want.numpy(), rtol=4e-16, atol=0)
+    unrounded = 1.0 / (torch.tensor(long, dtype=torch.float64) * 10000.0 ** (torch.arange(0, 8, 2, dtype=torch.float64) / 8))
+    assert np.abs(got - unrounded.numpy()).max() > 1e-9  # the float32 rounding is visible
+
+
+def test_rope_ratio_base_is_the_double_product():
+    # THUDM modeling_chatglm.py RotaryEmbedding.forward_impl: base = base * self.rope_ratio
+    # (Python floats), then theta = 1 / base ** (arange(0, n_elem, 2) / n_elem).
+    # pe's float64 inv_freq is the nearest double of (double product)^(-2i/dim), by mpmath.
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 200
+    for ratio in (1.7, 3.3, 50.0 / 3, 0.7071067811865476):
+        got = pe.generate("rope", head_dim=64, max_len=4, tensor="inv_freq", dtype="float64", rope_ratio=ratio)
+        b = mpmath.mpf(10000.0 * ratio)
+        want = [float(b ** (-mpmath.mpf(2 * i) / 64)) for i in range(32)]
+        assert list(got) == want, ratio

@@ -23,6 +23,7 @@ SchemeSpec Validated(const NamedSpec& in, bool both_directions) {
   if (s.max_len < 1) s.max_len = 1;
   if (both_directions) s.bidirectional = true;
   s.key_len = -1;
+  s.given.erase("key_len");  // reset to "not given"
   const SchemeInfo& info = FindScheme(s.scheme);
   try {
     if (info.validate) info.validate(s);

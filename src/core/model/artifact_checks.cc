@@ -152,6 +152,7 @@ std::optional<std::vector<double>> ExpectedFactors(const SchemeSpec& s, const st
     SchemeSpec plain = s;
     plain.rope_scaling = "none";
     plain.factor = -1;
+    plain.given.erase("factor");  // reset to "not given"
     const RopeFrequencies scaled = ComputeRopeFrequencies(s), base = ComputeRopeFrequencies(plain);
     std::vector<double> out;
     for (std::size_t i = 0; i < scaled.inv_freq.size(); ++i)

@@ -361,6 +361,7 @@ void FillPlan(Reader& r) {
     local.base = 10000;  // llama.cpp: rope_freq_base_train_swa = 10000, rope_freq_scale_train_swa = 1
     local.rope_scaling = "none";
     local.factor = -1;
+    local.given.erase("factor");  // reset to "not given", not the user's -1
     local.freq_factors.clear();
     local.semantics = "hf";
   }

@@ -167,6 +167,8 @@ PePlan PlanFromFlags(const SchemeSpec& spec) {
     local.rope_scaling = "none";
     local.factor = -1;
     local.attention_factor = -1;
+    local.given.erase("factor");  // reset to "not given", not the user's -1
+    local.given.erase("attention_factor");
   }
   for (std::int64_t i = 0; i < n; ++i) {
     PlanLayer layer;

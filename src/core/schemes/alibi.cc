@@ -56,6 +56,14 @@ SchemeInfo AlibiSchemeInfo() {
     } else {
       CheckedTableBytes(spec.heads, spec.max_len, spec.dtype);
     }
+    // The largest |bias| is the largest slope times the widest distance L-1.
+    __float128 top = 0;
+    for (__float128 s : AlibiSlopes(spec.heads, spec.max_bias)) top = s > top ? s : top;
+    top *= spec.max_len - 1;
+    if (!(top <= static_cast<__float128>(MaxFinite(spec.dtype))))
+      ThrowUsage(ParamName(spec, "--max-len"),
+                 fmt::format("{} positions make biases up to {:.4g}: beyond {}'s range (±{:.6g})", spec.max_len,
+                             static_cast<double>(top), Traits(spec.dtype).name, MaxFinite(spec.dtype)));
   };
   info.make_set = [](const SchemeSpec& spec) {
     const auto slopes = AlibiSlopes(spec.heads, spec.max_bias);

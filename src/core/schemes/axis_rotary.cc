@@ -23,7 +23,22 @@ void AxisRotarySource::ReadRows(std::int64_t first, std::int64_t count, std::byt
       const std::int64_t pos = ids[static_cast<std::size_t>(col.axis)];
       const Frequency& f = plan_.frequencies[static_cast<std::size_t>(col.freq)];
       const bool cosine = col.kind == SinusoidColumn::kCos;
-      if (scale_ == 1 && info_.dtype == DType::kFloat32) {
+      const std::int64_t turn = plan_.turn.empty() ? 0 : plan_.turn[static_cast<std::size_t>(col.freq)];
+      if (turn > 0 && (4 * pos) % turn == 0) {
+        // pos·2π/M = n·π/2: sin, cos in {0, ±1}, exact.
+        const std::int64_t n = (((4 * pos) / turn) % 4 + 4) % 4;
+        static constexpr int kSin[4] = {0, 1, 0, -1}, kCos[4] = {1, 0, -1, 0};
+        const int v = cosine ? kCos[n] : kSin[n];
+        if (scale_ == 1 && info_.dtype == DType::kFloat32) {
+          const float x = static_cast<float>(v);
+          std::memcpy(row + j * size, &x, size);
+        } else if (scale_ == 1 && info_.dtype == DType::kFloat64) {
+          const double x = v;
+          std::memcpy(row + j * size, &x, size);
+        } else {
+          StoreQuad(row, info_.dtype, j, scale_ * static_cast<__float128>(v));
+        }
+      } else if (scale_ == 1 && info_.dtype == DType::kFloat32) {
         float s, c;
         SinCosF32(pos, f, &s, &c);
         std::memcpy(row + j * size, cosine ? &c : &s, size);

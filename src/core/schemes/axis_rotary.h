@@ -38,6 +38,11 @@ struct AxisRotaryPlan {
   std::int32_t axes = 1;                ///< ids per row
   std::vector<Frequency> frequencies;
   std::vector<AxisColumn> columns;      ///< one per output column
+  /// Per frequency (or empty): M > 0 when ω_f is exactly 2π/M, so that an id
+  /// with 4·id a multiple of M is a whole number of quarter turns, whose sin
+  /// and cos are exactly 0 or ±1 and written as such (the split Frequency of
+  /// 2π/M is not π's exact multiple: its sin(π) would be 1e-34, not 0).
+  std::vector<std::int64_t> turn;
 };
 
 /// Fills the `axes` ids of row `row` (0-based) into `ids`. Must be a pure

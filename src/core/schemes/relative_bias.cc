@@ -237,6 +237,19 @@ SchemeInfo KerpleSchemeInfo() {
       ThrowUsage(fmt::format("--kerple-form '{}'", spec.kerple_form), "expected log or power");
     const KerpleParams p = ResolveKerple(spec);
     CheckBiasSize(spec, p.heads);
+    // |bias| grows with the distance: bound it at the largest one, per head,
+    // so that no table holds -inf.
+    const std::int64_t far = DistanceCount(spec) - 1;
+    const bool power = spec.kerple_form == "power";
+    const double top = MaxFinite(spec.dtype);
+    for (std::int64_t h = 0; h < p.heads; ++h) {
+      const __float128 b = KerpleBias(power, p.r1[h], p.r2[h], far);
+      if (!(-b <= static_cast<__float128>(top)))
+        ThrowUsage(ParamName(spec, "--r1"),
+                   fmt::format("{} (r2 {}, head {}) makes biases down to {:.4g} at distance {}: beyond {}'s range "
+                               "(±{:.6g})",
+                               p.r1[h], p.r2[h], h, static_cast<double>(b), far, Traits(spec.dtype).name, top));
+    }
   };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     const KerpleParams p = ResolveKerple(spec);
@@ -311,6 +324,15 @@ SchemeInfo SandwichSchemeInfo() {
       }
       sums[static_cast<std::size_t>(r)] = sum;
     }
+    // Head 1 has the largest scale H/8: refuse a table whose bias would be
+    // -inf in the dtype before any is written.
+    __float128 low = 0;
+    for (__float128 v : sums) low = v < low ? v : low;
+    const double top = MaxFinite(spec.dtype);
+    if (!(-low * H / 8 <= static_cast<__float128>(top)))
+      ThrowUsage(ParamName(spec, "--heads"),
+                 fmt::format("{} heads with --d-model {} make biases down to {:.4g}: beyond {}'s range (±{:.6g})", H,
+                             d, static_cast<double>(low * H / 8), Traits(spec.dtype).name, top));
     const std::size_t es = Traits(spec.dtype).size;
     std::vector<std::byte> lookup(static_cast<std::size_t>(H * D) * es);
     for (std::int64_t h = 0; h < H; ++h)

@@ -7,6 +7,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "core/api/spec_params.h"
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/formats/text_numbers.h"
@@ -36,6 +37,16 @@ std::int64_t RotaryDim(const SchemeSpec& spec) {
     ThrowUsage("--partial-rotary-factor", fmt::format("must be in (0, 1], got {}", spec.partial_rotary_factor));
   // HF: dim = int(head_dim * partial_rotary_factor), a truncation.
   return static_cast<std::int64_t>(static_cast<double>(spec.d_model) * spec.partial_rotary_factor);
+}
+
+// cos and sin carry the attention factor, and cos(0) = 1 is in most tables:
+// a factor beyond the dtype's largest finite value would write infinities.
+void CheckAttentionFactorFits(const SchemeSpec& spec, Q af) {
+  const double top = MaxFinite(spec.dtype);
+  if (!(af <= static_cast<Q>(top)))
+    ThrowUsage(ParamName(spec, "--attention-factor"),
+               fmt::format("the attention factor {:.6g} multiplies cos and sin: beyond {}'s range (±{:.6g})",
+                           QToD(af), Traits(spec.dtype).name, top));
 }
 
 }  // namespace
@@ -73,6 +84,7 @@ SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
 
 RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const SchemeSpec spec = WithHfConfig(spec_in);
+  CheckParamDomains(spec, &spec_in);  // the values a config gave, named by file
   if (spec.d_model <= 0) ThrowUsage("--head-dim", "required by scheme 'rope' (or give --hf-config)");
   if (spec.d_model > kMaxWidth)  // also a head dimension from --hf-config
     ThrowUsage("--head-dim", fmt::format("{} columns is above pe's maximum width of {} (2^20; see docs/numerics.md, "
@@ -85,30 +97,18 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   m.Set("semantics", std::string(RopeSemanticsName(sem)));
   Q base = spec.base;
   if (spec.rope_ratio != -1) {
-    // ChatGLM (THUDM modeling_chatglm.py RotaryEmbedding): base = base·rope_ratio.
-    if (!(spec.rope_ratio > 0) || !std::isfinite(spec.rope_ratio) || spec.rope_ratio > 1e12)
-      ThrowUsage("--rope-ratio", fmt::format("must be finite, in (0, 1e12], got {}", spec.rope_ratio));
-    base *= static_cast<Q>(spec.rope_ratio);
+    // ChatGLM (THUDM modeling_chatglm.py RotaryEmbedding): base = base * rope_ratio,
+    // a Python float product, i.e. rounded to double before the powers.
+    const double product = spec.base * spec.rope_ratio;
+    if (!std::isfinite(product))
+      ThrowUsage(ParamName(spec, "--rope-ratio"), fmt::format("{} times --base {} is beyond the double range",
+                                                              spec.rope_ratio, spec.base));
+    base = static_cast<Q>(product);
     m.Set("rope_ratio", spec.rope_ratio);
     m.Set("rope_ratio_base", QToD(base));
   }
-  // The scaling parameters: -1 = not given; any other value is
-  // checked here, and refused by a scaling type that would not read it.
-  const auto in_range = [](double v, double lo, double hi, bool lo_open) {
-    return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
-  };
-  if (spec.alpha != -1 && !in_range(spec.alpha, 1, 1e12, false))
-    ThrowUsage("--alpha", fmt::format("must be finite, in [1, 1e12], got {}", spec.alpha));
-  if (spec.mixed_b != -1 && !in_range(spec.mixed_b, 0, 64, true))
-    ThrowUsage("--mixed-b", fmt::format("must be finite, in (0, 64], got {}", spec.mixed_b));
-  if (spec.short_mscale != -1 && !in_range(spec.short_mscale, 0, 1e6, true))
-    ThrowUsage("--short-mscale", fmt::format("must be finite, in (0, 1e6], got {}", spec.short_mscale));
-  if (spec.long_mscale != -1 && !in_range(spec.long_mscale, 0, 1e6, true))
-    ThrowUsage("--long-mscale", fmt::format("must be finite, in (0, 1e6], got {}", spec.long_mscale));
-  if (spec.attn_factor != -1 && !in_range(spec.attn_factor, 0, 1e6, true))
-    ThrowUsage("--attn-factor", fmt::format("must be finite, in (0, 1e6], got {}", spec.attn_factor));
-  if (spec.max_model_len != -1 && (spec.max_model_len < 1 || spec.max_model_len > (std::int64_t{1} << 40)))
-    ThrowUsage("--max-model-len", fmt::format("must be in [1, 2^40], got {}", spec.max_model_len));
+  // The scaling parameters' domains are CheckParamDomains'; -1 = not given,
+  // and a scaling type that would not read one refuses it.
   if (spec.alpha != -1 && type != "dynamic") ThrowUsage("--alpha", "is read by --rope-scaling dynamic only (NTK-alpha)");
   if (spec.mixed_b != -1 && type != "ntk") ThrowUsage("--mixed-b", "is read by --rope-scaling ntk only (vLLM)");
   if ((spec.short_mscale != -1 || spec.long_mscale != -1) && type != "longrope")
@@ -120,6 +120,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   if (type == "proportional") {  // Gemma 4: the table covers the whole head
     ComputeProportionalFrequencies(spec, base, &out);
     if (spec.attention_factor > 0) out.attention_factor = spec.attention_factor;
+    CheckAttentionFactorFits(spec, out.attention_factor);
     return out;
   }
   const std::int64_t dim = RotaryDim(spec);
@@ -193,6 +194,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   if (!spec.freq_factors.empty()) ApplyFreqFactors(spec, &out);
   if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
   if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
+  CheckAttentionFactorFits(spec, out.attention_factor);
   return out;
 }
 

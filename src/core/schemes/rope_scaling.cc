@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <tuple>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -77,7 +78,8 @@ void RequireNtkDim(std::int64_t dim, const char* what) {
 }
 
 // YaRN's get_mscale(scale, m) in quad: 1 for scale <= 1, else 0.1·m·ln(scale) + 1.
-Q MscaleQ(double scale, double m) { return scale <= 1 ? Q(1) : Q(0.1) * static_cast<Q>(m) * logq(scale) + 1; }
+// 0.1 is the exact tenth (not the double nearest it): the factor pe defines.
+Q MscaleQ(double scale, double m) { return scale <= 1 ? Q(1) : static_cast<Q>(m) * logq(scale) / 10 + 1; }
 
 }  // namespace
 
@@ -156,7 +158,6 @@ void ComputeNtkFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64
     return;
   }
   if (spec.mixed_b > 0) {
-    if (!std::isfinite(spec.mixed_b) || spec.mixed_b > 64) ThrowUsage("--mixed-b", "must be finite, in (0, 64]");
     // vLLM NTKScalingRotaryEmbedding (mixed): inv_i = base^(-2i/d) / exp(a·(i+1)^b),
     // a = ln(factor)/(d/2)^b, i.e. factor^(((i+1)/(d/2))^b).
     const Q b = spec.mixed_b;
@@ -185,8 +186,6 @@ void ComputeDynamicFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::i
     // Dynamic NTK-alpha (Hunyuan; vLLM DynamicNTKAlphaRotaryEmbedding): a fixed
     // base·alpha^(dim/(dim-2)). alpha wins over factor in both (Hunyuan's
     // configs carry "factor": 1.0 beside it); factor is recorded, not used.
-    if (!(spec.alpha >= 1) || !std::isfinite(spec.alpha) || spec.alpha > 1e12)
-      ThrowUsage("--alpha", fmt::format("must be finite, in [1, 1e12], got {}", spec.alpha));
     if (spec.seq_len > 0) NotRead("--seq-len", "dynamic NTK-alpha builds one fixed table: it does not read --seq-len");
     const Q b = base * powq(static_cast<Q>(spec.alpha), static_cast<Q>(dim) / static_cast<Q>(dim - 2));
     for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(b, i, dim);
@@ -269,8 +268,6 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
   SchemeSpec s2 = spec;
   s2.factor = factor;
   factor = RopeRequireFactor(s2, -1);
-  if (!(spec.beta_fast > 0) || !(spec.beta_slow > 0) || !std::isfinite(spec.beta_fast) || !std::isfinite(spec.beta_slow))
-    ThrowUsage("--beta-fast/--beta-slow", "must be finite and above 0");
   const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
   if (!hf_like) {
     const char* who = sem == RopeSemantics::kVllm ? "vLLM's YaRNScalingRotaryEmbedding (yarn_scaling_rope.py)"
@@ -300,7 +297,7 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
     den = std::max(0.001f, hi - lo);  // ggml rope_yarn_ramp: MAX(0.001f, high - low), in float
     // ggml: mscale = attn_factor·(1 + 0.1·ln(1/freq_scale)), freq_scale = 1/factor.
     af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor)
-                                   : attn * (1 + Q(0.1) * logq(static_cast<Q>(factor)));
+                                   : attn * (1 + logq(static_cast<Q>(factor)) / 10);
   } else {
     auto [lo, hi] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, QToD(base), l_orig, spec.truncate);
     low = lo;
@@ -361,10 +358,19 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
   if (static_cast<std::int64_t>(shortf.size()) != half || static_cast<std::int64_t>(longf.size()) != half)
     ThrowUsage("--short-factor/--long-factor",
                fmt::format("need {} numbers each (dim/2), got {} and {}", half, shortf.size(), longf.size()));
-  for (double v : shortf)
-    if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--short-factor", "factors must be finite and above 0");
-  for (double v : longf)
-    if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--long-factor", "factors must be finite and above 0");
+  // transformers (_compute_longrope_parameters: torch.tensor(long_factor,
+  // dtype=torch.float32)), vLLM (Phi3LongRoPEScaledRotaryEmbedding: a float
+  // tensor) and llama.cpp (GGUF rope_factors_* tensors, F32) all hold the
+  // lists in float32: the factors are rounded to float32 before use.
+  std::vector<double> short32(shortf.size()), long32(longf.size());
+  for (const auto& [flag, in, f32] : {std::tuple{"--short-factor", &shortf, &short32}, {"--long-factor", &longf, &long32}})
+    for (std::size_t i = 0; i < in->size(); ++i) {
+      const double v = (*in)[i];
+      if (!(v > 0) || !std::isfinite(v)) ThrowUsage(flag, "factors must be finite and above 0");
+      (*f32)[i] = static_cast<float>(v);
+      if (!std::isfinite((*f32)[i]) || (*f32)[i] == 0)
+        ThrowUsage(flag, fmt::format("factor {} is beyond the float32 range the peers hold the lists in", v));
+    }
   bool use_long;
   Q af;
   double l_orig;
@@ -374,8 +380,6 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
     if (spec.original_max_position_embeddings <= 0 || spec.max_position_embeddings <= 0)
       ThrowUsage("--original-max-position-embeddings",
                  "vLLM's longrope needs --original-max-position-embeddings and --max-position-embeddings");
-    for (const auto& [flag, v] : {std::pair{"--short-mscale", spec.short_mscale}, {"--long-mscale", spec.long_mscale}})
-      if (v != -1 && (!(v > 0) || !std::isfinite(v))) ThrowUsage(flag, "must be finite and above 0");
     l_orig = static_cast<double>(spec.original_max_position_embeddings);
     const double scale = static_cast<double>(spec.max_position_embeddings) / l_orig;
     const Q sf = scale <= 1 ? Q(1) : sqrtq(1 + logq(static_cast<Q>(spec.max_position_embeddings) / static_cast<Q>(l_orig)) /
@@ -412,7 +416,7 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
     m.Set("seq_len", seq);
     m.Set("effective_factor", factor);
   }
-  const auto& ext = use_long ? longf : shortf;
+  const auto& ext = use_long ? long32 : short32;
   out->inv_freq.resize(static_cast<std::size_t>(half));
   for (std::int64_t i = 0; i < half; ++i) out->inv_freq[i] = RopeInvFreq(base, i, dim) / static_cast<Q>(ext[i]);
   out->attention_factor = af;

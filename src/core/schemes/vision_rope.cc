@@ -39,9 +39,12 @@ const char* VariantName(Variant v) {
   return "";
 }
 
-// DINOv3 configs use rope_theta = 100; pe's --base default (10000) means
-// "unset" for this variant.
-double DinoBase(const SchemeSpec& spec) { return spec.base == 10000.0 ? 100.0 : spec.base; }
+// DINOv3 configs use rope_theta = 100: the default of --base for this
+// variant. A base given (a flag, a key, a file's metadata) is used as given.
+double DinoBase(const SchemeSpec& spec) {
+  const bool given = spec.given.count("base") > 0 || spec.origin.count("--base") > 0;
+  return given ? spec.base : 100.0;
+}
 
 std::string NormalizeCoords(const SchemeSpec& spec) {
   const std::string& n = spec.normalize_coords;
@@ -161,10 +164,13 @@ Built Build(const SchemeSpec& spec, Variant v) {
       const std::int64_t mw = norm == "separate" ? W : mh;
       const Q base = DinoBase(spec);
       for (int axis = 0; axis < 2; ++axis) {
-        const Q scale = 2 * QPi() / static_cast<Q>(axis == 0 ? mh : mw);
-        for (std::int64_t k = 0; k < q; ++k)  // 2π · base^(-4k/D) / M
+        const std::int64_t M = axis == 0 ? mh : mw;
+        const Q scale = 2 * QPi() / static_cast<Q>(M);
+        for (std::int64_t k = 0; k < q; ++k) {  // 2π · base^(-4k/D) / M
           b.plan.frequencies.push_back(
               FrequencyFromQuad(scale * QPow(base, -static_cast<Q>(4 * k) / static_cast<Q>(D))));
+          b.plan.turn.push_back(k == 0 || base == 1 ? M : 0);  // ω = 2π/M exactly
+        }
       }
       for (std::int64_t j = 0; j < D; ++j) {
         const std::int64_t k = j % half;
@@ -222,7 +228,7 @@ SchemeInfo VisionRopeSchemeInfo() {
       {"--max-len", "optional: must equal the grid's rows", "inferred"},
       {"--grid", "HxW patches (pixtral: N x N = image_size/patch_size for the model's buffer; qwen2-vl: "
                  "grid_thw's h x w before the merge)", "required"},
-      {"--base", "rope_theta (dinov3: 100 when left at 10000)", "10000"},
+      {"--base", "rope_theta (dinov3: 100 unless given)", "10000 (dinov3: 100)"},
       {"--frames", "qwen2-vl: t of grid_thw (rows repeat per frame)", "1"},
       {"--spatial-merge-size", "qwen2-vl: merge window (row order)", "2"},
       {"--normalize-coords", "dinov3: separate | max | min", "separate"},
