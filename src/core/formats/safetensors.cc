@@ -258,28 +258,49 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
 
 // The last header read, kept: a file of many tensors is opened once per tensor (inspect's
 // listing, verify's), and parsing its header again each time would make N tensors cost N
-// parses. Reused only for the same file unchanged (device, inode, size, modification time).
+// parses. Reused only for the same file (device, inode, size) whose header bytes are the
+// same, compared byte for byte: a file rewritten in place is parsed again.
 struct HeaderCache {
   std::mutex mutex;
   std::string path;
   dev_t dev = 0;
   ino_t ino = 0;
   off_t size = -1;
-  struct timespec mtime {};
+  std::string text;  // the 8-byte length and the header, as read
   std::uint64_t start = 0;
   Metadata meta;
   std::shared_ptr<const std::vector<Entry>> entries;
 };
+
+// The 8-byte length and the header text, or "" when they are not well formed (ReadHeader then
+// says why).
+std::string HeaderBytes(int fd, std::uint64_t file_size) {
+  unsigned char len_bytes[8];
+  if (file_size < 8 || ::pread(fd, len_bytes, 8, 0) != 8) return "";
+  std::uint64_t n = 0;
+  for (int k = 7; k >= 0; --k) n = (n << 8) | len_bytes[k];
+  if (n > kMaxHeader || n > file_size - 8) return "";
+  std::string text(8 + static_cast<std::size_t>(n), '\0');
+  std::memcpy(text.data(), len_bytes, 8);
+  std::size_t got = 8;
+  while (got < text.size()) {
+    const ssize_t r = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return "";
+    got += static_cast<std::size_t>(r);
+  }
+  return text;
+}
 HeaderCache g_header;
 
 std::shared_ptr<const std::vector<Entry>> ReadHeaderCached(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowInput(fmt::format("'{}'", path), std::strerror(errno));
+  std::string text = S_ISREG(st.st_mode) ? HeaderBytes(fd, static_cast<std::uint64_t>(st.st_size)) : "";
   {
     std::lock_guard<std::mutex> lock(g_header.mutex);
-    if (g_header.path == path && g_header.dev == st.st_dev && g_header.ino == st.st_ino &&
-        g_header.size == st.st_size && g_header.mtime.tv_sec == st.st_mtim.tv_sec &&
-        g_header.mtime.tv_nsec == st.st_mtim.tv_nsec) {
+    if (!text.empty() && g_header.path == path && g_header.dev == st.st_dev && g_header.ino == st.st_ino &&
+        g_header.size == st.st_size && g_header.text == text) {
       *data_start = g_header.start;
       *meta = g_header.meta;
       return g_header.entries;
@@ -291,7 +312,7 @@ std::shared_ptr<const std::vector<Entry>> ReadHeaderCached(int fd, const std::st
   g_header.dev = st.st_dev;
   g_header.ino = st.st_ino;
   g_header.size = st.st_size;
-  g_header.mtime = st.st_mtim;
+  g_header.text = std::move(text);
   g_header.start = *data_start;
   g_header.meta = *meta;
   g_header.entries = entries;

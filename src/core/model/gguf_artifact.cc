@@ -88,6 +88,7 @@ struct Reader {
   // hold exactly `pairs` (rotary dim / 2) values; any other length is refused
   // before a value is read (a million-value list would cost a million values
   // at every position otherwise).
+  bool wrong_length = false;  // set by FactorTensor when a list's length is refused
   std::optional<std::string> FactorTensor(const std::string& name, std::int64_t pairs) {
     const GgufTensorInfo* t = f.FindTensor(name);
     if (!t) return std::nullopt;
@@ -99,6 +100,7 @@ struct Reader {
       a->notes.push_back(fmt::format("{} has {} values, but the rotary dim {} needs {} (one per rotated pair): not a "
                                      "factor list; refused",
                                      name, t->elements, 2 * pairs, pairs));
+      wrong_length = true;
       return std::nullopt;
     }
     auto src = OpenGgufTensor(path, name);
@@ -264,7 +266,14 @@ std::optional<SchemeSpec> GlobalSpec(Reader& r, GgufRopeType rope_type) {
     r.a->notes.push_back(fmt::format("{} = '{}': a scaling type llama.cpp does not define; no plan", type_src, type));
     return std::nullopt;
   }
-  if (auto ff = r.FactorTensor("rope_freqs.weight", rot / 2)) {
+  r.wrong_length = false;
+  const auto ff = r.FactorTensor("rope_freqs.weight", rot / 2);
+  if (r.wrong_length && s.rope_scaling != "longrope") {
+    // A plan without the factors llama.cpp would apply is not this model's: none, not a guess.
+    r.a->notes.push_back("rope_freqs.weight is not a factor list of this model: no plan");
+    return std::nullopt;
+  }
+  if (ff) {
     if (s.rope_scaling == "longrope") {
       r.a->notes.push_back("rope_freqs.weight beside longrope factors: not used");
     } else {

@@ -56,7 +56,7 @@ struct OnnxModelFile {
   dev_t dev = 0;
   ino_t ino = 0;
   off_t file_size = 0;
-  struct timespec mtime {};
+  struct timespec mtime {}, ctime {};
   /// Throws when the file shrank under the mapping; call after reading from `data`.
   void CheckShrank() const {
     if (map && map->shrank()) ThrowInput(what, "file is truncated (it shrank while being read)");
@@ -98,13 +98,15 @@ std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
     std::lock_guard<std::mutex> lock(g_last_mutex);
     if (g_last && g_last->path == path && g_last->dev == st.st_dev && g_last->ino == st.st_ino &&
         g_last->file_size == st.st_size && g_last->mtime.tv_sec == st.st_mtim.tv_sec &&
-        g_last->mtime.tv_nsec == st.st_mtim.tv_nsec && !(g_last->map && g_last->map->shrank()))
+        g_last->mtime.tv_nsec == st.st_mtim.tv_nsec && g_last->ctime.tv_sec == st.st_ctim.tv_sec &&
+        g_last->ctime.tv_nsec == st.st_ctim.tv_nsec && !(g_last->map && g_last->map->shrank()))
       return g_last;
   }
   m->dev = st.st_dev;
   m->ino = st.st_ino;
   m->file_size = st.st_size;
   m->mtime = st.st_mtim;
+  m->ctime = st.st_ctim;
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size == 0) ThrowInput(m->what, "the file is empty (not an ONNX model)");
   if (size > kMaxOnnxFileBytes)

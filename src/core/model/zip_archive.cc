@@ -266,23 +266,18 @@ namespace {
 
 // The last archive opened, kept: a command that opens the N arrays of an .npz one by one
 // would otherwise check every member's local header N times (N x members reads). Reused only
-// for the same path, label and file unchanged (device, inode, size, modification time).
+// for the same path, label and file (device, inode, size) whose end record and central
+// directory are the same bytes (OpenFd compares them before it reads any local header); a
+// member's data changed behind the same directory still fails its CRC.
 struct LastArchive {
   std::mutex mutex;
   std::string path, what;
   dev_t dev = 0;
   ino_t ino = 0;
   off_t size = -1;
-  struct timespec mtime {};
   std::shared_ptr<ZipArchive> zip;
 };
 LastArchive g_last;
-
-bool SameFile(const struct stat& st, const std::string& path, const std::string& what) {
-  return g_last.zip && g_last.path == path && g_last.what == what && g_last.dev == st.st_dev &&
-         g_last.ino == st.st_ino && g_last.size == st.st_size && g_last.mtime.tv_sec == st.st_mtim.tv_sec &&
-         g_last.mtime.tv_nsec == st.st_mtim.tv_nsec;
-}
 
 }  // namespace
 
@@ -294,24 +289,27 @@ std::shared_ptr<ZipArchive> ZipArchive::Open(const std::string& path, const std:
   struct stat st;
   if (::fstat(zip->fd_, &st) != 0) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
   if (!S_ISREG(st.st_mode)) ThrowInput(what, "is not a regular file");
+  std::shared_ptr<ZipArchive> candidate;
   {
     std::lock_guard<std::mutex> lock(g_last.mutex);
-    if (SameFile(st, path, what)) return g_last.zip;
+    if (g_last.zip && g_last.path == path && g_last.what == what && g_last.dev == st.st_dev &&
+        g_last.ino == st.st_ino && g_last.size == st.st_size)
+      candidate = g_last.zip;
   }
-  std::shared_ptr<ZipArchive> opened = OpenFd(std::move(zip), st, what);
+  std::shared_ptr<ZipArchive> opened = OpenFd(std::move(zip), st, what, candidate.get());
+  if (opened == nullptr) return candidate;  // the same directory bytes: the archive as read before
   std::lock_guard<std::mutex> lock(g_last.mutex);
   g_last.path = path;
   g_last.what = what;
   g_last.dev = st.st_dev;
   g_last.ino = st.st_ino;
   g_last.size = st.st_size;
-  g_last.mtime = st.st_mtim;
   g_last.zip = opened;
   return opened;
 }
 
 std::shared_ptr<ZipArchive> ZipArchive::OpenFd(std::shared_ptr<ZipArchive> zip, const struct stat& st,
-                                               const std::string& what) {
+                                               const std::string& what, const ZipArchive* same) {
   const auto size = static_cast<std::uint64_t>(st.st_size);
   zip->file_size_ = size;
   const int fd = zip->fd_;
@@ -362,6 +360,9 @@ std::shared_ptr<ZipArchive> ZipArchive::OpenFd(std::shared_ptr<ZipArchive> zip, 
 
   std::vector<unsigned char> cd(static_cast<std::size_t>(cd_size));
   PreadExact(fd, cd.data(), cd.size(), cd_offset, what);
+  zip->fingerprint_.assign(reinterpret_cast<const char*>(tail.data()), tail.size());
+  zip->fingerprint_.append(reinterpret_cast<const char*>(cd.data()), cd.size());
+  if (same && same->fingerprint_ == zip->fingerprint_) return nullptr;
   std::set<std::string_view> seen;
   zip->members_.reserve(static_cast<std::size_t>(count));
   std::size_t p = 0;

@@ -94,9 +94,12 @@ class ZipArchive : public std::enable_shared_from_this<ZipArchive> {
   const std::string& what() const { return what_; }
 
  private:
-  /// Open's checks and reading of the directory, on the descriptor Open opened.
+  /// Open's checks and reading of the directory, on the descriptor Open opened;
+  /// nullptr when `same` (an archive read before from the same file) has the
+  /// same end record and central directory bytes.
   static std::shared_ptr<ZipArchive> OpenFd(std::shared_ptr<ZipArchive> zip, const struct stat& st,
-                                            const std::string& what);
+                                            const std::string& what, const ZipArchive* same);
+  std::string fingerprint_;  ///< the file's tail (end record) and central directory, as read
   ZipArchive() = default;
   int fd_ = -1;
   std::uint64_t file_size_ = 0;
