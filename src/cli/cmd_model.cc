@@ -206,6 +206,7 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
     }
     if (a.tensors_summarised) j["tensors_summarised"] = a.tensors_summarised;
     j["notes"] = a.notes;
+    j["problems"] = a.problems;
     WriteStdout(JsonText(j, 2) + "\n");
     return kExitOk;
   }
@@ -280,6 +281,7 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
         WriteStdout("    " + console.Status(c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL") + EscapeText(" " + c.summary) + "\n");
   }
   for (const auto& n : a.notes) PrintLine("note: " + n);
+  for (const auto& p : a.problems) PrintLine("warning: out of domain: " + p);
   return kExitOk;
 }
 

@@ -239,6 +239,19 @@ for cmd in (["inspect", d], ["verify", "--model", d],
             ["generate", "--scheme", "rope", "--hf-config", d, "--max-len", "4", "-o", out]):
     no_secret(f"model_type with control bytes ({cmd[0]})", cmd, 2, "control byte 0x00")
 
+# ---- config values out of their domain: a failing check, a warning, an error ----
+for key, value, shown in (("rope_theta", -500000.0, "-500000"), ("partial_rotary_factor", 1e308, "1e+308")):
+    d = model_dir(f"domain-{key}")
+    json.dump(dict(LLAMA, **{key: value}), open(os.path.join(d, "config.json"), "w"))
+    r = subprocess.run([PE, "verify", "--model", d], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "FAIL config" in r.stdout and "config.json" in r.stdout and shown in r.stdout,
+          f"{key} {value}: verify --model exit {r.returncode}: {r.stdout[-300:]!r}")
+    r = subprocess.run([PE, "inspect", d], capture_output=True, text=True, timeout=60)
+    check("warning: out of domain" in r.stdout, f"{key} {value}: inspect gives no warning: {r.stdout[-300:]!r}")
+    r = subprocess.run([PE, "generate", "--scheme", "rope", "--hf-config", d, "--max-len", "4", "-o", out],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "config" in r.stderr, f"{key} {value}: generate --hf-config: {r.returncode} {r.stderr!r}")
+
 # ---- a race: config.json swapped between a file and a link out while pe runs ----
 d = model_dir("race")
 real = os.path.join(d, "real.json")

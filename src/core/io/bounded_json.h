@@ -3,10 +3,10 @@
 // a document can make pe use is bounded by a fixed cap, not by what its
 // bytes describe (a 60 MB array of small numbers builds ~1 GB of nodes).
 //
-// The budget counts every value, key and container as the parser meets it
-// and stops at the first one past the cap, before it is built; nesting
-// deeper than max_depth is refused too (a "depth bomb" of '[' builds a node
-// per byte). docs/security.md states the caps each file gets.
+// A first SAX pass (nothing built, linear time) counts every value, key and
+// container and stops at the first one past the cap; nesting deeper than
+// max_depth is refused too (a "depth bomb" of '[' builds a node per byte).
+// Only a document within the budget is then built. docs/security.md states the caps each file gets.
 #pragma once
 
 #include <cstdint>

@@ -546,6 +546,12 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
   rep.reference["artifacts"] = list;
   std::vector<std::string> reasons;  // why nothing may have been compared
   for (const ModelArtifact* m : artifacts) {
+    for (const std::string& p : m->problems) {
+      Check c = Make("config", false, 0, 0, p, "every value a model's metadata states must lie in its parameter's domain "
+                                               "(docs/schemes.md, \"Parameter domains\")");
+      c.compared_plan_values = 1;
+      rep.checks.push_back(std::move(c));
+    }
     std::vector<Check> checks = CheckArtifactTensors(*m, diagnose);
     if (m->tensors.empty()) reasons.push_back(fmt::format("{} stores no positional tensor", Base(m->path)));
     for (Check& c : checks) {
