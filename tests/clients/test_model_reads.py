@@ -230,7 +230,10 @@ if onnx is not None:
 d = model_dir("torch-beside")
 os.symlink(os.path.join(SECRET, "config.json"), os.path.join(d, "config.json"))
 np.savez(os.path.join(d, "m.npz"), inv_freq=inv)
-no_secret("npz with a linked config beside", ["inspect", os.path.join(d, "m.npz")])
+no_secret("npz with a linked config beside", ["verify", "--model", os.path.join(d, "m.npz"), "--allow-empty"])
+import torch  # noqa: E402
+torch.save({"model.rotary_emb.inv_freq": torch.from_numpy(inv)}, os.path.join(d, "m.pt"))
+no_secret("checkpoint with a linked config beside", ["inspect", os.path.join(d, "m.pt")], 0)
 
 # ---- a config naming its model with a control byte is refused, not printed ----
 d = model_dir("nul-type")
@@ -251,6 +254,15 @@ for key, value, shown in (("rope_theta", -500000.0, "-500000"), ("partial_rotary
     r = subprocess.run([PE, "generate", "--scheme", "rope", "--hf-config", d, "--max-len", "4", "-o", out],
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "config" in r.stderr, f"{key} {value}: generate --hf-config: {r.returncode} {r.stderr!r}")
+
+# the same for a GGUF's metadata (gguf_models.py: llama.cpp's keys)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_models  # noqa: E402
+g = os.path.join(SCRATCH, "negative.gguf")
+gguf_models.base_model("llama", 8192, 4096, 32, 2, freq_base=-500000.0, rot=128).write(g)
+r = subprocess.run([PE, "verify", "--model", g], capture_output=True, text=True, timeout=60)
+check(r.returncode == 1 and "FAIL config" in r.stdout and "negative.gguf" in r.stdout and "-500000" in r.stdout,
+      f"gguf freq_base -500000: verify --model exit {r.returncode}: {r.stdout[-300:]!r}")
 
 # ---- a race: config.json swapped between a file and a link out while pe runs ----
 d = model_dir("race")

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/api/spec_params.h"
 #include "core/error.h"
 
 namespace pe {
@@ -65,7 +66,9 @@ bool LooksLikeModelArtifact(const std::string& path) {
   return std::find(std::begin(kModelExtensions), std::end(kModelExtensions), e) != std::end(kModelExtensions);
 }
 
-ModelArtifact OpenModelArtifact(const std::string& path) {
+namespace {
+
+ModelArtifact ReadArtifact(const std::string& path) {
   const std::string what = fmt::format("'{}'", path);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) ThrowInput(what, std::strerror(errno));
@@ -89,6 +92,29 @@ ModelArtifact OpenModelArtifact(const std::string& path) {
   if (e == ".pt" || e == ".pth" || e == ".bin" || e == ".ckpt") return ReadTorchArtifact(path);
   ThrowInput(what, "not a model artifact (a folder with config.json, or a .gguf, .onnx, .pt/.pth/.bin/.ckpt or "
                    ".npz file)");
+}
+
+}  // namespace
+
+ModelArtifact OpenModelArtifact(const std::string& path) {
+  ModelArtifact a = ReadArtifact(path);
+  // Every layer group's values against their domains, as flags are checked:
+  // out of domain is a problem (a failing check of verify --model), named
+  // by the file it came from.
+  if (a.plan) {
+    const SchemeSpec nothing_given{};
+    for (const auto& g : a.plan->groups) {
+      SchemeSpec named = g.spec;
+      if (a.kind == "gguf") named.gguf = path;
+      else named.hf_config = a.kind == "hf-folder" ? path + "/config.json" : path;
+      try {
+        CheckParamDomains(named, &nothing_given);
+      } catch (const Error& e) {
+        a.problems.push_back(fmt::format("layer group {}: {}", g.name, e.what()));
+      }
+    }
+  }
+  return a;
 }
 
 void SummariseArtifactTensors(ModelArtifact* a) {

@@ -65,8 +65,9 @@ struct ModelArtifact {
   std::vector<ArtifactTensor> tensors;
   std::vector<std::string> notes;     ///< what the reader could not use and why (shown by inspect)
   /// Values the metadata states outside their parameter's domain (a
-  /// negative rope_theta, a factor of 0), each naming the key: a failing
-  /// check of `pe verify --model`, a warning of `pe inspect`.
+  /// negative rope_theta, a factor of 0), each naming the file: a failing
+  /// check of `pe verify --model`, a warning of `pe inspect`. Filled by
+  /// OpenModelArtifact for every kind that states a plan.
   std::vector<std::string> problems;
   std::optional<AbsolutePositions> absolute;  ///< an absolute position embedding the metadata states
   /// Positional tensors found beyond kMaxArtifactTensors: counted and

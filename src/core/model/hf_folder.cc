@@ -33,7 +33,6 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "core/api/spec_params.h"
 #include "core/error.h"
 #include "core/io/bounded_json.h"
 #include "core/io/model_folder.h"
@@ -51,7 +50,6 @@ using json = nlohmann::json;
 constexpr std::int64_t kMaxIndexBytes = std::int64_t{64} << 20;
 constexpr JsonBudget kIndexBudget{16, 2000000};
 constexpr std::size_t kMaxIndexEntries = 1000000;
-const SchemeSpec kNothingGiven{};  // every value of a plan comes from the config
 constexpr std::size_t kMaxShardsScanned = 1024;      // DeepSeek-V3 has 163 shards
 
 // A file name from the folder's own metadata, checked: a plain name.
@@ -358,19 +356,6 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       throw Error(e.kind(), m);
     }
     a.plan->source = type.empty() ? "config.json" : type;
-    // Each group's values against their domains, as flags are checked.
-    for (const auto& g : a.plan->groups) {
-      try {
-        SchemeSpec named = g.spec;
-        named.hf_config = path;  // the error names the folder's config.json
-        CheckParamDomains(named, &kNothingGiven);
-      } catch (const Error& e) {
-        std::string m = e.what();
-        const std::string flag = fmt::format("--hf-config '{}'", path);
-        if (auto p = m.find(flag); p != std::string::npos) m.replace(p, flag.size(), cwhat);
-        a.problems.push_back(fmt::format("layer group {}: {}", g.name, m));
-      }
-    }
     for (const std::string& n : a.plan->notes) a.notes.push_back(n);
     for (const PlanSetting& ps : a.plan->settings)
       if (ps.key == "family_rule") a.settings.push_back({"family_rule", ps.value, ps.source});
