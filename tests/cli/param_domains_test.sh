@@ -44,7 +44,8 @@ rm -f k.npy r.safetensors
 
 # --- a config's value outside the domain: named by the file ------------------
 cat > cfg.json <<'EOF'
-{"head_dim": 8, "rope_theta": 10000, "max_position_embeddings": 4096,
+{"model_type": "llama", "head_dim": 8, "rope_theta": 10000, "max_position_embeddings": 4096,
+ "num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 2,
  "rope_scaling": {"rope_type": "yarn", "factor": -2, "original_max_position_embeddings": 1024}}
 EOF
 expect_error "--hf-config factor -2" "^pe: error: --hf-config 'cfg.json' \(config value for --factor\): -2: must be a finite number above 0" -- \
