@@ -66,6 +66,21 @@ def read_safetensors(path):
     return out, meta, dtypes
 
 
+def write_safetensors_f32(path, tensors):
+    """{name: array} as float32 tensors, by the safetensors README's layout
+    (u64 header length, JSON header padded to 8 bytes, raw little-endian data)."""
+    header, blobs, off = {}, [], 0
+    for name, arr in tensors.items():
+        b = np.ascontiguousarray(arr, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(np.shape(arr)), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
 def ulp32(x):
     """float32 ulp of |x| (x as float64 array)."""
     x = np.abs(np.asarray(x, dtype=np.float64)).astype(np.float32)

@@ -24,12 +24,14 @@ Usage: test_model_reads.py PE_BIN SCRATCH_DIR
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import threading
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import write_safetensors_f32  # noqa: E402
 
 PE, SCRATCH = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models")
@@ -44,20 +46,6 @@ def check(cond, msg):
         print("FAIL:", msg)
 
 
-def write_safetensors(path, tensors):
-    """An independent writer (the safetensors README): u64 length, JSON header, raw data."""
-    header, blobs, off = {}, [], 0
-    for name, arr in tensors.items():
-        b = np.ascontiguousarray(arr, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
 SECRET = os.path.join(SCRATCH, "secret")
 os.makedirs(SECRET)
 LLAMA = json.load(open(os.path.join(DATA, "llama-3.1-8b", "config.json")))
@@ -67,7 +55,7 @@ json.dump(secret_cfg, open(os.path.join(SECRET, "config.json"), "w"))
 json.dump({"model": {"context_length": 4242, "decoder": {"head_size": 64}}},
           open(os.path.join(SECRET, "genai_config.json"), "w"))
 inv = (1.0 / 500000.0 ** (np.arange(0, 128, 2) / 128)).astype(np.float32)
-write_safetensors(os.path.join(SECRET, "model.safetensors"), {"model.rotary_emb.inv_freq": inv})
+write_safetensors_f32(os.path.join(SECRET, "model.safetensors"), {"model.rotary_emb.inv_freq": inv})
 os.makedirs(os.path.join(SECRET, "sub"))
 json.dump(secret_cfg, open(os.path.join(SECRET, "sub", "config.json"), "w"))
 

@@ -25,12 +25,14 @@ Usage: test_positional_by_value.py PE_BIN SCRATCH_DIR
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schemes_util import write_safetensors_f32  # noqa: E402
 
 PE, SCRATCH = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models")
@@ -66,20 +68,6 @@ WEIGHT = rng.standard_normal((64, 128)).astype(np.float32) * 0.02
 ONES = np.ones((4, 128), np.float32)
 
 
-def write_safetensors(path, tensors):
-    """The safetensors README's layout: u64 header length, JSON header, raw data."""
-    header, blobs, off = {}, [], 0
-    for name, arr in tensors.items():
-        b = np.ascontiguousarray(arr, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
 def onnx_model(path, tensors):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -100,7 +88,7 @@ def artifact(kind, base):
                                                    "val_3": WEIGHT, "val_4": ONES})
         return os.path.join(d, "model.onnx")
     if kind == "folder":
-        write_safetensors(os.path.join(d, "model.safetensors"), {"buf_0": cos[0], "buf_1": sin[0],
+        write_safetensors_f32(os.path.join(d, "model.safetensors"), {"buf_0": cos[0], "buf_1": sin[0],
                                                                  "model.layers.0.mlp.w": WEIGHT, "model.norm.w": ONES})
         return d
     if kind == "npz":
