@@ -101,9 +101,14 @@ std::string DecidingFigure(const VerifyReport& rep) {
     if (std::isfinite(frac) && (ref->passed || frac < 1e6)) return fmt::format("max error {} of tolerance", G(frac));
     // A failure against a limit near zero (an exact-zero entry's 1 ulp) makes
     // the fraction meaningless: the count over tolerance decides.
-    if (ref->details.contains("entries"))
+    if (ref->details.contains("entries")) {
+      // A NaN or infinite entry has no finite error (JSON null): say so, not 0.
+      const std::int64_t nonfinite = ref->details.value("nonfinite", std::int64_t{0});
+      const std::string worst = nonfinite > 0 ? fmt::format("inf ({} NaN or infinite)", nonfinite)
+                                              : G(Num(ref->details, "max_abs_err", 0));
       return fmt::format("{} of {} entries over tolerance, max |err| {}", ref->details.value("count_over", 0),
-                         ref->details.value("entries", 0), G(Num(ref->details, "max_abs_err", 0)));
+                         ref->details.value("entries", 0), worst);
+    }
   }
   int failed = 0, run = 0;
   for (const Check& c : rep.checks) {

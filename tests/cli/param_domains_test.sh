@@ -51,7 +51,7 @@ EOF
 expect_error "--hf-config factor -2" "^pe: error: --hf-config 'cfg.json' \(config value for --factor\): -2: must be a finite number above 0" -- \
   generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
 sed -i 's/"factor": -2/"factor": 4, "mscale": -1/' cfg.json
-expect_error "--hf-config mscale -1" "^pe: error: --hf-config 'cfg.json' \(config value for --mscale\): -1: must be a finite number, at least 0" -- \
+expect_error "--hf-config mscale -1" "^pe: error: --hf-config 'cfg.json': mscale: -1: out of its domain" -- \
   generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
 
 # --- a file's metadata outside the domain: named by the file in verify -------
@@ -90,4 +90,19 @@ t2, m2 = load("d10k.safetensors")
 assert m["base"] == "100" and m2["base"] == "10000", (m["base"], m2["base"])
 assert not np.array_equal(t["cos"], t2["cos"])
 EOF
+# --- a config stating pe's "not given" value (-1), or a rotary_dim of 0 -------
+cat > cfg.json <<'EOF'
+{"model_type": "llama", "head_dim": 8, "rope_theta": 10000, "max_position_embeddings": 4096,
+ "num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 2,
+ "rope_scaling": {"rope_type": "yarn", "factor": -1, "original_max_position_embeddings": 1024}}
+EOF
+expect_error "--hf-config factor -1" "^pe: error: --hf-config 'cfg.json': factor: -1: out of its domain" -- \
+  generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
+echo '{"model_type": "chatglm", "num_layers": 2, "hidden_size": 64, "num_attention_heads": 2, "kv_channels": 32, "rope_ratio": -1}' > cfg.json
+expect_error "--hf-config rope_ratio -1" "^pe: error: --hf-config 'cfg.json': rope_ratio: -1: must be a finite number above 0" -- \
+  generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
+echo '{"model_type": "gptj", "n_layer": 2, "n_embd": 256, "n_head": 4, "rotary_dim": 0}' > cfg.json
+expect_error "--hf-config rotary_dim 0" "^pe: error: --hf-config 'cfg.json': rotary_dim: 0: must be a positive integer" -- \
+  generate --scheme rope --hf-config cfg.json --max-len 16 -o r.safetensors
+
 finish param_domains

@@ -55,4 +55,14 @@ expect_error "verify: bad base" "--base" -- verify t.npy --d-model 16 --base -3
 "$PE" inspect t.npy --rows -2: --cols 0:4 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] && grep -q "rows 62:64, columns 0:4" out.txt && [ "$(grep -c '^ *6[23] ' out.txt)" -eq 2 ] && ok || bad "inspect slice: $(cat out.txt)"
 
+# An infinite entry: the headline says so, not "max |err| 0" (its detail line says inf).
+/usr/bin/python3 -c "
+import numpy as np, math
+a = np.array([[math.sin(p * 10000 ** (-(c // 2) * 2 / 8)) if c % 2 == 0 else math.cos(p * 10000 ** (-(c // 2) * 2 / 8))
+               for c in range(8)] for p in range(4)], dtype=np.float32)
+a[2, 3] = np.inf
+np.save('inf.npy', a)"
+"$PE" verify inf.npy --scheme sinusoidal --d-model 8 >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 1 ] && head -1 out.txt | grep -q "max |err| inf (1 NaN or infinite)" && ok || bad "verify inf headline: $(head -1 out.txt)"
+
 finish verify_test

@@ -259,6 +259,21 @@ std::string NumText(double v) { return fmt::format("{}", v); }
 // theta and partial factor (a layer type the scaling does not reach).
 void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::string& what) {
   if (!rs.is_object()) return;
+  // -1 is pe's "not given" and lies outside every one of these parameters'
+  // domains: a config that states it is refused here, by its key, where
+  // the domain check downstream would take it for an absent value.
+  auto Num = [&](const json& o, const char* key) -> std::optional<double> {
+    const auto v = ::pe::Num(o, key);
+    if (v && *v == -1)
+      ThrowInput(what, fmt::format("{}: -1: out of its domain (docs/schemes.md, \"Parameter domains\")", key));
+    return v;
+  };
+  auto Int = [&](const json& o, const char* key) -> std::optional<std::int64_t> {
+    const auto v = ::pe::Int(o, key);
+    if (v && *v == -1)
+      ThrowInput(what, fmt::format("{}: -1: out of its domain (docs/schemes.md, \"Parameter domains\")", key));
+    return v;
+  };
   if (auto v = Num(rs, "rope_theta")) s->base = *v;
   if (auto v = Num(rs, "partial_rotary_factor")) s->partial_rotary_factor = *v;
   if (!scaling) return;
@@ -456,12 +471,16 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
   else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2, partial_src = "config.json rotary_pct";
   // GPT-J / CodeGen's rotary_dim (other classes that hold a rotary_dim,
   // MiniMax-M3's, do not pass it to their rotary module).
-  if (auto v = Int(c, "rotary_dim"); v && *v > 0 && (model_type == "gptj" || model_type == "codegen")) {
+  if (auto v = Int(c, "rotary_dim"); v && (model_type == "gptj" || model_type == "codegen")) {
+    if (*v <= 0) ThrowInput(what, fmt::format("rotary_dim: {}: must be a positive integer", *v));
     base.rotary_dim = *v;
     setting("rotary_dim", fmt::format("{}", *v), "config.json rotary_dim");
   }
   if (model_type == "chatglm" && base.rotary_dim <= 0) base.rotary_dim = base.d_model / 2;
-  if (auto v = Num(c, "rope_ratio"); v && model_type == "chatglm") base.rope_ratio = *v;  // ChatGLM: base x rope_ratio
+  if (auto v = Num(c, "rope_ratio"); v && model_type == "chatglm") {
+    if (!(*v > 0)) ThrowInput(what, fmt::format("rope_ratio: {}: must be a finite number above 0", *v));
+    base.rope_ratio = *v;
+  }  // ChatGLM: base x rope_ratio
   if (auto v = Int(c, "max_position_embeddings")) base.max_position_embeddings = *v;
   base.rope_scaling = "none";
 
