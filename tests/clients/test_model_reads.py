@@ -252,6 +252,20 @@ r = subprocess.run([PE, "verify", "--model", g], capture_output=True, text=True,
 check(r.returncode == 1 and "FAIL config" in r.stdout and "negative.gguf" in r.stdout and "-500000" in r.stdout,
       f"gguf freq_base -500000: verify --model exit {r.returncode}: {r.stdout[-300:]!r}")
 
+# a GGUF stating pe's "not given" (-1) for a rope parameter: refused, not taken for absent
+import gguf_writer  # noqa: E402
+w = gguf_models.base_model("llama", 8192, 4096, 32, 2, freq_base=500000.0, rot=128)
+w.add("llama.rope.scaling.type", gguf_writer.STRING, "linear")
+w.add("llama.rope.scaling.factor", gguf_writer.F32, -1.0)
+g = os.path.join(SCRATCH, "sentinel.gguf")
+w.write(g)
+r = subprocess.run([PE, "verify", "--model", g], capture_output=True, text=True, timeout=60)
+check(r.returncode == 1 and "FAIL config" in r.stdout and "llama.rope.scaling.factor: -1" in r.stdout,
+      f"gguf factor -1: verify --model exit {r.returncode}: {r.stdout[-300:]!r}")
+r = subprocess.run([PE, "generate", "--scheme", "rope", "--gguf", g, "--max-len", "4", "-o", out],
+                   capture_output=True, text=True, timeout=60)
+check(r.returncode == 2 and "llama.rope.scaling.factor: -1" in r.stderr, f"gguf factor -1: generate --gguf: {r.stderr!r}")
+
 # ---- a race: config.json swapped between a file and a link out while pe runs ----
 d = model_dir("race")
 real = os.path.join(d, "real.json")

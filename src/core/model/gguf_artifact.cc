@@ -55,7 +55,16 @@ struct Reader {
   std::optional<double> Number(const std::string& suffix) {
     const GgufValue* v = Key(suffix);
     if (!v) return std::nullopt;
-    if (v->is_number()) return v->number();
+    if (v->is_number()) {
+      // -1 is pe's "not given" and outside every rope parameter's domain: a
+      // file that states it is a problem (verify --model fails it, --gguf
+      // refuses it), never taken for an absent value.
+      if (v->number() == -1 && suffix.rfind("rope.", 0) == 0) {
+        a->problems.push_back(fmt::format("{}: -1: out of its domain (docs/schemes.md, \"Parameter domains\")", K(suffix)));
+        return std::nullopt;
+      }
+      return v->number();
+    }
     if (v->type == GgufType::kArray && v->stored && !v->items.empty() && v->items[0].is_number()) {
       const auto first = v->items[0].number();
       for (const auto& it : v->items)
@@ -472,6 +481,7 @@ PePlan PlanFromGguf(const SchemeSpec& spec) {
   const std::string what = fmt::format("--gguf '{}'", spec.gguf);
   const GgufFile f = ReadGgufFile(spec.gguf);
   ModelArtifact a = FromFile(f, spec.gguf);
+  if (!a.problems.empty()) ThrowInput(what, a.problems.front());
   if (!a.plan && !spec.layout.empty() && !a.architecture.empty() && !GgufArchRopeType(a.architecture)) {
     // An architecture llama.cpp's table does not list: the layout given
     // stands in for its rope type.
