@@ -456,7 +456,9 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     for (const auto& [name, info] : s.tensors) {
       if (!RoleOf(name).empty() || info.meta.Find("unsupported_dtype")) continue;
       const ModelFile file = s.file;
-      const std::string role = by_value.Try(name, info, [&] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); });
+      const std::string tensor = name;  // a structured binding cannot be captured (C++20 before P1091 in clang 14)
+      const std::string role =
+          by_value.Try(name, info, [&] { return OpenSafetensorsFd(file.fd->get(), file.shown, tensor); });
       if (!role.empty()) add(name, role, info, file);
     }
   if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
