@@ -64,8 +64,11 @@ def traced(args, timeout=60):
     """Runs pe under strace; returns (result, the paths of every descriptor it obtained)."""
     log = os.path.join(SCRATCH, "strace.txt")
     cmd = ["strace", "-f", "-qq", "-yy", "-e", "trace=open,openat,openat2,creat", "-o", log, PE, *args]
+    env = dict(os.environ)
+    if "ASAN_OPTIONS" in env:  # LeakSanitizer cannot stop the world under ptrace (strace)
+        env["ASAN_OPTIONS"] += ":detect_leaks=0"
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, []
     opened = []
