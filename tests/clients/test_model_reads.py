@@ -31,19 +31,14 @@ import threading
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import write_safetensors_f32  # noqa: E402
+from schemes_util import Checker, write_safetensors_f32  # noqa: E402
 
 PE, SCRATCH = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models")
 shutil.rmtree(SCRATCH, ignore_errors=True)
 os.makedirs(SCRATCH)
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+C = Checker(PE, SCRATCH)
+check = C.check
 
 
 SECRET = os.path.join(SCRATCH, "secret")
@@ -305,7 +300,4 @@ finally:
 check(seen["leak"] == 0, f"race: the secret's value was read in {seen['leak']} of 60 runs ({seen})")
 print(f"race: {seen}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+C.finish()

@@ -32,19 +32,14 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import write_safetensors_f32  # noqa: E402
+from schemes_util import Checker, write_safetensors_f32  # noqa: E402
 
 PE, SCRATCH = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models")
 shutil.rmtree(SCRATCH, ignore_errors=True)
 os.makedirs(SCRATCH)
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
+C = Checker(PE, SCRATCH)
+check = C.check
 
 
 def pe(*args):
@@ -127,7 +122,4 @@ for kind in ("onnx", "folder", "npz", "torch"):
               f"{kind}: a cos of base 10000 against a plan of 500000 is not failed: exit {r.returncode} "
               f"{r.stdout[-600:]!r}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+C.finish()
