@@ -459,6 +459,19 @@ std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b) 
         if (la != lb) c.summary += fmt::format("; a model of architecture {} needs {} rotation in {}", a.architecture, la, Base(b.path));
         out.push_back(std::move(c));
       }
+      // M-RoPE's sections and their order (llama.cpp MROPE / IMROPE, the
+      // config's mrope_section / Qwen3-VL's interleaving).
+      if (!sa.mrope_section.empty() || !sb.mrope_section.empty()) {
+        const auto m = [](const SchemeSpec& s) {
+          return s.mrope_section.empty() ? std::string("none (1-D RoPE)")
+                                         : s.mrope_section + (s.mrope_interleaved ? " interleaved" : " contiguous");
+        };
+        const std::string ma = m(sa), mb = m(sb);
+        out.push_back(Make(pre + "mrope_section", ma == mb, ma == mb ? 0 : 1, 0,
+                           fmt::format("{}mrope_section: {} = {}, {} = {}", pre, src(a, "mrope_section", gn), ma,
+                                       src(b, "mrope_section", gbn), mb),
+                           "the same M-RoPE sections, in the same order (MROPE contiguous, IMROPE interleaved)"));
+      }
       // Scaling: a GGUF may encode llama3 / longrope as rope_freqs / rope_factors tensors.
       auto factors_tensor = [](const ModelArtifact& m, const char* role) -> const ArtifactTensor* {
         for (const auto& t : m.tensors)

@@ -5,7 +5,8 @@
 // keys, and its positional tensors.
 //
 //   rope type     general.architecture -> llama_model_rope_type (gguf_rope_type.h);
-//                 NORM -> layout interleaved, NEOX/MROPE -> half
+//                 NORM -> layout interleaved, NEOX/MROPE/IMROPE -> half;
+//                 MROPE/IMROPE sections from {arch}.rope.dimension_sections
 //   head dim      {arch}.attention.key_length, else embedding_length / attention.head_count
 //   rotary dim    {arch}.rope.dimension_count, else the head dim
 //   theta         {arch}.rope.freq_base, else 10000
@@ -342,24 +343,62 @@ void FillPlan(Reader& r) {
                                   r.arch, GgufRopeTypeSource()));
     return;
   }
-  r.Set("rope_type", std::string(GgufRopeTypeName(*type)),
-        fmt::format("architecture {} (llama_model_rope_type)", r.arch));
-  if (*type == GgufRopeType::kNone) {
+  if (r.arch == "clip") {
+    // An mmproj: llama_model_rope_type lists clip as NONE (no text model);
+    // the encoder's rotary, where it has one, is mtmd's 2-D vision RoPE.
+    r.Set("rope_type", "vision", "architecture clip (an mmproj: mtmd's vision encoder, ggml rope type VISION)");
+    a.notes.push_back("architecture clip (an mmproj file): a vision encoder, whose rotary (where it has one) is 2-D "
+                      "over image patches, not a table of token positions: no plan (use --scheme vision-rope)");
+    return;
+  }
+  GgufRopeType t = *type;
+  std::string type_src = fmt::format("architecture {} (llama_model_rope_type)", r.arch);
+  // Position sections: llama.cpp reads 4 (t, h, w, e); e is 0 for text models.
+  std::vector<std::int64_t> sections;
+  if (const GgufValue* v = r.Key("rope.dimension_sections");
+      v && v->type == GgufType::kArray && v->stored && !v->items.empty() && v->items.size() <= 4) {
+    for (const auto& it : v->items) {
+      const auto n = it.number();
+      if (!n || *n < 0 || std::floor(*n) != *n || *n > kMaxWidth) {
+        a.problems.push_back(fmt::format("{}: {}: not a list of section sizes", r.K("rope.dimension_sections"),
+                                         v->ToText()));
+        return;
+      }
+      sections.push_back(static_cast<std::int64_t>(*n));
+    }
+  }
+  if (GgufArchMropeWhenSections(r.arch) && sections.size() >= 2 && sections[0] > 0 && sections[1] > 0) {
+    t = GgufRopeType::kMrope;
+    type_src += fmt::format(" with {} (llama_hparams::use_mrope)", r.K("rope.dimension_sections"));
+  }
+  r.Set("rope_type", std::string(GgufRopeTypeName(t)), type_src);
+  if (t == GgufRopeType::kNone) {
     a.notes.push_back(fmt::format("architecture {} uses no RoPE (llama.cpp LLAMA_ROPE_TYPE_NONE)", r.arch));
     return;
   }
-  r.Set("layout", *type == GgufRopeType::kNorm ? "interleaved" : "half",
-        fmt::format("rope type {} (ggml: NORM rotates x[2i], x[2i+1]; NEOX x[i], x[i+n/2])",
-                    GgufRopeTypeName(*type)));
-  if (*type == GgufRopeType::kMrope) {
-    if (const GgufValue* v = r.Key("rope.dimension_sections")) {
-      r.Set("mrope_section", v->ToText(), r.K("rope.dimension_sections"));
-      a.notes.push_back("M-RoPE: the plan's tables are for text positions (t = h = w), where M-RoPE equals 1-D RoPE; "
-                        "for image positions use pe generate --scheme mrope --mrope-section with these sections");
-    }
+  r.Set("layout", t == GgufRopeType::kNorm ? "interleaved" : "half",
+        fmt::format("rope type {} (ggml: NORM rotates x[2i], x[2i+1]; NEOX, MROPE and IMROPE x[i], x[i+n/2])",
+                    GgufRopeTypeName(t)));
+  const bool multi = t == GgufRopeType::kMrope || t == GgufRopeType::kImrope;
+  if (multi && sections.size() < 3) {
+    a.notes.push_back(fmt::format("rope type {} without {} (t, h, w section sizes): no plan", GgufRopeTypeName(t),
+                                  r.K("rope.dimension_sections")));
+    return;
   }
-  std::optional<SchemeSpec> global = GlobalSpec(r, *type);
+  if (multi) {
+    r.Set("mrope_section", r.Key("rope.dimension_sections")->ToText(), r.K("rope.dimension_sections"));
+    a.notes.push_back(fmt::format(
+        "{}: the plan's tables are for text positions (t = h = w), where M-RoPE equals 1-D RoPE; for image positions "
+        "use pe generate --scheme mrope --mrope-section {},{},{}{}",
+        t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", sections[0], sections[1], sections[2],
+        t == GgufRopeType::kImrope ? " --mrope-interleaved" : ""));
+  }
+  std::optional<SchemeSpec> global = GlobalSpec(r, t);
   if (!global) return;
+  if (multi) {
+    global->mrope_section = fmt::format("{},{},{}", sections[0], sections[1], sections[2]);
+    global->mrope_interleaved = t == GgufRopeType::kImrope;
+  }
   std::int64_t n = 1;
   if (auto b = r.Int("block_count")) {
     n = *b;
@@ -422,7 +461,9 @@ void FillPlan(Reader& r) {
 SchemeSpec Merge(const SchemeSpec& user, const SchemeSpec& g) {
   SchemeSpec s = user;
   s.d_model = g.d_model;
-  s.rotary_dim = g.rotary_dim;
+  // Stated, never -1 ("not given"): a table's own metadata may have given
+  // --rotary-dim, and the GGUF's value replaces it.
+  s.rotary_dim = g.rotary_dim > 0 ? g.rotary_dim : g.d_model;
   s.partial_rotary_factor = 1;
   s.base = g.base;
   if (user.layout.empty()) s.layout = g.layout;
@@ -438,6 +479,22 @@ SchemeSpec Merge(const SchemeSpec& user, const SchemeSpec& g) {
   s.long_factor = g.long_factor;
   s.freq_factors = g.freq_factors;
   s.semantics = g.semantics;
+  s.mrope_section = g.mrope_section;
+  s.mrope_interleaved = g.mrope_interleaved;
+  // The GGUF governs these: a value the flags or a table's own metadata gave
+  // is replaced (by the GGUF's, or by "not given" where the GGUF states
+  // none), so it is no longer theirs to be checked or named.
+  for (const char* key : {"d_model", "rotary_dim", "partial_rotary_factor", "base", "rope_scaling", "factor",
+                          "max_position_embeddings", "original_max_position_embeddings", "beta_fast", "beta_slow",
+                          "attn_factor", "attention_factor", "short_factor", "long_factor", "freq_factors",
+                          "low_freq_factor", "high_freq_factor", "mscale", "mscale_all_dim", "alpha", "rope_ratio"})
+    s.given.erase(key);
+  for (const char* flag : {"--head-dim", "--d-model", "--rotary-dim", "--partial-rotary-factor", "--base", "--factor",
+                           "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",
+                           "--beta-fast", "--beta-slow", "--attn-factor", "--attention-factor", "--short-factor",
+                           "--long-factor", "--freq-factors", "--low-freq-factor", "--high-freq-factor", "--mscale",
+                           "--mscale-all-dim", "--alpha", "--rope-ratio"})
+    s.origin.erase(flag);
   return s;
 }
 

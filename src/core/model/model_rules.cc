@@ -298,6 +298,24 @@ void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::stri
   if (rs.contains("short_factor")) s->short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
   if (rs.contains("long_factor")) s->long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
   if (auto v = Num(rs, "alpha")) s->alpha = *v;  // dynamic NTK-alpha (Hunyuan)
+  // M-RoPE's position sections (Qwen2-VL's rope_scaling, Qwen3-VL's
+  // rope_parameters): the text positions' tables are 1-D RoPE's; the
+  // sections are part of the plan so that two artifacts of one model
+  // compare them.
+  if (rs.contains("mrope_section")) {
+    const json& m = rs["mrope_section"];
+    if (!m.is_array() || m.size() != 3)
+      ThrowInput(what, "mrope_section must be a list of 3 section sizes (t, h, w)");
+    std::string text;
+    for (const auto& v : m) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxWidth)
+        ThrowInput(what, "mrope_section must be a list of 3 section sizes (t, h, w)");
+      text += (text.empty() ? "" : ",") + std::to_string(v.get<std::int64_t>());
+    }
+    s->mrope_section = text;
+  }
+  if (rs.contains("mrope_interleaved") && rs["mrope_interleaved"].is_boolean())
+    s->mrope_interleaved = rs["mrope_interleaved"].get<bool>();
 }
 
 std::int64_t PositiveInt(const json& c, const char* key, std::int64_t fallback, std::int64_t max, const std::string& what) {
@@ -597,6 +615,10 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
     }
     if (v4) ApplyRopeBlock(*v4, scaled, &s, what);
     if (v5) ApplyRopeBlock(*v5, scaled, &s, what);
+    // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
+    // whatever the config's mrope_interleaved says.
+    if (!s.mrope_section.empty() && (model_type.rfind("qwen3_vl", 0) == 0 || model_type.rfind("qwen3_5", 0) == 0))
+      s.mrope_interleaved = true;
     // Phi-3 keeps original_max_position_embeddings at the top level.
     if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
       if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
