@@ -281,7 +281,8 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
         WriteStdout("    " + console.Status(c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL") + EscapeText(" " + c.summary) + "\n");
   }
   for (const auto& n : a.notes) PrintLine("note: " + n);
-  for (const auto& p : a.problems) PrintLine("warning: out of domain: " + p);
+  for (const auto& p : a.problems)
+    PrintLine((p.rfind("config.json ", 0) == 0 ? "warning: " : "warning: out of domain: ") + p);
   return kExitOk;
 }
 

@@ -360,6 +360,12 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     for (const PlanSetting& ps : a.plan->settings)
       if (ps.key == "family_rule") a.settings.push_back({"family_rule", ps.value, ps.source});
     RecordPlanSettings(top, c, nested, &a);
+    // transformers' own checks of the rope blocks (LintRopeConfig): a
+    // failing config check of verify --model, a warning of inspect.
+    for (const ConfigLint& l : LintRopeConfig(top)) {
+      if (l.fails) a.problems.push_back(l.message);
+      else a.notes.push_back(l.message);
+    }
     a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
                           std::string(nested ? "config.json text_config." : "config.json ") +
                               (c.contains("num_hidden_layers") || !c.contains("n_layer") ? "num_hidden_layers" : "n_layer")});

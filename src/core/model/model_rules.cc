@@ -391,6 +391,82 @@ const json& TextConfig(const json& top) {
 
 }  // namespace
 
+std::vector<ConfigLint> LintRopeConfig(const json& top) {
+  std::vector<ConfigLint> out;
+  if (!top.is_object()) return out;
+  const json& c = TextConfig(top);
+  const std::string prefix = &c == &top ? "config.json " : "config.json text_config.";
+  // transformers' ROPE_INIT_FUNCTIONS, its legacy names ("su", Qwen2-VL's
+  // "mrope"), Gemma 4's "proportional" and the vision configs' "axial".
+  static const std::set<std::string> kKnown = {"default", "linear",   "dynamic",      "yarn", "longrope",
+                                               "llama3",  "su",       "proportional", "mrope", "axial"};
+  const auto text = [](const json& v) { return Clip(v.dump()); };
+  const auto lint_block = [&](const json& b, const std::string& at) {
+    if (!b.is_object()) return;
+    std::string type_key = b.contains("rope_type") ? "rope_type" : b.contains("type") ? "type" : "";
+    std::string type = "default";
+    if (!type_key.empty()) {
+      if (!b[type_key].is_string()) {
+        out.push_back({fmt::format("{}{}: {}: not a rope type name", at, type_key, text(b[type_key]))});
+        return;
+      }
+      type = b[type_key].get<std::string>();
+      if (!kKnown.count(type)) {
+        out.push_back({fmt::format("{}{}: '{}' is not a rope type transformers knows (default, linear, dynamic, yarn, "
+                                   "longrope, llama3): transformers warns and has no frequencies for it",
+                                   at, type_key, Clip(type))});
+        return;
+      }
+    }
+    const auto num = [&](const char* key) -> std::optional<double> {
+      if (b.contains(key) && b[key].is_number()) return b[key].get<double>();
+      return std::nullopt;
+    };
+    const bool scaled = type == "linear" || type == "dynamic" || type == "yarn" || type == "llama3" ||
+                        type == "longrope" || type == "su";
+    if (scaled)
+      if (auto f = num("factor"); f && *f < 1)
+        out.push_back({fmt::format("{}factor: {}: must be at least 1 for rope_type {} (a factor below 1 shrinks the "
+                                   "context; transformers warns)",
+                                   at, *f, type)});
+    if (type == "yarn" || type == "longrope" || type == "su")
+      if (auto a = num("attention_factor"); a && *a < 0)
+        out.push_back({fmt::format("{}attention_factor: {}: must be at least 0 (transformers warns)", at, *a)});
+    if (type == "yarn") {
+      const double fast = num("beta_fast").value_or(32), slow = num("beta_slow").value_or(1);
+      if (fast < slow)
+        out.push_back({fmt::format("{}beta_fast: {} is below {}beta_slow {} (defaults 32 and 1): the ramp is inverted "
+                                   "(transformers warns)",
+                                   at, fast, at, slow)});
+    }
+    if (type == "llama3") {
+      const auto lo = num("low_freq_factor"), hi = num("high_freq_factor");
+      if (lo && hi && *hi < *lo)
+        out.push_back({fmt::format("{}low_freq_factor: {} is above {}high_freq_factor {}: the smoothed band is "
+                                   "inverted (transformers warns)",
+                                   at, *lo, at, *hi)});
+      else if (lo && hi && *hi == *lo)
+        out.push_back({fmt::format("{}low_freq_factor = {}high_freq_factor = {}: no band is smoothed (transformers "
+                                   "warns, and computes it: each frequency is either scaled or kept)",
+                                   at, at, *lo),
+                       false});
+    }
+  };
+  if (c.contains("rope_scaling")) lint_block(c["rope_scaling"], prefix + "rope_scaling.");
+  if (c.contains("rope_parameters") && c["rope_parameters"].is_object()) {
+    const json& p = c["rope_parameters"];
+    bool keyed = !p.empty() && !p.contains("rope_type") && !p.contains("type") && !p.contains("rope_theta");
+    for (auto it = p.begin(); keyed && it != p.end(); ++it) keyed = it.value().is_object();
+    if (keyed) {
+      for (auto it = p.begin(); it != p.end(); ++it)
+        lint_block(it.value(), prefix + "rope_parameters." + Clip(it.key()) + ".");
+    } else {
+      lint_block(p, prefix + "rope_parameters.");
+    }
+  }
+  return out;
+}
+
 PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::string& what) {
   if (!top.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
   const json& c = TextConfig(top);

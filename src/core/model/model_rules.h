@@ -65,6 +65,27 @@ const FamilyRule* FindFamilyRule(const std::string& model_type);
 /// positions (vision axial / 2-D rotary).
 PePlan PlanFromConfigJson(const nlohmann::json& c, const SchemeSpec& spec, const std::string& what);
 
+/// One finding of LintRopeConfig: `message` names the key ("config.json
+/// rope_scaling.factor: 0.125: ..."); `fails` is false for what pe reads
+/// as transformers does and only warns of.
+struct ConfigLint {
+  std::string message;
+  bool fails = true;
+};
+
+/// The rope blocks of a parsed config.json (`top`, text config and 4.x
+/// rope_scaling / 5.x rope_parameters, per layer type) checked as
+/// transformers' validate_rope / _validate_*_rope_parameters
+/// (modeling_rope_utils.py) check them, each of which only warns there:
+/// an unknown rope_type; factor < 1 (linear, dynamic, yarn, llama3,
+/// longrope); yarn beta_fast < beta_slow (defaults 32 / 1); a negative
+/// attention_factor; llama3 high_freq_factor < low_freq_factor. These fail
+/// (verify --model's config check; inspect warns). llama3
+/// low_freq_factor == high_freq_factor (Llama 4's published block) is a
+/// warning only: transformers computes it (no band between the two
+/// wavelengths is smoothed) and the released model uses it.
+std::vector<ConfigLint> LintRopeConfig(const nlohmann::json& top);
+
 /// The group that a single-table reader (`--scheme rope --hf-config`)
 /// takes from `plan`: the full-attention layers' group, else the first.
 /// Throws pe::Error (input) when no layer rotates.
