@@ -19,6 +19,11 @@ Then for every model type, the layout and rotary dim of the plan that
 `pe inspect <type folder> --json` prints against `pairing`: half = channel
 i with i + r/2, interleaved = i with i ^ 1, channels from r on unrotated.
 
+(DeepSeek-V3 / Youtu / DeepSeek-V3.2's MLA: the probed pairs seen through
+apply_rotary_pos_emb_interleave's reordering; DeepSeek-V3.2's indexer: the
+probed pairs as they are, against the plan's indexer.pairing.)
+Then every type's config passes pe's config lint (no `config.json ...`
+problem in `pe inspect --json`).
 Then for a few model types whose classes hold non-trivial defaults, the config stripped of
 rope_theta and partial_rotary_factor: the same cos passes, and pe inspect names the class default.
 
@@ -43,13 +48,28 @@ NAME = "transformers-5.17-rotary"
 
 # "<type>/<Class>/<layer_type or all>/s<start>" or "<type>/pairing" -> reason
 # (docs/models.md, "Conformance with transformers").
-KNOWN_FAILURES = {
-    # The probe calls the module's apply_rotary_pos_emb (rotate_half); the
-    # attention calls apply_rotary_pos_emb_interleave when config.rope_interleave
-    # (default True), so the model's pairs are interleaved, as pe's plan says.
-    "deepseek_v3/pairing": "probe calls apply_rotary_pos_emb, the model apply_rotary_pos_emb_interleave",
-    "deepseek_v32/pairing": "probe calls apply_rotary_pos_emb, the model apply_rotary_pos_emb_interleave",
-}
+KNOWN_FAILURES = {}
+
+# The probe calls each modeling file's apply_rotary_pos_emb (rotate_half). The
+# attention of these types calls apply_rotary_pos_emb_interleave instead
+# (DeepseekV3Attention when config.rope_interleave, which YoutuAttention
+# inherits; DeepSeek-V3.2's MLA always, modular_deepseek_v32.py: "Non-interleaved
+# RoPE in indexer, interleaved in main attention"). That function (transformers
+# 5.17 modeling_deepseek_v3.py) first reorders each head,
+#     q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
+# (channel 2j + k goes to k * d/2 + j), then rotates with rotate_half: the
+# model's pairs are the probed ones seen through that reordering.
+INTERLEAVE_APPLY = {"deepseek_v3": "rope_interleave", "youtu": "rope_interleave", "deepseek_v32": None}
+# DeepSeek-V3.2's indexer rotates with apply_rotary_pos_emb itself: the probed
+# pairs are its pairs, and pe's plan states them as indexer.pairing.
+INDEXER_PAIRING = {"deepseek_v32": "half"}
+
+
+def through_interleave(p):
+    d = len(p)
+    to = [(c % 2) * (d // 2) + c // 2 for c in range(d)]  # original channel -> reordered position
+    back = {v: c for c, v in enumerate(to)}
+    return [-1 if p[to[c]] == -1 else back[p[to[c]]] for c in range(d)]
 
 os.makedirs(SCRATCH, exist_ok=True)
 root = os.path.join(SCRATCH, NAME)
@@ -141,16 +161,30 @@ def run_pairing(mt):
     if not pairings:
         return None
     key = f"{mt}/pairing"
+    cfg = json.load(open(os.path.join(root, mt, "config.json")))
+    flag = INTERLEAVE_APPLY.get(mt, False)
+    interleave = flag is None or (flag and (cfg.get("text_config") or cfg).get(flag, False))
     rc, out, err = pe("inspect", os.path.join(root, mt), "--json")
     if rc != 0:
         lines = [l for l in err.strip().splitlines() if l]
         if rc == 2 and len(lines) == 1 and "use --scheme" in lines[0]:
             return key, "refused", lines[0]
         return key, "failed", f"pe inspect: rc {rc}: {(lines or [''])[-1][:300]}"
-    plan = json.loads(out).get("plan") or {}
+    doc = json.loads(out)
+    plan = doc.get("plan") or {}
     groups = plan.get("groups") or []
     if not groups:
         return key, "failed", "pe inspect: no RoPE group in the plan"
+    if mt in INDEXER_PAIRING:
+        stated = [x["value"] for x in doc.get("settings", []) if x["name"] == "indexer.pairing"]
+        if stated != [INDEXER_PAIRING[mt]]:
+            return key, "failed", f"indexer.pairing {stated}, the indexer's apply_rotary_pos_emb pairs {INDEXER_PAIRING[mt]}"
+        for cls, p, sin1 in pairings:
+            g = groups[0]
+            if not same_pairing(expected_pairing(INDEXER_PAIRING[mt], min(g["rotary_dim"], len(p)), len(p)), p, sin1):
+                return key, "failed", f"{cls}: the indexer's probed pairs {p[:6]}... are not {INDEXER_PAIRING[mt]}"
+    if interleave:
+        pairings = [(cls, through_interleave(p), sin1) for cls, p, sin1 in pairings]
     for cls, p, sin1 in pairings:
         width = len(p)
         ok = False
@@ -201,17 +235,29 @@ def run_defaults(mt):
     return key, "passed", ""
 
 
+# Config lint (transformers' own rope validation, docs/models.md): every config
+# transformers itself wrote passes it; pe inspect prints no lint line for it.
+def run_lint(mt):
+    key = f"{mt}/lint"
+    rc, out, err = pe("inspect", os.path.join(root, mt), "--json")
+    if rc != 0:
+        return None  # no plan (refused, or no config pe reads): the pairing/calls verdicts cover it
+    lint = [x for x in json.loads(out).get("problems", []) if x.startswith("config.json ")]
+    return (key, "failed", "; ".join(lint)[:300]) if lint else (key, "passed", "")
+
+
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
     results = list(ex.map(run_call, jobs))
     results += [r for r in ex.map(run_pairing, sorted(types)) if r]
     results += list(ex.map(run_defaults, DEFAULTS))
+    results += [r for r in ex.map(run_lint, sorted(types)) if r]
 
 counts = {"passed": 0, "refused": 0, "failed": 0}
-by_kind = {"calls": dict(counts), "pairing": dict(counts), "defaults": dict(counts)}
+by_kind = {"calls": dict(counts), "pairing": dict(counts), "defaults": dict(counts), "lint": dict(counts)}
 unexpected, fixed = [], []
 for key, verdict, why in results:
     counts[verdict] += 1
-    by_kind[key.rsplit("/", 1)[1] if key.endswith(("/pairing", "/defaults")) else "calls"][verdict] += 1
+    by_kind[key.rsplit("/", 1)[1] if key.endswith(("/pairing", "/defaults", "/lint")) else "calls"][verdict] += 1
     if verdict == "refused":
         print(f"REFUSED {key}: {why}")
     elif verdict == "failed":

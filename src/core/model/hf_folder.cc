@@ -358,7 +358,7 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     a.plan->source = type.empty() ? "config.json" : type;
     for (const std::string& n : a.plan->notes) a.notes.push_back(n);
     for (const PlanSetting& ps : a.plan->settings)
-      if (ps.key == "family_rule") a.settings.push_back({"family_rule", ps.value, ps.source});
+      if (ps.key == "family_rule" || ps.key == "indexer.pairing") a.settings.push_back({ps.key, ps.value, ps.source});
     RecordPlanSettings(top, c, nested, &a);
     // transformers' own checks of the rope blocks (LintRopeConfig): a
     // failing config check of verify --model, a warning of inspect.

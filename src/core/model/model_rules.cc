@@ -140,7 +140,8 @@ std::vector<FamilyRule> MakeRules() {
       R("timesfm2_5", "TimesFm2_5Config", "half", "half", 1.0, 10000.0, "models/timesfm2_5/modeling_timesfm2_5.py TimesFm2_5RotaryEmbedding"),
       R("vaultgemma", "VaultGemmaConfig", "half", "half", 1.0, 10000.0, "models/vaultgemma/modeling_vaultgemma.py VaultGemmaRotaryEmbedding"),
       R("voxtral_realtime_encoder", "VoxtralRealtimeEncoderConfig", "half", "half", 1.0, 10000.0, "models/voxtral_realtime/modeling_voxtral_realtime.py VoxtralRealtimeRotaryEmbedding"),
-      R("youtu", "YoutuConfig", "half", "half", 1.0, 10000.0, "models/youtu/modeling_youtu.py YoutuRotaryEmbedding"),
+      R("youtu", "YoutuConfig", "interleaved", "half", 1.0, 10000.0,
+        "models/youtu/modular_youtu.py YoutuRotaryEmbedding, YoutuAttention = DeepseekV3Attention (interleaved pairs when rope_interleave)"),
       R("zaya", "ZayaConfig", "half", "half", 0.5, 5000000.0, "models/zaya/modeling_zaya.py ZayaRotaryEmbedding"),
       // Families without a corpus entry (their modules take 3-D position
       // ids, or the sweep did not reach them).
@@ -581,10 +582,18 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
   // Layout: the module's cos/sin columns (the tables pe writes) and the
   // attention's channel pairs (shown and compared between artifacts).
   std::string pairing = rule.pairing;
-  if ((model_type == "deepseek_v3" || model_type == "deepseek_v32") && c.contains("rope_interleave") &&
+  if ((model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "youtu") && c.contains("rope_interleave") &&
       c["rope_interleave"].is_boolean() && !c["rope_interleave"].get<bool>())
     pairing = "half";  // DeepseekV3Attention: apply_rotary_pos_emb_interleave only when rope_interleave
   if (spec.layout.empty()) base.layout = rule.table;
+  // DeepSeek-V3.2: the MLA part rotates as V3 (interleaved when
+  // rope_interleave); its lightning indexer rotates its own rope part with
+  // the same cos/sin and rotate_half pairs (DeepseekV32Indexer:
+  // apply_rotary_pos_emb): one table, two pairings.
+  if (model_type == "deepseek_v32")
+    setting("indexer.pairing", "half",
+            "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32Indexer (apply_rotary_pos_emb, rotate_half) on "
+            "the same cos/sin");
   // Errors about a value from the config name the config, not a flag.
   for (const char* flag : {"--head-dim", "--base", "--factor", "--rotary-dim", "--partial-rotary-factor",
                            "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",
