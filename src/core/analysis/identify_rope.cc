@@ -251,6 +251,45 @@ RopeShape DetectRopeShape(const std::vector<double>& head, std::int64_t rows, st
       return shape;
     }
   }
+  // A half-width cos table (onnxruntime's cos_cache [L, D/2], vLLM's
+  // cos_sin_cache halves, gpt-oss's rotary module): one column per
+  // frequency, no copy. Taken only when every column is one sinusoid (the
+  // three-term recurrence x[r+1] + x[r-1] = 2·cos ω·x[r]), the measured
+  // frequencies fall from column to column wherever they are resolved (a
+  // sinusoid PE's sin and cos columns share theirs, and its half layout
+  // starts again at the fastest), and the slowest column stays near the
+  // amplitude (cos, not sin).
+  if (rows >= 4 && cols >= 2) {  // trailing 1s here: frequencies too slow to move in float32
+    double amp = 0;
+    for (double v : head) amp = std::max(amp, std::fabs(v));
+    if (!(amp > 0)) return shape;
+    std::vector<double> w(static_cast<std::size_t>(cols));
+    for (std::int64_t c = 0; c < cols; ++c) {
+      double num = 0, den = 0;
+      for (std::int64_t r = 1; r + 1 < rows; ++r) {
+        num += at(r, c) * (at(r + 1, c) + at(r - 1, c));
+        den += at(r, c) * at(r, c);
+      }
+      if (!(den > 0)) return shape;
+      const double k = std::clamp(num / (2 * den), -1.0, 1.0);
+      w[static_cast<std::size_t>(c)] = std::acos(k);
+      for (std::int64_t r = 1; r + 1 < rows; ++r)
+        // float32 angles far out (p = 1e5: |θ| errors ~ 6e-3 rad) loosen the recurrence.
+        if (std::fabs(at(r + 1, c) + at(r - 1, c) - 2 * k * at(r, c)) > 2e-2 * amp) return shape;
+    }
+    for (std::int64_t c = 1; c < cols; ++c) {
+      const double prev = w[static_cast<std::size_t>(c - 1)], cur = w[static_cast<std::size_t>(c)];
+      if (prev > 1e-2 && !(cur < prev * (1 - 1e-6))) return shape;
+      if (cur > prev + 1e-3) return shape;
+    }
+    double mean_slow = 0;
+    for (std::int64_t r = 0; r < rows; ++r) mean_slow += std::fabs(at(r, cols - 1)) / static_cast<double>(rows);
+    if (!(w[0] > 1e-2) || mean_slow < 0.9 * amp) return shape;
+    shape.kind = RopeKind::kCos;
+    shape.layout = "cache";
+    shape.rotary_dim = 2 * cols;
+    shape.passthrough = 0;
+  }
   return shape;
 }
 
@@ -258,7 +297,7 @@ std::string RopeSpecFlags(const SchemeSpec& s) {
   std::string f;
   if (s.base != 10000) f += fmt::format(" --base {}", s.base);
   if (!s.tensor.empty()) f += " --tensor " + s.tensor;
-  if (s.layout == "interleaved") f += " --layout interleaved";
+  if (s.layout == "interleaved" || s.layout == "cache") f += " --layout " + s.layout;
   if (s.start != 0) f += fmt::format(" --start {}", s.start);
   if (s.rope_scaling != "none" && !s.rope_scaling.empty()) f += " --rope-scaling " + s.rope_scaling;
   if (s.factor > 0) f += fmt::format(" --factor {}", s.factor);
@@ -291,7 +330,10 @@ std::string RopeIdentification::Describe() const {
   } else {
     what = fmt::format("RoPE {} table{}, {} layout ({}), rotary dim {}", paired ? "cos+sin" : RopeKindName(shape.kind),
                        paired ? "s" : "", shape.layout,
-                       shape.layout == "half" ? "Llama/NeoX rotate_half" : "GPT-J/Meta rotate_every_two", shape.rotary_dim);
+                       shape.layout == "half"    ? "Llama/NeoX rotate_half"
+                       : shape.layout == "cache" ? "one column per frequency, half the rotary dim: cos_cache"
+                                                 : "GPT-J/Meta rotate_every_two",
+                       shape.rotary_dim);
     if (shape.passthrough) what += fmt::format(" + {} pass-through columns (head_dim {})", shape.passthrough, shape.rotary_dim + shape.passthrough);
     else what += fmt::format(" (head_dim {} when it rotates every channel)", shape.rotary_dim);
   }
@@ -592,7 +634,7 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
       for (std::int64_t r = 0; r < count; ++r) {
         const std::int64_t pos = spec.start + first + r;
         const bool last_row = first + r == info.rows - 1;
-        for (std::int64_t j = 0; j < shape.rotary_dim; ++j) {
+        for (std::int64_t j = 0; j < std::min(shape.rotary_dim, cols); ++j) {  // cache: rotary_dim / 2 columns
           const double f = file[static_cast<std::size_t>(r * cols + j)];
           const double e = refv[static_cast<std::size_t>(r * rcols + j)];
           const std::int64_t pair = PairOf(shape.layout, j, shape.rotary_dim);
