@@ -23,7 +23,9 @@ i with i + r/2, interleaved = i with i ^ 1, channels from r on unrotated.
 apply_rotary_pos_emb_interleave's reordering; DeepSeek-V3.2's indexer: the
 probed pairs as they are, against the plan's indexer.pairing.)
 Then every type's config passes pe's config lint (no `config.json ...`
-problem in `pe inspect --json`).
+problem in `pe inspect --json`), and for every type whose rope block is yarn
+or llama3, `pe inspect` of its float32 cos at position 0 names the base and
+the scaling with its factor.
 Then for a few model types whose classes hold non-trivial defaults, the config stripped of
 rope_theta and partial_rotary_factor: the same cos passes, and pe inspect names the class default.
 
@@ -246,18 +248,54 @@ def run_lint(mt):
     return (key, "failed", "; ".join(lint)[:300]) if lint else (key, "passed", "")
 
 
+# pe inspect of a scaled float32 cos table (position 0) names its base and its
+# scaling with the factor: every corpus type whose rope block is yarn or llama3
+# (per layer type where the config has one block per type).
+def scaled_blocks(mt):
+    rp = types[mt].get("rope_parameters") or {}
+    blocks = rp.items() if rp and all(isinstance(v, dict) for v in rp.values()) else [(None, rp)]
+    for lt, b in blocks:
+        t = b.get("rope_type", b.get("type"))
+        if t in ("yarn", "llama3"):
+            yield lt, t, b
+
+
+def run_inspect(mt):
+    blocks = list(scaled_blocks(mt))
+    if not blocks:
+        return None
+    key = f"{mt}/inspect"
+    for cls, r in sorted(types[mt].get("rotary", {}).items()):
+        for c in r.get("calls", []):
+            if "stem" not in c or c["start"] != 0 or c.get("complex"):
+                continue
+            for lt, t, b in blocks:
+                if lt is not None and c["layer_type"] != lt:
+                    continue
+                rc, out, err = pe("inspect", os.path.join(root, mt, c["stem"] + ".cos.npy"))
+                lines = out.splitlines()
+                i = next((k for k, l in enumerate(lines) if l.startswith("identification")), None)
+                ident = lines[i + 1] if i is not None and i + 1 < len(lines) else err.strip()[-200:]
+                want = [f"base {b['rope_theta']:.15g}", f"{t} scaling (factor {b['factor']:.15g}"]
+                if not all(w in ident for w in want):
+                    return key, "failed", f"{c['stem']}: wants {want}: {ident[:300]}"
+    return key, "passed", ""
+
+
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
     results = list(ex.map(run_call, jobs))
     results += [r for r in ex.map(run_pairing, sorted(types)) if r]
     results += list(ex.map(run_defaults, DEFAULTS))
     results += [r for r in ex.map(run_lint, sorted(types)) if r]
+    results += [r for r in ex.map(run_inspect, sorted(types)) if r]
 
 counts = {"passed": 0, "refused": 0, "failed": 0}
-by_kind = {"calls": dict(counts), "pairing": dict(counts), "defaults": dict(counts), "lint": dict(counts)}
+by_kind = {"calls": dict(counts), "pairing": dict(counts), "defaults": dict(counts), "lint": dict(counts),
+           "inspect": dict(counts)}
 unexpected, fixed = [], []
 for key, verdict, why in results:
     counts[verdict] += 1
-    by_kind[key.rsplit("/", 1)[1] if key.endswith(("/pairing", "/defaults", "/lint")) else "calls"][verdict] += 1
+    by_kind[key.rsplit("/", 1)[1] if key.endswith(("/pairing", "/defaults", "/lint", "/inspect")) else "calls"][verdict] += 1
     if verdict == "refused":
         print(f"REFUSED {key}: {why}")
     elif verdict == "failed":

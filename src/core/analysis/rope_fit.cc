@@ -209,9 +209,18 @@ RopeFitResult FitRopeScaling(const std::vector<double>& omega, const std::vector
     // Band models: the slowest pairs are divided by the factor.
     std::vector<double> factors = {SnapFactor(1 / rho_min)};
     if (std::round(1 / rho_min) >= 2) factors.push_back(std::round(1 / rho_min));
-    for (double f : factors) {
+    // YaRN divides the slowest pairs by the full factor only past its ramp;
+    // with few rows those pairs may be undetermined, so the slowest
+    // determined ratio is a lower bound: the factors configs use above it too.
+    std::vector<double> yarn_factors = factors;
+    for (double c : {2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0})
+      if (c >= (1 / rho_min) * (1 - 1e-3) && std::find(yarn_factors.begin(), yarn_factors.end(), c) == yarn_factors.end())
+        yarn_factors.push_back(c);
+    for (double f : yarn_factors) {
       if (!(f >= 1.1)) continue;
+      const bool band = std::find(factors.begin(), factors.end(), f) != factors.end();
       for (std::int64_t lo : kOriginalLengths) {
+        if (!band) break;
         for (double lf : {1.0, 2.0}) {
           for (double hf : {4.0, 2.0, 8.0}) {
             if (!(hf > lf)) continue;
