@@ -46,6 +46,9 @@ def test_onnxruntime_cos_cache(pe, scratch, check):
     np.save(path, cos.numpy())
     r = pe("verify", path, "--scheme", "rope", "--hf-config", LLAMA, "--layout", "cache", "--tensor", "cos", ok=False)
     check(r.returncode == 0, f"cos_cache --hf-config --layout cache: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    r = pe("verify", path, "--scheme", "rope", "--hf-config", LLAMA, "--tensor", "cos", ok=False)
+    check(r.returncode == 1 and "add --layout cache" in r.stdout, f"without --layout cache: exit {r.returncode}, the "
+                                                                 f"diagnosis names it\n{r.stdout}")
     ident = identification(pe, path)
     check("RoPE cos table, cache layout" in ident and "rotary dim 128" in ident and "base 500000" in ident
           and "llama3 scaling (factor 8, low 1, high 4, original 8192)" in ident, f"inspect: {ident}")

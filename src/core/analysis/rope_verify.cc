@@ -17,7 +17,9 @@ std::string G(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-std::string Layout(const std::string& s) { return s == "interleaved" || s == "gptj" ? "interleaved" : "half"; }
+std::string Layout(const std::string& s) {
+  return s == "interleaved" || s == "gptj" ? "interleaved" : s == "cache" ? "cache" : "half";
+}
 
 std::string Scaling(const std::string& s) { return s.empty() || s == "default" ? "none" : s; }
 
@@ -93,7 +95,9 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
   if (!tensor.empty() && kind != tensor) causes.push_back(fmt::format("this is the {} tensor, not {}: add --tensor {}", kind, tensor, kind));
   if (table && Layout(d.layout) != f.shape.layout) {
     causes.push_back(f.shape.layout == "interleaved" ? "columns are interleaved pairs: add --layout interleaved"
-                                                     : "columns are in halves (rotate_half): add --layout half");
+                     : f.shape.layout == "cache"
+                         ? "one column per frequency, half the rotary dim (a cos_cache): add --layout cache"
+                         : "columns are in halves (rotate_half): add --layout half");
   }
   if (f.shape.rotary_dim != d_dim)
     causes.push_back(fmt::format("rotary dim {}, not {} (partial rotary: add --rotary-dim {})", f.shape.rotary_dim, d_dim,
