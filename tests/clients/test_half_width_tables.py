@@ -1,7 +1,8 @@
 """Half-width cos tables: one column per frequency, [L, rotary_dim / 2].
 
 - onnxruntime's `cos_cache` (com.microsoft RotaryEmbedding input: cos of
-  position x inv_freq, no copy), here for Llama-3.1-8B (tests/data/models;
+  position x inv_freq, no copy) and vLLM's `cos_sin_cache` (that cos, then
+  its sin: identified by inspect), here for Llama-3.1-8B (tests/data/models;
   transformers' llama3 inv_freq, peer_tables.hf_inv_freq, torch float32);
 - gpt-oss's rotary module (transformers models/gpt_oss GptOssRotaryEmbedding:
   cos/sin of width head_dim / 2 times the YaRN attention factor;
@@ -52,6 +53,13 @@ def test_onnxruntime_cos_cache(pe, scratch, check):
     ident = identification(pe, path)
     check("RoPE cos table, cache layout" in ident and "rotary dim 128" in ident and "base 500000" in ident
           and "llama3 scaling (factor 8, low 1, high 4, original 8192)" in ident, f"inspect: {ident}")
+    # vLLM's cos_sin_cache (RotaryEmbedding._compute_cos_sin_cache: cat((cos, sin), -1)).
+    sin = torch.outer(pos, inv.float()).sin()
+    path = os.path.join(scratch, "cos_sin_cache.npy")
+    np.save(path, torch.cat((cos, sin), dim=-1).numpy())
+    ident = identification(pe, path)
+    check("cache layout" in ident and "vLLM's cos_sin_cache" in ident and "base 500000" in ident
+          and "llama3 scaling (factor 8, low 1, high 4, original 8192)" in ident, f"inspect cos_sin_cache: {ident}")
 
 
 def gpt_oss_cos_sin(cfg, start, length):

@@ -251,44 +251,67 @@ RopeShape DetectRopeShape(const std::vector<double>& head, std::int64_t rows, st
       return shape;
     }
   }
-  // A half-width cos table (onnxruntime's cos_cache [L, D/2], vLLM's
-  // cos_sin_cache halves, gpt-oss's rotary module): one column per
-  // frequency, no copy. Taken only when every column is one sinusoid (the
-  // three-term recurrence x[r+1] + x[r-1] = 2·cos ω·x[r]), the measured
-  // frequencies fall from column to column wherever they are resolved (a
-  // sinusoid PE's sin and cos columns share theirs, and its half layout
-  // starts again at the fastest), and the slowest column stays near the
-  // amplitude (cos, not sin).
-  if (rows >= 4 && cols >= 2) {  // trailing 1s here: frequencies too slow to move in float32
-    double amp = 0;
-    for (double v : head) amp = std::max(amp, std::fabs(v));
-    if (!(amp > 0)) return shape;
-    std::vector<double> w(static_cast<std::size_t>(cols));
-    for (std::int64_t c = 0; c < cols; ++c) {
+  // A half-width cos table (onnxruntime's cos_cache, gpt-oss's rotary
+  // module): one column per frequency, no copy; or vLLM's cos_sin_cache,
+  // that cos table followed by its sin half. Columns [0, n) are taken only
+  // when every one is a sinusoid (the three-term recurrence x[r+1] + x[r-1]
+  // = 2·cos ω·x[r]), the measured frequencies fall from column to column
+  // wherever they are resolved (a sinusoid PE's sin and cos columns share
+  // theirs, and its half layout starts again at the fastest), and the
+  // slowest column stays near the amplitude (cos, not sin). Trailing 1s are
+  // frequencies too slow to move in float32.
+  const auto cos_cache = [&](std::int64_t n, double amp) {
+    std::vector<double> w(static_cast<std::size_t>(n));
+    for (std::int64_t c = 0; c < n; ++c) {
       double num = 0, den = 0;
       for (std::int64_t r = 1; r + 1 < rows; ++r) {
         num += at(r, c) * (at(r + 1, c) + at(r - 1, c));
         den += at(r, c) * at(r, c);
       }
-      if (!(den > 0)) return shape;
+      if (!(den > 0)) return false;
       const double k = std::clamp(num / (2 * den), -1.0, 1.0);
       w[static_cast<std::size_t>(c)] = std::acos(k);
       for (std::int64_t r = 1; r + 1 < rows; ++r)
         // float32 angles far out (p = 1e5: |θ| errors ~ 6e-3 rad) loosen the recurrence.
-        if (std::fabs(at(r + 1, c) + at(r - 1, c) - 2 * k * at(r, c)) > 2e-2 * amp) return shape;
+        if (std::fabs(at(r + 1, c) + at(r - 1, c) - 2 * k * at(r, c)) > 2e-2 * amp) return false;
     }
-    for (std::int64_t c = 1; c < cols; ++c) {
+    for (std::int64_t c = 1; c < n; ++c) {
       const double prev = w[static_cast<std::size_t>(c - 1)], cur = w[static_cast<std::size_t>(c)];
-      if (prev > 1e-2 && !(cur < prev * (1 - 1e-6))) return shape;
-      if (cur > prev + 1e-3) return shape;
+      if (prev > 1e-2 && !(cur < prev * (1 - 1e-6))) return false;
+      if (cur > prev + 1e-3) return false;
     }
     double mean_slow = 0;
-    for (std::int64_t r = 0; r < rows; ++r) mean_slow += std::fabs(at(r, cols - 1)) / static_cast<double>(rows);
-    if (!(w[0] > 1e-2) || mean_slow < 0.9 * amp) return shape;
-    shape.kind = RopeKind::kCos;
-    shape.layout = "cache";
-    shape.rotary_dim = 2 * cols;
-    shape.passthrough = 0;
+    for (std::int64_t r = 0; r < rows; ++r) mean_slow += std::fabs(at(r, n - 1)) / static_cast<double>(rows);
+    return w[0] > 1e-2 && mean_slow >= 0.9 * amp;
+  };
+  if (rows >= 4 && cols >= 2) {
+    double amp = 0;
+    for (double v : head) amp = std::max(amp, std::fabs(v));
+    if (!(amp > 0)) return shape;
+    if (cos_cache(cols, amp)) {
+      shape.kind = RopeKind::kCos;
+      shape.layout = "cache";
+      shape.rotary_dim = 2 * cols;
+      shape.passthrough = 0;
+      return shape;
+    }
+    // vLLM: [cos | sin], each half one column per frequency: cos² + sin² = A².
+    if (cols % 2 == 0 && cols >= 4) {
+      const std::int64_t h = cols / 2;
+      double a2 = 0;
+      for (std::int64_t c = 0; c < h; ++c) a2 = std::max(a2, std::fabs(at(0, c)) * std::fabs(at(0, c)) + at(0, c + h) * at(0, c + h));
+      bool pairs = a2 > 0;
+      for (std::int64_t r = 0; r < rows && pairs; ++r)
+        for (std::int64_t c = 0; c < h && pairs; ++c)
+          pairs = std::fabs(at(r, c) * at(r, c) + at(r, c + h) * at(r, c + h) - a2) <= 1e-5 * a2;
+      if (pairs && cos_cache(h, std::sqrt(a2))) {
+        shape.kind = RopeKind::kCos;
+        shape.layout = "cache";
+        shape.rotary_dim = cols;
+        shape.passthrough = 0;
+        shape.sin_half = true;
+      }
+    }
   }
   return shape;
 }
@@ -334,6 +357,7 @@ std::string RopeIdentification::Describe() const {
                        : shape.layout == "cache" ? "one column per frequency, half the rotary dim: cos_cache"
                                                  : "GPT-J/Meta rotate_every_two",
                        shape.rotary_dim);
+    if (shape.sin_half) what += fmt::format(" + its sin half after it (vLLM's cos_sin_cache; the cos half is compared)");
     if (shape.passthrough) what += fmt::format(" + {} pass-through columns (head_dim {})", shape.passthrough, shape.rotary_dim + shape.passthrough);
     else what += fmt::format(" (head_dim {} when it rotates every channel)", shape.rotary_dim);
   }
@@ -634,7 +658,8 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
       for (std::int64_t r = 0; r < count; ++r) {
         const std::int64_t pos = spec.start + first + r;
         const bool last_row = first + r == info.rows - 1;
-        for (std::int64_t j = 0; j < std::min(shape.rotary_dim, cols); ++j) {  // cache: rotary_dim / 2 columns
+        // cache: rotary_dim / 2 columns (vLLM's sin half after them is not compared)
+        for (std::int64_t j = 0; j < (shape.layout == "cache" ? shape.rotary_dim / 2 : shape.rotary_dim); ++j) {
           const double f = file[static_cast<std::size_t>(r * cols + j)];
           const double e = refv[static_cast<std::size_t>(r * rcols + j)];
           const std::int64_t pair = PairOf(shape.layout, j, shape.rotary_dim);

@@ -51,6 +51,7 @@ struct RopeShape {
   std::string layout;            ///< "half" | "interleaved" (tables)
   std::int64_t rotary_dim = 0;   ///< columns that rotate (inv_freq: 2·values)
   std::int64_t passthrough = 0;  ///< trailing constant columns (cos 1, sin 0)
+  bool sin_half = false;         ///< layout "cache" followed by its sin columns (vLLM's cos_sin_cache)
 };
 
 /// Step 1 on `head` (rows x cols doubles, row-major) of a table `info`.
