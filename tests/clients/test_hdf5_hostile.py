@@ -1,5 +1,4 @@
-"""HDF5 files that try to make pe read outside the file or load code
-(args: PE_BIN scratch_DIR).
+"""HDF5 files that try to make pe read outside the file or load code.
 
 Every file is built here with h5py (an independent writer) in a scratch
 folder: external storage (H5Pset_external) on a secret file, /proc, /dev/zero
