@@ -45,57 +45,58 @@ import torch
 mpmath.mp.prec = 200
 
 
-def test_relative_schemes_against_their_sources(pe, scratch, check):
+def gen(pe, scratch, name, *args):
     spath = partial(os.path.join, scratch)
-    def gen(name, *args):
-        path = spath(name)
-        pe("generate", *args, "-o", path)
-        return np.load(path).astype(np.float64)
+    path = spath(name)
+    pe("generate", *args, "-o", path)
+    return np.load(path).astype(np.float64)
 
 
-    def exact_f64(x):
-        """mpmath value correctly rounded to double (mpf -> float rounds to nearest)."""
-        return float(x)
+def exact_f64(x):
+    """mpmath value correctly rounded to double (mpf -> float rounds to nearest)."""
+    return float(x)
 
 
-    def exact_f32(x):
-        """mpmath value correctly rounded to float32: the nearest of float32(float(x))
-        and its neighbours, decided at 200 bits."""
-        f = np.float32(float(x))
-        cands = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
-        return float(min(cands, key=lambda c: abs(mpmath.mpf(float(c)) - x)))
+def exact_f32(x):
+    """mpmath value correctly rounded to float32: the nearest of float32(float(x))
+    and its neighbours, decided at 200 bits."""
+    f = np.float32(float(x))
+    cands = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+    return float(min(cands, key=lambda c: abs(mpmath.mpf(float(c)) - x)))
 
 
-    # ---- relative-index: tensor2tensor (Shaw et al.) ----
-    def t2t_relative_positions_matrix(length_q, length_k, max_relative_position):
-        # common_attention.py, decode_step=None branch.
-        if length_q == length_k:
-            range_vec_q = range_vec_k = torch.arange(length_q)
-        else:
-            range_vec_k = torch.arange(length_k)
-            range_vec_q = range_vec_k[-length_q:]
-        distance_mat = range_vec_k[None, :] - range_vec_q[:, None]
-        distance_mat_clipped = torch.clamp(distance_mat, -max_relative_position, max_relative_position)
-        return distance_mat_clipped + max_relative_position
+# ---- relative-index: tensor2tensor (Shaw et al.) ----
+def t2t_relative_positions_matrix(length_q, length_k, max_relative_position):
+    # common_attention.py, decode_step=None branch.
+    if length_q == length_k:
+        range_vec_q = range_vec_k = torch.arange(length_q)
+    else:
+        range_vec_k = torch.arange(length_k)
+        range_vec_q = range_vec_k[-length_q:]
+    distance_mat = range_vec_k[None, :] - range_vec_q[:, None]
+    distance_mat_clipped = torch.clamp(distance_mat, -max_relative_position, max_relative_position)
+    return distance_mat_clipped + max_relative_position
 
 
+def test_relative_index_tensor2tensor(pe, scratch, check):
     for q, k, mrp in [(16, 16, 4), (7, 20, 3), (33, 33, 0), (50, 64, 100), (1, 9, 2)]:
-        got = gen(f"shaw_{q}_{k}_{mrp}.npy", "--scheme", "relative-index", "--max-len", q, "--key-len", k,
+        got = gen(pe, scratch, f"shaw_{q}_{k}_{mrp}.npy", "--scheme", "relative-index", "--max-len", q, "--key-len", k,
                   "--max-relative-position", mrp)
         want = t2t_relative_positions_matrix(q, k, mrp).numpy()
         check(got.shape == want.shape and (got == want).all(), f"shaw q={q} k={k} max_relative_position={mrp}")
 
 
-    # ---- relative-index: HF BERT relative_key ----
-    def hf_bert_distance_index(query_length, key_length, max_position_embeddings):
-        position_ids_l = torch.arange(query_length, dtype=torch.long).view(-1, 1)
-        position_ids_r = torch.arange(key_length, dtype=torch.long).view(1, -1)
-        distance = position_ids_l - position_ids_r
-        return distance + max_position_embeddings - 1  # the index into distance_embedding
+# ---- relative-index: HF BERT relative_key ----
+def hf_bert_distance_index(query_length, key_length, max_position_embeddings):
+    position_ids_l = torch.arange(query_length, dtype=torch.long).view(-1, 1)
+    position_ids_r = torch.arange(key_length, dtype=torch.long).view(1, -1)
+    distance = position_ids_l - position_ids_r
+    return distance + max_position_embeddings - 1  # the index into distance_embedding
 
 
+def test_relative_index_hf_bert(pe, scratch, check):
     for q, k, P in [(8, 8, 8), (5, 12, 16), (512, 512, 512), (30, 3, 40)]:
-        got = gen(f"bert_{q}_{k}_{P}.npy", "--scheme", "relative-index", "--convention", "hf-bert", "--max-len", q,
+        got = gen(pe, scratch, f"bert_{q}_{k}_{P}.npy", "--scheme", "relative-index", "--convention", "hf-bert", "--max-len", q,
                   "--key-len", k, "--max-position-embeddings", P, "--dtype", "float64")
         want = hf_bert_distance_index(q, k, P).numpy()
         check(got.shape == want.shape and (got == want).all(), f"hf-bert q={q} k={k} P={P}")
@@ -103,63 +104,64 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
         check(got.min() >= 0 and got.max() <= 2 * P - 2, f"hf-bert index range q={q} k={k} P={P}")
 
 
-    # ---- deberta-bucket: HF (torch float32) ----
-    def hf_make_log_bucket_position(relative_pos, bucket_size, max_position):
-        sign = torch.sign(relative_pos)
-        mid = bucket_size // 2
-        abs_pos = torch.where(
-            (relative_pos < mid) & (relative_pos > -mid),
-            torch.tensor(mid - 1).type_as(relative_pos),
-            torch.abs(relative_pos),
-        )
-        log_pos = (
-            torch.ceil(torch.log(abs_pos / mid) / torch.log(torch.tensor((max_position - 1) / mid)) * (mid - 1)) + mid
-        )
-        bucket_pos = torch.where(abs_pos <= mid, relative_pos.type_as(log_pos), log_pos * sign)
-        return bucket_pos
+# ---- deberta-bucket: HF (torch float32) ----
+def hf_make_log_bucket_position(relative_pos, bucket_size, max_position):
+    sign = torch.sign(relative_pos)
+    mid = bucket_size // 2
+    abs_pos = torch.where(
+        (relative_pos < mid) & (relative_pos > -mid),
+        torch.tensor(mid - 1).type_as(relative_pos),
+        torch.abs(relative_pos),
+    )
+    log_pos = (
+        torch.ceil(torch.log(abs_pos / mid) / torch.log(torch.tensor((max_position - 1) / mid)) * (mid - 1)) + mid
+    )
+    bucket_pos = torch.where(abs_pos <= mid, relative_pos.type_as(log_pos), log_pos * sign)
+    return bucket_pos
 
 
-    def hf_build_relative_position(query_size, key_size, bucket_size=-1, max_position=-1):
-        q_ids = torch.arange(0, query_size)
-        k_ids = torch.arange(0, key_size)
-        rel_pos_ids = q_ids[:, None] - k_ids[None, :]
-        if bucket_size > 0 and max_position > 0:
-            rel_pos_ids = hf_make_log_bucket_position(rel_pos_ids, bucket_size, max_position)
-        rel_pos_ids = rel_pos_ids.to(torch.long)
-        rel_pos_ids = rel_pos_ids[:query_size, :]
-        rel_pos_ids = rel_pos_ids.unsqueeze(0)
-        return rel_pos_ids
+def hf_build_relative_position(query_size, key_size, bucket_size=-1, max_position=-1):
+    q_ids = torch.arange(0, query_size)
+    k_ids = torch.arange(0, key_size)
+    rel_pos_ids = q_ids[:, None] - k_ids[None, :]
+    if bucket_size > 0 and max_position > 0:
+        rel_pos_ids = hf_make_log_bucket_position(rel_pos_ids, bucket_size, max_position)
+    rel_pos_ids = rel_pos_ids.to(torch.long)
+    rel_pos_ids = rel_pos_ids[:query_size, :]
+    rel_pos_ids = rel_pos_ids.unsqueeze(0)
+    return rel_pos_ids
 
 
-    # ---- deberta-bucket: microsoft/DeBERTa (numpy float64) ----
-    def ms_make_log_bucket_position(relative_pos, bucket_size, max_position):
-        sign = np.sign(relative_pos)
-        mid = bucket_size // 2
-        abs_pos = np.where((relative_pos < mid) & (relative_pos > -mid), mid - 1, np.abs(relative_pos))
-        log_pos = np.ceil(np.log(abs_pos / mid) / np.log((max_position - 1) / mid) * (mid - 1)) + mid
-        bucket_pos = np.where(abs_pos <= mid, relative_pos, log_pos * sign).astype(np.int64)  # np.int in the source
-        return bucket_pos
+# ---- deberta-bucket: microsoft/DeBERTa (numpy float64) ----
+def ms_make_log_bucket_position(relative_pos, bucket_size, max_position):
+    sign = np.sign(relative_pos)
+    mid = bucket_size // 2
+    abs_pos = np.where((relative_pos < mid) & (relative_pos > -mid), mid - 1, np.abs(relative_pos))
+    log_pos = np.ceil(np.log(abs_pos / mid) / np.log((max_position - 1) / mid) * (mid - 1)) + mid
+    bucket_pos = np.where(abs_pos <= mid, relative_pos, log_pos * sign).astype(np.int64)  # np.int in the source
+    return bucket_pos
 
 
-    def ms_build_relative_position(query_size, key_size, bucket_size=-1, max_position=-1):
-        q_ids = np.arange(0, query_size)
-        k_ids = np.arange(0, key_size)
-        rel_pos_ids = q_ids[:, None] - np.tile(k_ids, (q_ids.shape[0], 1))
-        if bucket_size > 0 and max_position > 0:
-            rel_pos_ids = ms_make_log_bucket_position(rel_pos_ids, bucket_size, max_position)
-        return rel_pos_ids[:query_size, :]
+def ms_build_relative_position(query_size, key_size, bucket_size=-1, max_position=-1):
+    q_ids = np.arange(0, query_size)
+    k_ids = np.arange(0, key_size)
+    rel_pos_ids = q_ids[:, None] - np.tile(k_ids, (q_ids.shape[0], 1))
+    if bucket_size > 0 and max_position > 0:
+        rel_pos_ids = ms_make_log_bucket_position(rel_pos_ids, bucket_size, max_position)
+    return rel_pos_ids[:query_size, :]
 
 
+def test_deberta_bucket_hf_and_microsoft(pe, scratch, check):
     for q, k, bs, mp, dt in [(600, 600, 256, 512, "float32"), (3, 9000, 256, 512, "float64"), (9000, 2, 256, 512, "float64"),
                              (200, 300, 64, 128, "float32"), (100, 5000, 32, 1024, "float32"), (40, 4000, 12, 24, "float32"),
                              (5, 20000, 512, 4096, "float64")]:
         hf = hf_build_relative_position(q, k, bs, mp)[0].numpy()
         ms = ms_build_relative_position(q, k, bs, mp)
-        got = gen(f"deb_hf_{q}_{k}_{bs}.npy", "--scheme", "deberta-bucket", "--max-len", q, "--key-len", k, "--bucket-size", bs,
+        got = gen(pe, scratch, f"deb_hf_{q}_{k}_{bs}.npy", "--scheme", "deberta-bucket", "--max-len", q, "--key-len", k, "--bucket-size", bs,
                   "--max-position", mp, "--dtype", dt)
         check(got.shape == hf.shape and (got == hf).all(),
                 f"deberta hf q={q} k={k} bucket_size={bs} max_position={mp}: {int((got != hf).sum())} differ")
-        got = gen(f"deb_ms_{q}_{k}_{bs}.npy", "--scheme", "deberta-bucket", "--convention", "microsoft", "--max-len", q,
+        got = gen(pe, scratch, f"deb_ms_{q}_{k}_{bs}.npy", "--scheme", "deberta-bucket", "--convention", "microsoft", "--max-len", q,
                   "--key-len", k, "--bucket-size", bs, "--max-position", mp, "--dtype", dt)
         check(got.shape == ms.shape and (got == ms).all(),
                 f"deberta microsoft q={q} k={k} bucket_size={bs} max_position={mp}: {int((got != ms).sum())} differ")
@@ -178,50 +180,51 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
             K = 65536
             for conv, ref in [("hf", hf_build_relative_position(1, K, bs, mp)[0, 0].numpy()),
                               ("microsoft", ms_build_relative_position(1, K, bs, mp)[0])]:
-                got = gen("deb_sweep.npy", "--scheme", "deberta-bucket", "--convention", conv, "--max-len", 1, "--key-len", K,
+                got = gen(pe, scratch, "deb_sweep.npy", "--scheme", "deberta-bucket", "--convention", conv, "--max-len", 1, "--key-len", K,
                           "--bucket-size", bs, "--max-position", mp, "--dtype", "float64")[0]
                 check((got == ref).all(), f"deberta {conv} sweep {bs}/{mp}: {int((got != ref).sum())} of {K} differ")
     # The boundaries: |i-j| < mid keeps i-j; mid keeps mid; mid+1 enters the log.
-    got = gen("deb_edges.npy", "--scheme", "deberta-bucket", "--max-len", 1, "--key-len", 600)[0]
+    got = gen(pe, scratch, "deb_edges.npy", "--scheme", "deberta-bucket", "--max-len", 1, "--key-len", 600)[0]
     check(got[127] == -127 and got[128] == -128 and got[129] == -129 and got[511] == -255,
             f"deberta edges at |i-j| = 127, 128, 129, 511: {got[127]}, {got[128]}, {got[129]}, {got[511]}")
 
 
-    # ---- transformer-xl ----
-    class PositionalEmbedding(torch.nn.Module):
-        def __init__(self, demb):
-            super(PositionalEmbedding, self).__init__()
-            self.demb = demb
-            inv_freq = 1 / (10000 ** (torch.arange(0.0, demb, 2.0) / demb))
-            self.register_buffer('inv_freq', inv_freq)
+# ---- transformer-xl ----
+class PositionalEmbedding(torch.nn.Module):
+    def __init__(self, demb):
+        super(PositionalEmbedding, self).__init__()
+        self.demb = demb
+        inv_freq = 1 / (10000 ** (torch.arange(0.0, demb, 2.0) / demb))
+        self.register_buffer('inv_freq', inv_freq)
 
-        def forward(self, pos_seq, bsz=None):
-            sinusoid_inp = torch.ger(pos_seq, self.inv_freq)
-            pos_emb = torch.cat([sinusoid_inp.sin(), sinusoid_inp.cos()], dim=-1)
-            if bsz is not None:
-                return pos_emb[:, None, :].expand(-1, bsz, -1)
-            else:
-                return pos_emb[:, None, :]
-
-
-    def txl_pos_emb(d_model, klen, clamp_len, dtype):
-        old = torch.get_default_dtype()
-        torch.set_default_dtype(dtype)
-        try:
-            pos_emb_mod = PositionalEmbedding(d_model)
-            # MemTransformerLM._forward, attn_type 0:
-            pos_seq = torch.arange(klen - 1, -1, -1.0, dtype=dtype)
-            if clamp_len > 0:
-                pos_seq.clamp_(max=clamp_len)
-            return pos_emb_mod(pos_seq)[:, 0, :].double().numpy(), pos_seq.double().numpy()
-        finally:
-            torch.set_default_dtype(old)
+    def forward(self, pos_seq, bsz=None):
+        sinusoid_inp = torch.ger(pos_seq, self.inv_freq)
+        pos_emb = torch.cat([sinusoid_inp.sin(), sinusoid_inp.cos()], dim=-1)
+        if bsz is not None:
+            return pos_emb[:, None, :].expand(-1, bsz, -1)
+        else:
+            return pos_emb[:, None, :]
 
 
+def txl_pos_emb(d_model, klen, clamp_len, dtype):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        pos_emb_mod = PositionalEmbedding(d_model)
+        # MemTransformerLM._forward, attn_type 0:
+        pos_seq = torch.arange(klen - 1, -1, -1.0, dtype=dtype)
+        if clamp_len > 0:
+            pos_seq.clamp_(max=clamp_len)
+        return pos_emb_mod(pos_seq)[:, 0, :].double().numpy(), pos_seq.double().numpy()
+    finally:
+        torch.set_default_dtype(old)
+
+
+def test_transformer_xl(pe, scratch, check):
     for d, klen, clamp in [(16, 64, 0), (32, 200, 50), (8, 10, 100), (64, 1000, 0)]:
-        got64 = gen(f"txl_{d}_{klen}_{clamp}_64.npy", "--scheme", "transformer-xl", "--d-model", d, "--max-len", klen,
+        got64 = gen(pe, scratch, f"txl_{d}_{klen}_{clamp}_64.npy", "--scheme", "transformer-xl", "--d-model", d, "--max-len", klen,
                     "--clamp-len", clamp, "--dtype", "float64")
-        got32 = gen(f"txl_{d}_{klen}_{clamp}_32.npy", "--scheme", "transformer-xl", "--d-model", d, "--max-len", klen,
+        got32 = gen(pe, scratch, f"txl_{d}_{klen}_{clamp}_32.npy", "--scheme", "transformer-xl", "--d-model", d, "--max-len", klen,
                     "--clamp-len", clamp)
         ref64, pos = txl_pos_emb(d, klen, clamp, torch.float64)
         ref32, _ = txl_pos_emb(d, klen, clamp, torch.float32)
@@ -246,39 +249,40 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
             check(bad == 0, f"txl d={d} klen={klen} clamp={clamp}: {bad} entries not the correctly rounded value")
 
 
-    # ---- kerple ----
-    def kerple_diff(seq_len_k):
-        # ParallelKerpleLog/Power.forward: the causal |m-n| matrix.
-        return torch.tril(torch.arange(seq_len_k).view(seq_len_k, 1).repeat(1, seq_len_k)
-                          + torch.arange(0, -seq_len_k, -1)).to(torch.float64)
+# ---- kerple ----
+def kerple_diff(seq_len_k):
+    # ParallelKerpleLog/Power.forward: the causal |m-n| matrix.
+    return torch.tril(torch.arange(seq_len_k).view(seq_len_k, 1).repeat(1, seq_len_k)
+                      + torch.arange(0, -seq_len_k, -1)).to(torch.float64)
 
 
-    def kerple_log_forward(bias_p, bias_a, seq):
-        diff = kerple_diff(seq)
-        return -bias_p * torch.log(1 + bias_a * diff)  # log kernel
+def kerple_log_forward(bias_p, bias_a, seq):
+    diff = kerple_diff(seq)
+    return -bias_p * torch.log(1 + bias_a * diff)  # log kernel
 
 
-    def kerple_power_forward(bias_a, bias_p, seq):
-        diff = kerple_diff(seq)
-        bias = diff.pow(bias_p)
-        return -bias * bias_a
+def kerple_power_forward(bias_a, bias_p, seq):
+    diff = kerple_diff(seq)
+    bias = diff.pow(bias_p)
+    return -bias * bias_a
 
 
-    def nemo_kerple(b, a, p, q, k, L):
-        # build_relative_position(L, full=True) (alibi_relative_position_embedding.py), sliced [:q, :k] as NeMo's
-        # KERPLE forward does; its bias is -b·log(1 + a·rel^p).
-        relative_position = torch.arange(1 - L, 1)[None, :].mul(-1)
-        memory_position = torch.arange(1 - L, 1)[:, None].mul(-1)
-        rel = torch.abs(memory_position - relative_position).unsqueeze(0).expand(b.shape[0], -1, -1)[:, :q, :k]
-        return (-b * torch.log(1 + a * rel.unsqueeze(0).to(torch.float64).pow(p)))[0]
+def nemo_kerple(b, a, p, q, k, L):
+    # build_relative_position(L, full=True) (alibi_relative_position_embedding.py), sliced [:q, :k] as NeMo's
+    # KERPLE forward does; its bias is -b·log(1 + a·rel^p).
+    relative_position = torch.arange(1 - L, 1)[None, :].mul(-1)
+    memory_position = torch.arange(1 - L, 1)[:, None].mul(-1)
+    rel = torch.abs(memory_position - relative_position).unsqueeze(0).expand(b.shape[0], -1, -1)[:, :q, :k]
+    return (-b * torch.log(1 + a * rel.unsqueeze(0).to(torch.float64).pow(p)))[0]
 
 
-    def mp_kerple(power, r1, r2, d):
-        if power:
-            return -mpmath.mpf(r1) * (mpmath.mpf(d) ** mpmath.mpf(r2)) if d else mpmath.mpf(0)
-        return -mpmath.mpf(r1) * mpmath.log(1 + mpmath.mpf(r2) * d)
+def mp_kerple(power, r1, r2, d):
+    if power:
+        return -mpmath.mpf(r1) * (mpmath.mpf(d) ** mpmath.mpf(r2)) if d else mpmath.mpf(0)
+    return -mpmath.mpf(r1) * mpmath.log(1 + mpmath.mpf(r2) * d)
 
 
+def test_kerple(pe, scratch, check):
     r1 = [1.5, 0.25, 2.0, 0.01]
     r2 = [0.5, 1.0, 0.01, 1.9]
     seq = 40
@@ -286,7 +290,7 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
     R1 = torch.tensor(r1, dtype=torch.float64)[:, None, None]
     R2 = torch.tensor(r2, dtype=torch.float64)[:, None, None]
     for form in ["log", "power"]:
-        got = gen(f"kerple_{form}.npy", "--scheme", "kerple", "--kerple-form", form, *lists, "--max-len", seq, "--dtype",
+        got = gen(pe, scratch, f"kerple_{form}.npy", "--scheme", "kerple", "--kerple-form", form, *lists, "--max-len", seq, "--dtype",
                   "float64")
         ref = (kerple_log_forward(R1, R2, seq) if form == "log" else kerple_power_forward(R1, R2, seq)).numpy()
         # torch's log/pow are within ~1 ulp; 1 + a·diff is rounded once (2^-53 of
@@ -294,7 +298,7 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
         tol = 4 * 2.0 ** -53 * np.abs(ref) + 2 * np.array(r1)[:, None, None] * 2.0 ** -53
         check(got.shape == ref.shape and (np.abs(got - ref) <= tol).all(),
                 f"kerple {form} float64 vs chijames/KERPLE: max {np.abs(got - ref).max():.3g}")
-        got32 = gen(f"kerple_{form}_32.npy", "--scheme", "kerple", "--kerple-form", form, *lists, "--max-len", seq)
+        got32 = gen(pe, scratch, f"kerple_{form}_32.npy", "--scheme", "kerple", "--kerple-form", form, *lists, "--max-len", seq)
         bad = 0
         for h in range(4):
             for d in range(seq):
@@ -306,72 +310,73 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
     b = torch.tensor([0.5, 0.125], dtype=torch.float64)[:, None, None]
     a = torch.tensor([0.75, 2.0], dtype=torch.float64)[:, None, None]
     ref = nemo_kerple(b, a, 1.0, 12, 20, 20).numpy()
-    got = gen("kerple_nemo.npy", "--scheme", "kerple", "--r1", "0.5,0.125", "--r2", "0.75,2", "--bidirectional", "--max-len", 12,
+    got = gen(pe, scratch, "kerple_nemo.npy", "--scheme", "kerple", "--r1", "0.5,0.125", "--r2", "0.75,2", "--bidirectional", "--max-len", 12,
               "--key-len", 20, "--dtype", "float64")
     check(got.shape == ref.shape and (np.abs(got - ref) <= 4 * 2.0 ** -53 * np.abs(ref) + 2.0 ** -52).all(),
             f"kerple vs NeMo -b·log(1+a·|i-j|): max {np.abs(got - ref).max():.3g}")
     # Offsets: row h, column d = distance d.
-    got = gen("kerple_off.npy", "--scheme", "kerple", "--r1", "2", "--r2", str(math.e - 1), "--rel-form", "offsets",
+    got = gen(pe, scratch, "kerple_off.npy", "--scheme", "kerple", "--r1", "2", "--r2", str(math.e - 1), "--rel-form", "offsets",
               "--max-len", 3, "--dtype", "float64")
     check(got.shape == (1, 3) and got[0, 0] == 0 and got[0, 1] == -2.0, f"kerple offsets at d = 0, 1 (r2 = e-1): {got}")
 
 
-    # ---- sandwich ----
-    class SandwichRelativePositionEmbedding(torch.nn.Module):
-        def __init__(self, bidirectional, num_attention_heads, layer_type, hidden_size, max_seq_len=512):
-            super().__init__()
-            self.bidirectional = bidirectional
-            self.layer_type = layer_type
-            self.num_attention_heads = num_attention_heads
-            self.hidden_size = hidden_size
-            self.max_seq_len = max_seq_len
-            self.relative_position = build_relative_position(max_seq_len, full=True)
+# ---- sandwich ----
+class SandwichRelativePositionEmbedding(torch.nn.Module):
+    def __init__(self, bidirectional, num_attention_heads, layer_type, hidden_size, max_seq_len=512):
+        super().__init__()
+        self.bidirectional = bidirectional
+        self.layer_type = layer_type
+        self.num_attention_heads = num_attention_heads
+        self.hidden_size = hidden_size
+        self.max_seq_len = max_seq_len
+        self.relative_position = build_relative_position(max_seq_len, full=True)
 
-        def forward(self, query_seq_length, key_seq_length):
-            max_seq_len = max(query_seq_length, key_seq_length)
-            if max_seq_len > self.max_seq_len:
-                relative_position = build_relative_position(max_seq_len, full=True)
-            else:
-                relative_position = self.relative_position
-            relative_position = relative_position[-query_seq_length:, -key_seq_length:]
-            if not self.bidirectional:
-                relative_position = torch.tril(relative_position)
-            inv_freq = 1.0 / (10000 ** (2 * torch.arange(1, self.hidden_size / 2 + 1, device='cpu') / self.hidden_size))
-            _bias = torch.sum((relative_position[:, :, None].repeat(1, 1, len(inv_freq)) * inv_freq).cos(), axis=2)
-            bias = _bias.repeat(self.num_attention_heads, 1, 1)
-            _bias_scales = torch.arange(1, self.num_attention_heads + 1, 1, device='cpu')
-            bias_scales = _bias_scales[:, None, None]
-            scaled_bias = (bias - self.hidden_size / 2) / (bias_scales * 8 / self.num_attention_heads)
-            return scaled_bias.unsqueeze(0)
-
-
-    def build_relative_position(max_seq_len, full=True):
-        relative_position = torch.arange(1 - max_seq_len, 1)[None, :].mul(-1)
-        if full:
-            memory_position = torch.arange(1 - max_seq_len, 1)[:, None].mul(-1)
-            relative_position = torch.abs(memory_position - relative_position)
-        return relative_position
+    def forward(self, query_seq_length, key_seq_length):
+        max_seq_len = max(query_seq_length, key_seq_length)
+        if max_seq_len > self.max_seq_len:
+            relative_position = build_relative_position(max_seq_len, full=True)
+        else:
+            relative_position = self.relative_position
+        relative_position = relative_position[-query_seq_length:, -key_seq_length:]
+        if not self.bidirectional:
+            relative_position = torch.tril(relative_position)
+        inv_freq = 1.0 / (10000 ** (2 * torch.arange(1, self.hidden_size / 2 + 1, device='cpu') / self.hidden_size))
+        _bias = torch.sum((relative_position[:, :, None].repeat(1, 1, len(inv_freq)) * inv_freq).cos(), axis=2)
+        bias = _bias.repeat(self.num_attention_heads, 1, 1)
+        _bias_scales = torch.arange(1, self.num_attention_heads + 1, 1, device='cpu')
+        bias_scales = _bias_scales[:, None, None]
+        scaled_bias = (bias - self.hidden_size / 2) / (bias_scales * 8 / self.num_attention_heads)
+        return scaled_bias.unsqueeze(0)
 
 
-    def nemo_sandwich(bidir, heads, d, q, k, dtype):
-        old = torch.get_default_dtype()
-        torch.set_default_dtype(dtype)
-        try:
-            return SandwichRelativePositionEmbedding(bidir, heads, None, d, max_seq_len=64)(q, k)[0].double().numpy()
-        finally:
-            torch.set_default_dtype(old)
+def build_relative_position(max_seq_len, full=True):
+    relative_position = torch.arange(1 - max_seq_len, 1)[None, :].mul(-1)
+    if full:
+        memory_position = torch.arange(1 - max_seq_len, 1)[:, None].mul(-1)
+        relative_position = torch.abs(memory_position - relative_position)
+    return relative_position
 
 
-    def mp_sandwich(r, d, h, H):
-        s = mpmath.fsum(mpmath.cos(r * mpmath.power(10000, mpmath.mpf(-2 * i) / d)) for i in range(1, d // 2 + 1))
-        return (s - mpmath.mpf(d) / 2) / (mpmath.mpf(8 * h) / H)
+def nemo_sandwich(bidir, heads, d, q, k, dtype):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        return SandwichRelativePositionEmbedding(bidir, heads, None, d, max_seq_len=64)(q, k)[0].double().numpy()
+    finally:
+        torch.set_default_dtype(old)
 
 
+def mp_sandwich(r, d, h, H):
+    s = mpmath.fsum(mpmath.cos(r * mpmath.power(10000, mpmath.mpf(-2 * i) / d)) for i in range(1, d // 2 + 1))
+    return (s - mpmath.mpf(d) / 2) / (mpmath.mpf(8 * h) / H)
+
+
+def test_sandwich(pe, scratch, check):
     for bidir, heads, d, q, k in [(False, 8, 64, 32, 32), (True, 4, 16, 20, 30), (False, 2, 128, 100, 80), (True, 1, 8, 70, 70)]:
         flags = ["--scheme", "sandwich", "--d-model", d, "--heads", heads, "--max-len", q, "--key-len", k] + (
             ["--bidirectional"] if bidir else [])
-        got64 = gen(f"sw_{d}_{q}_{k}_64.npy", *flags, "--dtype", "float64")
-        got32 = gen(f"sw_{d}_{q}_{k}_32.npy", *flags)
+        got64 = gen(pe, scratch, f"sw_{d}_{q}_{k}_64.npy", *flags, "--dtype", "float64")
+        got32 = gen(pe, scratch, f"sw_{d}_{q}_{k}_32.npy", *flags)
         hs = np.arange(1, heads + 1)[:, None, None]
         scale = heads / (8.0 * hs)
         rmax = max(q, k)
@@ -398,26 +403,28 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
                     e64, e32 = seen[(h, r)]
                     bad += got64[h, i, j] != e64 or got32[h, i, j] != e32
         check(bad == 0, f"sandwich bidir={bidir} H={heads} d={d}: {bad} entries not the correctly rounded value")
-    got = gen("sw_off.npy", "--scheme", "sandwich", "--d-model", 32, "--heads", 2, "--rel-form", "offsets", "--max-len", 50,
+    got = gen(pe, scratch, "sw_off.npy", "--scheme", "sandwich", "--d-model", 32, "--heads", 2, "--rel-form", "offsets", "--max-len", 50,
               "--dtype", "float64")
     check(got.shape == (2, 50) and all(got[h, r] == exact_f64(mp_sandwich(r, 32, h + 1, 2)) for h in range(2) for r in range(50)),
             "sandwich offsets [H, L]: not the correctly rounded values")
 
 
-    # ---- pe verify on the peers' own tables (NPY, no metadata: --scheme and flags) ----
-    def verify_peer(name, table, *flags):
-        path = spath(name)
-        np.save(path, np.asarray(table, dtype=np.float32))
-        return pe("verify", path, *flags, ok=False)
+# ---- pe verify on the peers' own tables (NPY, no metadata: --scheme and flags) ----
+def verify_peer(pe, scratch, name, table, *flags):
+    spath = partial(os.path.join, scratch)
+    path = spath(name)
+    np.save(path, np.asarray(table, dtype=np.float32))
+    return pe("verify", path, *flags, ok=False)
 
 
-    r = verify_peer("peer_t2t.npy", t2t_relative_positions_matrix(20, 30, 6).numpy(), "--scheme", "relative-index",
+def test_verify_on_the_peers_tables(pe, scratch, check):
+    r = verify_peer(pe, scratch, "peer_t2t.npy", t2t_relative_positions_matrix(20, 30, 6).numpy(), "--scheme", "relative-index",
                     "--max-len", 20, "--key-len", 30, "--max-relative-position", 6)
     check(r.returncode == 0, f"pe verify of tensor2tensor's matrix: exit {r.returncode}: {r.stdout}{r.stderr}")
-    r = verify_peer("peer_deberta.npy", hf_build_relative_position(300, 500, 256, 512)[0].numpy(), "--scheme",
+    r = verify_peer(pe, scratch, "peer_deberta.npy", hf_build_relative_position(300, 500, 256, 512)[0].numpy(), "--scheme",
                     "deberta-bucket", "--max-len", 300, "--key-len", 500)
     check(r.returncode == 0, f"pe verify of HF DeBERTa's buckets: exit {r.returncode}: {r.stdout}{r.stderr}")
-    r = verify_peer("peer_deberta_bad.npy", hf_build_relative_position(300, 500, 256, 512)[0].numpy(), "--scheme",
+    r = verify_peer(pe, scratch, "peer_deberta_bad.npy", hf_build_relative_position(300, 500, 256, 512)[0].numpy(), "--scheme",
                     "deberta-bucket", "--max-len", 300, "--key-len", 500, "--bucket-size", 128)
     check(r.returncode == 1, f"pe verify of HF DeBERTa's buckets as bucket_size 128: exit {r.returncode}")
     # Transformer-XL's own float32 R: within the recipe's bound 16·2^-24·θ + 2·2^-24
@@ -427,41 +434,43 @@ def test_relative_schemes_against_their_sources(pe, scratch, check):
     klen = 2000
     ref32, _ = txl_pos_emb(64, klen, 0, torch.float32)
     atol = 16 * 2.0 ** -24 * (klen - 1) + 2 * 2.0 ** -24
-    r = verify_peer("peer_txl.npy", ref32, "--scheme", "transformer-xl", "--d-model", 64, "--max-len", klen, "--atol", atol)
+    r = verify_peer(pe, scratch, "peer_txl.npy", ref32, "--scheme", "transformer-xl", "--d-model", 64, "--max-len", klen, "--atol", atol)
     check(r.returncode == 0, f"pe verify of Transformer-XL's float32 R with --atol {atol}: exit {r.returncode}: {r.stdout}")
 
 
-    # ---- error cases: one line, exit 2, nothing written ----
-    def refused(args, needle):
-        out = spath("refused.npy")
-        if os.path.exists(out):
-            os.remove(out)
-        r = pe("generate", *args, "-o", out, ok=False)
-        lines = r.stderr.strip().splitlines()
-        check(r.returncode == 2 and lines and lines[0].startswith("pe: error: ") and needle in r.stderr
-                and not os.path.exists(out), f"{args}: expected exit 2 with '{needle}', got {r.returncode}: {r.stderr}")
+# ---- error cases: one line, exit 2, nothing written ----
+def refused(pe, scratch, check, args, needle):
+    spath = partial(os.path.join, scratch)
+    out = spath("refused.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    r = pe("generate", *args, "-o", out, ok=False)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2 and lines and lines[0].startswith("pe: error: ") and needle in r.stderr
+            and not os.path.exists(out), f"{args}: expected exit 2 with '{needle}', got {r.returncode}: {r.stderr}")
 
 
-    refused(["--scheme", "relative-index", "--max-len", 4, "--max-relative-position", -1], "--max-relative-position")
-    refused(["--scheme", "relative-index", "--max-len", 4], "clipping distance")
-    refused(["--scheme", "relative-index", "--max-len", 8, "--key-len", 4, "--max-relative-position", 2], "last q")
-    refused(["--scheme", "relative-index", "--convention", "hf-bert", "--max-len", 600], "max_position_embeddings")
-    refused(["--scheme", "relative-index", "--convention", "xlnet", "--max-len", 4, "--max-relative-position", 2], "--convention")
-    refused(["--scheme", "relative-index", "--max-len", 4, "--max-relative-position", 4000, "--dtype", "float16"], "--dtype")
-    refused(["--scheme", "relative-index", "--max-len", 1 << 30, "--key-len", 1 << 20, "--max-relative-position", 2],
+def test_error_cases(pe, scratch, check):
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--max-len", 4, "--max-relative-position", -1], "--max-relative-position")
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--max-len", 4], "clipping distance")
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--max-len", 8, "--key-len", 4, "--max-relative-position", 2], "last q")
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--convention", "hf-bert", "--max-len", 600], "max_position_embeddings")
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--convention", "xlnet", "--max-len", 4, "--max-relative-position", 2], "--convention")
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--max-len", 4, "--max-relative-position", 4000, "--dtype", "float16"], "--dtype")
+    refused(pe, scratch, check, ["--scheme", "relative-index", "--max-len", 1 << 30, "--key-len", 1 << 20, "--max-relative-position", 2],
             "would exceed")
-    refused(["--scheme", "deberta-bucket", "--max-len", 4, "--bucket-size", 2], "--bucket-size")
-    refused(["--scheme", "deberta-bucket", "--max-len", 4, "--bucket-size", 256, "--max-position", 129], "--max-position")
-    refused(["--scheme", "deberta-bucket", "--max-len", 4, "--key-len", 1 << 21], "--key-len")
-    refused(["--scheme", "transformer-xl", "--d-model", 7, "--max-len", 4], "even")
-    refused(["--scheme", "transformer-xl", "--d-model", 8, "--max-len", 4, "--clamp-len", -1], "--clamp-len")
-    refused(["--scheme", "kerple", "--r1", "0", "--r2", "1", "--max-len", 4], "--r1")
-    refused(["--scheme", "kerple", "--r1", "1", "--r2", "-0.5", "--max-len", 4], "--r2")
-    refused(["--scheme", "kerple", "--r1", "1", "--r2", "2.5", "--kerple-form", "power", "--max-len", 4], "(0, 2]")
-    refused(["--scheme", "kerple", "--r1", "1,2,3", "--r2", "1,2", "--max-len", 4], "--r2")
-    refused(["--scheme", "kerple", "--r1", "1,nan", "--r2", "1", "--max-len", 4], "--r1")
-    refused(["--scheme", "kerple", "--r1", "1", "--max-len", 4], "--r2")
-    refused(["--scheme", "kerple", "--r1", "1", "--r2", "1", "--heads", 1 << 20, "--max-len", 1 << 10], "precomputed")
-    refused(["--scheme", "sandwich", "--d-model", 7, "--max-len", 4], "even")
-    refused(["--scheme", "sandwich", "--d-model", 1 << 16, "--max-len", 1 << 14], "cosines")
-    refused(["--scheme", "sandwich", "--d-model", 8, "--max-len", 4, "--rel-form", "diag"], "--rel-form")
+    refused(pe, scratch, check, ["--scheme", "deberta-bucket", "--max-len", 4, "--bucket-size", 2], "--bucket-size")
+    refused(pe, scratch, check, ["--scheme", "deberta-bucket", "--max-len", 4, "--bucket-size", 256, "--max-position", 129], "--max-position")
+    refused(pe, scratch, check, ["--scheme", "deberta-bucket", "--max-len", 4, "--key-len", 1 << 21], "--key-len")
+    refused(pe, scratch, check, ["--scheme", "transformer-xl", "--d-model", 7, "--max-len", 4], "even")
+    refused(pe, scratch, check, ["--scheme", "transformer-xl", "--d-model", 8, "--max-len", 4, "--clamp-len", -1], "--clamp-len")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "0", "--r2", "1", "--max-len", 4], "--r1")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "1", "--r2", "-0.5", "--max-len", 4], "--r2")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "1", "--r2", "2.5", "--kerple-form", "power", "--max-len", 4], "(0, 2]")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "1,2,3", "--r2", "1,2", "--max-len", 4], "--r2")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "1,nan", "--r2", "1", "--max-len", 4], "--r1")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "1", "--max-len", 4], "--r2")
+    refused(pe, scratch, check, ["--scheme", "kerple", "--r1", "1", "--r2", "1", "--heads", 1 << 20, "--max-len", 1 << 10], "precomputed")
+    refused(pe, scratch, check, ["--scheme", "sandwich", "--d-model", 7, "--max-len", 4], "even")
+    refused(pe, scratch, check, ["--scheme", "sandwich", "--d-model", 1 << 16, "--max-len", 1 << 14], "cosines")
+    refused(pe, scratch, check, ["--scheme", "sandwich", "--d-model", 8, "--max-len", 4, "--rel-form", "diag"], "--rel-form")
