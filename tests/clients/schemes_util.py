@@ -6,39 +6,9 @@ NPY with numpy.load, HDF5 with h5py, JSON with the json module. bfloat16 is
 widened by shifting its 16 bits into the top of a float32.
 """
 import json
-import os
 import struct
-import subprocess
 
 import numpy as np
-
-
-class Checker:
-    def __init__(self, pe_bin, scratch):
-        self.pe_bin = pe_bin
-        self.scratch = scratch
-        os.makedirs(scratch, exist_ok=True)
-        self.failures = []
-
-    def check(self, cond, msg):
-        if not cond:
-            self.failures.append(msg)
-            print("FAIL:", msg)
-
-    def path(self, name):
-        return os.path.join(self.scratch, name)
-
-    def pe(self, *args, ok=True):
-        r = subprocess.run([self.pe_bin, *[str(a) for a in args]], capture_output=True, text=True)
-        if ok and r.returncode != 0:
-            raise SystemExit(f"pe {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr}")
-        return r
-
-    def finish(self):
-        if self.failures:
-            print(f"{len(self.failures)} failure(s)")
-            raise SystemExit(1)
-        print("ok")
 
 
 _ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16}

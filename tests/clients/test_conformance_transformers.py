@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """pe against transformers 5.17.0's own rotary modules (tests/data/conformance).
 
 The corpus holds, for every model type of transformers 5.17.0 whose modeling
@@ -29,22 +28,18 @@ the scaling with its factor.
 Then for a few model types whose classes hold non-trivial defaults, the config stripped of
 rope_theta and partial_rotary_factor: the same cos passes, and pe inspect names the class default.
 
-Prints `N passed, M refused, K failed` and exits 1 on a failure that is not
+Prints `N passed, M refused, K failed` per part and fails on a failure that is not
 in KNOWN_FAILURES (each listed with its reason in docs/models.md), or on a
 listed one that now passes (so the list only shrinks).
-
-Usage: test_conformance_transformers.py PE_BIN SCRATCH_DIR
 """
 import concurrent.futures
 import json
 import os
-import subprocess
-import sys
 import tarfile
 
 import numpy as np
+import pytest
 
-PE, SCRATCH = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "conformance")
 NAME = "transformers-5.17-rotary"
 
@@ -73,35 +68,26 @@ def through_interleave(p):
     back = {v: c for c, v in enumerate(to)}
     return [-1 if p[to[c]] == -1 else back[p[to[c]]] for c in range(d)]
 
-os.makedirs(SCRATCH, exist_ok=True)
-root = os.path.join(SCRATCH, NAME)
-if not os.path.exists(os.path.join(root, "manifest.json")):
-    with tarfile.open(os.path.join(DATA, NAME + ".tar.xz")) as t:
-        members = t.getmembers()
-        for mem in members:  # plain files and folders under NAME/ only
-            if not (mem.isfile() or mem.isdir()) or os.path.isabs(mem.name) or ".." in mem.name.split("/") \
-                    or not mem.name.startswith(NAME):
-                raise SystemExit(f"unexpected member in the corpus archive: {mem.name}")
-        t.extractall(SCRATCH, members=members)
-types = json.load(open(os.path.join(root, "manifest.json")))["types"]
 
-
-def pe(*args):
-    r = subprocess.run([PE, *map(str, args)], capture_output=True, text=True)
+def call(pe, *args):
+    r = pe(*args, ok=False)
     return r.returncode, r.stdout, r.stderr
 
 
-jobs = []  # (key, type, call)
-for mt, ent in sorted(types.items()):
-    for cls, r in sorted(ent.get("rotary", {}).items()):
-        for c in r.get("calls", []):
-            if "stem" not in c:
-                continue  # transformers itself raised for this call (manifest: error)
-            key = f"{mt}/{cls}/{c['layer_type'] or 'all'}/s{c['start']}"
-            jobs.append((key, mt, c))
+def corpus_jobs(types):
+    """(key, type, call) of every call the module answered."""
+    jobs = []
+    for mt, ent in sorted(types.items()):
+        for cls, r in sorted(ent.get("rotary", {}).items()):
+            for c in r.get("calls", []):
+                if "stem" not in c:
+                    continue  # transformers itself raised for this call (manifest: error)
+                key = f"{mt}/{cls}/{c['layer_type'] or 'all'}/s{c['start']}"
+                jobs.append((key, mt, c))
+    return jobs
 
 
-def run_call(job):
+def run_call(pe, root, job):
     key, mt, c = job
     folder = os.path.join(root, mt)
     cfg = os.path.join(folder, "config.json")
@@ -110,7 +96,7 @@ def run_call(job):
     parts = (("real", "cos"), ("imag", "sin")) if c.get("complex") else (("cos", "cos"), ("sin", "sin"))
     for suffix, tensor in parts:
         npy = os.path.join(folder, f"{c['stem']}.{suffix}.npy")
-        rc, out, err = pe("verify", npy, "--scheme", scheme, "--hf-config", cfg, "--tensor",
+        rc, out, err = call(pe, "verify", npy, "--scheme", scheme, "--hf-config", cfg, "--tensor",
                           f"{lt}/{tensor}" if lt else tensor, "--start", c["start"])
         if rc == 0:
             continue
@@ -150,7 +136,7 @@ def same_pairing(expected, probed, sin1):
     return True
 
 
-def run_pairing(mt):
+def run_pairing(pe, root, types, mt):
     ent = types[mt]
     pairings = []
     for cls, r in sorted(ent.get("rotary", {}).items()):
@@ -166,7 +152,7 @@ def run_pairing(mt):
     cfg = json.load(open(os.path.join(root, mt, "config.json")))
     flag = INTERLEAVE_APPLY.get(mt, False)
     interleave = flag is None or (flag and (cfg.get("text_config") or cfg).get(flag, False))
-    rc, out, err = pe("inspect", os.path.join(root, mt), "--json")
+    rc, out, err = call(pe, "inspect", os.path.join(root, mt), "--json")
     if rc != 0:
         lines = [l for l in err.strip().splitlines() if l]
         if rc == 2 and len(lines) == 1 and "use --scheme" in lines[0]:
@@ -207,7 +193,7 @@ def run_pairing(mt):
 DEFAULTS = ["glm4_moe", "nemotron", "stablelm", "persimmon", "phi", "smollm3", "apertus", "qwen3_next", "helium"]
 
 
-def run_defaults(mt):
+def run_defaults(pe, root, types, scratch, mt):
     key = f"{mt}/defaults"
     ent = types[mt]
     cfg = json.load(open(os.path.join(root, mt, "config.json")))
@@ -218,17 +204,17 @@ def run_defaults(mt):
         if isinstance(rp, dict):
             for k in ("rope_theta", "partial_rotary_factor"):
                 rp.pop(k, None)
-    folder = os.path.join(SCRATCH, "stripped", mt)
+    folder = os.path.join(scratch, "stripped", mt)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f)
     cls, r = next((c, r) for c, r in sorted(ent["rotary"].items()) if r.get("calls"))
     c = next(c for c in r["calls"] if "stem" in c and c["start"] == 4000)
-    rc, out, err = pe("verify", os.path.join(root, mt, c["stem"] + ".cos.npy"), "--scheme", "rope", "--hf-config",
+    rc, out, err = call(pe, "verify", os.path.join(root, mt, c["stem"] + ".cos.npy"), "--scheme", "rope", "--hf-config",
                       os.path.join(folder, "config.json"), "--tensor", "cos", "--start", c["start"])
     if rc != 0:
         return key, "failed", f"stripped config: rc {rc}: {(err.strip() or out.strip()).splitlines()[-1][:300]}"
-    rc, out, err = pe("inspect", folder, "--json")
+    rc, out, err = call(pe, "inspect", folder, "--json")
     settings = json.loads(out)["settings"] if rc == 0 else []
     theta = [x for x in settings if x["name"].endswith("rope_theta")]
     want = "default of " + ent["text_config_class"]
@@ -238,10 +224,10 @@ def run_defaults(mt):
 
 
 # Config lint (transformers' own rope validation, docs/models.md): every config
-# transformers itself wrote passes it; pe inspect prints no lint line for it.
-def run_lint(mt):
+# transformers itself wrote passes it; pe inspect reports no lint problem for it.
+def run_lint(pe, root, mt):
     key = f"{mt}/lint"
-    rc, out, err = pe("inspect", os.path.join(root, mt), "--json")
+    rc, out, err = call(pe, "inspect", os.path.join(root, mt), "--json")
     if rc != 0:
         return None  # no plan (refused, or no config pe reads): the pairing/calls verdicts cover it
     lint = [x for x in json.loads(out).get("problems", []) if x.startswith("config.json ")]
@@ -251,7 +237,7 @@ def run_lint(mt):
 # pe inspect of a scaled float32 cos table (position 0) names its base and its
 # scaling with the factor: every corpus type whose rope block is yarn or llama3
 # (per layer type where the config has one block per type).
-def scaled_blocks(mt):
+def scaled_blocks(types, mt):
     rp = types[mt].get("rope_parameters") or {}
     blocks = rp.items() if rp and all(isinstance(v, dict) for v in rp.values()) else [(None, rp)]
     for lt, b in blocks:
@@ -260,8 +246,8 @@ def scaled_blocks(mt):
             yield lt, t, b
 
 
-def run_inspect(mt):
-    blocks = list(scaled_blocks(mt))
+def run_inspect(pe, root, types, mt):
+    blocks = list(scaled_blocks(types, mt))
     if not blocks:
         return None
     key = f"{mt}/inspect"
@@ -272,7 +258,7 @@ def run_inspect(mt):
             for lt, t, b in blocks:
                 if lt is not None and c["layer_type"] != lt:
                     continue
-                rc, out, err = pe("inspect", os.path.join(root, mt, c["stem"] + ".cos.npy"))
+                rc, out, err = call(pe, "inspect", os.path.join(root, mt, c["stem"] + ".cos.npy"))
                 lines = out.splitlines()
                 i = next((k for k, l in enumerate(lines) if l.startswith("identification")), None)
                 ident = lines[i + 1] if i is not None and i + 1 < len(lines) else err.strip()[-200:]
@@ -282,34 +268,69 @@ def run_inspect(mt):
     return key, "passed", ""
 
 
-with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-    results = list(ex.map(run_call, jobs))
-    results += [r for r in ex.map(run_pairing, sorted(types)) if r]
-    results += list(ex.map(run_defaults, DEFAULTS))
-    results += [r for r in ex.map(run_lint, sorted(types)) if r]
-    results += [r for r in ex.map(run_inspect, sorted(types)) if r]
+@pytest.fixture(scope="module")
+def corpus(pytestconfig, tmp_path_factory):
+    """The corpus extracted once (kept under --scratch between runs): (root, types)."""
+    base = pytestconfig.getoption("--scratch")
+    base = os.path.abspath(base) if base else str(tmp_path_factory.mktemp("conformance"))
+    os.makedirs(base, exist_ok=True)
+    root = os.path.join(base, NAME)
+    if not os.path.exists(os.path.join(root, "manifest.json")):
+        with tarfile.open(os.path.join(DATA, NAME + ".tar.xz")) as t:
+            members = t.getmembers()
+            for mem in members:  # plain files and folders under NAME/ only
+                if not (mem.isfile() or mem.isdir()) or os.path.isabs(mem.name) or ".." in mem.name.split("/") \
+                        or not mem.name.startswith(NAME):
+                    pytest.fail(f"unexpected member in the corpus archive: {mem.name}")
+            t.extractall(base, members=members)
+    return root, json.load(open(os.path.join(root, "manifest.json")))["types"]
 
-counts = {"passed": 0, "refused": 0, "failed": 0}
-by_kind = {"calls": dict(counts), "pairing": dict(counts), "defaults": dict(counts), "lint": dict(counts),
-           "inspect": dict(counts)}
-unexpected, fixed = [], []
-for key, verdict, why in results:
-    counts[verdict] += 1
-    by_kind[key.rsplit("/", 1)[1] if key.endswith(("/pairing", "/defaults", "/lint", "/inspect")) else "calls"][verdict] += 1
-    if verdict == "refused":
-        print(f"REFUSED {key}: {why}")
-    elif verdict == "failed":
-        print(f"FAIL {key}: {why}{'  (known)' if key in KNOWN_FAILURES else ''}")
-        if key not in KNOWN_FAILURES:
-            unexpected.append(key)
-    elif key in KNOWN_FAILURES:
-        fixed.append(key)
-for kind, c in by_kind.items():
-    print(f"{kind}: {c['passed']} passed, {c['refused']} refused, {c['failed']} failed")
-print(f"{counts['passed']} passed, {counts['refused']} refused, {counts['failed']} failed")
-for key in fixed:
-    print(f"NOW PASSES (remove from KNOWN_FAILURES and docs/models.md): {key}")
-if unexpected or fixed:
-    print(f"{len(unexpected)} unexpected failure(s), {len(fixed)} listed failure(s) now passing")
-    sys.exit(1)
-print("ok")
+
+def judge(check, kind, results):
+    """Counts and prints the verdicts; a failure not in KNOWN_FAILURES, or a listed one that now passes, fails."""
+    counts = {"passed": 0, "refused": 0, "failed": 0}
+    for key, verdict, why in results:
+        counts[verdict] += 1
+        if verdict == "refused":
+            print(f"REFUSED {key}: {why}")
+        elif verdict == "failed":
+            print(f"FAIL {key}: {why}{'  (known)' if key in KNOWN_FAILURES else ''}")
+            check(key in KNOWN_FAILURES, f"{key}: {why}")
+        else:
+            check(key not in KNOWN_FAILURES, f"NOW PASSES (remove from KNOWN_FAILURES and docs/models.md): {key}")
+    print(f"{kind}: {counts['passed']} passed, {counts['refused']} refused, {counts['failed']} failed")
+
+
+def test_rotary_calls(pe, check, corpus):
+    root, types = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = list(ex.map(lambda job: run_call(pe, root, job), corpus_jobs(types)))
+    judge(check, "calls", results)
+
+
+def test_plan_pairing_against_the_model(pe, check, corpus):
+    root, types = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = [r for r in ex.map(lambda mt: run_pairing(pe, root, types, mt), sorted(types)) if r]
+    judge(check, "pairing", results)
+
+
+def test_class_defaults_of_stripped_configs(pe, scratch, check, corpus):
+    root, types = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = list(ex.map(lambda mt: run_defaults(pe, root, types, scratch, mt), DEFAULTS))
+    judge(check, "defaults", results)
+
+
+def test_config_lint_of_every_type(pe, check, corpus):
+    root, types = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = [r for r in ex.map(lambda mt: run_lint(pe, root, mt), sorted(types)) if r]
+    judge(check, "lint", results)
+
+
+def test_inspect_names_base_and_scaling(pe, check, corpus):
+    root, types = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = [r for r in ex.map(lambda mt: run_inspect(pe, root, types, mt), sorted(types)) if r]
+    judge(check, "inspect", results)

@@ -1,6 +1,5 @@
-#!/usr/bin/python3
 """CSV blocks: the text pe writes does not depend on how rows are cut into
-blocks or shared among threads (args: PE_BIN SCRATCH_DIR).
+blocks or shared among threads.
 
 pe generate formats CSV rows in blocks (128 KiB of float32 rows each) on
 worker threads and writes them in order (core/pump.h, core/formats/csv.cc).
@@ -16,18 +15,9 @@ same checks.
 """
 import csv
 import os
-import subprocess
-import sys
 
 import numpy as np
-
-PE, SCRATCH = sys.argv[1], sys.argv[2]
-os.makedirs(SCRATCH, exist_ok=True)
-
-
-def run(*args):
-    r = subprocess.run([PE, *args], capture_output=True, text=True)
-    assert r.returncode == 0, (args, r.stderr)
+import pytest
 
 
 def sinusoid(rows, d, start):
@@ -52,51 +42,43 @@ CASES = [  # (rows, d_model, start, dtype)
     (301, 8, 2, "float16"),
 ]
 
-failures = []
-for rows, d, start, dtype in CASES:
+@pytest.mark.parametrize("rows, d, start, dtype", CASES, ids=[f"{r}x{d}+{s}-{t}" for r, d, s, t in CASES])
+def test_csv_same_for_any_thread_count_and_equal_to_npy(pe, scratch, check, rows, d, start, dtype):
     name = f"{rows}x{d}+{start}-{dtype}"
     spec = ["generate", "--d-model", str(d), "--max-len", str(rows), "--dtype", dtype]
     if start:
         spec += ["--start", str(start)]
     texts = []
     for threads in (1, 2, 3):
-        out = os.path.join(SCRATCH, f"{name}-t{threads}.csv")
-        run(*spec, "--threads", str(threads), "-o", out)
+        out = os.path.join(scratch, f"{name}-t{threads}.csv")
+        pe(*spec, "--threads", str(threads), "-o", out)
         with open(out, "rb") as f:
             texts.append(f.read())
     if not (texts[0] == texts[1] == texts[2]):
-        failures.append(f"{name}: the CSV differs between --threads 1, 2 and 3")
-        continue
-    npy = os.path.join(SCRATCH, f"{name}.npy")
-    run(*spec, "-o", npy)
+        check(False, f"{name}: the CSV differs between --threads 1, 2 and 3")
+        return
+    npy = os.path.join(scratch, f"{name}.npy")
+    pe(*spec, "-o", npy)
     ref = np.load(npy)
-    with open(os.path.join(SCRATCH, f"{name}-t1.csv"), newline="") as f:
+    with open(os.path.join(scratch, f"{name}-t1.csv"), newline="") as f:
         table = list(csv.reader(f))
     header, body = table[0], table[1:]
     if header != ["position"] + [f"dim_{j}" for j in range(d)]:
-        failures.append(f"{name}: header {header[:4]}...")
-        continue
+        check(False, f"{name}: header {header[:4]}...")
+        return
     if len(body) != rows or any(len(r) != d + 1 for r in body):
-        failures.append(f"{name}: {len(body)} rows (want {rows}) or ragged rows")
-        continue
+        check(False, f"{name}: {len(body)} rows (want {rows}) or ragged rows")
+        return
     positions = [int(r[0]) for r in body]
     if positions != list(range(start, start + rows)):
-        failures.append(f"{name}: positions {positions[:3]}...")
-        continue
+        check(False, f"{name}: positions {positions[:3]}...")
+        return
     values = np.array([[float(x) for x in r[1:]] for r in body]).astype(ref.dtype)
     same = (values.view(np.uint8) == ref.view(np.uint8)).all() if values.shape == ref.shape else False
     if not same:
-        failures.append(f"{name}: CSV values differ from the .npy of the same table")
-        continue
+        check(False, f"{name}: CSV values differ from the .npy of the same table")
+        return
     tol = {"float32": 1e-6, "float64": 1e-12, "float16": 1e-3}[dtype]
     err = np.abs(values.astype(np.float64) - sinusoid(rows, d, start)).max()
     if not err <= tol:
-        failures.append(f"{name}: max error {err} against numpy's sinusoid")
-    for threads in (1, 2, 3):
-        os.remove(os.path.join(SCRATCH, f"{name}-t{threads}.csv"))
-    os.remove(npy)
-
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print(f"{len(CASES)} shapes: byte-identical for 1-3 threads, values equal to the .npy")
+        check(False, f"{name}: max error {err} against numpy's sinusoid")

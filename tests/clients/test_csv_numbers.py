@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""CSV numbers: pe reads a cell as Python's float() does (args: PE_BIN SCRATCH_DIR).
+"""CSV numbers: pe reads a cell as Python's float() does.
 
 For every tricky spelling below, a one-cell CSV is read with pe inspect. Where
 float() raises, pe must refuse (exit 2, one line); where float() gives a
@@ -10,13 +9,8 @@ which pe reports). The grammar is documented in docs/formats.md.
 import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
-
-PE, SCRATCH = sys.argv[1], sys.argv[2]
-os.makedirs(SCRATCH, exist_ok=True)
 
 CASES = [
     "1", "-1", "+1", "+-1", "-+1", "--1", "++1", "1-", "1+",
@@ -41,37 +35,31 @@ CASES = [
 PE_REFUSES = ["１", "١٢", "\u00a01", "1\u2003"]
 CASES += PE_REFUSES
 
-failures = []
-for n, text in enumerate(CASES):
-    path = os.path.join(SCRATCH, f"n{n}.csv")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("value\n" + text + "\n")
-    try:
-        want = float(text)
-    except ValueError:
-        want = None
-    if text in PE_REFUSES:
-        want = None
-    r = subprocess.run([PE, "inspect", path, "--json", "--no-identify", "--preview", "0", "--rows", "0:1"],
-                       capture_output=True, text=True, timeout=60)
-    if want is None or not math.isfinite(want):
-        lines = r.stderr.splitlines()
-        if r.returncode != 2 or len(lines) != 1 or not lines[0].startswith("pe: error: "):
-            failures.append(f"{text!r}: Python gives {want!r}, pe should refuse: exit {r.returncode}, "
-                            f"stderr {r.stderr[:200]!r}")
-        continue
-    if r.returncode != 0:
-        failures.append(f"{text!r}: Python reads {want!r}, pe refuses: {r.stderr.strip()[:200]}")
-        continue
-    doc = json.loads(r.stdout)
-    got = doc["slice"]["rows"][0]["values"][0]
-    expect = float(np.float32(want)) if doc["dtype"] == "float32" else want
-    if doc["dtype"] not in ("float32", "float64"):
-        failures.append(f"{text!r}: unexpected dtype {doc['dtype']}")
-    elif got != expect or math.copysign(1, got) != math.copysign(1, expect):
-        failures.append(f"{text!r}: pe reads {got!r} ({doc['dtype']}), Python {want!r}")
-
-for f in failures:
-    print("FAIL:", f)
-print(f"{len(CASES) - len(failures)} of {len(CASES)} spellings agree with Python's float()")
-sys.exit(1 if failures else 0)
+def test_each_spelling_read_as_python_float_reads_it(pe, scratch, check):
+    for n, text in enumerate(CASES):
+        path = os.path.join(scratch, f"n{n}.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("value\n" + text + "\n")
+        try:
+            want = float(text)
+        except ValueError:
+            want = None
+        if text in PE_REFUSES:
+            want = None
+        r = pe("inspect", path, "--json", "--no-identify", "--preview", "0", "--rows", "0:1", ok=False, timeout=60)
+        if want is None or not math.isfinite(want):
+            lines = r.stderr.splitlines()
+            if r.returncode != 2 or len(lines) != 1 or not lines[0].startswith("pe: error: "):
+                check(False, f"{text!r}: Python gives {want!r}, pe should refuse: exit {r.returncode}, "
+                                f"stderr {r.stderr[:200]!r}")
+            continue
+        if r.returncode != 0:
+            check(False, f"{text!r}: Python reads {want!r}, pe refuses: {r.stderr.strip()[:200]}")
+            continue
+        doc = json.loads(r.stdout)
+        got = doc["slice"]["rows"][0]["values"][0]
+        expect = float(np.float32(want)) if doc["dtype"] == "float32" else want
+        if doc["dtype"] not in ("float32", "float64"):
+            check(False, f"{text!r}: unexpected dtype {doc['dtype']}")
+        elif got != expect or math.copysign(1, got) != math.copysign(1, expect):
+            check(False, f"{text!r}: pe reads {got!r} ({doc['dtype']}), Python {want!r}")

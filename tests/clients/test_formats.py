@@ -1,7 +1,4 @@
-#!/usr/bin/python3
 """Real clients read what `pe generate` writes, with identical values.
-
-Usage: test_formats.py PE_BIN SCRATCH_DIR
 
 For each format, pe writes a table; numpy.load (NPY), h5py (HDF5, dataset and
 attributes), Python's csv and json modules read it back. Every value must be
@@ -13,26 +10,13 @@ import csv
 import json
 import os
 import subprocess
-import sys
 
 import h5py
 import mpmath
 import numpy as np
+import pytest
 
-PE, SCRATCH = sys.argv[1], sys.argv[2]
-os.makedirs(SCRATCH, exist_ok=True)
 mpmath.mp.dps = 60
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-
-
-def pe(*args):
-    return subprocess.run([PE, *args], check=True, capture_output=True)
 
 
 def reference(d, rows, start, base, dtype):
@@ -52,7 +36,7 @@ def reference(d, rows, start, base, dtype):
     return out
 
 
-def read_all(stem, d, rows):
+def read_all(check, stem, d, rows):
     """Reads the four files of one table; returns {format: array}."""
     arrays = {}
     arrays["npy"] = np.load(stem + ".npy")
@@ -72,12 +56,19 @@ def read_all(stem, d, rows):
     return arrays, attrs, positions, doc["meta"]
 
 
-def run_case(d, rows, start, base, dtype):
-    stem = os.path.join(SCRATCH, f"t_{d}_{rows}_{start}_{dtype}")
+@pytest.mark.parametrize("d, rows, start, base, dtype", [
+    (8, 16, 0, 10000.0, "float32"),
+    (7, 5, 0, 10000.0, "float32"),          # odd d_model: last column a sin
+    (16, 4, 1_000_000, 10000.0, "float32"),  # large positions
+    (6, 3, 9_999_998, 500000.0, "float32"),
+    (8, 6, 123_456, 10000.0, "float64"),
+])
+def test_four_formats_hold_the_correctly_rounded_table(pe, scratch, check, d, rows, start, base, dtype):
+    stem = os.path.join(scratch, f"t_{d}_{rows}_{start}_{dtype}")
     for ext in ("npy", "h5", "csv", "json"):
         pe("generate", "--d-model", str(d), "--max-len", str(rows), "--start", str(start),
            "--base", repr(base), "--dtype", dtype, "-o", f"{stem}.{ext}")
-    arrays, attrs, positions, meta = read_all(stem, d, rows)
+    arrays, attrs, positions, meta = read_all(check, stem, d, rows)
     want = reference(d, rows, start, base, dtype)
     npdtype = np.float32 if dtype == "float32" else np.float64
     check(arrays["npy"].dtype == npdtype, f"npy dtype {arrays['npy'].dtype}")
@@ -105,27 +96,28 @@ def run_case(d, rows, start, base, dtype):
     check(isinstance(attrs.get("pe_version"), str), "hdf5 pe_version attribute")
 
 
-run_case(8, 16, 0, 10000.0, "float32")
-run_case(7, 5, 0, 10000.0, "float32")          # odd d_model: last column a sin
-run_case(16, 4, 1_000_000, 10000.0, "float32")  # large positions
-run_case(6, 3, 9_999_998, 500000.0, "float32")
-run_case(8, 6, 123_456, 10000.0, "float64")
+def test_stdout_csv_same_as_the_file(pe, pe_bin, scratch, check):
+    """The CSV written to stdout is the same as the file (bytes, no newline translation)."""
+    path = os.path.join(scratch, "t.csv")
+    pe("generate", "--d-model", "8", "--max-len", "16", "-o", path)
+    out = subprocess.run([pe_bin, "generate", "--d-model", "8", "--max-len", "16"], check=True, capture_output=True).stdout
+    with open(path, "rb") as f:
+        check(out == f.read(), "stdout CSV differs from the .csv file")
 
-# The CSV written to stdout is the same as the file.
-out = pe("generate", "--d-model", "8", "--max-len", "16").stdout
-with open(os.path.join(SCRATCH, "t_8_16_0_float32.csv"), "rb") as f:
-    check(out == f.read(), "stdout CSV differs from the .csv file")
 
-# NPY header: version 1.0, 64-byte aligned data, C order, little-endian.
-with open(os.path.join(SCRATCH, "t_8_16_0_float32.npy"), "rb") as f:
-    head = f.read(10)
-    hlen = int.from_bytes(head[8:10], "little")
-    check(head[:8] == b"\x93NUMPY\x01\x00", "npy magic/version")
-    check((10 + hlen) % 64 == 0, "npy data offset not 64-aligned")
+def test_npy_header(pe, scratch, check):
+    """NPY header: version 1.0, 64-byte aligned data, C order, little-endian."""
+    path = os.path.join(scratch, "t.npy")
+    pe("generate", "--d-model", "8", "--max-len", "16", "-o", path)
+    with open(path, "rb") as f:
+        head = f.read(10)
+        hlen = int.from_bytes(head[8:10], "little")
+        check(head[:8] == b"\x93NUMPY\x01\x00", "npy magic/version")
+        check((10 + hlen) % 64 == 0, "npy data offset not 64-aligned")
 
-# HDF5 is chunked by row blocks.
-with h5py.File(os.path.join(SCRATCH, "t_8_16_0_float32.h5"), "r") as f:
-    check(f["pe"].chunks is not None and f["pe"].chunks[1] == 8, f"hdf5 chunks {f['pe'].chunks}")
 
-print(f"formats: {len(failures)} failures")
-sys.exit(1 if failures else 0)
+def test_hdf5_chunked_by_row_blocks(pe, scratch, check):
+    path = os.path.join(scratch, "t.h5")
+    pe("generate", "--d-model", "8", "--max-len", "16", "-o", path)
+    with h5py.File(path, "r") as f:
+        check(f["pe"].chunks is not None and f["pe"].chunks[1] == 8, f"hdf5 chunks {f['pe'].chunks}")

@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""Work bounded by the input (args: PE_BIN SCRATCH_DIR).
+"""Work bounded by the input.
 
 Hostile files whose danger is cost, not content: pickles that build millions
 of objects or memo entries, repeat a long key along every path, or copy a
@@ -18,42 +17,23 @@ peak resident sets, with a generous margin. No check is on wall-clock time.
 import io
 import os
 import pickle
-import shutil
 import signal
 import stat
 import struct
 import subprocess
-import sys
 import threading
 import time
 import zipfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gguf_writer as gw  # noqa: E402
-from gguf_models import base_model  # noqa: E402
+import gguf_writer as gw
+from gguf_models import base_model
 
-PE = os.path.abspath(sys.argv[1])
-SCRATCH = os.path.abspath(sys.argv[2])
-shutil.rmtree(SCRATCH, ignore_errors=True)
-os.makedirs(SCRATCH)
-failures = []
 SANITIZED = "ASAN_OPTIONS" in os.environ
 RSS_LIMIT_KB = (1 << 20) * (4 if SANITIZED else 1)  # 1 GiB
 HANG_GUARD_S = 120 * (4 if SANITIZED else 1)
 VERBOSE = bool(os.environ.get("PE_TEST_TIMES"))
-ONLY = os.environ.get("PE_TEST_ONLY", "")  # a section to run alone while working on it
-
-
-def section(name):
-    return not ONLY or ONLY == name
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 class Result:
@@ -61,12 +41,12 @@ class Result:
         self.returncode, self.stdout, self.stderr, self.rss_kb, self.hung = rc, out, err, rss_kb, hung
 
 
-def run(args):
+def run(pe_bin, scratch, args):
     """Runs pe; its exit status, output and peak RSS (KiB). /usr/bin/time measures it: a child
     forked straight from this (large) Python process would count Python's pages as its own."""
-    out_path, err_path, rss_path = (os.path.join(SCRATCH, n) for n in (".out", ".err", ".rss"))
+    out_path, err_path, rss_path = (os.path.join(scratch, n) for n in (".out", ".err", ".rss"))
     with open(out_path, "wb") as o, open(err_path, "wb") as e:
-        p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_path, PE, *args], cwd=SCRATCH, stdout=o,
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_path, pe_bin, *args], cwd=scratch, stdout=o,
                              stderr=e, stdin=subprocess.DEVNULL, start_new_session=True)
     hung = []
 
@@ -97,14 +77,14 @@ def run(args):
     return r
 
 
-def bounded(r, tag):
+def bounded(check, r, tag):
     check(not r.hung, f"{tag}: still running after {HANG_GUARD_S} s")
     check(r.returncode >= 0, f"{tag}: killed by signal {-r.returncode}")
     check(r.rss_kb < RSS_LIMIT_KB, f"{tag}: peak RSS {r.rss_kb // 1024} MiB")
 
 
-def refused(r, path, needles, tag):
-    bounded(r, tag)
+def refused(check, r, path, needles, tag):
+    bounded(check, r, tag)
     check(r.returncode == 2, f"{tag}: exit {r.returncode}, expected 2 ({r.stderr.strip()[:300]})")
     lines = r.stderr.strip().splitlines()
     check(len(lines) == 1 and lines[0].startswith(f"pe: error: '{path}'"), f"{tag}: not one error line: "
@@ -113,22 +93,22 @@ def refused(r, path, needles, tag):
         check(n in r.stderr, f"{tag}: stderr lacks {n!r}: {r.stderr.strip()[:300]}")
 
 
-def path_of(name):
-    return os.path.join(SCRATCH, name)
+def path_of(scratch, name):
+    return os.path.join(scratch, name)
 
 
-def write(name, data):
-    p = path_of(name)
+def write(scratch, name, data):
+    p = path_of(scratch, name)
     with open(p, "wb") as f:
         f.write(data)
     return p
 
 
 # ---- PyTorch checkpoints -------------------------------------------------------------
-if section("pytorch"):
+def test_pytorch(pe_bin, scratch, check):
     # A real torch.save archive is the frame; data.pkl is replaced by the hostile pickle (the
     # zip layout follows torch's: <prefix>/data.pkl, <prefix>/byteorder, <prefix>/data/0).
-    import torch  # noqa: E402
+    import torch
 
     buf = io.BytesIO()
     torch.save({"inv_freq": torch.arange(4, dtype=torch.float32)}, buf)
@@ -138,7 +118,7 @@ if section("pytorch"):
 
 
     def checkpoint(name, pkl):
-        p = path_of(name)
+        p = path_of(scratch, name)
         with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as z:
             for n, d in ck_members.items():
                 z.writestr(n, pkl if n.endswith("/data.pkl") else d)
@@ -170,14 +150,14 @@ if section("pytorch"):
     pkl = PROTO2 + EMPTY_LIST + MARK + NONE * n + APPENDS + STOP
     p = checkpoint("objects_8m.pt", pkl)
     for cmd in (["inspect", p], ["verify", "--model", p]):
-        refused(run(cmd), p, ["objects"], f"objects_8m {cmd[0]}")
+        refused(check, run(pe_bin, scratch, cmd), p, ["objects"], f"objects_8m {cmd[0]}")
     # The same object memoised 8M times.
     pkl = PROTO2 + EMPTY_LIST + MEMOIZE * n + STOP
     p = checkpoint("memo_8m.pt", pkl)
-    refused(run(["verify", "--model", p]), p, ["memo entries"], "memo_8m")
+    refused(check, run(pe_bin, scratch, ["verify", "--model", p]), p, ["memo entries"], "memo_8m")
     pkl = PROTO2 + EMPTY_LIST + b"".join(binput4(i) for i in range(n // 2)) + STOP
     p = checkpoint("binput_4m.pt", pkl)
-    refused(run(["inspect", p]), p, ["memo entries"], "binput_4m")
+    refused(check, run(pe_bin, scratch, ["inspect", p]), p, ["memo entries"], "binput_4m")
 
     # A long key along every path: {K: {K: ... {K: [t] * 2000}}}, the same 20,000-byte key
     # string at each of 150 levels (pickled once, memoised): 2000 paths of 3 MB each.
@@ -189,10 +169,10 @@ if section("pytorch"):
         obj = {key: obj}
     b = io.BytesIO()
     torch.save(obj, b)
-    p = write("long_paths.pt", b.getvalue())
+    p = write(scratch, "long_paths.pt", b.getvalue())
     check(os.path.getsize(p) < 1 << 20, "long_paths.pt is not small")
     for cmd in (["inspect", p], ["verify", "--model", p]):
-        refused(run(cmd), p, ["tensor paths", "MiB"], f"long_paths {cmd[0]}")
+        refused(check, run(pe_bin, scratch, cmd), p, ["tensor paths", "MiB"], f"long_paths {cmd[0]}")
 
     # A memoised list of 100,000 pairs, given to OrderedDict 2000 times: 400M dict items from a
     # 1 MB pickle.
@@ -201,31 +181,31 @@ if section("pytorch"):
     calls = EMPTY_LIST + MARK + b"".join(binget4(1) + binget4(0) + TUPLE1 + REDUCE for _ in range(2000)) + APPENDS
     pkl = PROTO2 + pairs + POP + od + POP + calls + STOP
     p = checkpoint("ordereddict_copies.pt", pkl)
-    refused(run(["inspect", p]), p, ["items"], "ordereddict_copies")
+    refused(check, run(pe_bin, scratch, ["inspect", p]), p, ["items"], "ordereddict_copies")
 
     # Cost relative to the pickle: 200,000 and 2,000,000 distinct tensors' worth of None, both
     # within the caps' reach of one another: the larger pickle may cost more, about linearly.
-    small = run(["inspect", checkpoint("nones_200k.pt", PROTO2 + EMPTY_LIST + (NONE + APPEND) * 200_000 + STOP)])
-    large = run(["inspect", checkpoint("nones_2m.pt", PROTO2 + EMPTY_LIST + (NONE + APPEND) * 2_000_000 + STOP)])
-    bounded(small, "nones_200k")
-    bounded(large, "nones_2m")
+    small = run(pe_bin, scratch, ["inspect", checkpoint("nones_200k.pt", PROTO2 + EMPTY_LIST + (NONE + APPEND) * 200_000 + STOP)])
+    large = run(pe_bin, scratch, ["inspect", checkpoint("nones_2m.pt", PROTO2 + EMPTY_LIST + (NONE + APPEND) * 2_000_000 + STOP)])
+    bounded(check, small, "nones_200k")
+    bounded(check, large, "nones_2m")
     check(large.rss_kb < 400 * 1024 * (4 if SANITIZED else 1), f"2M objects: peak RSS {large.rss_kb // 1024} MiB")
     check(large.rss_kb < 3 * small.rss_kb + 300 * 1024, f"2M objects: peak RSS {large.rss_kb // 1024} MiB against "
           f"{small.rss_kb // 1024} MiB for 200k")
 
 # ---- GGUF ------------------------------------------------------------------------------
-if section("gguf"):
+def test_gguf(pe_bin, scratch, check):
     # llama-style: head dim 128 (4096 / 32), so llama.cpp reads 64 factors.
     w = base_model("llama", 8192, 4096, 32, 2, 500000.0)
     w.add_tensor("rope_freqs.weight", np.ones(1_000_000, dtype=np.float32))
-    p = w.write(path_of("rope_freqs_1m.gguf"))
-    r = run(["inspect", p])
-    bounded(r, "rope_freqs_1m inspect")
+    p = w.write(path_of(scratch, "rope_freqs_1m.gguf"))
+    r = run(pe_bin, scratch, ["inspect", p])
+    bounded(check, r, "rope_freqs_1m inspect")
     check("rope_freqs.weight has 1000000 values" in r.stdout + r.stderr, f"rope_freqs_1m: no refusal note: "
                                                                          f"{(r.stdout + r.stderr)[:400]}")
-    r = run(["generate", "--scheme", "rope", "--gguf", p, "--max-len", "4096", "--format", "npy", "--tensor", "cos",
-             "-o", path_of("rf.npy")])
-    bounded(r, "rope_freqs_1m generate")
+    r = run(pe_bin, scratch, ["generate", "--scheme", "rope", "--gguf", p, "--max-len", "4096", "--format", "npy", "--tensor", "cos",
+             "-o", path_of(scratch, "rf.npy")])
+    bounded(check, r, "rope_freqs_1m generate")
     check(r.returncode == 2 and "rope_freqs.weight" in r.stderr, f"rope_freqs_1m generate: exit {r.returncode}: "
           f"{r.stderr[:300]}")
     # longrope lists of a million values, 4096 rows asked (phi3: head dim 96 needs 48).
@@ -233,29 +213,29 @@ if section("gguf"):
     w.add("phi3.rope.scaling.original_context_length", gw.U32, 4096)
     w.add_tensor("rope_factors_long.weight", np.ones(1_000_000, dtype=np.float32))
     w.add_tensor("rope_factors_short.weight", np.ones(1_000_000, dtype=np.float32))
-    p = w.write(path_of("longrope_1m.gguf"))
+    p = w.write(path_of(scratch, "longrope_1m.gguf"))
     for cmd in (["inspect", p], ["verify", "--model", p, "--max-len", "4096"],
                 ["generate", "--scheme", "rope", "--gguf", p, "--max-len", "4096", "--format", "npy", "--tensor", "cos",
-                 "-o", path_of("lr.npy")]):
-        r = run(cmd)
-        bounded(r, f"longrope_1m {cmd[0]}")
+                 "-o", path_of(scratch, "lr.npy")]):
+        r = run(pe_bin, scratch, cmd)
+        bounded(check, r, f"longrope_1m {cmd[0]}")
         if cmd[0] == "generate":
             check(r.returncode == 2, f"longrope_1m generate: exit {r.returncode}")
         else:
             check("rope_factors_long.weight has 1000000 values" in r.stdout + r.stderr,
                   f"longrope_1m {cmd[0]}: no refusal note: {(r.stdout + r.stderr)[:400]}")
     # A FIFO as the model: refused at once, never opened for a blocking read.
-    fifo = path_of("model.gguf")
+    fifo = path_of(scratch, "model.gguf")
     os.mkfifo(fifo)
     for cmd in (["generate", "--scheme", "rope", "--gguf", fifo, "--max-len", "8"],
                 ["verify", "--model", fifo], ["inspect", fifo]):
-        r = run(cmd)
-        bounded(r, f"fifo {cmd[0]}")
+        r = run(pe_bin, scratch, cmd)
+        bounded(check, r, f"fifo {cmd[0]}")
         check(r.returncode == 2 and "regular file" in r.stderr, f"fifo {cmd[0]}: exit {r.returncode}: {r.stderr[:200]}")
     os.unlink(fifo)
 
 # ---- ONNX ------------------------------------------------------------------------------
-if section("onnx"):
+def test_onnx(pe_bin, scratch, check):
     # Protobuf written here from the wire format (protobuf.dev, "Encoding") and onnx.proto's
     # field numbers: ModelProto.graph 7; GraphProto.node 1, initializer 5; NodeProto.output 2,
     # name 3, op_type 4, attribute 5; AttributeProto.name 1, t 5, g 6; TensorProto.dims 1,
@@ -299,38 +279,38 @@ if section("onnx"):
     g = body
     for level in range(12):
         g = ld(1, ld(3, "n" * 200_000) + ld(4, "If") + ld(5, ld(1, "then_branch") + ld(6, g)))
-    p = write("labels.onnx", model(g))
-    r = run(["inspect", p])
-    bounded(r, "labels.onnx inspect")
+    p = write(scratch, "labels.onnx", model(g))
+    r = run(pe_bin, scratch, ["inspect", p])
+    bounded(check, r, "labels.onnx inspect")
     check(r.returncode in (0, 2), f"labels.onnx: exit {r.returncode}")
-    r2 = run(["inspect", p, "--dataset", "c7"])
-    bounded(r2, "labels.onnx --dataset")
+    r2 = run(pe_bin, scratch, ["inspect", p, "--dataset", "c7"])
+    bounded(check, r2, "labels.onnx --dataset")
     check(r2.returncode == 0 and "n" * 65 not in r2.stdout, f"labels.onnx --dataset c7: exit {r2.returncode}, a label "
           f"longer than its bound: {r2.stdout[:300]} {r2.stderr[:300]}")
     # 12 million float_data values, each its own field (not packed): 5 bytes on the wire, 24 in a
     # record.
     n = 12_000_000
     unpacked = vi(1, n) + vi(2, 1) + ld(8, "w") + (varint(4 << 3 | 5) + one) * n
-    p = write("unpacked.onnx", model(ld(5, unpacked)))
-    refused(run(["inspect", p, "--dataset", "w"]), p, ["MiB"], "unpacked.onnx")
+    p = write(scratch, "unpacked.onnx", model(ld(5, unpacked)))
+    refused(check, run(pe_bin, scratch, ["inspect", p, "--dataset", "w"]), p, ["MiB"], "unpacked.onnx")
     # 20,000 cache-shaped initializers (cos_cache_i and sin_cache_i, [16, 4]).
     rows = np.cos(np.outer(np.arange(16), 1.0 / 10000 ** (np.arange(4) / 4))).astype(np.float32).tobytes()
     g = b"".join(ld(5, tensor(f"{k}_cache_{i}", [16, 4], rows)) for i in range(10_000) for k in ("cos", "sin"))
-    p = write("caches.onnx", model(g))
-    small = run(["inspect", p])
-    bounded(small, "caches.onnx inspect")
+    p = write(scratch, "caches.onnx", model(g))
+    small = run(pe_bin, scratch, ["inspect", p])
+    bounded(check, small, "caches.onnx inspect")
     check(small.returncode == 0, f"caches.onnx: exit {small.returncode}: {small.stderr[:300]}")
     check("not identified" in small.stdout or "identified" in small.stdout, f"caches.onnx: {small.stdout[-600:]}")
-    r = run(["verify", "--model", p])
-    bounded(r, "caches.onnx verify")
+    r = run(pe_bin, scratch, ["verify", "--model", p])
+    bounded(check, r, "caches.onnx verify")
 
     # An ONNX file truncated while pe reads it: pe's one line or a result, never SIGBUS.
-    big = path_of("shrinking.onnx")
+    big = path_of(scratch, "shrinking.onnx")
     raw = np.ones((65536, 1024), dtype=np.float32).tobytes()
     outcomes = []
     for delay in (0.03, 0.1, 0.3):
-        write("shrinking.onnx", model(ld(5, tensor("cos_cache", [65536, 1024], raw))))
-        proc = subprocess.Popen([PE, "inspect", big, "--dataset", "cos_cache"], stdout=subprocess.DEVNULL,
+        write(scratch, "shrinking.onnx", model(ld(5, tensor("cos_cache", [65536, 1024], raw))))
+        proc = subprocess.Popen([pe_bin, "inspect", big, "--dataset", "cos_cache"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         time.sleep(delay)
         os.truncate(big, 1 << 20)
@@ -346,21 +326,21 @@ if section("onnx"):
         print(f"  shrinking.onnx exits {outcomes}")
 
 # ---- NPZ -------------------------------------------------------------------------------
-if section("npz"):
+def test_npz(pe_bin, scratch, check):
     def npy_bytes(a):
         b = io.BytesIO()
         np.save(b, a)
         return b.getvalue()
 
     # 50,000 valid deflated members (numpy's own writer).
-    p = path_of("members_50k.npz")
+    p = path_of(scratch, "members_50k.npz")
     arrs = {f"a{i}": np.full((2, 2), i, dtype=np.float32) for i in range(50_000)}
     np.savez_compressed(p, **arrs)
     for cmd in (["inspect", p], ["verify", "--model", p]):
-        r = run(cmd)
-        bounded(r, f"members_50k {cmd[0]}")
+        r = run(pe_bin, scratch, cmd)
+        bounded(check, r, f"members_50k {cmd[0]}")
         check(r.returncode in (0, 1), f"members_50k {cmd[0]}: exit {r.returncode}: {r.stderr[:300]}")
-    r = run(["inspect", p])
+    r = run(pe_bin, scratch, ["inspect", p])
     check("50000 tensors" in r.stdout and "not listed" in r.stdout, f"members_50k inspect: not summarised: "
                                                                      f"{r.stdout[:300]}")
     # A Fortran-order array of 256 million float16 elements, deflated (512 MiB from 0.5 MB).
@@ -368,7 +348,7 @@ if section("npz"):
     big_hdr = hdr.replace(b"(2, 2)", b"(16384, 16384)")
     head_len = struct.unpack("<H", big_hdr[8:10])[0]
     big_hdr = big_hdr[:10] + big_hdr[10:10 + head_len]  # the same padded length: the shape text fits
-    p = path_of("fortran_256m.npz")
+    p = path_of(scratch, "fortran_256m.npz")
     with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
         with z.open("pe.npy", "w", force_zip64=True) as f:
             f.write(big_hdr)
@@ -376,26 +356,26 @@ if section("npz"):
             for _ in range((16384 * 16384 * 2) // len(chunk)):
                 f.write(chunk)
     for cmd in (["inspect", p], ["verify", "--model", p]):
-        r = run(cmd)
-        bounded(r, f"fortran_256m {cmd[0]}")
+        r = run(pe_bin, scratch, cmd)
+        bounded(check, r, f"fortran_256m {cmd[0]}")
     # A header that claims less than its member holds: 4 x 4 float32 over 1 MiB.
     lie = npy_bytes(np.zeros((512, 512), dtype=np.float32)).replace(b"(512, 512)", b"(4, 4)    ")
-    p = path_of("shape_lie.npz")
+    p = path_of(scratch, "shape_lie.npz")
     with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("inv_freq.npy", lie)
     for cmd in (["inspect", p], ["verify", "--model", p]):
-        refused(run(cmd), p, ["needs", "holds"], f"shape_lie {cmd[0]}")
+        refused(check, run(pe_bin, scratch, cmd), p, ["needs", "holds"], f"shape_lie {cmd[0]}")
     # An .npz as a member of an .npz, named .npy and named .npz.
     inner = io.BytesIO()
     np.savez(inner, inv_freq=np.ones(8, dtype=np.float32))
     for name in ("inv_freq.npy", "inner.npz"):
-        p = path_of(f"nested_{name}.npz")
+        p = path_of(scratch, f"nested_{name}.npz")
         with zipfile.ZipFile(p, "w") as z:
             z.writestr(name, inner.getvalue())
-        refused(run(["verify", "--model", p]), p, ["zip archive"], f"nested {name}")
+        refused(check, run(pe_bin, scratch, ["verify", "--model", p]), p, ["zip archive"], f"nested {name}")
 
 # ---- Tables ----------------------------------------------------------------------------
-if section("tables"):
+def test_tables(pe_bin, scratch, check):
     import json
 
     import h5py
@@ -415,33 +395,33 @@ if section("tables"):
         return path
 
     rows = np.cos(np.outer(np.arange(16), 1.0 / 10000 ** (np.arange(4) / 4))).astype(np.float32)
-    p = save_safetensors(path_of("many_3000.safetensors"), {f"t{i}": rows for i in range(3000)})
-    r = run(["inspect", p])
-    bounded(r, "many_3000 inspect")
+    p = save_safetensors(path_of(scratch, "many_3000.safetensors"), {f"t{i}": rows for i in range(3000)})
+    r = run(pe_bin, scratch, ["inspect", p])
+    bounded(check, r, "many_3000 inspect")
     check(r.returncode == 0 and "3000 tensors: the first 64 listed, the other 2936 only counted" in r.stdout,
           f"many_3000 inspect: {r.returncode} {r.stdout[:300]} {r.stderr[:300]}")
     check(r.stdout.count("== tensor ") == 8, f"many_3000 inspect: {r.stdout.count('== tensor ')} detailed")
-    r = run(["inspect", p, "--json"])
-    bounded(r, "many_3000 inspect --json")
+    r = run(pe_bin, scratch, ["inspect", p, "--json"])
+    bounded(check, r, "many_3000 inspect --json")
     if check(r.returncode == 0, f"many_3000 --json: exit {r.returncode}"):
         j = json.loads(r.stdout)
         check(j["tensor_count"] == 3000 and len(j["tensors"]) == 64 and len(j["details"]) == 8,
               f"many_3000 --json: {j['tensor_count']}, {len(j['tensors'])} listed, {len(j['details'])} detailed")
-    r = run(["dot", p])
-    bounded(r, "many_3000 dot")
+    r = run(pe_bin, scratch, ["dot", p])
+    bounded(check, r, "many_3000 dot")
     check(r.returncode == 2 and "holds 3000 tensors" in r.stderr and "--tensor" in r.stderr,
           f"many_3000 dot: {r.returncode} {r.stderr[:300]}")
     check(len(r.stderr) < 2000, f"many_3000 dot: an error of {len(r.stderr)} bytes")
     # HDF5: 1,000 datasets.
-    p = path_of("many_1000.h5")
+    p = path_of(scratch, "many_1000.h5")
     with h5py.File(p, "w") as f:
         for i in range(1000):
             f.create_dataset(f"d{i}", data=rows)
-    r = run(["inspect", p])
-    bounded(r, "many_1000.h5 inspect")
+    r = run(pe_bin, scratch, ["inspect", p])
+    bounded(check, r, "many_1000.h5 inspect")
     check(r.returncode == 0 and "1000 tensors: the first 64 listed" in r.stdout, f"many_1000.h5: {r.stdout[:300]}")
     # A model folder whose safetensors hold 20,000 inv_freq tensors.
-    d = path_of("inv_freq_folder")
+    d = path_of(scratch, "inv_freq_folder")
     os.makedirs(d)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 256,
@@ -451,14 +431,7 @@ if section("tables"):
     save_safetensors(os.path.join(d, "model.safetensors"),
                      {f"model.layers.{i}.self_attn.rotary_emb.inv_freq": inv for i in range(20_000)})
     for cmd in (["inspect", d], ["verify", "--model", d]):
-        r = run(cmd)
-        bounded(r, f"inv_freq_folder {cmd[0]}")
+        r = run(pe_bin, scratch, cmd)
+        bounded(check, r, f"inv_freq_folder {cmd[0]}")
         check(r.returncode in (0, 1) and "20000 positional tensors" in r.stdout + r.stderr,
               f"inv_freq_folder {cmd[0]}: exit {r.returncode}: {(r.stdout + r.stderr)[-400:]}")
-
-if failures:
-    print(f"{len(failures)} failure(s):")
-    for f in failures:
-        print("  " + f)
-    sys.exit(1)
-print("ok")

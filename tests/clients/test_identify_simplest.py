@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Identification names the simplest explanation that fits, and what the rows cannot tell.
 
 Cos tables made OUTSIDE pe by Hugging Face's own recipes (peer_tables.py:
@@ -22,30 +21,15 @@ What is checked (each can fail):
 - a YaRN table made by the transformers 4.45 rule, verified against the
   current rule, is diagnosed as that rule (add --semantics hf-4.45), not as
   another factor, and passes under it.
-
-Usage: test_identify_simplest.py PE_BIN SCRATCH_DIR
 """
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
+import pytest
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import peer_tables as P  # noqa: E402
-
-PE, SCRATCH = sys.argv[1], sys.argv[2]
-os.makedirs(SCRATCH, exist_ok=True)
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-
+import peer_tables as P
 
 # Phi-3-mini-128k's short_factor shape: 1.0 rising to ~2.9 over the pairs (48 values, dim 96).
 PHI_SHORT = [round(1.0 + 1.9 * (i / 47) ** 3, 4) for i in range(48)]
@@ -64,20 +48,21 @@ CASES = {
 }
 
 
-def inspect(path):
-    r = subprocess.run([PE, "inspect", path, "--json"], capture_output=True, text=True, timeout=300)
+def inspect(pe, path):
+    r = pe("inspect", path, "--json", ok=False, timeout=300)
     if r.returncode != 0:
         return None, r.stderr
     return json.loads(r.stdout)["identification"], ""
 
 
-for rows in (64, 512, 8192):
+@pytest.mark.parametrize("rows", [64, 512, 8192])
+def test_peer_tables_identified_by_the_simplest_rule(pe, scratch, check, rows):
     for name, (kw, scaling, base) in CASES.items():
         inv, af = P.hf_inv_freq(**kw)
         cos, _ = P.hf_rope_cos_sin(inv, af, rows)
-        path = os.path.join(SCRATCH, f"{name}_{rows}.npy")
+        path = os.path.join(scratch, f"{name}_{rows}.npy")
         np.save(path, cos.numpy())
-        ident, err = inspect(path)
+        ident, err = inspect(pe, path)
         where = f"{name} at {rows} rows"
         if ident is None or "rope" not in ident:
             check(False, f"{where}: not identified as RoPE: {err or ident}")
@@ -95,42 +80,41 @@ for rows in (64, 512, 8192):
             check(f"not determined by {rows} rows" in rope["verdict"],
                   f"{where}: undetermined pairs not said: {rope['verdict'][:300]}")
     # at 64 rows the slowest Llama frequencies cannot be measured: said so
-    ident, _ = inspect(os.path.join(SCRATCH, f"llama3_{rows}.npy"))
+    ident, _ = inspect(pe, os.path.join(scratch, f"llama3_{rows}.npy"))
     if rows == 64 and ident:
         check(ident["rope"].get("undetermined_pairs", 0) > 0, "llama3 at 64 rows: no undetermined pairs reported")
 
-# Angles rounded to bfloat16 before cos: a precision loss, not another base.
-inv, _ = P.hf_inv_freq("default", 128, 500000.0)
-pos = torch.arange(512, dtype=torch.int64).float()
-freqs = torch.outer(pos, inv.float())
-emb = torch.cat((freqs, freqs), dim=-1)
-path = os.path.join(SCRATCH, "bf16_angles.npy")
-np.save(path, emb.to(torch.bfloat16).cos().float().numpy())
-ident, err = inspect(path)
-rope = (ident or {}).get("rope", {})
-got = rope.get("scaling") or {}
-check(got.get("scaling") == "none" and got.get("base") == 500000.0 and "angles rounded to bfloat16" in rope.get("verdict", ""),
-      f"bf16 angles: {rope.get('verdict', err)[:400]}")
+
+def test_bfloat16_angles_are_a_precision_loss(pe, scratch, check):
+    """Angles rounded to bfloat16 before cos: a precision loss, not another base."""
+    inv, _ = P.hf_inv_freq("default", 128, 500000.0)
+    pos = torch.arange(512, dtype=torch.int64).float()
+    freqs = torch.outer(pos, inv.float())
+    emb = torch.cat((freqs, freqs), dim=-1)
+    path = os.path.join(scratch, "bf16_angles.npy")
+    np.save(path, emb.to(torch.bfloat16).cos().float().numpy())
+    ident, err = inspect(pe, path)
+    rope = (ident or {}).get("rope", {})
+    got = rope.get("scaling") or {}
+    check(got.get("scaling") == "none" and got.get("base") == 500000.0 and "angles rounded to bfloat16" in rope.get("verdict", ""),
+          f"bf16 angles: {rope.get('verdict', err)[:400]}")
+
 
 # A YaRN table made by the transformers 4.45 rule (factor = max_position_embeddings
 # / original, modeling_rope_utils.py of that release), checked with a config's
 # values under the current rule: the diagnosis names the rule, not a factor.
-inv, af = P.hf_inv_freq("yarn", 128, 1e6, factor=262144 / 32768, max_position_embeddings=32768)
-cos, _ = P.hf_rope_cos_sin(inv, af, 4096)
-path = os.path.join(SCRATCH, "yarn_445.npy")
-np.save(path, cos.numpy())
-r = subprocess.run([PE, "verify", path, "--scheme", "rope", "--head-dim", "128", "--max-len", "4096", "--base", "1000000",
-                    "--rope-scaling", "yarn", "--factor", "4", "--original-max-position-embeddings", "32768",
-                    "--max-position-embeddings", "262144", "--tensor", "cos"], capture_output=True, text=True, timeout=300)
-check(r.returncode == 1 and "add --semantics hf-4.45" in r.stdout and "add --factor" not in r.stdout,
-      f"yarn 4.45 rule: exit {r.returncode}, diagnosis {r.stdout[-600:]!r}")
-r = subprocess.run([PE, "verify", path, "--scheme", "rope", "--head-dim", "128", "--max-len", "4096", "--base", "1000000",
-                    "--rope-scaling", "yarn", "--factor", "4", "--original-max-position-embeddings", "32768",
-                    "--max-position-embeddings", "262144", "--tensor", "cos", "--semantics", "hf-4.45"],
-                   capture_output=True, text=True, timeout=300)
-check(r.returncode == 0, f"yarn 4.45 rule under --semantics hf-4.45: exit {r.returncode} {r.stdout[-400:]!r}")
+YARN_445_FLAGS = ["--scheme", "rope", "--head-dim", "128", "--max-len", "4096", "--base", "1000000", "--rope-scaling", "yarn",
+                  "--factor", "4", "--original-max-position-embeddings", "32768", "--max-position-embeddings", "262144",
+                  "--tensor", "cos"]
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+
+def test_yarn_445_rule_diagnosed(pe, scratch, check):
+    inv, af = P.hf_inv_freq("yarn", 128, 1e6, factor=262144 / 32768, max_position_embeddings=32768)
+    cos, _ = P.hf_rope_cos_sin(inv, af, 4096)
+    path = os.path.join(scratch, "yarn_445.npy")
+    np.save(path, cos.numpy())
+    r = pe("verify", path, *YARN_445_FLAGS, ok=False, timeout=300)
+    check(r.returncode == 1 and "add --semantics hf-4.45" in r.stdout and "add --factor" not in r.stdout,
+          f"yarn 4.45 rule: exit {r.returncode}, diagnosis {r.stdout[-600:]!r}")
+    r = pe("verify", path, *YARN_445_FLAGS, "--semantics", "hf-4.45", ok=False, timeout=300)
+    check(r.returncode == 0, f"yarn 4.45 rule under --semantics hf-4.45: exit {r.returncode} {r.stdout[-400:]!r}")

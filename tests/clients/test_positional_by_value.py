@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Positional tensors found by their values in model artifacts.
 
 An exporter that folds the RoPE cache into constants names it by the op
@@ -19,31 +18,17 @@ What is checked (each can fail):
   the config says 500000) fail: a planted fault is not passed;
 - the ONNX table is identified as what it is (base 500000, no scaling), not
   as a half-width onnxruntime cache.
-
-Usage: test_positional_by_value.py PE_BIN SCRATCH_DIR
 """
 import json
 import os
-import shutil
-import subprocess
-import sys
 
 import numpy as np
+import pytest
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, write_safetensors_f32  # noqa: E402
+from schemes_util import write_safetensors_f32
 
-PE, SCRATCH = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models")
-shutil.rmtree(SCRATCH, ignore_errors=True)
-os.makedirs(SCRATCH)
-C = Checker(PE, SCRATCH)
-check = C.check
-
-
-def pe(*args):
-    return subprocess.run([PE, *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def llama_cos_sin(base, d=128, rows=64):
@@ -72,10 +57,10 @@ def onnx_model(path, tensors):
     onnx.save_model(helper.make_model(graph, producer_name="pe-test"), path)
 
 
-def artifact(kind, base):
+def artifact(scratch, kind, base):
     """A model artifact of `kind` holding cos/sin of `base` under names that say nothing."""
     cos, sin = llama_cos_sin(base)
-    d = os.path.join(SCRATCH, f"{kind}-{int(base)}")
+    d = os.path.join(scratch, f"{kind}-{int(base)}")
     os.makedirs(d)
     json.dump(CONFIG, open(os.path.join(d, "config.json"), "w"))
     if kind == "onnx":
@@ -97,12 +82,14 @@ def artifact(kind, base):
 
 NAMES = {"onnx": ("unsqueeze_16", "unsqueeze_17", "val_3"), "folder": ("buf_0", "buf_1", "model.layers.0.mlp.w"),
          "npz": ("arr_0", "arr_1", "arr_2"), "torch": ("b0", "b1", "w")}
-for kind in ("onnx", "folder", "npz", "torch"):
-    good = artifact(kind, 500000.0)
+@pytest.mark.parametrize("kind", ["onnx", "folder", "npz", "torch"])
+def test_positional_tables_found_by_value(pe, scratch, check, kind):
+    run = lambda *a: pe(*a, ok=False, timeout=300)  # noqa: E731
+    good = artifact(scratch, kind, 500000.0)
     cos_name, sin_name, weight_name = NAMES[kind]
     # an .npz given to inspect is a table file (each array identified on
     # its own); as a model artifact it is read by verify --model
-    r = pe("verify", "--model", good) if kind == "npz" else pe("inspect", good)
+    r = run("verify", "--model", good) if kind == "npz" else run("inspect", good)
     check(r.returncode in (0, 1), f"{kind}: exit {r.returncode}: {r.stderr[:300]}")
     out = r.stdout
     check(f"{cos_name} (cos_cache)" in out and f"{sin_name} (sin_cache)" in out and "found by their values" in out,
@@ -113,13 +100,11 @@ for kind in ("onnx", "folder", "npz", "torch"):
         check("base 500000, no scaling" in out and "onnxruntime cache" not in out,
               f"onnx: the folded cos is not identified as base 500000 without scaling: {out[-900:]!r}")
     if kind in ("onnx", "folder"):  # the two that state a plan (config.json beside / in the folder)
-        r = pe("verify", "--model", good)
+        r = run("verify", "--model", good)
         check(r.returncode == 0 and f"PASS {cos_name}" in r.stdout and f"PASS {sin_name}" in r.stdout,
               f"{kind}: verify --model of transformers' own table: exit {r.returncode} {r.stdout[-600:]!r}")
-        bad = artifact(kind, 10000.0)
-        r = pe("verify", "--model", bad)
+        bad = artifact(scratch, kind, 10000.0)
+        r = run("verify", "--model", bad)
         check(r.returncode == 1 and f"FAIL {cos_name}" in r.stdout,
               f"{kind}: a cos of base 10000 against a plan of 500000 is not failed: exit {r.returncode} "
               f"{r.stdout[-600:]!r}")
-
-C.finish()

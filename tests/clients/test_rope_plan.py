@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """rope-plan (per-layer RoPE / NoPE plans) against the models' own code.
 
 For each model config of tests/data/plans (Gemma 3 4B in the transformers 4
@@ -23,33 +22,29 @@ and 5 shapes, Llama 4 Scout, Cohere2 command-r7b, SmolLM3-3B):
 The files are read with independent readers (safetensors by its spec, h5py,
 numpy.load, json). Error cases: a layer_types list of the wrong length, an
 layer type that rope_parameters lacks, a plan asked of a single-table format without --tensor.
-
-Usage: test_rope_plan.py PE_BIN SCRATCH_DIR
 """
 import json
 import math
 import os
-import sys
+from functools import partial
 
 import h5py
 import mpmath
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, read_safetensors  # noqa: E402
+from schemes_util import read_safetensors
 
-C = Checker(sys.argv[1], sys.argv[2])
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "plans")
 
 
-def cfg_path(name):
-    scratch = C.path(name + ".config.json")  # configs written by this test
-    return scratch if os.path.exists(scratch) else os.path.join(DATA, name + ".config.json")
+def cfg_path(scratch, name):
+    written = os.path.join(scratch, name + ".config.json")  # configs written by this test
+    return written if os.path.exists(written) else os.path.join(DATA, name + ".config.json")
 
 
-def text_config(name):
-    c = json.load(open(cfg_path(name)))
+def text_config(scratch, name):
+    c = json.load(open(cfg_path(scratch, name)))
     return c.get("text_config", c)
 
 
@@ -138,217 +133,237 @@ def smollm3_layers(tc):
     return types, [t if r else "nope" for t, r in zip(types, nr)]
 
 
-def compare(name, group, got64, got32, want64, want32, theta, af):
+def compare(check, name, group, got64, got32, want64, want32, theta, af):
     tol64 = np.abs(theta) * 2.0 ** -49 + 2.0 ** -51
     tol32 = (np.abs(theta) * 2.0 ** -21 + 2.0 ** -22) * af
     d64 = np.abs(got64 - want64.numpy())
     d32 = np.abs(got32 - want32.numpy().astype(np.float64))
-    C.check(np.all(d64 <= tol64 * max(af, 1)), f"{name} {group}: float64 vs twin max excess {np.max(d64 - tol64)}")
-    C.check(np.all(d32 <= tol32), f"{name} {group}: float32 vs the float32 recipe max excess {np.max(d32 - tol32)}")
+    check(np.all(d64 <= tol64 * max(af, 1)), f"{name} {group}: float64 vs twin max excess {np.max(d64 - tol64)}")
+    check(np.all(d32 <= tol32), f"{name} {group}: float32 vs the float32 recipe max excess {np.max(d32 - tol32)}")
 
 
-def run_model(name, rule, tables, groups, L=48, start=0):
+# Every tensor of each of these models' safetensors plan files verifies: the shared metadata holds the plan as
+# flags (num_layers, layer_types, no_rope_layers, local_base, attn_temperature, the rope keys) when they rebuild
+# it. run_model checks it once it has written them.
+REPLAYED = ("gemma-3-4b-it", "gemma-3-4b-it.v5", "Llama-4-Scout-17B-16E", "c4ai-command-r7b-12-2024", "SmolLM3-3B",
+            "custom-v5")
+
+
+def replay(pe, scratch, check, m):
+    for dt in ("f32", "f64"):
+        f = os.path.join(scratch, f"{m}.{dt}.safetensors")
+        for name in read_safetensors(f)[0]:
+            r = pe("verify", f, "--dataset", name, ok=False)
+            check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify {m} {dt} {name}: {r.stdout[-200:]} {r.stderr}")
+
+
+def run_model(pe, scratch, check, name, rule, tables, groups, L=48, start=0):
     """groups: {group name: (inv_freq fn(dtype), attention factor)}"""
-    tc = text_config(name)
-    out64, out32 = C.path(f"{name}.f64.safetensors"), C.path(f"{name}.f32.safetensors")
-    common = ["generate", "--scheme", "rope-plan", "--hf-config", cfg_path(name), "--max-len", L, "--start", start]
-    C.pe(*common, "--dtype", "float64", "-o", out64)
-    C.pe(*common, "--dtype", "float32", "-o", out32)
+    spath = partial(os.path.join, scratch)
+    tc = text_config(scratch, name)
+    out64, out32 = spath(f"{name}.f64.safetensors"), spath(f"{name}.f32.safetensors")
+    common = ["generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, name), "--max-len", L, "--start", start]
+    pe(*common, "--dtype", "float64", "-o", out64)
+    pe(*common, "--dtype", "float32", "-o", out32)
+    if name in REPLAYED:
+        replay(pe, scratch, check, name)
     t64, meta, _ = read_safetensors(out64)
     t32, _, _ = read_safetensors(out32)
     types, plan = rule(tc)
-    C.check(json.loads(meta["layer_types"]) == types, f"{name}: layer_types {meta['layer_types']} != {types}")
-    C.check(json.loads(meta["layer_plan"]) == plan, f"{name}: layer_plan {meta['layer_plan']} != {plan}")
+    check(json.loads(meta["layer_types"]) == types, f"{name}: layer_types {meta['layer_types']} != {types}")
+    check(json.loads(meta["layer_plan"]) == plan, f"{name}: layer_plan {meta['layer_plan']} != {plan}")
     want_groups = sorted(set(p for p in plan if p != "nope"))
-    C.check(sorted(json.loads(meta["groups"])) == want_groups, f"{name}: groups {meta['groups']} != {want_groups}")
+    check(sorted(json.loads(meta["groups"])) == want_groups, f"{name}: groups {meta['groups']} != {want_groups}")
     want_tensors = sorted([f"{g}/{t}" for g in want_groups for t in ("cos", "sin", "inv_freq")] +
                           (["nope/attn_scale"] if "nope/attn_scale" in t64 else []))
-    C.check(sorted(t64) == want_tensors, f"{name}: tensors {sorted(t64)} != {want_tensors}")
+    check(sorted(t64) == want_tensors, f"{name}: tensors {sorted(t64)} != {want_tensors}")
     pos = torch.arange(start, start + L, dtype=torch.int64)
     for g, (inv_fn, af) in groups.items():
         inv64, inv32 = inv_fn(torch.float64), inv_fn(torch.float32)
-        C.check(np.allclose(t64[f"{g}/inv_freq"], inv64.numpy(), rtol=2e-15, atol=0),
+        check(np.allclose(t64[f"{g}/inv_freq"], inv64.numpy(), rtol=2e-15, atol=0),
                 f"{name} {g}: inv_freq float64 {t64[g + '/inv_freq'][:4]} vs {inv64[:4]}")
         c64, s64 = tables(inv64, pos, torch.float64, af)
         c32, s32 = tables(inv32, pos, torch.float32, af)
         theta = angles(inv64, pos, torch.float64).numpy()
         th = (np.concatenate([theta, theta], axis=1) if tables is half_tables else
               theta if tables is llama4_tables else np.repeat(theta, 2, axis=1))
-        compare(name, g + "/cos", t64[f"{g}/cos"], t32[f"{g}/cos"], c64, c32, th, af)
-        compare(name, g + "/sin", t64[f"{g}/sin"], t32[f"{g}/sin"], s64, s32, th, af)
+        compare(check, name, g + "/cos", t64[f"{g}/cos"], t32[f"{g}/cos"], c64, c32, th, af)
+        compare(check, name, g + "/sin", t64[f"{g}/sin"], t32[f"{g}/sin"], s64, s32, th, af)
     return t64, t32, meta
 
+
+def test_cohere2(pe, scratch, check):
+    # ---- Cohere2 command-r7b: RoPE on sliding layers only, interleaved, base 50000 ----
+    run_model(pe, scratch, check, "c4ai-command-r7b-12-2024", cohere2_layers, cohere_tables,
+              {"sliding_attention": (lambda dt: default_inv(50000.0, 128, dt), 1.0)}, L=40, start=100)
+
+
+def test_smollm3(pe, scratch, check):
+    # ---- SmolLM3-3B: NoPE every 4th layer, half layout, base 5e6 ----
+    run_model(pe, scratch, check, "SmolLM3-3B", smollm3_layers, half_tables,
+              {"full_attention": (lambda dt: default_inv(5000000.0, 128, dt), 1.0)}, L=40, start=30000)
+
+
+def test_transformers5_layer_types(pe, scratch, check):
+    spath = partial(os.path.join, scratch)
+    # ---- any other model in transformers 5's shape: layer_types + rope_parameters keyed by layer type ----
+    json.dump({"model_type": "custom", "head_dim": 64, "num_hidden_layers": 6,
+               "layer_types": ["sliding_attention", "sliding_attention", "full_attention"] * 2,
+               "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                   "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0}}},
+              open(spath("custom-v5.config.json"), "w"))
+    run_model(pe, scratch, check, "custom-v5", lambda tc: (tc["layer_types"], tc["layer_types"]), half_tables,
+              {"sliding_attention": (lambda dt: default_inv(10000.0, 64, dt), 1.0),
+               "full_attention": (lambda dt: default_inv(1000000.0, 64, dt) / 4.0, 1.0)}, L=40, start=7)
 
 # ---- Gemma 3 4B: sliding base 10000 unscaled, full base 1e6 linear 8; half layout ----
 G = {"sliding_attention": (lambda dt: default_inv(10000.0, 256, dt), 1.0),
      "full_attention": (lambda dt: default_inv(1000000.0, 256, dt) / 8.0, 1.0)}
-g4, _, _ = run_model("gemma-3-4b-it", gemma3_layers, half_tables, G, L=40, start=4000)
-g5, _, _ = run_model("gemma-3-4b-it.v5", gemma3_layers, half_tables, G, L=40, start=4000)
-C.check(all(np.array_equal(g4[k], g5[k]) for k in g4), "gemma3: the v4 and v5 config shapes give different tables")
-
-# The same plan from flags: --global-every 6 --local-base 10000 and the full layers' scaling.
-C.pe("generate", "--scheme", "rope-plan", "--head-dim", 256, "--num-layers", 34, "--global-every", 6, "--base", 1e6,
-     "--local-base", 10000, "--rope-scaling", "linear", "--factor", 8, "--max-len", 40, "--start", 4000,
-     "--dtype", "float64", "-o", C.path("gemma-flags.safetensors"))
-gf, mf, _ = read_safetensors(C.path("gemma-flags.safetensors"))
-C.check(all(np.array_equal(g4[k], gf[k]) for k in g4) and sorted(gf) == sorted(g4),
-        "gemma3: flags and config plans differ")
-C.check(json.loads(mf["layer_plan"]) == gemma3_layers(text_config("gemma-3-4b-it"))[1], "gemma3 flags: layer_plan")
-
-# ---- Llama 4 Scout: llama3 scaling (factor 8, 1/4, 8192), base 5e5, interleaved (complex), NoPE every 4th ----
-L4 = {"chunked_attention": (lambda dt: llama3_inv(500000.0, 128, dt, 8.0, 1.0, 4.0, 8192), 1.0)}
-t64, t32, meta = run_model("Llama-4-Scout-17B-16E", llama4_layers, llama4_tables, L4, L=40, start=8170)
-
-# Attention temperature: exact from mpmath, and the float32 recipe of modeling_llama4.py.
-mpmath.mp.dps = 50
-tc = text_config("Llama-4-Scout-17B-16E")
-fs, asc = tc["floor_scale"], tc["attn_scale"]
-C.check(meta.get("nope.floor_scale") == "8192" and meta.get("nope.attn_scale") == "0.1", f"llama4 temperature meta {meta}")
-scale_8170 = None
-for start, L in ((8170, 40), (0, 20), (16370, 30), (1 << 30, 8)):
-    o64, o32 = C.path("t64.safetensors"), C.path("t32.safetensors")
-    C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("Llama-4-Scout-17B-16E"), "--max-len", L,
-         "--start", start, "--tensor", "nope/attn_scale", "--dtype", "float64", "-o", o64)
-    C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("Llama-4-Scout-17B-16E"), "--max-len", L,
-         "--start", start, "--tensor", "nope/attn_scale", "--dtype", "float32", "-o", o32)
-    a64 = read_safetensors(o64)[0]["nope/attn_scale"]
-    a32 = read_safetensors(o32)[0]["nope/attn_scale"]
-    if start == 8170:
-        scale_8170 = a64
-        C.check(np.array_equal(t64["nope/attn_scale"], a64), "llama4: --tensor nope/attn_scale differs from the set's")
-    exact = [mpmath.log(mpmath.floor(mpmath.mpf(p + 1) / fs) + 1) * mpmath.mpf(asc) + 1 for p in range(start, start + L)]
-    C.check([float(x) for x in exact] == list(a64), f"llama4 temperature float64 at {start}: {a64[:3]} vs {exact[:3]}")
-    C.check([float(np.float32(float(x))) for x in exact] == list(a32), f"llama4 temperature float32 at {start}")
-    # modeling_llama4.py: torch.log(torch.floor((cache_position.float() + 1.0) / self.floor_scale) + 1.0) * self.attn_scale + 1.0
-    cp = torch.arange(start, start + L, dtype=torch.int64)
-    recipe = (torch.log(torch.floor((cp.float() + 1.0) / fs) + 1.0) * asc + 1.0).numpy().astype(np.float64)
-    ulp = np.spacing(np.float32(recipe)).astype(np.float64)
-    C.check(np.all(np.abs(a32 - recipe) <= 2 * ulp), f"llama4 temperature vs float32 recipe at {start}")
-C.check(a64[0] > 1, "llama4 temperature above 1 at 2^30")
-
-# ---- Cohere2 command-r7b: RoPE on sliding layers only, interleaved, base 50000 ----
-run_model("c4ai-command-r7b-12-2024", cohere2_layers, cohere_tables,
-          {"sliding_attention": (lambda dt: default_inv(50000.0, 128, dt), 1.0)}, L=40, start=100)
-
-# ---- SmolLM3-3B: NoPE every 4th layer, half layout, base 5e6 ----
-run_model("SmolLM3-3B", smollm3_layers, half_tables,
-          {"full_attention": (lambda dt: default_inv(5000000.0, 128, dt), 1.0)}, L=40, start=30000)
-
-# ---- any other model in transformers 5's shape: layer_types + rope_parameters keyed by layer type ----
-json.dump({"model_type": "custom", "head_dim": 64, "num_hidden_layers": 6,
-           "layer_types": ["sliding_attention", "sliding_attention", "full_attention"] * 2,
-           "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-                               "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0}}},
-          open(C.path("custom-v5.config.json"), "w"))
-run_model("custom-v5", lambda tc: (tc["layer_types"], tc["layer_types"]), half_tables,
-          {"sliding_attention": (lambda dt: default_inv(10000.0, 64, dt), 1.0),
-           "full_attention": (lambda dt: default_inv(1000000.0, 64, dt) / 4.0, 1.0)}, L=40, start=7)
-
-# ---- other writers: HDF5 groups (h5py), JSON, NPY with --tensor; single-table formats without --tensor ----
-h5 = C.path("scout.h5")
-C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("Llama-4-Scout-17B-16E"), "--max-len", 40,
-     "--start", 8170, "--dtype", "float64", "-o", h5)
-with h5py.File(h5, "r") as f:
-    C.check(isinstance(f["chunked_attention"], h5py.Group), "hdf5: chunked_attention is not a group")
-    C.check(np.array_equal(f["chunked_attention/cos"][()], t64["chunked_attention/cos"]), "hdf5 cos differs")
-    C.check(np.array_equal(f["nope/attn_scale"][()], scale_8170), "hdf5 nope/attn_scale differs")
-    attrs = dict(f["chunked_attention/cos"].attrs)
-    C.check(attrs.get("scheme") in (b"rope", "rope") and attrs.get("plan_group") in (b"chunked_attention", "chunked_attention"),
-            f"hdf5 attributes {attrs}")
-js = C.path("scout.json")
-C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("Llama-4-Scout-17B-16E"), "--max-len", 40,
-     "--start", 8170, "--dtype", "float64", "-o", js)
-doc = json.load(open(js))
-C.check(np.array_equal(np.array(doc["tensors"]["chunked_attention/sin"]["data"]), t64["chunked_attention/sin"]),
-        "json: chunked_attention/sin differs")
-C.check(json.loads(doc["meta"]["layer_plan"]) == llama4_layers(tc)[1], "json: layer_plan")
-npy = C.path("sliding.npy")
-C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("gemma-3-4b-it"), "--max-len", 40, "--start", 4000,
-     "--dtype", "float64", "--tensor", "sliding_attention/cos", "-o", npy)
-C.check(np.array_equal(np.load(npy), g4["sliding_attention/cos"]), "npy --tensor sliding_attention/cos differs")
-
-# pe reads its own plan files: the HDF5 reader lists the datasets in groups, and one dataset verifies as the
-# rope table of its group (its attributes carry the group's rope parameters).
-r = C.pe("inspect", h5, ok=False)
-# A file of several tensors opens whole: the listing names every dataset.
-C.check(r.returncode == 0 and "chunked_attention/cos" in r.stdout and "nope/attn_scale" in r.stdout,
-        f"inspect of a plan .h5 should name its datasets: {r.stdout[:400]} {r.stderr}")
-for ds in ("chunked_attention/cos", "chunked_attention/sin"):
-    r = C.pe("verify", h5, "--dataset", ds, ok=False)
-    C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify {ds}: {r.returncode} {r.stdout[-300:]} {r.stderr}")
-g = C.path("gemma.h5")
-C.pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path("gemma-3-4b-it"), "--max-len", 64, "--start", 5000,
-     "-o", g)
-for ds in ("sliding_attention/cos", "full_attention/sin"):
-    r = C.pe("verify", g, "--dataset", ds, ok=False)
-    C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify gemma {ds}: {r.stdout[-300:]} {r.stderr}")
 
 
-def err(args, needle):
-    r = C.pe(*args, ok=False)
+def test_gemma3_llama4_scout_and_other_writers(pe, scratch, check):
+    spath = partial(os.path.join, scratch)
+    g4, _, _ = run_model(pe, scratch, check, "gemma-3-4b-it", gemma3_layers, half_tables, G, L=40, start=4000)
+    g5, _, _ = run_model(pe, scratch, check, "gemma-3-4b-it.v5", gemma3_layers, half_tables, G, L=40, start=4000)
+    check(all(np.array_equal(g4[k], g5[k]) for k in g4), "gemma3: the v4 and v5 config shapes give different tables")
+
+    # The same plan from flags: --global-every 6 --local-base 10000 and the full layers' scaling.
+    pe("generate", "--scheme", "rope-plan", "--head-dim", 256, "--num-layers", 34, "--global-every", 6, "--base", 1e6,
+         "--local-base", 10000, "--rope-scaling", "linear", "--factor", 8, "--max-len", 40, "--start", 4000,
+         "--dtype", "float64", "-o", spath("gemma-flags.safetensors"))
+    gf, mf, _ = read_safetensors(spath("gemma-flags.safetensors"))
+    check(all(np.array_equal(g4[k], gf[k]) for k in g4) and sorted(gf) == sorted(g4),
+            "gemma3: flags and config plans differ")
+    check(json.loads(mf["layer_plan"]) == gemma3_layers(text_config(scratch, "gemma-3-4b-it"))[1], "gemma3 flags: layer_plan")
+
+    # ---- Llama 4 Scout: llama3 scaling (factor 8, 1/4, 8192), base 5e5, interleaved (complex), NoPE every 4th ----
+    L4 = {"chunked_attention": (lambda dt: llama3_inv(500000.0, 128, dt, 8.0, 1.0, 4.0, 8192), 1.0)}
+    t64, t32, meta = run_model(pe, scratch, check, "Llama-4-Scout-17B-16E", llama4_layers, llama4_tables, L4, L=40, start=8170)
+
+    # Attention temperature: exact from mpmath, and the float32 recipe of modeling_llama4.py.
+    mpmath.mp.dps = 50
+    tc = text_config(scratch, "Llama-4-Scout-17B-16E")
+    fs, asc = tc["floor_scale"], tc["attn_scale"]
+    check(meta.get("nope.floor_scale") == "8192" and meta.get("nope.attn_scale") == "0.1", f"llama4 temperature meta {meta}")
+    scale_8170 = None
+    for start, L in ((8170, 40), (0, 20), (16370, 30), (1 << 30, 8)):
+        o64, o32 = spath("t64.safetensors"), spath("t32.safetensors")
+        pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, "Llama-4-Scout-17B-16E"), "--max-len", L,
+             "--start", start, "--tensor", "nope/attn_scale", "--dtype", "float64", "-o", o64)
+        pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, "Llama-4-Scout-17B-16E"), "--max-len", L,
+             "--start", start, "--tensor", "nope/attn_scale", "--dtype", "float32", "-o", o32)
+        a64 = read_safetensors(o64)[0]["nope/attn_scale"]
+        a32 = read_safetensors(o32)[0]["nope/attn_scale"]
+        if start == 8170:
+            scale_8170 = a64
+            check(np.array_equal(t64["nope/attn_scale"], a64), "llama4: --tensor nope/attn_scale differs from the set's")
+        exact = [mpmath.log(mpmath.floor(mpmath.mpf(p + 1) / fs) + 1) * mpmath.mpf(asc) + 1 for p in range(start, start + L)]
+        check([float(x) for x in exact] == list(a64), f"llama4 temperature float64 at {start}: {a64[:3]} vs {exact[:3]}")
+        check([float(np.float32(float(x))) for x in exact] == list(a32), f"llama4 temperature float32 at {start}")
+        # modeling_llama4.py: torch.log(torch.floor((cache_position.float() + 1.0) / self.floor_scale) + 1.0) * self.attn_scale + 1.0
+        cp = torch.arange(start, start + L, dtype=torch.int64)
+        recipe = (torch.log(torch.floor((cp.float() + 1.0) / fs) + 1.0) * asc + 1.0).numpy().astype(np.float64)
+        ulp = np.spacing(np.float32(recipe)).astype(np.float64)
+        check(np.all(np.abs(a32 - recipe) <= 2 * ulp), f"llama4 temperature vs float32 recipe at {start}")
+    check(a64[0] > 1, "llama4 temperature above 1 at 2^30")
+
+    # ---- other writers: HDF5 groups (h5py), JSON, NPY with --tensor; single-table formats without --tensor ----
+    h5 = spath("scout.h5")
+    pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, "Llama-4-Scout-17B-16E"), "--max-len", 40,
+         "--start", 8170, "--dtype", "float64", "-o", h5)
+    with h5py.File(h5, "r") as f:
+        check(isinstance(f["chunked_attention"], h5py.Group), "hdf5: chunked_attention is not a group")
+        check(np.array_equal(f["chunked_attention/cos"][()], t64["chunked_attention/cos"]), "hdf5 cos differs")
+        check(np.array_equal(f["nope/attn_scale"][()], scale_8170), "hdf5 nope/attn_scale differs")
+        attrs = dict(f["chunked_attention/cos"].attrs)
+        check(attrs.get("scheme") in (b"rope", "rope") and attrs.get("plan_group") in (b"chunked_attention", "chunked_attention"),
+                f"hdf5 attributes {attrs}")
+    js = spath("scout.json")
+    pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, "Llama-4-Scout-17B-16E"), "--max-len", 40,
+         "--start", 8170, "--dtype", "float64", "-o", js)
+    doc = json.load(open(js))
+    check(np.array_equal(np.array(doc["tensors"]["chunked_attention/sin"]["data"]), t64["chunked_attention/sin"]),
+            "json: chunked_attention/sin differs")
+    check(json.loads(doc["meta"]["layer_plan"]) == llama4_layers(tc)[1], "json: layer_plan")
+    npy = spath("sliding.npy")
+    pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, "gemma-3-4b-it"), "--max-len", 40, "--start", 4000,
+         "--dtype", "float64", "--tensor", "sliding_attention/cos", "-o", npy)
+    check(np.array_equal(np.load(npy), g4["sliding_attention/cos"]), "npy --tensor sliding_attention/cos differs")
+
+    # pe reads its own plan files: the HDF5 reader lists the datasets in groups, and one dataset verifies as the
+    # rope table of its group (its attributes carry the group's rope parameters).
+    r = pe("inspect", h5, ok=False)
+    # A file of several tensors opens whole: the listing names every dataset.
+    check(r.returncode == 0 and "chunked_attention/cos" in r.stdout and "nope/attn_scale" in r.stdout,
+            f"inspect of a plan .h5 should name its datasets: {r.stdout[:400]} {r.stderr}")
+    for ds in ("chunked_attention/cos", "chunked_attention/sin"):
+        r = pe("verify", h5, "--dataset", ds, ok=False)
+        check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify {ds}: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+    g = spath("gemma.h5")
+    pe("generate", "--scheme", "rope-plan", "--hf-config", cfg_path(scratch, "gemma-3-4b-it"), "--max-len", 64, "--start", 5000,
+         "-o", g)
+    for ds in ("sliding_attention/cos", "full_attention/sin"):
+        r = pe("verify", g, "--dataset", ds, ok=False)
+        check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify gemma {ds}: {r.stdout[-300:]} {r.stderr}")
+
+
+def err(pe, check, args, needle):
+    r = pe(*args, ok=False)
     lines = r.stderr.strip().splitlines()
-    C.check(r.returncode == 2, f"{args}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
-    C.check(bool(lines) and lines[0].startswith("pe: error: ") and needle in lines[0],
+    check(r.returncode == 2, f"{args}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
+    check(bool(lines) and lines[0].startswith("pe: error: ") and needle in lines[0],
             f"{args}: stderr {r.stderr.strip()!r} lacks {needle!r}")
 
 
-base = ["generate", "--scheme", "rope-plan", "--max-len", 8]
-err(base + ["--hf-config", cfg_path("gemma-3-4b-it"), "-o", C.path("x.npy")], "--tensor")
-err(base + ["--hf-config", cfg_path("gemma-3-4b-it"), "-o", C.path("x.csv")], "--tensor")
-err(base + ["--hf-config", cfg_path("gemma-3-4b-it"), "--tensor", "sliding_attention/tan", "-o", C.path("x.npy")],
-    "no such tensor")
-bad = text_config("gemma-3-4b-it.v5")
-bad["layer_types"] = bad["layer_types"][:-1]
-json.dump(bad, open(C.path("short.json"), "w"))
-err(base + ["--hf-config", C.path("short.json"), "-o", C.path("x.safetensors")], "layer_types lists 33 layers")
-# Any layer type name is read (transformers 5.17 has many); one that its per-type rope_parameters lacks is refused.
-bad = text_config("gemma-3-4b-it.v5")
-bad["layer_types"][3] = "windowed_attention"
-json.dump(bad, open(C.path("unknown.json"), "w"))
-err(base + ["--hf-config", C.path("unknown.json"), "-o", C.path("x.safetensors")], "rope_parameters has no entry for layer type 'windowed_attention'")
-bad = text_config("SmolLM3-3B")
-bad["no_rope_layers"] = bad["no_rope_layers"][:10]
-json.dump(bad, open(C.path("nr.json"), "w"))
-err(base + ["--hf-config", C.path("nr.json"), "-o", C.path("x.safetensors")], "no_rope_layers lists 10 layers")
-bad = text_config("Llama-4-Scout-17B-16E")
-bad["floor_scale"] = 0
-json.dump(bad, open(C.path("fs.json"), "w"))
-err(base + ["--hf-config", C.path("fs.json"), "-o", C.path("x.safetensors")], "floor_scale must be a finite number >= 1")
-bad = text_config("Llama-4-Scout-17B-16E")
-bad["no_rope_layers"] = [1, 2] * 24
-json.dump(bad, open(C.path("nr2.json"), "w"))
-err(base + ["--hf-config", C.path("nr2.json"), "-o", C.path("x.safetensors")], "0 (NoPE) or 1 (RoPE)")
-err(base + ["--hf-config", C.path("nope-missing.json"), "-o", C.path("x.safetensors")], "cannot read the file")
-flags = base + ["--head-dim", 64, "-o", C.path("x.safetensors")]
-err(flags + ["--layer-types", "full_attention,sliding_attention", "--num-layers", 3], "lists 2 layers but --num-layers is 3")
-err(flags + ["--layer-types", "full_attention,slidding_attention"], "did you mean 'sliding_attention'")
-err(flags + ["--num-layers", 4, "--no-rope-layers", "1,1,0"], "lists 3 layers but the model has 4")
-err(flags + ["--num-layers", 4, "--no-rope-layers", "1,1,0,2"], "each entry is 1 (RoPE) or 0 (NoPE)")
-err(flags + ["--num-layers", 4, "--attn-temperature"], "has none")
-err(flags + ["--num-layers", 5000], "at most 4096")
-err(flags + ["--num-layers", 4, "--no-rope-interval", 2, "--attn-temperature", "--floor-scale", "0"], "--floor-scale")
-err(["generate", "--scheme", "rope-plan", "--max-len", 8, "--head-dim", 64, "-o", C.path("x.safetensors")], "--num-layers")
-# Every tensor of every model's safetensors plan file verifies: the shared metadata holds the plan as flags
-# (num_layers, layer_types, no_rope_layers, local_base, attn_temperature, the rope keys) when they rebuild it.
-for m in ("gemma-3-4b-it", "gemma-3-4b-it.v5", "Llama-4-Scout-17B-16E", "c4ai-command-r7b-12-2024", "SmolLM3-3B",
-          "custom-v5"):
-    for dt in ("f32", "f64"):
-        f = C.path(f"{m}.{dt}.safetensors")
-        for name in read_safetensors(f)[0]:
-            r = C.pe("verify", f, "--dataset", name, ok=False)
-            C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify {m} {dt} {name}: {r.stdout[-200:]} {r.stderr}")
-# A plan the flags cannot express (two scaled groups): no num_layers in its metadata, so verify refuses to
-# replay it (an error naming the file, never a verdict against the wrong parameters); its HDF5 twin verifies.
-json.dump({"model_type": "custom", "head_dim": 16, "num_hidden_layers": 2,
-           "layer_types": ["sliding_attention", "full_attention"],
-           "rope_parameters": {"sliding_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
-                               "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}}},
-          open(C.path("two-scaled.json"), "w"))
-C.pe("generate", "--scheme", "rope-plan", "--hf-config", C.path("two-scaled.json"), "--max-len", 8, "-o",
-     C.path("two.safetensors"))
-C.check("num_layers" not in read_safetensors(C.path("two.safetensors"))[1], "two scaled groups: num_layers recorded")
-err(["verify", C.path("two.safetensors"), "--dataset", "full_attention/cos"], "cannot be replayed")
-C.pe("generate", "--scheme", "rope-plan", "--hf-config", C.path("two-scaled.json"), "--max-len", 8, "-o", C.path("two.h5"))
-r = C.pe("verify", C.path("two.h5"), "--dataset", "sliding_attention/cos", ok=False)
-C.check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify two.h5: {r.stdout[-200:]} {r.stderr}")
-C.finish()
+def test_errors_and_flags(pe, scratch, check):
+    spath = partial(os.path.join, scratch)
+    base = ["generate", "--scheme", "rope-plan", "--max-len", 8]
+    err(pe, check, base + ["--hf-config", cfg_path(scratch, "gemma-3-4b-it"), "-o", spath("x.npy")], "--tensor")
+    err(pe, check, base + ["--hf-config", cfg_path(scratch, "gemma-3-4b-it"), "-o", spath("x.csv")], "--tensor")
+    err(pe, check, base + ["--hf-config", cfg_path(scratch, "gemma-3-4b-it"), "--tensor", "sliding_attention/tan", "-o", spath("x.npy")],
+        "no such tensor")
+    bad = text_config(scratch, "gemma-3-4b-it.v5")
+    bad["layer_types"] = bad["layer_types"][:-1]
+    json.dump(bad, open(spath("short.json"), "w"))
+    err(pe, check, base + ["--hf-config", spath("short.json"), "-o", spath("x.safetensors")], "layer_types lists 33 layers")
+    # Any layer type name is read (transformers 5.17 has many); one that its per-type rope_parameters lacks is refused.
+    bad = text_config(scratch, "gemma-3-4b-it.v5")
+    bad["layer_types"][3] = "windowed_attention"
+    json.dump(bad, open(spath("unknown.json"), "w"))
+    err(pe, check, base + ["--hf-config", spath("unknown.json"), "-o", spath("x.safetensors")], "rope_parameters has no entry for layer type 'windowed_attention'")
+    bad = text_config(scratch, "SmolLM3-3B")
+    bad["no_rope_layers"] = bad["no_rope_layers"][:10]
+    json.dump(bad, open(spath("nr.json"), "w"))
+    err(pe, check, base + ["--hf-config", spath("nr.json"), "-o", spath("x.safetensors")], "no_rope_layers lists 10 layers")
+    bad = text_config(scratch, "Llama-4-Scout-17B-16E")
+    bad["floor_scale"] = 0
+    json.dump(bad, open(spath("fs.json"), "w"))
+    err(pe, check, base + ["--hf-config", spath("fs.json"), "-o", spath("x.safetensors")], "floor_scale must be a finite number >= 1")
+    bad = text_config(scratch, "Llama-4-Scout-17B-16E")
+    bad["no_rope_layers"] = [1, 2] * 24
+    json.dump(bad, open(spath("nr2.json"), "w"))
+    err(pe, check, base + ["--hf-config", spath("nr2.json"), "-o", spath("x.safetensors")], "0 (NoPE) or 1 (RoPE)")
+    err(pe, check, base + ["--hf-config", spath("nope-missing.json"), "-o", spath("x.safetensors")], "cannot read the file")
+    flags = base + ["--head-dim", 64, "-o", spath("x.safetensors")]
+    err(pe, check, flags + ["--layer-types", "full_attention,sliding_attention", "--num-layers", 3], "lists 2 layers but --num-layers is 3")
+    err(pe, check, flags + ["--layer-types", "full_attention,slidding_attention"], "did you mean 'sliding_attention'")
+    err(pe, check, flags + ["--num-layers", 4, "--no-rope-layers", "1,1,0"], "lists 3 layers but the model has 4")
+    err(pe, check, flags + ["--num-layers", 4, "--no-rope-layers", "1,1,0,2"], "each entry is 1 (RoPE) or 0 (NoPE)")
+    err(pe, check, flags + ["--num-layers", 4, "--attn-temperature"], "has none")
+    err(pe, check, flags + ["--num-layers", 5000], "at most 4096")
+    err(pe, check, flags + ["--num-layers", 4, "--no-rope-interval", 2, "--attn-temperature", "--floor-scale", "0"], "--floor-scale")
+    err(pe, check, ["generate", "--scheme", "rope-plan", "--max-len", 8, "--head-dim", 64, "-o", spath("x.safetensors")], "--num-layers")
+    # A plan the flags cannot express (two scaled groups): no num_layers in its metadata, so verify refuses to
+    # replay it (an error naming the file, never a verdict against the wrong parameters); its HDF5 twin verifies.
+    json.dump({"model_type": "custom", "head_dim": 16, "num_hidden_layers": 2,
+               "layer_types": ["sliding_attention", "full_attention"],
+               "rope_parameters": {"sliding_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+                                   "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}}},
+              open(spath("two-scaled.json"), "w"))
+    pe("generate", "--scheme", "rope-plan", "--hf-config", spath("two-scaled.json"), "--max-len", 8, "-o",
+         spath("two.safetensors"))
+    check("num_layers" not in read_safetensors(spath("two.safetensors"))[1], "two scaled groups: num_layers recorded")
+    err(pe, check, ["verify", spath("two.safetensors"), "--dataset", "full_attention/cos"], "cannot be replayed")
+    pe("generate", "--scheme", "rope-plan", "--hf-config", spath("two-scaled.json"), "--max-len", 8, "-o", spath("two.h5"))
+    r = pe("verify", spath("two.h5"), "--dataset", "sliding_attention/cos", ok=False)
+    check(r.returncode == 0 and "result: PASS" in r.stdout, f"verify two.h5: {r.stdout[-200:]} {r.stderr}")

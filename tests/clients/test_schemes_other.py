@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """ALiBi, 2-D sin-cos, T5 buckets and learned tables against the public
 code, re-run here (schemes.md §5, §6, §7):
 
@@ -12,23 +11,18 @@ code, re-run here (schemes.md §5, §6, §7):
 - learned: the documented generator re-implemented in Python (SplitMix64
   counters + Box–Muller in double) and --init-from on NPY, safetensors
   (written here by the spec) and HDF5 (h5py).
-
-Usage: test_schemes_other.py PE_BIN SCRATCH_DIR
 """
 import json
 import math
 import os
 import struct
-import sys
 
 import h5py
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, f32_round_explained, read_safetensors  # noqa: E402
+from schemes_util import f32_round_explained, read_safetensors
 
-C = Checker(sys.argv[1], sys.argv[2])
 EPS53 = 2.0 ** -53
 
 
@@ -45,40 +39,41 @@ def get_slopes(n):
     return get_slopes_power_of_2(closest_power_of_2) + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2]
 
 
-for n in [1, 2, 5, 6, 8, 12, 16, 20, 32, 40, 64, 96]:
-    L = 33
-    path = C.path(f"alibi_{n}.safetensors")
-    C.pe("generate", "--scheme", "alibi", "--heads", n, "--max-len", L, "-o", path)
-    t, meta, _ = read_safetensors(path)
-    ref = np.array(get_slopes(n), dtype=np.float64)
-    ref32 = torch.Tensor(get_slopes(n))  # the reference's float32 tensor
-    bad = f32_round_explained(t["slopes"], ref, np.abs(ref) * 8 * EPS53)
-    C.check(bad == 0, f"alibi n={n}: slopes differ from get_slopes beyond float64 rounding")
-    C.check(np.array_equal(t["slopes"], ref32.numpy().astype(np.float64)), f"alibi n={n}: slopes != torch.Tensor(get_slopes(n))")
-    # fairseq: slopes.unsqueeze(1).unsqueeze(1) * arange(maxpos).unsqueeze(0).unsqueeze(0).expand(heads, -1, -1)
-    bias_ref = (ref32.unsqueeze(1).unsqueeze(1) * torch.arange(L).unsqueeze(0).unsqueeze(0).expand(n, -1, -1)).numpy()[:, 0, :]
-    C.check(t["bias"].shape == (n, L), f"alibi n={n}: rows bias shape {t['bias'].shape}")
-    exact = ref[:, None] * np.arange(L)[None, :]
-    bad = f32_round_explained(t["bias"], exact, np.abs(exact) * 8 * EPS53)
-    C.check(bad == 0, f"alibi n={n}: bias rows are not slope·j rounded once")
-    C.check(np.all(np.abs(t["bias"] - bias_ref) <= np.abs(bias_ref) * 2.0 ** -23), f"alibi n={n}: bias vs the f32 reference")
-path = C.path("alibi_dist.npy")
-C.pe("generate", "--scheme", "alibi", "--heads", 12, "--max-len", 20, "--alibi-bias", "distance", "--tensor", "bias",
-     "--dtype", "float64", "-o", path)
-b = np.load(path)
-ref = np.array(get_slopes(12))
-i = np.arange(20)
-want = -ref[:, None, None] * np.abs(i[:, None] - i[None, :])[None, :, :]
-C.check(b.shape == (12, 20, 20), f"alibi distance bias shape {b.shape}")
-C.check(np.allclose(b, want, rtol=16 * EPS53, atol=0),
-        f"alibi distance bias != -slope·|i-j|: max diff {np.max(np.abs(b - want)):.3g}")
-# On the causal part, slope·j + mask and -slope·(i-j) + mask differ by a per-row constant: same softmax.
-sm = lambda x: np.exp(x - x.max(-1, keepdims=True)) / np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)
-mask = np.where(i[None, :] <= i[:, None], 0.0, -np.inf)
-rows_form = ref[:, None, None] * i[None, None, :] + mask
-C.check(np.allclose(sm(rows_form), sm(b + mask), atol=1e-12), "alibi: both forms give the same causal softmax")
-r = C.pe("generate", "--scheme", "alibi", "--heads", 4, "--max-len", 4, "-o", C.path("a.csv"), ok=False)
-C.check(r.returncode == 2 and "--tensor" in r.stderr and "slopes, bias" in r.stderr, f"alibi csv without --tensor: {r.stderr}")
+def test_alibi(pe, scratch, check):
+    for n in [1, 2, 5, 6, 8, 12, 16, 20, 32, 40, 64, 96]:
+        L = 33
+        path = os.path.join(scratch, f"alibi_{n}.safetensors")
+        pe("generate", "--scheme", "alibi", "--heads", n, "--max-len", L, "-o", path)
+        t, meta, _ = read_safetensors(path)
+        ref = np.array(get_slopes(n), dtype=np.float64)
+        ref32 = torch.Tensor(get_slopes(n))  # the reference's float32 tensor
+        bad = f32_round_explained(t["slopes"], ref, np.abs(ref) * 8 * EPS53)
+        check(bad == 0, f"alibi n={n}: slopes differ from get_slopes beyond float64 rounding")
+        check(np.array_equal(t["slopes"], ref32.numpy().astype(np.float64)), f"alibi n={n}: slopes != torch.Tensor(get_slopes(n))")
+        # fairseq: slopes.unsqueeze(1).unsqueeze(1) * arange(maxpos).unsqueeze(0).unsqueeze(0).expand(heads, -1, -1)
+        bias_ref = (ref32.unsqueeze(1).unsqueeze(1) * torch.arange(L).unsqueeze(0).unsqueeze(0).expand(n, -1, -1)).numpy()[:, 0, :]
+        check(t["bias"].shape == (n, L), f"alibi n={n}: rows bias shape {t['bias'].shape}")
+        exact = ref[:, None] * np.arange(L)[None, :]
+        bad = f32_round_explained(t["bias"], exact, np.abs(exact) * 8 * EPS53)
+        check(bad == 0, f"alibi n={n}: bias rows are not slope·j rounded once")
+        check(np.all(np.abs(t["bias"] - bias_ref) <= np.abs(bias_ref) * 2.0 ** -23), f"alibi n={n}: bias vs the f32 reference")
+    path = os.path.join(scratch, "alibi_dist.npy")
+    pe("generate", "--scheme", "alibi", "--heads", 12, "--max-len", 20, "--alibi-bias", "distance", "--tensor", "bias",
+         "--dtype", "float64", "-o", path)
+    b = np.load(path)
+    ref = np.array(get_slopes(12))
+    i = np.arange(20)
+    want = -ref[:, None, None] * np.abs(i[:, None] - i[None, :])[None, :, :]
+    check(b.shape == (12, 20, 20), f"alibi distance bias shape {b.shape}")
+    check(np.allclose(b, want, rtol=16 * EPS53, atol=0),
+            f"alibi distance bias != -slope·|i-j|: max diff {np.max(np.abs(b - want)):.3g}")
+    # On the causal part, slope·j + mask and -slope·(i-j) + mask differ by a per-row constant: same softmax.
+    sm = lambda x: np.exp(x - x.max(-1, keepdims=True)) / np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)
+    mask = np.where(i[None, :] <= i[:, None], 0.0, -np.inf)
+    rows_form = ref[:, None, None] * i[None, None, :] + mask
+    check(np.allclose(sm(rows_form), sm(b + mask), atol=1e-12), "alibi: both forms give the same causal softmax")
+    r = pe("generate", "--scheme", "alibi", "--heads", 4, "--max-len", 4, "-o", os.path.join(scratch, "a.csv"), ok=False)
+    check(r.returncode == 2 and "--tensor" in r.stderr and "slopes, bias" in r.stderr, f"alibi csv without --tensor: {r.stderr}")
 
 
 # ---- MAE and timm 2-D sin-cos ----
@@ -116,26 +111,27 @@ def timm_2d(feat_shape, dim, dt, temperature=10000.):
         np.abs(torch.stack([pos2, pos2], dim=1).flatten(1).to(torch.float64).numpy())
 
 
-for d, h, w, cls in [(768, 14, 14, True), (64, 6, 10, False), (16, 3, 5, True)]:
-    got64 = C.path(f"mae_{d}.npy")
-    C.pe("generate", "--scheme", "sincos-2d", "--d-model", d, "--grid", f"{h}x{w}", *(["--cls-token"] if cls else []),
-         "--dtype", "float64", "-o", got64)
-    g64 = np.load(got64)
-    ref, th = mae_2d(d, h, w, cls)
-    C.check(g64.shape == ref.shape, f"mae {d} {h}x{w}: shape {g64.shape} vs {ref.shape}")
-    C.check(np.all(np.abs(g64 - ref) <= th * 8 * EPS53 + 4 * EPS53), f"mae {d} {h}x{w}: float64 beyond the recipe's accuracy")
-    got32 = C.path(f"mae32_{d}.npy")
-    C.pe("generate", "--scheme", "sincos-2d", "--d-model", d, "--grid", f"{h}x{w}", *(["--cls-token"] if cls else []), "-o", got32)
-    bad = f32_round_explained(np.load(got32), ref, th * 8 * EPS53 + 4 * EPS53)
-    C.check(bad == 0, f"mae {d} {h}x{w}: float32 is not the float64 reference rounded")
-    tp = C.path(f"timm_{d}.npy")
-    C.pe("generate", "--scheme", "sincos-2d", "--d-model", d, "--grid", f"{h}x{w}", "--layout", "timm", "-o", tp)
-    t = np.load(tp)
-    ref32, th32 = timm_2d([h, w], d, torch.float32)
-    C.check(t.shape == ref32.shape, f"timm {d} {h}x{w}: shape")
-    C.check(np.all(np.abs(t - ref32) <= th32 * 2.0 ** -21 + 2.0 ** -22), f"timm {d} {h}x{w}: beyond the f32 recipe's error")
-r = C.pe("generate", "--scheme", "sincos-2d", "--d-model", 18, "--grid", "4x4", ok=False)
-C.check(r.returncode == 2 and "multiple of 4" in r.stderr, f"sincos-2d d=18: {r.stderr}")
+def test_mae_and_timm_sincos_2d(pe, scratch, check):
+    for d, h, w, cls in [(768, 14, 14, True), (64, 6, 10, False), (16, 3, 5, True)]:
+        got64 = os.path.join(scratch, f"mae_{d}.npy")
+        pe("generate", "--scheme", "sincos-2d", "--d-model", d, "--grid", f"{h}x{w}", *(["--cls-token"] if cls else []),
+             "--dtype", "float64", "-o", got64)
+        g64 = np.load(got64)
+        ref, th = mae_2d(d, h, w, cls)
+        check(g64.shape == ref.shape, f"mae {d} {h}x{w}: shape {g64.shape} vs {ref.shape}")
+        check(np.all(np.abs(g64 - ref) <= th * 8 * EPS53 + 4 * EPS53), f"mae {d} {h}x{w}: float64 beyond the recipe's accuracy")
+        got32 = os.path.join(scratch, f"mae32_{d}.npy")
+        pe("generate", "--scheme", "sincos-2d", "--d-model", d, "--grid", f"{h}x{w}", *(["--cls-token"] if cls else []), "-o", got32)
+        bad = f32_round_explained(np.load(got32), ref, th * 8 * EPS53 + 4 * EPS53)
+        check(bad == 0, f"mae {d} {h}x{w}: float32 is not the float64 reference rounded")
+        tp = os.path.join(scratch, f"timm_{d}.npy")
+        pe("generate", "--scheme", "sincos-2d", "--d-model", d, "--grid", f"{h}x{w}", "--layout", "timm", "-o", tp)
+        t = np.load(tp)
+        ref32, th32 = timm_2d([h, w], d, torch.float32)
+        check(t.shape == ref32.shape, f"timm {d} {h}x{w}: shape")
+        check(np.all(np.abs(t - ref32) <= th32 * 2.0 ** -21 + 2.0 ** -22), f"timm {d} {h}x{w}: beyond the f32 recipe's error")
+    r = pe("generate", "--scheme", "sincos-2d", "--d-model", 18, "--grid", "4x4", ok=False)
+    check(r.returncode == 2 and "multiple of 4" in r.stderr, f"sincos-2d d=18: {r.stderr}")
 
 
 # ---- T5 buckets ----
@@ -157,20 +153,21 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
     return relative_buckets
 
 
-for bi, nb, md in [(True, 32, 128), (False, 32, 128), (True, 64, 256), (False, 128, 1024), (True, 320, 4096)]:
-    lo, n = -5000, 10001
-    path = C.path("t5.npy")
-    C.pe("generate", "--scheme", "t5-bucket", "--start", lo, "--max-len", n, *(["--bidirectional"] if bi else []),
-         "--num-buckets", nb, "--max-distance", md, "-o", path)
-    got = np.load(path)[:, 0]
-    # The reference computes on a contiguous tensor (vectorised log) and on a
-    # single element (scalar log); both must agree with pe.
-    rp = torch.arange(lo, lo + n)
-    ref = relative_position_bucket(rp, bi, nb, md).numpy()
-    mism = np.nonzero(got != ref)[0]
-    C.check(len(mism) == 0, f"t5 bi={bi} nb={nb} md={md}: {len(mism)} buckets differ, e.g. rp={[int(lo + k) for k in mism[:5]]}")
-for rp, want in [(-128, 15), (-20, 10), (-8, 8), (-7, 7), (0, 0), (1, 17), (8, 24), (16, 26), (32, 28), (64, 30), (127, 31)]:
-    C.check(int(relative_position_bucket(torch.tensor([rp]))[0]) == want, f"t5 reference self-check at {rp}")
+def test_t5_buckets(pe, scratch, check):
+    for bi, nb, md in [(True, 32, 128), (False, 32, 128), (True, 64, 256), (False, 128, 1024), (True, 320, 4096)]:
+        lo, n = -5000, 10001
+        path = os.path.join(scratch, "t5.npy")
+        pe("generate", "--scheme", "t5-bucket", "--start", lo, "--max-len", n, *(["--bidirectional"] if bi else []),
+             "--num-buckets", nb, "--max-distance", md, "-o", path)
+        got = np.load(path)[:, 0]
+        # The reference computes on a contiguous tensor (vectorised log) and on a
+        # single element (scalar log); both must agree with pe.
+        rp = torch.arange(lo, lo + n)
+        ref = relative_position_bucket(rp, bi, nb, md).numpy()
+        mism = np.nonzero(got != ref)[0]
+        check(len(mism) == 0, f"t5 bi={bi} nb={nb} md={md}: {len(mism)} buckets differ, e.g. rp={[int(lo + k) for k in mism[:5]]}")
+    for rp, want in [(-128, 15), (-20, 10), (-8, 8), (-7, 7), (0, 0), (1, 17), (8, 24), (16, 26), (32, 28), (64, 30), (127, 31)]:
+        check(int(relative_position_bucket(torch.tensor([rp]))[0]) == want, f"t5 reference self-check at {rp}")
 
 
 # ---- learned ----
@@ -190,46 +187,46 @@ def learned_normal(seed, k):
     return math.sqrt(-2 * math.log(u1)) * trig(2 * math.pi * u2)
 
 
-path = C.path("learned.npy")
-C.pe("generate", "--scheme", "learned", "--d-model", 16, "--max-len", 64, "--seed", 7, "--sigma", 0.5, "--start", 3,
-     "--dtype", "float64", "-o", path)
-got = np.load(path)
-want = np.array([[0.5 * learned_normal(7, (3 + r) * 16 + j) for j in range(16)] for r in range(64)])
-C.check(np.allclose(got, want, rtol=0, atol=0.5 * 1e-13), f"learned: differs from the documented generator by {np.max(np.abs(got - want)):.3g}")
-path2 = C.path("learned2.npy")
-C.pe("generate", "--scheme", "learned", "--d-model", 16, "--max-len", 64, "--seed", 7, "--sigma", 0.5, "--start", 3,
-     "--dtype", "float64", "-o", path2)
-C.check(np.array_equal(got, np.load(path2)), "learned: two runs differ")
-big = C.path("learned_big.npy")
-C.pe("generate", "--scheme", "learned", "--d-model", 256, "--max-len", 512, "-o", big)
-x = np.load(big)
-C.check(abs(x.mean()) < 0.02 * 5 / math.sqrt(x.size) and abs(x.std() - 0.02) < 0.0003, f"learned: mean {x.mean():.3g} std {x.std():.5g}")
+def test_learned(pe, scratch, check):
+    path = os.path.join(scratch, "learned.npy")
+    pe("generate", "--scheme", "learned", "--d-model", 16, "--max-len", 64, "--seed", 7, "--sigma", 0.5, "--start", 3,
+         "--dtype", "float64", "-o", path)
+    got = np.load(path)
+    want = np.array([[0.5 * learned_normal(7, (3 + r) * 16 + j) for j in range(16)] for r in range(64)])
+    check(np.allclose(got, want, rtol=0, atol=0.5 * 1e-13), f"learned: differs from the documented generator by {np.max(np.abs(got - want)):.3g}")
+    path2 = os.path.join(scratch, "learned2.npy")
+    pe("generate", "--scheme", "learned", "--d-model", 16, "--max-len", 64, "--seed", 7, "--sigma", 0.5, "--start", 3,
+         "--dtype", "float64", "-o", path2)
+    check(np.array_equal(got, np.load(path2)), "learned: two runs differ")
+    big = os.path.join(scratch, "learned_big.npy")
+    pe("generate", "--scheme", "learned", "--d-model", 256, "--max-len", 512, "-o", big)
+    x = np.load(big)
+    check(abs(x.mean()) < 0.02 * 5 / math.sqrt(x.size) and abs(x.std() - 0.02) < 0.0003, f"learned: mean {x.mean():.3g} std {x.std():.5g}")
 
-table = np.random.default_rng(1).standard_normal((50, 12)).astype(np.float32)
-np.save(C.path("ckpt.npy"), table)
-out = C.path("imported.safetensors")
-C.pe("generate", "--scheme", "learned", "--init-from", C.path("ckpt.npy"), "-o", out)
-t, meta, _ = read_safetensors(out)
-C.check(np.array_equal(t["pe"], table.astype(np.float64)) and meta["init_from"].endswith("ckpt.npy"), "learned --init-from npy")
-# A checkpoint with two tensors, written here by the safetensors spec.
-emb = np.random.default_rng(2).standard_normal((20, 8)).astype(np.float32)
-other = np.arange(6, dtype=np.float64)
-header = {"__metadata__": {"format": "pt"},
-          "model.embed_positions.weight": {"dtype": "F32", "shape": [20, 8], "data_offsets": [0, emb.nbytes]},
-          "other": {"dtype": "F64", "shape": [6], "data_offsets": [emb.nbytes, emb.nbytes + other.nbytes]}}
-hb = json.dumps(header).encode()
-with open(C.path("ckpt.safetensors"), "wb") as f:
-    f.write(struct.pack("<Q", len(hb)) + hb + emb.tobytes() + other.tobytes())
-out = C.path("imported.npy")
-C.pe("generate", "--scheme", "learned", "--init-from", C.path("ckpt.safetensors"), "--tensor", "model.embed_positions.weight",
-     "--max-len", 10, "-o", out)
-C.check(np.array_equal(np.load(out), emb[:10]), "learned --init-from safetensors --tensor, first 10 rows")
-r = C.pe("generate", "--scheme", "learned", "--init-from", C.path("ckpt.safetensors"), "-o", C.path("bad.npy"), ok=False)
-C.check(r.returncode == 2 and "model.embed_positions.weight" in r.stderr, f"learned: several tensors need --tensor: {r.stderr}")
-with h5py.File(C.path("ckpt.h5"), "w") as f:
-    f["wpe"] = emb.astype(np.float64)
-out = C.path("imported_h5.npy")
-C.pe("generate", "--scheme", "learned", "--init-from", C.path("ckpt.h5"), "--dtype", "float64", "-o", out)
-C.check(np.array_equal(np.load(out), emb.astype(np.float64)), "learned --init-from hdf5")
+    table = np.random.default_rng(1).standard_normal((50, 12)).astype(np.float32)
+    np.save(os.path.join(scratch, "ckpt.npy"), table)
+    out = os.path.join(scratch, "imported.safetensors")
+    pe("generate", "--scheme", "learned", "--init-from", os.path.join(scratch, "ckpt.npy"), "-o", out)
+    t, meta, _ = read_safetensors(out)
+    check(np.array_equal(t["pe"], table.astype(np.float64)) and meta["init_from"].endswith("ckpt.npy"), "learned --init-from npy")
+    # A checkpoint with two tensors, written here by the safetensors spec.
+    emb = np.random.default_rng(2).standard_normal((20, 8)).astype(np.float32)
+    other = np.arange(6, dtype=np.float64)
+    header = {"__metadata__": {"format": "pt"},
+              "model.embed_positions.weight": {"dtype": "F32", "shape": [20, 8], "data_offsets": [0, emb.nbytes]},
+              "other": {"dtype": "F64", "shape": [6], "data_offsets": [emb.nbytes, emb.nbytes + other.nbytes]}}
+    hb = json.dumps(header).encode()
+    with open(os.path.join(scratch, "ckpt.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(hb)) + hb + emb.tobytes() + other.tobytes())
+    out = os.path.join(scratch, "imported.npy")
+    pe("generate", "--scheme", "learned", "--init-from", os.path.join(scratch, "ckpt.safetensors"), "--tensor", "model.embed_positions.weight",
+         "--max-len", 10, "-o", out)
+    check(np.array_equal(np.load(out), emb[:10]), "learned --init-from safetensors --tensor, first 10 rows")
+    r = pe("generate", "--scheme", "learned", "--init-from", os.path.join(scratch, "ckpt.safetensors"), "-o", os.path.join(scratch, "bad.npy"), ok=False)
+    check(r.returncode == 2 and "model.embed_positions.weight" in r.stderr, f"learned: several tensors need --tensor: {r.stderr}")
+    with h5py.File(os.path.join(scratch, "ckpt.h5"), "w") as f:
+        f["wpe"] = emb.astype(np.float64)
+    out = os.path.join(scratch, "imported_h5.npy")
+    pe("generate", "--scheme", "learned", "--init-from", os.path.join(scratch, "ckpt.h5"), "--dtype", "float64", "-o", out)
+    check(np.array_equal(np.load(out), emb.astype(np.float64)), "learned --init-from hdf5")
 
-C.finish()

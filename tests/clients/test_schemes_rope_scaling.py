@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """RoPE scaling rules and --semantics against each peer's own rule,
 re-implemented here in torch as the peer writes it (docs/schemes.md,
 "Scaling rules and --semantics", names the file and commit of each):
@@ -22,21 +21,16 @@ be within af·(|θ|·that + 4·2^-52) of the recipe's, and pe's float32 tables w
 the float32 recipe's own error af·(|θ|·2^-21 + 2^-22) (inv_freq and p·inv
 rounded to float32). Error cases: every new flag out of range and every
 semantics that does not apply exit 2 with a one-line message.
-
-Usage: test_schemes_rope_scaling.py PE_BIN SCRATCH_DIR
 """
 import json
 import math
 import os
-import sys
+from functools import partial
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, read_safetensors  # noqa: E402
-
-C = Checker(sys.argv[1], sys.argv[2])
+from schemes_util import read_safetensors
 
 
 def default_inv(base, dim, dt, denom=None):
@@ -154,220 +148,246 @@ def forward(inv, af, positions, dt, layout="half"):
         np.abs(emb.to(torch.float64).numpy())
 
 
-def generate(name, args, L, start):
+def generate(pe, scratch, name, args, L, start):
+    spath = partial(os.path.join, scratch)
     out = {}
     for dtype in ("float32", "float64"):
-        path = C.path(f"{name}_{dtype}.safetensors")
-        C.pe("generate", "--scheme", "rope", "--max-len", L, "--start", start, "--dtype", dtype, *args, "-o", path)
+        path = spath(f"{name}_{dtype}.safetensors")
+        pe("generate", "--scheme", "rope", "--max-len", L, "--start", start, "--dtype", dtype, *args, "-o", path)
         out[dtype] = read_safetensors(path)
     return out
 
 
-def run_case(name, args, recipe, L=256, start=0, layout="half"):
+# pe verify rebuilds each of these tables from its metadata alone (the inputs are
+# recorded under their flag names, semantics included): run_case checks it.
+REPLAYED = ["yarn_hf", "yarn_445", "yarn_ggml", "yarn_deepseek", "dynamic_vllm", "alpha", "ntk_vllm", "ntk_mixed",
+            "longrope_vllm_long", "longrope_vllm_short", "longrope_vllm_mscale", "proportional", "glm", "chatglm",
+            "hunyuan"]
+
+
+def replay(pe, scratch, check, name):
+    spath = partial(os.path.join, scratch)
+    for t in ("cos", "sin"):
+        r = pe("verify", spath(f"{name}_float32.safetensors"), "--dataset", t, ok=False)
+        check(r.returncode == 0, f"pe verify {name} {t}: exit {r.returncode}: {r.stdout[-300:]} {r.stderr}")
+
+
+def run_case(pe, scratch, check, name, args, recipe, L=256, start=0, layout="half"):
     """recipe(dt) -> (inv, af). Returns pe's float32 metadata."""
-    got = generate(name, args, L, start)
+    got = generate(pe, scratch, name, args, L, start)
+    if name in REPLAYED:
+        replay(pe, scratch, check, name)
     t32, meta, _ = got["float32"]
     t64, _, _ = got["float64"]
     inv64, af = recipe(torch.float64)
     inv32, af32 = recipe(torch.float32)
-    C.check(t64["inv_freq"].shape == tuple(inv64.shape), f"{name}: inv_freq shape {t64['inv_freq'].shape} vs {tuple(inv64.shape)}")
+    check(t64["inv_freq"].shape == tuple(inv64.shape), f"{name}: inv_freq shape {t64['inv_freq'].shape} vs {tuple(inv64.shape)}")
     if t64["inv_freq"].shape != tuple(inv64.shape):
         return meta
-    C.check(abs(float(meta["attention_factor"]) - af) <= 4e-16 * af,
+    check(abs(float(meta["attention_factor"]) - af) <= 4e-16 * af,
             f"{name}: attention_factor {meta['attention_factor']} vs {af}")
     ref = inv64.numpy()
     nz = ref != 0
-    C.check(np.array_equal(t64["inv_freq"] == 0, ~nz), f"{name}: zero frequencies differ")
+    check(np.array_equal(t64["inv_freq"] == 0, ~nz), f"{name}: zero frequencies differ")
     bound = (np.abs(np.log(ref[nz])) + 8) * 2.0 ** -52
     rel = np.abs(t64["inv_freq"][nz] / ref[nz] - 1)
-    C.check(np.all(rel <= bound), f"{name}: float64 inv_freq off the recipe by {np.max(rel / bound):.3g} of the bound")
+    check(np.all(rel <= bound), f"{name}: float64 inv_freq off the recipe by {np.max(rel / bound):.3g} of the bound")
     pos = torch.arange(start, start + L)
     c64, s64, theta = forward(inv64, af, pos, torch.float64, layout)
     lnb = np.abs(np.log(np.where(ref == 0, 1, ref)))
     lnb = np.concatenate((lnb, lnb)) if layout == "half" else np.repeat(lnb, 2)
     tol64 = af * (theta * (lnb + 8) * 2.0 ** -52 + 4 * 2.0 ** -52)  # cos, af and their product: 3 roundings
-    C.check(np.all(np.abs(t64["cos"] - c64) <= tol64) and np.all(np.abs(t64["sin"] - s64) <= tol64),
+    check(np.all(np.abs(t64["cos"] - c64) <= tol64) and np.all(np.abs(t64["sin"] - s64) <= tol64),
             f"{name}: float64 cos/sin beyond the float64 recipe's error")
     c32, s32, _ = forward(inv32, af32, pos, torch.float32, layout)
     tol32 = af * (theta * 2.0 ** -21 + 2.0 ** -22)
-    C.check(np.all(np.abs(t32["cos"] - c32) <= tol32) and np.all(np.abs(t32["sin"] - s32) <= tol32),
+    check(np.all(np.abs(t32["cos"] - c32) <= tol32) and np.all(np.abs(t32["sin"] - s32) <= tol32),
             f"{name}: float32 cos/sin beyond the float32 recipe's error")
     return meta
 
 
-# ---- YaRN: the three rules on one config whose implicit factor disagrees ----
-yp = {"base": 1e4, "factor": 4.0, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096}
-yargs = ["--head-dim", 128, "--rope-scaling", "yarn", "--factor", 4, "--max-position-embeddings", 131072,
-         "--original-max-position-embeddings", 4096]
-m = run_case("yarn_hf", yargs, lambda dt: hf_yarn(yp, 128, dt, "hf")[:2], start=100000)
-C.check(m["semantics"] == "hf" and m["effective_factor"] == "4" and m["yarn_implicit_factor"] == "32",
-        f"yarn hf: configured factor wins, implicit 32 recorded: {m.get('effective_factor')} {m.get('yarn_implicit_factor')}")
-m = run_case("yarn_445", yargs + ["--semantics", "hf-4.45"], lambda dt: hf_yarn(yp, 128, dt, "hf-4.45")[:2])
-C.check(m["semantics"] == "hf-4.45" and m["effective_factor"] == "32", f"yarn hf-4.45: factor 32, got {m.get('effective_factor')}")
-gp = dict(yp, attn_factor=0.8)
-m = run_case("yarn_ggml", yargs + ["--semantics", "llama.cpp", "--attn-factor", 0.8],
-             lambda dt: ggml_yarn(gp, 128, dt)[:2])
-_, _, (glow, ghigh) = ggml_yarn(gp, 128, torch.float64)
-C.check(float(m["yarn_low"]) == glow and float(m["yarn_high"]) == ghigh,
-        f"llama.cpp float32 corr dims {m['yarn_low']}..{m['yarn_high']} vs numpy float32 {glow}..{ghigh}")
-# gpt-oss: truncate false, and DeepSeek's mscale ratio with the softmax multiplier.
-tp = {"base": 150000.0, "factor": 32.0, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
-      "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False}
-run_case("yarn_gptoss", ["--head-dim", 64, "--base", 150000, "--rope-scaling", "yarn", "--factor", 32,
-                         "--max-position-embeddings", 131072, "--original-max-position-embeddings", 4096, "--no-truncate"],
-         lambda dt: hf_yarn(tp, 64, dt, "hf")[:2])
-dp = {"base": 1e4, "factor": 40.0, "max_position_embeddings": 163840, "original_max_position_embeddings": 4096,
-      "mscale": 0.707, "mscale_all_dim": 1.0}
-m = run_case("yarn_deepseek", ["--head-dim", 64, "--rope-scaling", "yarn", "--factor", 40, "--max-position-embeddings", 163840,
-                               "--original-max-position-embeddings", 4096, "--mscale", 0.707, "--mscale-all-dim", 1],
-             lambda dt: hf_yarn(dp, 64, dt, "hf")[:2])
-af = get_mscale(40, 0.707) / get_mscale(40, 1.0)
-C.check(abs(float(m["logit_scale"]) - af * af) <= 1e-15 and
-        abs(float(m["softmax_scale_multiplier"]) - get_mscale(40, 1.0) ** 2) <= 1e-14,
-        f"deepseek: logit_scale {m.get('logit_scale')} softmax_scale_multiplier {m.get('softmax_scale_multiplier')}")
+def test_yarn_three_rules(pe, scratch, check):
+    # ---- YaRN: the three rules on one config whose implicit factor disagrees ----
+    yp = {"base": 1e4, "factor": 4.0, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096}
+    yargs = ["--head-dim", 128, "--rope-scaling", "yarn", "--factor", 4, "--max-position-embeddings", 131072,
+             "--original-max-position-embeddings", 4096]
+    m = run_case(pe, scratch, check, "yarn_hf", yargs, lambda dt: hf_yarn(yp, 128, dt, "hf")[:2], start=100000)
+    check(m["semantics"] == "hf" and m["effective_factor"] == "4" and m["yarn_implicit_factor"] == "32",
+            f"yarn hf: configured factor wins, implicit 32 recorded: {m.get('effective_factor')} {m.get('yarn_implicit_factor')}")
+    m = run_case(pe, scratch, check, "yarn_445", yargs + ["--semantics", "hf-4.45"], lambda dt: hf_yarn(yp, 128, dt, "hf-4.45")[:2])
+    check(m["semantics"] == "hf-4.45" and m["effective_factor"] == "32", f"yarn hf-4.45: factor 32, got {m.get('effective_factor')}")
+    gp = dict(yp, attn_factor=0.8)
+    m = run_case(pe, scratch, check, "yarn_ggml", yargs + ["--semantics", "llama.cpp", "--attn-factor", 0.8],
+                 lambda dt: ggml_yarn(gp, 128, dt)[:2])
+    _, _, (glow, ghigh) = ggml_yarn(gp, 128, torch.float64)
+    check(float(m["yarn_low"]) == glow and float(m["yarn_high"]) == ghigh,
+            f"llama.cpp float32 corr dims {m['yarn_low']}..{m['yarn_high']} vs numpy float32 {glow}..{ghigh}")
+    # gpt-oss: truncate false, and DeepSeek's mscale ratio with the softmax multiplier.
+    tp = {"base": 150000.0, "factor": 32.0, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+          "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False}
+    run_case(pe, scratch, check, "yarn_gptoss", ["--head-dim", 64, "--base", 150000, "--rope-scaling", "yarn", "--factor", 32,
+                             "--max-position-embeddings", 131072, "--original-max-position-embeddings", 4096, "--no-truncate"],
+             lambda dt: hf_yarn(tp, 64, dt, "hf")[:2])
+    dp = {"base": 1e4, "factor": 40.0, "max_position_embeddings": 163840, "original_max_position_embeddings": 4096,
+          "mscale": 0.707, "mscale_all_dim": 1.0}
+    m = run_case(pe, scratch, check, "yarn_deepseek", ["--head-dim", 64, "--rope-scaling", "yarn", "--factor", 40, "--max-position-embeddings", 163840,
+                                   "--original-max-position-embeddings", 4096, "--mscale", 0.707, "--mscale-all-dim", 1],
+                 lambda dt: hf_yarn(dp, 64, dt, "hf")[:2])
+    af = get_mscale(40, 0.707) / get_mscale(40, 1.0)
+    check(abs(float(m["logit_scale"]) - af * af) <= 1e-15 and
+            abs(float(m["softmax_scale_multiplier"]) - get_mscale(40, 1.0) ** 2) <= 1e-14,
+            f"deepseek: logit_scale {m.get('logit_scale')} softmax_scale_multiplier {m.get('softmax_scale_multiplier')}")
 
-# ---- dynamic NTK: HF per seq_len vs vLLM static; alpha ----
-dyp = {"base": 1e4, "factor": 2.0, "max_position_embeddings": 2048}
-m = run_case("dynamic_vllm", ["--head-dim", 64, "--rope-scaling", "dynamic", "--factor", 2, "--max-position-embeddings", 2048,
-                              "--semantics", "vllm"], lambda dt: vllm_dynamic(dyp, 64, dt))
-C.check("seq_len" not in m, "vllm dynamic records no seq_len (its cache is static)")
-run_case("alpha", ["--head-dim", 128, "--rope-scaling", "dynamic", "--alpha", 1000, "--factor", 1],
-         lambda dt: alpha_ntk({"base": 1e4, "alpha": 1000.0}, 128, dt))
 
-# ---- ntk: vLLM fixed and mixed_b ----
-run_case("ntk_vllm", ["--head-dim", 64, "--rope-scaling", "ntk", "--factor", 4, "--semantics", "vllm"],
-         lambda dt: vllm_ntk({"base": 1e4, "factor": 4.0}, 64, dt))
-run_case("ntk_mixed", ["--head-dim", 64, "--rope-scaling", "ntk", "--factor", 4, "--mixed-b", 0.625, "--semantics", "vllm"],
-         lambda dt: vllm_ntk({"base": 1e4, "factor": 4.0, "mixed_b": 0.625}, 64, dt))
+def test_dynamic_ntk(pe, scratch, check):
+    # ---- dynamic NTK: HF per seq_len vs vLLM static; alpha ----
+    dyp = {"base": 1e4, "factor": 2.0, "max_position_embeddings": 2048}
+    m = run_case(pe, scratch, check, "dynamic_vllm", ["--head-dim", 64, "--rope-scaling", "dynamic", "--factor", 2, "--max-position-embeddings", 2048,
+                                  "--semantics", "vllm"], lambda dt: vllm_dynamic(dyp, 64, dt))
+    check("seq_len" not in m, "vllm dynamic records no seq_len (its cache is static)")
+    run_case(pe, scratch, check, "alpha", ["--head-dim", 128, "--rope-scaling", "dynamic", "--alpha", 1000, "--factor", 1],
+             lambda dt: alpha_ntk({"base": 1e4, "alpha": 1000.0}, 128, dt))
 
-# ---- longrope: vLLM decides by max_model_len, with short/long mscale ----
-rng = np.random.default_rng(7)
-short = [round(float(x), 6) for x in 1 + rng.random(32) * 0.1]
-long_ = [round(float(x), 6) for x in 1 + rng.random(32) * 30]
-lp = {"base": 1e4, "short_factor": short, "long_factor": long_, "original_max_position_embeddings": 4096,
-      "max_position_embeddings": 131072}
-largs = ["--head-dim", 64, "--rope-scaling", "longrope", "--short-factor", ",".join(map(str, short)),
-         "--long-factor", ",".join(map(str, long_)), "--max-position-embeddings", 131072,
-         "--original-max-position-embeddings", 4096, "--semantics", "vllm"]
-m = run_case("longrope_vllm_long", largs, lambda dt: vllm_longrope(lp, 64, dt)[:2], L=64)
-C.check(m["ext_factors"] == "long", "vllm longrope: max_model_len 131072 > 4096 picks long factors even for 64 rows")
-lp2 = dict(lp, max_model_len=4096, short_mscale=1.5)
-m = run_case("longrope_vllm_short", largs + ["--max-model-len", 4096, "--short-mscale", 1.5],
-             lambda dt: vllm_longrope(lp2, 64, dt)[:2], L=64)
-C.check(m["ext_factors"] == "short", "vllm longrope: max_model_len 4096 picks short factors")
-lp3 = dict(lp, long_mscale=1.1)
-run_case("longrope_vllm_mscale", largs + ["--long-mscale", 1.1], lambda dt: vllm_longrope(lp3, 64, dt)[:2], L=64)
 
-# ---- proportional (Gemma 4) ----
-pp = {"base": 1e6, "partial_rotary_factor": 0.25}
-m = run_case("proportional", ["--head-dim", 256, "--base", 1000000, "--partial-rotary-factor", 0.25, "--rope-scaling",
-                              "proportional"], lambda dt: proportional(pp, 256, dt), L=128, start=5000)
-C.check(m["rope_angles"] == "32" and m["nope_angles"] == "96" and m["rotary_dim"] == "64", f"proportional metadata {m}")
+def test_ntk_fixed_and_mixed(pe, scratch, check):
+    # ---- ntk: vLLM fixed and mixed_b ----
+    run_case(pe, scratch, check, "ntk_vllm", ["--head-dim", 64, "--rope-scaling", "ntk", "--factor", 4, "--semantics", "vllm"],
+             lambda dt: vllm_ntk({"base": 1e4, "factor": 4.0}, 64, dt))
+    run_case(pe, scratch, check, "ntk_mixed", ["--head-dim", 64, "--rope-scaling", "ntk", "--factor", 4, "--mixed-b", 0.625, "--semantics", "vllm"],
+             lambda dt: vllm_ntk({"base": 1e4, "factor": 4.0, "mixed_b": 0.625}, 64, dt))
+
+
+def test_longrope_vllm(pe, scratch, check):
+    # ---- longrope: vLLM decides by max_model_len, with short/long mscale ----
+    rng = np.random.default_rng(7)
+    short = [round(float(x), 6) for x in 1 + rng.random(32) * 0.1]
+    long_ = [round(float(x), 6) for x in 1 + rng.random(32) * 30]
+    lp = {"base": 1e4, "short_factor": short, "long_factor": long_, "original_max_position_embeddings": 4096,
+          "max_position_embeddings": 131072}
+    largs = ["--head-dim", 64, "--rope-scaling", "longrope", "--short-factor", ",".join(map(str, short)),
+             "--long-factor", ",".join(map(str, long_)), "--max-position-embeddings", 131072,
+             "--original-max-position-embeddings", 4096, "--semantics", "vllm"]
+    m = run_case(pe, scratch, check, "longrope_vllm_long", largs, lambda dt: vllm_longrope(lp, 64, dt)[:2], L=64)
+    check(m["ext_factors"] == "long", "vllm longrope: max_model_len 131072 > 4096 picks long factors even for 64 rows")
+    lp2 = dict(lp, max_model_len=4096, short_mscale=1.5)
+    m = run_case(pe, scratch, check, "longrope_vllm_short", largs + ["--max-model-len", 4096, "--short-mscale", 1.5],
+                 lambda dt: vllm_longrope(lp2, 64, dt)[:2], L=64)
+    check(m["ext_factors"] == "short", "vllm longrope: max_model_len 4096 picks short factors")
+    lp3 = dict(lp, long_mscale=1.1)
+    run_case(pe, scratch, check, "longrope_vllm_mscale", largs + ["--long-mscale", 1.1], lambda dt: vllm_longrope(lp3, 64, dt)[:2], L=64)
+
+
+def test_proportional_gemma4(pe, scratch, check):
+    # ---- proportional (Gemma 4) ----
+    pp = {"base": 1e6, "partial_rotary_factor": 0.25}
+    m = run_case(pe, scratch, check, "proportional", ["--head-dim", 256, "--base", 1000000, "--partial-rotary-factor", 0.25, "--rope-scaling",
+                                  "proportional"], lambda dt: proportional(pp, 256, dt), L=128, start=5000)
+    check(m["rope_angles"] == "32" and m["nope_angles"] == "96" and m["rotary_dim"] == "64", f"proportional metadata {m}")
 
 # ---- GLM (interleaved application) and ChatGLM (rope_ratio, half the head) from --hf-config ----
-def write_config(name, cfg):
-    path = C.path(f"{name}_config.json")
+def write_config(scratch, name, cfg):
+    spath = partial(os.path.join, scratch)
+    path = spath(f"{name}_config.json")
     with open(path, "w") as f:
         json.dump(cfg, f)
     return path
 
 
-glm = write_config("glm", {"model_type": "glm", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128,
-                           "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 131072})
-m = run_case("glm", ["--hf-config", glm], lambda dt: (default_inv(1e4, 64, dt), 1.0), layout="half")
-# transformers models/glm: GlmRotaryEmbedding returns cos = cat(f, f) (the module's table: half columns);
-# apply_rotary_pos_emb takes cos[..., :half].repeat_interleave(2) (interleaved pairs).
-g = read_safetensors(C.path("glm_float64.safetensors"))[0]
-freqs = torch.arange(256).to(torch.float64)[:, None] * default_inv(1e4, 64, torch.float64)[None, :]
-emb = torch.cat((freqs, freqs), dim=-1)
-glm_applied = emb.cos()[..., : emb.shape[-1] // 2].repeat_interleave(2, dim=-1).numpy()
-C.check(m["layout"] == "half" and np.max(np.abs(g["cos"] - emb.cos().numpy())) <= 1e-12 and
-        np.max(np.abs(g["cos"][:, :32].repeat(2, axis=1) - glm_applied)) <= 1e-12,
-        "glm: pe's table is GlmRotaryEmbedding's cos; its first half, repeated, is the applied cos")
-chatglm = write_config("chatglm", {"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32,
-                                   "kv_channels": 128, "rope_ratio": 500, "seq_length": 131072})
-m = run_case("chatglm", ["--hf-config", chatglm], lambda dt: (default_inv(1e4 * 500, 64, dt), 1.0), layout="interleaved")
-c = read_safetensors(C.path("chatglm_float64.safetensors"))[0]
-# ChatGLM forward_impl: theta over n_elem = 64, cache stack(cos, sin) [seq, 32, 2] on adjacent pairs.
-theta = 1.0 / ((1e4 * 500) ** (torch.arange(0, 64, 2, dtype=torch.float64) / 64))
-idx = torch.outer(torch.arange(256, dtype=torch.float64), theta)
-cache = torch.stack([torch.cos(idx), torch.sin(idx)], dim=-1)
-C.check(m["rotary_dim"] == "64" and m["rope_ratio"] == "500" and
-        np.max(np.abs(c["cos"] - cache[..., 0].repeat_interleave(2, dim=-1).numpy())) <= 1e-12,
-        "chatglm: rotary half of the head, base 1e4·500, interleaved pairs")
+def test_glm_and_chatglm_from_hf_config(pe, scratch, check):
+    spath = partial(os.path.join, scratch)
+    glm = write_config(scratch, "glm", {"model_type": "glm", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128,
+                               "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 131072})
+    m = run_case(pe, scratch, check, "glm", ["--hf-config", glm], lambda dt: (default_inv(1e4, 64, dt), 1.0), layout="half")
+    # transformers models/glm: GlmRotaryEmbedding returns cos = cat(f, f) (the module's table: half columns);
+    # apply_rotary_pos_emb takes cos[..., :half].repeat_interleave(2) (interleaved pairs).
+    g = read_safetensors(spath("glm_float64.safetensors"))[0]
+    freqs = torch.arange(256).to(torch.float64)[:, None] * default_inv(1e4, 64, torch.float64)[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    glm_applied = emb.cos()[..., : emb.shape[-1] // 2].repeat_interleave(2, dim=-1).numpy()
+    check(m["layout"] == "half" and np.max(np.abs(g["cos"] - emb.cos().numpy())) <= 1e-12 and
+            np.max(np.abs(g["cos"][:, :32].repeat(2, axis=1) - glm_applied)) <= 1e-12,
+            "glm: pe's table is GlmRotaryEmbedding's cos; its first half, repeated, is the applied cos")
+    chatglm = write_config(scratch, "chatglm", {"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32,
+                                       "kv_channels": 128, "rope_ratio": 500, "seq_length": 131072})
+    m = run_case(pe, scratch, check, "chatglm", ["--hf-config", chatglm], lambda dt: (default_inv(1e4 * 500, 64, dt), 1.0), layout="interleaved")
+    c = read_safetensors(spath("chatglm_float64.safetensors"))[0]
+    # ChatGLM forward_impl: theta over n_elem = 64, cache stack(cos, sin) [seq, 32, 2] on adjacent pairs.
+    theta = 1.0 / ((1e4 * 500) ** (torch.arange(0, 64, 2, dtype=torch.float64) / 64))
+    idx = torch.outer(torch.arange(256, dtype=torch.float64), theta)
+    cache = torch.stack([torch.cos(idx), torch.sin(idx)], dim=-1)
+    check(m["rotary_dim"] == "64" and m["rope_ratio"] == "500" and
+            np.max(np.abs(c["cos"] - cache[..., 0].repeat_interleave(2, dim=-1).numpy())) <= 1e-12,
+            "chatglm: rotary half of the head, base 1e4·500, interleaved pairs")
 
-# ---- --hf-config: Hunyuan alpha, v5 flat rope_parameters, per-layer refused ----
-hy = write_config("hunyuan", {"model_type": "hunyuan_v1_dense", "hidden_size": 4096, "num_attention_heads": 32,
-                              "head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 32768,
-                              "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
-                                               "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}})
-m = run_case("hunyuan", ["--hf-config", hy], lambda dt: alpha_ntk({"base": 1e4, "alpha": 1000.0}, 128, dt))
-C.check(m["alpha"] == "1000", f"hunyuan alpha recorded: {m.get('alpha')}")
-# global_head_dim: the full-attention layers' head (Gemma4TextConfig default 512).
-g4 = write_config("gemma4", {"text_config": {"model_type": "gemma4_text", "head_dim": 256, "global_head_dim": 256,
-                                             "hidden_size": 2560,
-                                             "num_attention_heads": 8, "max_position_embeddings": 131072,
-                                             "rope_parameters": {"rope_type": "proportional", "rope_theta": 1000000.0,
-                                                                 "partial_rotary_factor": 0.25}}})
-run_case("gemma4_cfg", ["--hf-config", g4], lambda dt: proportional(pp, 256, dt), L=32)
-per = write_config("perlayer", {"head_dim": 64, "rope_parameters": {
-    "full_attention": {"rope_type": "proportional", "rope_theta": 1e6},
-    "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})
-r = C.pe("generate", "--scheme", "rope", "--hf-config", per, "--max-len", 4, "-o", C.path("per.safetensors"), ok=False)
-# The flat reader takes the full-attention layers' block; a config without model_type gets the generic
-# rule and a warning that names it.
-pm = read_safetensors(C.path("per.safetensors"))[1] if r.returncode == 0 else {}
-C.check(r.returncode == 0 and "no row in pe's family table" in r.stderr and pm.get("rope_scaling") == "proportional"
-        and pm.get("base") == "1000000", f"per-layer rope_parameters: the full-attention block: {r.stderr} {pm}")
 
-# ---- error cases: one line, exit 2, naming the flag ----
-base_args = ["generate", "--scheme", "rope", "--head-dim", 64, "--max-len", 4]
-bad = [
-    (["--rope-scaling", "dynamic", "--alpha", 0.5], "--alpha"),
-    (["--rope-scaling", "dynamic", "--alpha", "nan"], "--alpha"),
-    (["--rope-scaling", "ntk", "--factor", 2, "--semantics", "vllm", "--mixed-b", 0], "--mixed-b"),
-    (["--rope-scaling", "ntk", "--factor", 2, "--mixed-b", 1], "--mixed-b"),
-    (["--rope-scaling", "longrope", "--short-mscale", -2], "--short-mscale"),
-    (["--rope-scaling", "longrope", "--long-mscale", "inf"], "--long-mscale"),
-    (["--rope-ratio", 0], "--rope-ratio"),
-    (["--rope-ratio", "1e300"], "--rope-ratio"),
-    (["--max-model-len", 0], "--max-model-len"),
-    (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--attn-factor", 2], "--attn-factor"),
-    (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
-      "--attn-factor", -3], "--attn-factor"),
-    (["--semantics", "tgi"], "--semantics"),
-    (["--semantics", "vllm"], "--semantics"),
-    (["--rope-scaling", "linear", "--factor", 2, "--semantics", "llama.cpp"], "--semantics"),
-    (["--rope-scaling", "llama3", "--semantics", "hf-4.45"], "--semantics"),
-    (["--rope-scaling", "dynamic", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
-      "--seq-len", 100], "--seq-len"),
-    (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "llama.cpp",
-      "--no-truncate"], "--no-truncate"),
-    (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
-      "--mscale", 1, "--mscale-all-dim", 1], "--mscale"),
-    (["--rope-scaling", "proportional", "--partial-rotary-factor", 0.01], "--partial-rotary-factor"),
-]
-for extra, flag in bad:
-    r = C.pe(*base_args, *extra, "-o", C.path("bad.safetensors"), ok=False)
-    lines = r.stderr.strip().splitlines()
-    C.check(r.returncode == 2 and lines and lines[0].startswith("pe: error: ") and flag in lines[0],
-            f"{extra}: exit {r.returncode}, stderr {r.stderr!r}")
-C.check(not os.path.exists(C.path("bad.safetensors")), "no file left behind by a refused flag")
-r = C.pe(*base_args, "--semantics", "vllm", "-o", C.path("bad.safetensors"), ok=False)
-C.check("silently ignored" in r.stderr, f"a semantics that does not apply says so: {r.stderr}")
+def test_hf_config_hunyuan_v5_per_layer(pe, scratch, check):
+    pp = {"base": 1e6, "partial_rotary_factor": 0.25}
+    spath = partial(os.path.join, scratch)
+    # ---- --hf-config: Hunyuan alpha, v5 flat rope_parameters, per-layer refused ----
+    hy = write_config(scratch, "hunyuan", {"model_type": "hunyuan_v1_dense", "hidden_size": 4096, "num_attention_heads": 32,
+                                  "head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 32768,
+                                  "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                                                   "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}})
+    m = run_case(pe, scratch, check, "hunyuan", ["--hf-config", hy], lambda dt: alpha_ntk({"base": 1e4, "alpha": 1000.0}, 128, dt))
+    check(m["alpha"] == "1000", f"hunyuan alpha recorded: {m.get('alpha')}")
+    # global_head_dim: the full-attention layers' head (Gemma4TextConfig default 512).
+    g4 = write_config(scratch, "gemma4", {"text_config": {"model_type": "gemma4_text", "head_dim": 256, "global_head_dim": 256,
+                                                 "hidden_size": 2560,
+                                                 "num_attention_heads": 8, "max_position_embeddings": 131072,
+                                                 "rope_parameters": {"rope_type": "proportional", "rope_theta": 1000000.0,
+                                                                     "partial_rotary_factor": 0.25}}})
+    run_case(pe, scratch, check, "gemma4_cfg", ["--hf-config", g4], lambda dt: proportional(pp, 256, dt), L=32)
+    per = write_config(scratch, "perlayer", {"head_dim": 64, "rope_parameters": {
+        "full_attention": {"rope_type": "proportional", "rope_theta": 1e6},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})
+    r = pe("generate", "--scheme", "rope", "--hf-config", per, "--max-len", 4, "-o", spath("per.safetensors"), ok=False)
+    # The flat reader takes the full-attention layers' block; a config without model_type gets the generic
+    # rule and a warning that names it.
+    pm = read_safetensors(spath("per.safetensors"))[1] if r.returncode == 0 else {}
+    check(r.returncode == 0 and "no row in pe's family table" in r.stderr and pm.get("rope_scaling") == "proportional"
+            and pm.get("base") == "1000000", f"per-layer rope_parameters: the full-attention block: {r.stderr} {pm}")
 
-# pe verify rebuilds each table from its metadata alone (the inputs are
-# recorded under their flag names, semantics included).
-for name in ["yarn_hf", "yarn_445", "yarn_ggml", "yarn_deepseek", "dynamic_vllm", "alpha", "ntk_vllm", "ntk_mixed",
-             "longrope_vllm_long", "longrope_vllm_short", "longrope_vllm_mscale", "proportional", "glm", "chatglm",
-             "hunyuan"]:
-    for t in ("cos", "sin"):
-        r = C.pe("verify", C.path(f"{name}_float32.safetensors"), "--dataset", t, ok=False)
-        C.check(r.returncode == 0, f"pe verify {name} {t}: exit {r.returncode}: {r.stdout[-300:]} {r.stderr}")
 
-# pe schemes rope lists the new parameters.
-r = C.pe("schemes", "rope")
-for flag in ["--semantics", "--alpha", "--mixed-b", "--short-mscale", "--max-model-len", "--rope-ratio", "--attn-factor", "proportional"]:
-    C.check(flag in r.stdout, f"pe schemes rope lists {flag}")
+def test_error_cases(pe, scratch, check):
+    spath = partial(os.path.join, scratch)
+    # ---- error cases: one line, exit 2, naming the flag ----
+    base_args = ["generate", "--scheme", "rope", "--head-dim", 64, "--max-len", 4]
+    bad = [
+        (["--rope-scaling", "dynamic", "--alpha", 0.5], "--alpha"),
+        (["--rope-scaling", "dynamic", "--alpha", "nan"], "--alpha"),
+        (["--rope-scaling", "ntk", "--factor", 2, "--semantics", "vllm", "--mixed-b", 0], "--mixed-b"),
+        (["--rope-scaling", "ntk", "--factor", 2, "--mixed-b", 1], "--mixed-b"),
+        (["--rope-scaling", "longrope", "--short-mscale", -2], "--short-mscale"),
+        (["--rope-scaling", "longrope", "--long-mscale", "inf"], "--long-mscale"),
+        (["--rope-ratio", 0], "--rope-ratio"),
+        (["--rope-ratio", "1e300"], "--rope-ratio"),
+        (["--max-model-len", 0], "--max-model-len"),
+        (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--attn-factor", 2], "--attn-factor"),
+        (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
+          "--attn-factor", -3], "--attn-factor"),
+        (["--semantics", "tgi"], "--semantics"),
+        (["--semantics", "vllm"], "--semantics"),
+        (["--rope-scaling", "linear", "--factor", 2, "--semantics", "llama.cpp"], "--semantics"),
+        (["--rope-scaling", "llama3", "--semantics", "hf-4.45"], "--semantics"),
+        (["--rope-scaling", "dynamic", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
+          "--seq-len", 100], "--seq-len"),
+        (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "llama.cpp",
+          "--no-truncate"], "--no-truncate"),
+        (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
+          "--mscale", 1, "--mscale-all-dim", 1], "--mscale"),
+        (["--rope-scaling", "proportional", "--partial-rotary-factor", 0.01], "--partial-rotary-factor"),
+    ]
+    for extra, flag in bad:
+        r = pe(*base_args, *extra, "-o", spath("bad.safetensors"), ok=False)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and lines and lines[0].startswith("pe: error: ") and flag in lines[0],
+                f"{extra}: exit {r.returncode}, stderr {r.stderr!r}")
+    check(not os.path.exists(spath("bad.safetensors")), "no file left behind by a refused flag")
+    r = pe(*base_args, "--semantics", "vllm", "-o", spath("bad.safetensors"), ok=False)
+    check("silently ignored" in r.stderr, f"a semantics that does not apply says so: {r.stderr}")
 
-C.finish()
+    # pe schemes rope lists the new parameters.
+    r = pe("schemes", "rope")
+    for flag in ["--semantics", "--alpha", "--mixed-b", "--short-mscale", "--max-model-len", "--rope-ratio", "--attn-factor", "proportional"]:
+        check(flag in r.stdout, f"pe schemes rope lists {flag}")
+

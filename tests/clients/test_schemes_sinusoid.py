@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The sinusoid presets against the public recipes, re-run here with torch
 and numpy (schemes.md §2, §3):
 
@@ -16,22 +15,19 @@ pe writes the exact value correctly rounded, so:
   (|θ|·2^-21 + 2^-22), which is what the recipe itself gets wrong;
 - float16/bfloat16 entries are the exact value (mpmath, 50 digits) rounded
   once to nearest even.
-
-Usage: test_schemes_sinusoid.py PE_BIN SCRATCH_DIR
 """
 import math
 import os
-import sys
 
 import mpmath
 import numpy as np
+import pytest
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, f32_round_explained, read_safetensors  # noqa: E402
+from schemes_util import f32_round_explained, read_safetensors
 
-C = Checker(sys.argv[1], sys.argv[2])
 EPS53 = 2.0 ** -53
+mpmath.mp.dps = 50
 
 
 def fairseq_get_embedding(num_embeddings, embedding_dim, padding_idx, dtype):
@@ -75,9 +71,9 @@ def marian_init_weight(n_pos, dim):
     return out, np.abs(position_enc)
 
 
-def pe_table(name, *args):
-    path = C.path(name)
-    C.pe("generate", *args, "-o", path)
+def pe_table(pe, scratch, name, *args):
+    path = os.path.join(scratch, name)
+    pe("generate", *args, "-o", path)
     return np.load(path).astype(np.float64) if path.endswith(".npy") else read_safetensors(path)[0]["pe"]
 
 
@@ -89,59 +85,61 @@ def col_angles(theta_pairs, d, concat_zero):
     return cols
 
 
-# ---- fairseq ----
-for d, n, pad in [(512, 1024, 1), (63, 300, 1), (16, 50, 0)]:
-    got = pe_table(f"fairseq_{d}.npy", "--scheme", "fairseq", "--d-model", d, "--max-len", n, "--padding-idx", pad)
+@pytest.mark.parametrize("d, n, pad", [(512, 1024, 1), (63, 300, 1), (16, 50, 0)])
+def test_fairseq(pe, scratch, check, d, n, pad):
+    got = pe_table(pe, scratch, f"fairseq_{d}.npy", "--scheme", "fairseq", "--d-model", d, "--max-len", n, "--padding-idx", pad)
     ref64, th = fairseq_get_embedding(n, d, pad, torch.float64)
     ref32, _ = fairseq_get_embedding(n, d, pad, torch.float32)
     theta = col_angles(th, d, True)
-    C.check(got.shape == ref64.shape, f"fairseq d={d}: shape {got.shape} vs {ref64.shape}")
-    C.check(np.all(got[pad] == 0) and np.any(got[pad + 1] != 0), f"fairseq d={d}: row {pad} zero, row {pad + 1} real")
+    check(got.shape == ref64.shape, f"fairseq d={d}: shape {got.shape} vs {ref64.shape}")
+    check(np.all(got[pad] == 0) and np.any(got[pad + 1] != 0), f"fairseq d={d}: row {pad} zero, row {pad + 1} real")
     if d % 2:
-        C.check(np.all(got[:, -1] == 0), f"fairseq d={d}: odd d ends with a zero column")
+        check(np.all(got[:, -1] == 0), f"fairseq d={d}: odd d ends with a zero column")
     bad = f32_round_explained(got, ref64, theta * 8 * EPS53 + 4 * EPS53)
-    C.check(bad == 0, f"fairseq d={d}: {bad} entries differ from the float64 recipe beyond its rounding")
+    check(bad == 0, f"fairseq d={d}: {bad} entries differ from the float64 recipe beyond its rounding")
     tol = theta * 2.0 ** -21 + 2.0 ** -22
-    C.check(np.all(np.abs(got - ref32) <= tol), f"fairseq d={d}: max |pe - f32 recipe| "
-            f"{np.max(np.abs(got - ref32)):.3g} beyond the recipe's own angle error")
+    check(np.all(np.abs(got - ref32) <= tol), f"fairseq d={d}: max |pe - f32 recipe| "
+          f"{np.max(np.abs(got - ref32)):.3g} beyond the recipe's own angle error")
 
-# ---- tensor2tensor ----
-for d, n, lo, hi, start in [(512, 600, 1.0, 1.0e4, 0), (31, 200, 1.0, 1.0e4, 5), (64, 100, 2.0, 5.0e3, 17), (2, 10, 1.0, 1e4, 0)]:
-    got = pe_table(f"t2t_{d}.npy", "--scheme", "tensor2tensor", "--d-model", d, "--max-len", n, "--min-timescale", lo,
-                   "--max-timescale", hi, "--start", start)
+
+@pytest.mark.parametrize("d, n, lo, hi, start", [(512, 600, 1.0, 1.0e4, 0), (31, 200, 1.0, 1.0e4, 5), (64, 100, 2.0, 5.0e3, 17),
+                                                (2, 10, 1.0, 1e4, 0)])
+def test_tensor2tensor(pe, scratch, check, d, n, lo, hi, start):
+    got = pe_table(pe, scratch, f"t2t_{d}.npy", "--scheme", "tensor2tensor", "--d-model", d, "--max-len", n,
+                   "--min-timescale", lo, "--max-timescale", hi, "--start", start)
     ref64, th = t2t_timing_signal(n, d, lo, hi, start, torch.float64)
     ref32, _ = t2t_timing_signal(n, d, lo, hi, start, torch.float32)
     theta = col_angles(th, d, True)
-    C.check(got.shape == ref64.shape, f"t2t d={d}: shape {got.shape} vs {ref64.shape}")
+    check(got.shape == ref64.shape, f"t2t d={d}: shape {got.shape} vs {ref64.shape}")
     bad = f32_round_explained(got, ref64, theta * 8 * EPS53 + 4 * EPS53)
-    C.check(bad == 0, f"t2t d={d} min={lo}: {bad} entries differ from the float64 recipe beyond its rounding")
+    check(bad == 0, f"t2t d={d} min={lo}: {bad} entries differ from the float64 recipe beyond its rounding")
     tol = theta * 2.0 ** -21 + 2.0 ** -22
-    C.check(np.all(np.abs(got - ref32) <= tol), f"t2t d={d}: max |pe - f32 recipe| {np.max(np.abs(got - ref32)):.3g}")
+    check(np.all(np.abs(got - ref32) <= tol), f"t2t d={d}: max |pe - f32 recipe| {np.max(np.abs(got - ref32)):.3g}")
 
-# ---- Marian (float64 then float32: compare exactly, up to the f64 recipe's own rounding) ----
-for d, n in [(512, 512), (7, 100)]:
-    got = pe_table(f"marian_{d}.npy", "--scheme", "marian", "--d-model", d, "--max-len", n)
+
+@pytest.mark.parametrize("d, n", [(512, 512), (7, 100)])
+def test_marian(pe, scratch, check, d, n):
+    """Marian: float64 then float32: compare exactly, up to the f64 recipe's own rounding."""
+    got = pe_table(pe, scratch, f"marian_{d}.npy", "--scheme", "marian", "--d-model", d, "--max-len", n)
     ref64, theta = marian_init_weight(n, d)
-    s = (d + 1) // 2
     th_cols = np.concatenate([theta[:, 0::2], theta[:, 1::2]], axis=1)
     bad = f32_round_explained(got, ref64, th_cols * 8 * EPS53 + 4 * EPS53)
-    C.check(bad == 0, f"marian d={d}: {bad} entries differ from torch.FloatTensor(numpy float64)")
+    check(bad == 0, f"marian d={d}: {bad} entries differ from torch.FloatTensor(numpy float64)")
     exact_cast = np.mean(got == ref64.astype(np.float32))
-    C.check(exact_cast > 0.9999, f"marian d={d}: only {exact_cast:.6f} bit-identical to the reference")
-    got64 = pe_table(f"marian64_{d}.npy", "--scheme", "marian", "--d-model", d, "--max-len", n, "--dtype", "float64")
-    C.check(np.all(np.abs(got64 - ref64) <= th_cols * 8 * EPS53 + 4 * EPS53), f"marian d={d}: float64 beyond 1 ulp")
+    check(exact_cast > 0.9999, f"marian d={d}: only {exact_cast:.6f} bit-identical to the reference")
+    got64 = pe_table(pe, scratch, f"marian64_{d}.npy", "--scheme", "marian", "--d-model", d, "--max-len", n, "--dtype", "float64")
+    check(np.all(np.abs(got64 - ref64) <= th_cols * 8 * EPS53 + 4 * EPS53), f"marian d={d}: float64 beyond 1 ulp")
 
-# ---- `sinusoidal` flags reproduce the fairseq family; sin-only ----
-got = pe_table("concat.npy", "--d-model", 64, "--max-len", 100, "--layout", "concat", "--denominator", "half-minus-one")
-fs = pe_table("fs64.npy", "--scheme", "fairseq", "--d-model", 64, "--max-len", 100)
-C.check(np.array_equal(np.delete(got, 1, axis=0), np.delete(fs, 1, axis=0)), "sinusoidal concat/half-minus-one != fairseq off the padding row")
-so = pe_table("sinonly.npy", "--scheme", "sin-only", "--d-model", 8, "--max-len", 50)
-paper = pe_table("paper.npy", "--d-model", 8, "--max-len", 50)
-C.check(np.array_equal(so[:, 0::2], paper[:, 0::2]) and np.array_equal(so[:, 1::2], paper[:, 0::2]),
-        "sin-only: every column is the paper's sin of its pair")
 
-# ---- float16 / bfloat16 are the exact value rounded once ----
-mpmath.mp.dps = 50
+def test_sinusoidal_flags_reproduce_fairseq_and_sin_only(pe, scratch, check):
+    # ---- `sinusoidal` flags reproduce the fairseq family; sin-only ----
+    got = pe_table(pe, scratch, "concat.npy", "--d-model", 64, "--max-len", 100, "--layout", "concat", "--denominator", "half-minus-one")
+    fs = pe_table(pe, scratch, "fs64.npy", "--scheme", "fairseq", "--d-model", 64, "--max-len", 100)
+    check(np.array_equal(np.delete(got, 1, axis=0), np.delete(fs, 1, axis=0)), "sinusoidal concat/half-minus-one != fairseq off the padding row")
+    so = pe_table(pe, scratch, "sinonly.npy", "--scheme", "sin-only", "--d-model", 8, "--max-len", 50)
+    paper = pe_table(pe, scratch, "paper.npy", "--d-model", 8, "--max-len", 50)
+    check(np.array_equal(so[:, 0::2], paper[:, 0::2]) and np.array_equal(so[:, 1::2], paper[:, 0::2]),
+            "sin-only: every column is the paper's sin of its pair")
 
 
 def bf16_round(x):
@@ -149,13 +147,14 @@ def bf16_round(x):
     return np.ldexp(np.round(m * 256.0), e - 8)
 
 
-for dtype in ["bfloat16", "float16"]:
-    path = C.path(f"fairseq_{dtype}.safetensors")
-    C.pe("generate", "--scheme", "fairseq", "--d-model", 32, "--max-len", 3000, "--dtype", dtype, "-o", path)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_is_the_exact_value_rounded_once(pe, scratch, check, dtype):
+    path = os.path.join(scratch, f"fairseq_{dtype}.safetensors")
+    pe("generate", "--scheme", "fairseq", "--d-model", 32, "--max-len", 3000, "--dtype", dtype, "-o", path)
     tensors, meta, dtypes = read_safetensors(path)
     t = tensors["pe"]
-    C.check(dtypes["pe"] == ("BF16" if dtype == "bfloat16" else "F16"), f"{dtype}: safetensors dtype {dtypes['pe']}")
-    C.check(meta.get("scheme") == "fairseq" and meta.get("padding_idx") == "1", f"{dtype}: metadata {meta}")
+    check(dtypes["pe"] == ("BF16" if dtype == "bfloat16" else "F16"), f"{dtype}: safetensors dtype {dtypes['pe']}")
+    check(meta.get("scheme") == "fairseq" and meta.get("padding_idx") == "1", f"{dtype}: metadata {meta}")
     rng = np.random.default_rng(5)
     bad = 0
     for _ in range(300):
@@ -166,6 +165,4 @@ for dtype in ["bfloat16", "float16"]:
         x = float(exact)
         want = bf16_round(x) if dtype == "bfloat16" else float(np.float16(x))
         bad += t[p, j] != want
-    C.check(bad == 0, f"{dtype}: {bad}/300 sampled entries are not the exact value rounded once")
-
-C.finish()
+    check(bad == 0, f"{dtype}: {bad}/300 sampled entries are not the exact value rounded once")

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Every scheme's files carry enough metadata for `pe verify` to rebuild the
 reference from the file alone: for each scheme, each tensor and each
 multi-tensor format (safetensors, HDF5, JSON), `pe verify FILE --dataset T
@@ -6,20 +5,14 @@ multi-tensor format (safetensors, HDF5, JSON), `pe verify FILE --dataset T
 conflict notes. A table whose values were altered (one entry nudged) must
 fail that check. (Property checks such as rotation are verify's business and
 not asserted here: they do not apply to 2-D grids or bucket indices.)
-
-Usage: test_schemes_verify.py PE_BIN SCRATCH_DIR
 """
 import json
 import os
 import struct
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, read_safetensors  # noqa: E402
-
-C = Checker(sys.argv[1], sys.argv[2])
+from schemes_util import read_safetensors
 
 CASES = {
     "rope_yarn": ["--scheme", "rope", "--head-dim", 16, "--max-len", 64, "--rope-scaling", "yarn", "--factor", 4,
@@ -45,47 +38,49 @@ CASES = {
 }
 
 
-def verify(path, tensor):
+def verify(pe, path, tensor):
     args = ["verify", path, "--json"] + (["--dataset", tensor] if tensor else [])
-    r = C.pe(*args, ok=False)
+    r = pe(*args, ok=False)
     if r.returncode not in (0, 1):
         return None, r.stderr
     return json.loads(r.stdout), r.stderr
 
 
-for name, args in CASES.items():
-    st = C.path(f"{name}.safetensors")
-    C.pe("generate", *args, "-o", st)
-    tensors = list(read_safetensors(st)[0])
-    for ext in ["safetensors", "h5", "json"]:
-        path = C.path(f"{name}.{ext}")
-        if ext != "safetensors":
-            C.pe("generate", *args, "-o", path)
-        for t in tensors:
-            rep, err = verify(path, t if len(tensors) > 1 else None)
-            if rep is None:
-                C.check(False, f"{name}.{ext} [{t}]: verify failed to run: {err.strip()}")
-                continue
-            ref = [c for c in rep["checks"] if c["name"] == "reference"]
-            C.check(ref and ref[0]["status"] == "pass", f"{name}.{ext} [{t}]: reference check {ref[0]['summary'] if ref else 'missing'}")
-            conflicts = [n for n in rep["notes"] if "metadata" in n]
-            C.check(not conflicts, f"{name}.{ext} [{t}]: metadata notes {conflicts}")
+def test_every_scheme_tensor_and_format_verifies_from_its_metadata(pe, scratch, check):
+    for name, args in CASES.items():
+        st = os.path.join(scratch, f"{name}.safetensors")
+        pe("generate", *args, "-o", st)
+        tensors = list(read_safetensors(st)[0])
+        for ext in ["safetensors", "h5", "json"]:
+            path = os.path.join(scratch, f"{name}.{ext}")
+            if ext != "safetensors":
+                pe("generate", *args, "-o", path)
+            for t in tensors:
+                rep, err = verify(pe, path, t if len(tensors) > 1 else None)
+                if rep is None:
+                    check(False, f"{name}.{ext} [{t}]: verify failed to run: {err.strip()}")
+                    continue
+                ref = [c for c in rep["checks"] if c["name"] == "reference"]
+                check(ref and ref[0]["status"] == "pass", f"{name}.{ext} [{t}]: reference check {ref[0]['summary'] if ref else 'missing'}")
+                conflicts = [n for n in rep["notes"] if "metadata" in n]
+                check(not conflicts, f"{name}.{ext} [{t}]: metadata notes {conflicts}")
 
-# A nudged entry must fail the reference check (safetensors edited by the spec).
-path = C.path("rope_yarn.safetensors")
-with open(path, "rb") as f:
-    blob = bytearray(f.read())
-(n,) = struct.unpack("<Q", blob[:8])
-header = json.loads(blob[8:8 + n])
-b, _ = header["sin"]["data_offsets"]
-off = 8 + n + b + 4 * (10 * 16 + 3)
-v = np.frombuffer(bytes(blob[off:off + 4]), dtype="<f4")[0]
-blob[off:off + 4] = np.float32(v + 1e-3).tobytes()
-bad = C.path("nudged.safetensors")
-with open(bad, "wb") as f:
-    f.write(blob)
-rep, err = verify(bad, "sin")
-C.check(rep is not None and not rep["passed"] and not [c for c in rep["checks"] if c["name"] == "reference"][0]["status"] == "pass",
-        "a nudged rope sin entry must fail the reference check")
 
-C.finish()
+def test_nudged_entry_fails_the_reference_check(pe, scratch, check):
+    """A nudged entry must fail the reference check (safetensors edited by the spec)."""
+    path = os.path.join(scratch, "rope_yarn.safetensors")
+    pe("generate", *CASES["rope_yarn"], "-o", path)
+    with open(path, "rb") as f:
+        blob = bytearray(f.read())
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    b, _ = header["sin"]["data_offsets"]
+    off = 8 + n + b + 4 * (10 * 16 + 3)
+    v = np.frombuffer(bytes(blob[off:off + 4]), dtype="<f4")[0]
+    blob[off:off + 4] = np.float32(v + 1e-3).tobytes()
+    bad = os.path.join(scratch, "nudged.safetensors")
+    with open(bad, "wb") as f:
+        f.write(blob)
+    rep, err = verify(pe, bad, "sin")
+    check(rep is not None and not rep["passed"] and not [c for c in rep["checks"] if c["name"] == "reference"][0]["status"] == "pass",
+          "a nudged rope sin entry must fail the reference check")

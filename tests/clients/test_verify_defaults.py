@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """`pe verify`'s default property checks follow the scheme and tensor.
 
 For EVERY scheme `pe schemes --json` lists (required parameters filled in
@@ -13,19 +12,11 @@ The defaults must not hide real failures: a sin-only table verified as
 sinusoidal still fails rotation, a table with one entry nudged (edited with
 h5py) still fails the reference check, and an explicit --check rotation on
 a 2-D grid still runs (and fails: rows are grid cells).
-
-Usage: test_verify_defaults.py PE_BIN SCRATCH_DIR
 """
 import json
 import os
-import sys
 
 import h5py
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker  # noqa: E402
-
-C = Checker(sys.argv[1], sys.argv[2])
 
 # Values for the parameters the registry marks "required".
 REQUIRED = {"--d-model": 8, "--head-dim": 8, "--max-len": 24, "--heads": 4, "--grid": "4x6",
@@ -66,9 +57,9 @@ def expected_checks(scheme, tensor):
     return []  # alibi, t5-bucket
 
 
-def verify(path, tensor, *extra):
+def verify(pe, path, tensor, *extra):
     args = ["verify", path, "--json", *extra] + (["--dataset", tensor] if tensor else [])
-    r = C.pe(*args, ok=False)
+    r = pe(*args, ok=False)
     try:
         rep = json.loads(r.stdout)
     except ValueError:
@@ -76,82 +67,89 @@ def verify(path, tensor, *extra):
     return r.returncode, rep, r.stderr
 
 
-schemes = json.loads(C.pe("schemes", "--json").stdout)
-C.check(len(schemes) >= 11, f"pe schemes lists {len(schemes)} schemes")
-runs = 0
 # rope-plan's tensor names depend on the plan (the registry lists none) and it
 # needs --num-layers or a config: its files are verified tensor by tensor in
 # test_rope_plan.py.
 SKIP = {"rope-plan"}
-for s in schemes:
-    name = s["name"]
-    if name in SKIP:
-        continue
-    base = ["--scheme", name]
-    missing = []
-    for p in s["params"]:
-        if p["default"].startswith("required"):
-            flag = p["flag"].split()[0]
-            if flag in REQUIRED:
-                base += [flag, REQUIRED[flag]]
-            else:
-                missing.append(flag)
-    C.check(not missing, f"{name}: no test value for required {missing}")
-    if missing:
-        continue
-    for i, args in enumerate([base[2:]] + VARIANTS.get(name, [])):
-        for ext in ["h5", "safetensors"]:
-            path = C.path(f"{name}-{i}.{ext}")
-            C.pe("generate", "--scheme", name, *args, "-o", path)
-            for t in s["tensors"] or [None]:
-                rc, rep, err = verify(path, t)
-                what = f"{name} {args} .{ext} [{t or 'the table'}]"
-                runs += 1
-                if rep is None:
-                    C.check(False, f"{what}: verify did not report (exit {rc}): {err.strip()}")
-                    continue
-                failed = [f"{c['name']}: {c['summary']}" for c in rep["checks"] if c["status"] == "fail"]
-                C.check(rc == 0 and rep["passed"], f"{what}: exit {rc}, failed {failed}")
-                ran = [c["name"] for c in rep["checks"] if c["name"] not in ("shape", "reference")]
-                C.check(ran == expected_checks(name, t), f"{what}: default checks {ran}, expected {expected_checks(name, t)}")
-                C.check([c["name"] for c in rep["checks"]][:2] == ["shape", "reference"], f"{what}: no reference check")
-C.check(runs >= 40, f"only {runs} verify runs")
-print(f"{runs} verify runs of generated tables")
 
-# A sin-only table is not the sinusoid: the default checks for a sinusoidal
-# reference still include rotation, and it fails.
-so = C.path("sin-only.h5")
-C.pe("generate", "--scheme", "sin-only", "--d-model", 16, "--max-len", 64, "-o", so)
-rc, rep, _ = verify(so, None, "--scheme", "sinusoidal")
-status = {c["name"]: c["status"] for c in rep["checks"]} if rep else {}
-C.check(rc == 1 and status.get("rotation") == "fail", f"sin-only as sinusoidal: exit {rc}, checks {status}")
-rc, rep, _ = verify(so, None, "--check", "rotation")
-status = {c["name"]: c["status"] for c in rep["checks"]} if rep else {}
-C.check(rc == 1 and status.get("rotation") == "fail", f"sin-only --check rotation: exit {rc}, checks {status}")
 
-# One nudged entry fails the reference check, for a scheme with no default
-# property checks (t5-bucket) and for a grid (sincos-2d).
-for name, args in [("t5-bucket", ["--max-len", 40]), ("sincos-2d", ["--d-model", 16, "--grid", "4x4"])]:
-    path = C.path(f"nudged-{name}.h5")
-    C.pe("generate", "--scheme", name, *args, "-o", path)
-    with h5py.File(path, "r+") as f:
-        ds = f["pe"] if "pe" in f else f[list(f.keys())[0]]
-        a = ds[...]
-        a.flat[5] = a.flat[5] + 1.0
-        ds[...] = a
-    rc, rep, _ = verify(path, None)
+def test_every_scheme_passes_its_default_checks(pe, scratch, check):
+    schemes = json.loads(pe("schemes", "--json").stdout)
+    check(len(schemes) >= 11, f"pe schemes lists {len(schemes)} schemes")
+    runs = 0
+    for s in schemes:
+        name = s["name"]
+        if name in SKIP:
+            continue
+        base = ["--scheme", name]
+        missing = []
+        for p in s["params"]:
+            if p["default"].startswith("required"):
+                flag = p["flag"].split()[0]
+                if flag in REQUIRED:
+                    base += [flag, REQUIRED[flag]]
+                else:
+                    missing.append(flag)
+        check(not missing, f"{name}: no test value for required {missing}")
+        if missing:
+            continue
+        for i, args in enumerate([base[2:]] + VARIANTS.get(name, [])):
+            for ext in ["h5", "safetensors"]:
+                path = os.path.join(scratch, f"{name}-{i}.{ext}")
+                pe("generate", "--scheme", name, *args, "-o", path)
+                for t in s["tensors"] or [None]:
+                    rc, rep, err = verify(pe, path, t)
+                    what = f"{name} {args} .{ext} [{t or 'the table'}]"
+                    runs += 1
+                    if rep is None:
+                        check(False, f"{what}: verify did not report (exit {rc}): {err.strip()}")
+                        continue
+                    failed = [f"{c['name']}: {c['summary']}" for c in rep["checks"] if c["status"] == "fail"]
+                    check(rc == 0 and rep["passed"], f"{what}: exit {rc}, failed {failed}")
+                    ran = [c["name"] for c in rep["checks"] if c["name"] not in ("shape", "reference")]
+                    check(ran == expected_checks(name, t), f"{what}: default checks {ran}, expected {expected_checks(name, t)}")
+                    check([c["name"] for c in rep["checks"]][:2] == ["shape", "reference"], f"{what}: no reference check")
+    check(runs >= 40, f"only {runs} verify runs")
+    print(f"{runs} verify runs of generated tables")
+
+
+def test_sin_only_is_not_the_sinusoid(pe, scratch, check):
+    # A sin-only table is not the sinusoid: the default checks for a sinusoidal
+    # reference still include rotation, and it fails.
+    so = os.path.join(scratch, "sin-only.h5")
+    pe("generate", "--scheme", "sin-only", "--d-model", 16, "--max-len", 64, "-o", so)
+    rc, rep, _ = verify(pe, so, None, "--scheme", "sinusoidal")
     status = {c["name"]: c["status"] for c in rep["checks"]} if rep else {}
-    C.check(rc == 1 and status.get("reference") == "fail", f"nudged {name}: exit {rc}, checks {status}")
+    check(rc == 1 and status.get("rotation") == "fail", f"sin-only as sinusoidal: exit {rc}, checks {status}")
+    rc, rep, _ = verify(pe, so, None, "--check", "rotation")
+    status = {c["name"]: c["status"] for c in rep["checks"]} if rep else {}
+    check(rc == 1 and status.get("rotation") == "fail", f"sin-only --check rotation: exit {rc}, checks {status}")
 
-# An explicit --check still runs what it names, where it does not apply.
-grid = C.path("grid.safetensors")
-C.pe("generate", "--scheme", "sincos-2d", "--d-model", 64, "--grid", 14, "-o", grid)
-rc, rep, _ = verify(grid, None, "--check", "rotation")
-names = [c["name"] for c in rep["checks"]] if rep else []
-C.check(rc == 1 and "rotation" in names, f"sincos-2d --check rotation: exit {rc}, checks {names}")
-# ... and --check none leaves only the reference comparison.
-rc, rep, _ = verify(grid, None, "--check", "none")
-names = [c["name"] for c in rep["checks"]] if rep else []
-C.check(rc == 0 and names == ["shape", "reference"], f"sincos-2d --check none: exit {rc}, checks {names}")
 
-C.finish()
+def test_nudged_entry_fails_the_reference(pe, scratch, check):
+    # One nudged entry fails the reference check, for a scheme with no default
+    # property checks (t5-bucket) and for a grid (sincos-2d).
+    for name, args in [("t5-bucket", ["--max-len", 40]), ("sincos-2d", ["--d-model", 16, "--grid", "4x4"])]:
+        path = os.path.join(scratch, f"nudged-{name}.h5")
+        pe("generate", "--scheme", name, *args, "-o", path)
+        with h5py.File(path, "r+") as f:
+            ds = f["pe"] if "pe" in f else f[list(f.keys())[0]]
+            a = ds[...]
+            a.flat[5] = a.flat[5] + 1.0
+            ds[...] = a
+        rc, rep, _ = verify(pe, path, None)
+        status = {c["name"]: c["status"] for c in rep["checks"]} if rep else {}
+        check(rc == 1 and status.get("reference") == "fail", f"nudged {name}: exit {rc}, checks {status}")
+
+
+def test_explicit_check_runs_where_it_does_not_apply(pe, scratch, check):
+    # An explicit --check still runs what it names, where it does not apply.
+    grid = os.path.join(scratch, "grid.safetensors")
+    pe("generate", "--scheme", "sincos-2d", "--d-model", 64, "--grid", 14, "-o", grid)
+    rc, rep, _ = verify(pe, grid, None, "--check", "rotation")
+    names = [c["name"] for c in rep["checks"]] if rep else []
+    check(rc == 1 and "rotation" in names, f"sincos-2d --check rotation: exit {rc}, checks {names}")
+    # ... and --check none leaves only the reference comparison.
+    rc, rep, _ = verify(pe, grid, None, "--check", "none")
+    names = [c["name"] for c in rep["checks"]] if rep else []
+    check(rc == 0 and names == ["shape", "reference"], f"sincos-2d --check none: exit {rc}, checks {names}")

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """`pe verify` and `pe inspect` report the EXACT errors of a float32 table.
 
 Their fast paths (verify: rows whose entries provably change no figure are
@@ -20,21 +19,16 @@ Agreement is to the fast reference's bound (2^-49·|v| for the value, plus
 the double rounding of the difference), far below the perturbations'
 differences, so a wrong entry, a skipped row or a quad/fast mix-up fails.
 Widths 36 (a multiple of four: vector path only) and 38 (a tail of two).
-
-Usage: test_verify_exact_errors.py PE_BIN SCRATCH_DIR
 """
 import json
 import os
-import sys
 
 import mpmath
 import numpy as np
+import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker, move_entries  # noqa: E402
+from schemes_util import move_entries
 
-C = Checker(sys.argv[1], sys.argv[2])
-check = C.check
 mpmath.mp.dps = 60
 
 
@@ -66,23 +60,38 @@ def near(got, want, scale):
     return abs(mpmath.mpf(got) - want) <= 2.0**-48 * (abs(want) + scale) + mpmath.mpf(2) ** -120
 
 
-def run_json(args):
-    r = C.pe(*args, ok=False)
+def run_json(pe, check, args):
+    r = pe(*args, ok=False)
     check(r.returncode in (0, 1), f"{' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
     return json.loads(r.stdout) if r.stdout.strip() else {}
 
 
 ROWS = 300
-for d in (36, 38):
-    exact = exact_table(ROWS, d)
+DS = [36, 38]
+
+
+@pytest.fixture(scope="module")
+def exact_tables():
+    """{d: the exact table (mpf)}, computed once."""
+    return {d: exact_table(ROWS, d) for d in DS}
+
+
+def moved_table(scratch, exact, d):
+    """The float32 table with a few entries moved, saved as t{d}.npy: (table, path)."""
     table = np.array([[float(v) for v in row] for row in exact], dtype=np.float32)
     # Moves: a few ulps (within the default tolerance only at large angles),
     # and two far over it; (row, column, how).
     moves = [(57, 7, 3), (123, d - 1, -40), (200, 4, 2e-4), (299, d - 2, -5e-3)]
     move_entries(table, moves)
-    path = C.path(f"t{d}.npy")
+    path = os.path.join(scratch, f"t{d}.npy")
     np.save(path, table)
+    return table, path
 
+
+@pytest.mark.parametrize("d", DS)
+def test_reference_errors_exact(pe, scratch, check, exact_tables, d):
+    exact = exact_tables[d]
+    table, path = moved_table(scratch, exact, d)
     # Every error, exactly.
     errs = {}
     for r in range(ROWS):
@@ -93,11 +102,11 @@ for d in (36, 38):
     max_rel = max(errs[k] / abs(exact[k[0]][k[1]]) for k in errs if exact[k[0]][k[1]] != 0)
     max_ulp = max(errs[k] / ulp32(max(abs(float(exact[k[0]][k[1]])), abs(float(table[k])))) for k in errs)
 
-    rep = run_json(["verify", path, "--d-model", str(d), "--json", "--check", "bounds"])
+    rep = run_json(pe, check, ["verify", path, "--d-model", str(d), "--json", "--check", "bounds"])
     ref = next((c for c in rep.get("checks", []) if c["name"] == "reference"), None)
     check(ref is not None, f"d={d}: no reference check in {rep}")
     if ref is None:
-        continue
+        return
     det = ref["details"]
     vw = abs(exact[worst[0]][worst[1]])
     check(near(det["max_abs_err"], max_abs, vw), f"d={d}: max_abs_err {det['max_abs_err']} vs exact {mpmath.nstr(max_abs, 20)}")
@@ -117,6 +126,10 @@ for d in (36, 38):
         check(near(fo["error"], errs[k], abs(exact[k[0]][k[1]])), f"d={d}: first_over error {fo['error']} vs exact {mpmath.nstr(errs[k], 20)}")
     check(rep.get("passed") is False, f"d={d}: verify must fail")
 
+
+@pytest.mark.parametrize("d", DS)
+def test_unique_min_distance(pe, scratch, check, exact_tables, d):
+    table, path = moved_table(scratch, exact_tables[d], d)
     # unique: the minimum distance over all pairs of rows (the distance
     # sum stops early once it passes the best so far; a full sum must be
     # the minimum itself), here with numpy.
@@ -125,7 +138,7 @@ for d in (36, 38):
     dist[np.triu_indices(ROWS)[::-1]] = np.inf  # pairs p < q only
     dist[np.diag_indices(ROWS)] = np.inf
     q, pp = np.unravel_index(np.argmin(dist), dist.shape)
-    u = run_json(["verify", path, "--d-model", str(d), "--json", "--check", "unique"])
+    u = run_json(pe, check, ["verify", path, "--d-model", str(d), "--json", "--check", "unique"])
     uc = next((c for c in u.get("checks", []) if c["name"] == "unique"), {"details": {}})
     got = uc["details"].get("min_distance")
     check(got is not None and abs(got - dist[q, pp]) <= 1e-12 * dist[q, pp],
@@ -133,6 +146,10 @@ for d in (36, 38):
     check(sorted(uc["details"].get("rows", [])) == sorted([int(pp), int(q)]),
           f"d={d}: unique rows {uc['details'].get('rows')} vs numpy {(int(pp), int(q))}")
 
+
+@pytest.mark.parametrize("d", DS)
+def test_inspect_errors_against_the_exact_table(pe, scratch, check, exact_tables, d):
+    exact = exact_tables[d]
     # inspect: identification's errors against the exact table, on a file
     # with the small moves only (so that it still identifies the scheme).
     small = np.array([[float(v) for v in row] for row in exact], dtype=np.float32)
@@ -141,18 +158,16 @@ for d in (36, 38):
         for _ in range(abs(how)):
             v = np.nextafter(v, np.float32(2 if how > 0 else -2))
         small[r, c] = v
-    spath = C.path(f"s{d}.npy")
+    spath = os.path.join(scratch, f"s{d}.npy")
     np.save(spath, small)
     s_err = {(r, c): abs(mpmath.mpf(float(small[r, c])) - exact[r][c]) for r in range(ROWS) for c in range(d)}
     s_worst = max(s_err, key=lambda k: s_err[k])
     s_abs = s_err[s_worst]
     s_ulp = max(abs(mpmath.mpf(float(small[r, c])) - exact[r][c]) / ulp32(float(exact[r][c])) for r in range(ROWS) for c in range(d))
-    ins = run_json(["inspect", spath, "--json"])
+    ins = run_json(pe, check, ["inspect", spath, "--json"])
     ident = ins.get("identification") or {}
     check(ident.get("matched") is True, f"d={d}: inspect must identify the table: {ident.get('verdict')}")
     check("max_abs_err" in ident and near(ident["max_abs_err"], s_abs, abs(exact[s_worst[0]][s_worst[1]])),
           f"d={d}: inspect max_abs_err {ident.get('max_abs_err')} vs exact {mpmath.nstr(s_abs, 20)}")
     check("max_ulp_err" in ident and abs(ident["max_ulp_err"] - s_ulp) <= 2.0**-20,
           f"d={d}: inspect max_ulp_err {ident.get('max_ulp_err')} vs exact {mpmath.nstr(s_ulp, 20)}")
-
-C.finish()

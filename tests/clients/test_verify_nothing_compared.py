@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""A verification that compared nothing is not a pass (args: PE_BIN SCRATCH_DIR).
+"""A verification that compared nothing is not a pass.
 
 - `pe verify --model A --model B` where B is an ONNX export whose RoPE cos
   and sin are anonymous initializers (what torch.onnx.export(dynamo=True)
@@ -17,32 +16,16 @@
 import json
 import os
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper, numpy_helper, save_model
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gguf_writer as gw  # noqa: E402
-from gguf_models import base_model, llama3_rope_factors  # noqa: E402
+import gguf_writer as gw
+from gguf_models import base_model, llama3_rope_factors
 
-PE, SCRATCH = os.path.abspath(sys.argv[1]), sys.argv[2]
-shutil.rmtree(SCRATCH, ignore_errors=True)
-os.makedirs(SCRATCH)
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-
-
-def run(*args):
-    return subprocess.run([PE, *map(str, args)], capture_output=True, text=True, cwd=SCRATCH, timeout=120)
 
 
 def last_line(r):
@@ -50,28 +33,39 @@ def last_line(r):
     return lines[-1] if lines else ""
 
 
-# ---- the Llama-3.1-8B config, and an ONNX export with anonymous caches ------
-llama = os.path.join(SCRATCH, "llama")
-os.makedirs(llama)
-shutil.copy(os.path.join(DATA, "llama-3.1-8b", "config.json"), llama)
-cfg = json.load(open(os.path.join(llama, "config.json")))
-head = cfg["hidden_size"] // cfg["num_attention_heads"]
+def llama_folder(scratch):
+    """The Llama-3.1-8B config in a folder of its own: (folder, config, head dim)."""
+    llama = os.path.join(scratch, "llama")
+    os.makedirs(llama)
+    shutil.copy(os.path.join(DATA, "llama-3.1-8b", "config.json"), llama)
+    cfg = json.load(open(os.path.join(llama, "config.json")))
+    head = cfg["hidden_size"] // cfg["num_attention_heads"]
+    return llama, cfg, head
 
-# The caches as transformers computes them (float32 angles), stored the way
-# the dynamo exporter folds them: [1, 1, 64, 128] initializers named after
-# the op that produced them.
-inv_freq = 1.0 / (cfg["rope_theta"] ** (np.arange(0, head, 2, dtype=np.float32) / head))
-emb = np.concatenate([np.outer(np.arange(64, dtype=np.float32), inv_freq)] * 2, axis=1).astype(np.float32)
-inits = [numpy_helper.from_array(np.cos(emb)[None, None], "unsqueeze_16"),
-         numpy_helper.from_array(np.sin(emb)[None, None], "unsqueeze_17")]
-graph = helper.make_graph([helper.make_node("Add", ["unsqueeze_16", "unsqueeze_17"], ["y"])], "g", [],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
-os.makedirs(os.path.join(SCRATCH, "export"))
-onnx_path = os.path.join(SCRATCH, "export", "model.onnx")
-save_model(helper.make_model(graph, producer_name="pe-test"), onnx_path)
 
-for models, what in (((llama, onnx_path), "config folder against an ONNX export of anonymous caches"),
-                     ((llama,), "a config folder alone")):
+def onnx_export(scratch, cfg, head):
+    """An ONNX export with anonymous caches."""
+    # The caches as transformers computes them (float32 angles), stored the way
+    # the dynamo exporter folds them: [1, 1, 64, 128] initializers named after
+    # the op that produced them.
+    inv_freq = 1.0 / (cfg["rope_theta"] ** (np.arange(0, head, 2, dtype=np.float32) / head))
+    emb = np.concatenate([np.outer(np.arange(64, dtype=np.float32), inv_freq)] * 2, axis=1).astype(np.float32)
+    inits = [numpy_helper.from_array(np.cos(emb)[None, None], "unsqueeze_16"),
+             numpy_helper.from_array(np.sin(emb)[None, None], "unsqueeze_17")]
+    graph = helper.make_graph([helper.make_node("Add", ["unsqueeze_16", "unsqueeze_17"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+    os.makedirs(os.path.join(scratch, "export"))
+    onnx_path = os.path.join(scratch, "export", "model.onnx")
+    save_model(helper.make_model(graph, producer_name="pe-test"), onnx_path)
+    return onnx_path
+
+
+@pytest.mark.parametrize("with_onnx, what", [(True, "config folder against an ONNX export of anonymous caches"),
+                                             (False, "a config folder alone")], ids=["config+onnx", "config-alone"])
+def test_nothing_compared_fails_unless_allowed(pe, scratch, check, with_onnx, what):
+    run = lambda *a: pe(*a, ok=False, cwd=scratch, timeout=120)  # noqa: E731
+    llama, cfg, head = llama_folder(scratch)
+    models = (llama, onnx_export(scratch, cfg, head)) if with_onnx else (llama,)
     margs = [a for m in models for a in ("--model", m)]
     r = run("verify", *margs)
     check(r.returncode == 1, f"{what}: exit {r.returncode}, want 1\n{r.stdout}{r.stderr}")
@@ -90,49 +84,49 @@ for models, what in (((llama, onnx_path), "config folder against an ONNX export 
           f"{what} --json: exit {r.returncode}, {j.get('passed')}, {j.get('nothing_compared')!r}, {j.get('compared')}")
     r = run("verify", *margs, "--junit", "report.xml")
     check(r.returncode == 1, f"{what} --junit: exit {r.returncode}")
-    suite = ET.parse(os.path.join(SCRATCH, "report.xml")).getroot().find("testsuite")
+    suite = ET.parse(os.path.join(scratch, "report.xml")).getroot().find("testsuite")
     case = [c for c in suite.findall("testcase") if c.get("name") == "compared"]
     check(int(suite.get("failures")) >= 1 and case and case[0].find("failure") is not None
           and case[0].find("failure").get("message").startswith("nothing was compared: "),
           f"{what} --junit: no failing 'compared' test case ({ET.tostring(suite)[:600]!r})")
     r = run("verify", *margs, "--junit", "report.xml", "--allow-empty")
-    suite = ET.parse(os.path.join(SCRATCH, "report.xml")).getroot().find("testsuite")
+    suite = ET.parse(os.path.join(scratch, "report.xml")).getroot().find("testsuite")
     check(r.returncode == 0 and suite.get("failures") == "0", f"{what} --junit --allow-empty: exit {r.returncode}, "
           f"{suite.get('failures')} failures")
 
-# ---- a file whose only check is skipped ---------------------------------------
-rng = np.random.default_rng(3)
-np.save(os.path.join(SCRATCH, "noise.npy"), rng.standard_normal((16, 16)).astype(np.float32))
-r = run("verify", "noise.npy", "--check", "rotation")
-check(r.returncode == 1 and last_line(r).startswith("result: FAIL (nothing was compared: rotation skipped"),
-      f"--check rotation on a table without pairs: exit {r.returncode}\n{r.stdout}{r.stderr}")
-check(r.stdout.startswith("FAIL — nothing was compared: "), f"header: {r.stdout.splitlines()[:1]}")
-r = run("verify", "noise.npy", "--check", "rotation", "--allow-empty")
-check(r.returncode == 0, f"--check rotation --allow-empty: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
-# ---- what compares something still passes, and says what it compared -------
-factors = llama3_rope_factors(cfg["rope_theta"], head, cfg["rope_scaling"]["factor"],
-                              cfg["rope_scaling"]["low_freq_factor"], cfg["rope_scaling"]["high_freq_factor"],
-                              cfg["rope_scaling"]["original_max_position_embeddings"])
-w = base_model("llama", cfg["max_position_embeddings"], cfg["hidden_size"], cfg["num_attention_heads"],
-               cfg["num_hidden_layers"], cfg["rope_theta"], head)
-w.add("llama.attention.head_count_kv", gw.U32, cfg["num_key_value_heads"])
-w.add_tensor("rope_freqs.weight", np.asarray(factors, dtype=np.float32))
-good = w.write(os.path.join(SCRATCH, "llama.gguf"))
-r = run("verify", "--model", llama, "--model", good)
-line = last_line(r)
-check(r.returncode == 0 and line.startswith("result: PASS (") and "compared 1 tensor (64 entries), " in line
-      and " plan values" in line and "0 plan values" not in line,
-      f"config against a faithful GGUF: exit {r.returncode}, {line!r}\n{r.stdout}{r.stderr}")
-r = run("generate", "--d-model", 16, "--max-len", 64, "-o", "pe.npy")
-r = run("verify", "pe.npy", "--scheme", "sinusoidal", "--d-model", 16)
-check(r.returncode == 0 and "compared 1 tensor (1024 entries), 0 plan values" in last_line(r),
-      f"a generated table: exit {r.returncode}, {last_line(r)!r}")
-j = json.loads(run("verify", "pe.npy", "--scheme", "sinusoidal", "--d-model", 16, "--json").stdout)
-check(j["passed"] and j["nothing_compared"] is None and j["compared"]["tensors"] == 1 and j["compared"]["entries"] == 1024,
-      f"a generated table --json: {j['passed']} {j['nothing_compared']} {j['compared']}")
+def test_file_whose_only_check_is_skipped(pe, scratch, check):
+    run = lambda *a: pe(*a, ok=False, cwd=scratch, timeout=120)  # noqa: E731
+    rng = np.random.default_rng(3)
+    np.save(os.path.join(scratch, "noise.npy"), rng.standard_normal((16, 16)).astype(np.float32))
+    r = run("verify", "noise.npy", "--check", "rotation")
+    check(r.returncode == 1 and last_line(r).startswith("result: FAIL (nothing was compared: rotation skipped"),
+          f"--check rotation on a table without pairs: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    check(r.stdout.startswith("FAIL — nothing was compared: "), f"header: {r.stdout.splitlines()[:1]}")
+    r = run("verify", "noise.npy", "--check", "rotation", "--allow-empty")
+    check(r.returncode == 0, f"--check rotation --allow-empty: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("nothing compared fails (text, JSON, JUnit), --allow-empty passes it, real comparisons pass and say what")
+
+def test_what_compares_something_passes_and_says_what(pe, scratch, check):
+    run = lambda *a: pe(*a, ok=False, cwd=scratch, timeout=120)  # noqa: E731
+    llama, cfg, head = llama_folder(scratch)
+    factors = llama3_rope_factors(cfg["rope_theta"], head, cfg["rope_scaling"]["factor"],
+                                  cfg["rope_scaling"]["low_freq_factor"], cfg["rope_scaling"]["high_freq_factor"],
+                                  cfg["rope_scaling"]["original_max_position_embeddings"])
+    w = base_model("llama", cfg["max_position_embeddings"], cfg["hidden_size"], cfg["num_attention_heads"],
+                   cfg["num_hidden_layers"], cfg["rope_theta"], head)
+    w.add("llama.attention.head_count_kv", gw.U32, cfg["num_key_value_heads"])
+    w.add_tensor("rope_freqs.weight", np.asarray(factors, dtype=np.float32))
+    good = w.write(os.path.join(scratch, "llama.gguf"))
+    r = run("verify", "--model", llama, "--model", good)
+    line = last_line(r)
+    check(r.returncode == 0 and line.startswith("result: PASS (") and "compared 1 tensor (64 entries), " in line
+          and " plan values" in line and "0 plan values" not in line,
+          f"config against a faithful GGUF: exit {r.returncode}, {line!r}\n{r.stdout}{r.stderr}")
+    r = run("generate", "--d-model", 16, "--max-len", 64, "-o", "pe.npy")
+    r = run("verify", "pe.npy", "--scheme", "sinusoidal", "--d-model", 16)
+    check(r.returncode == 0 and "compared 1 tensor (1024 entries), 0 plan values" in last_line(r),
+          f"a generated table: exit {r.returncode}, {last_line(r)!r}")
+    j = json.loads(run("verify", "pe.npy", "--scheme", "sinusoidal", "--d-model", 16, "--json").stdout)
+    check(j["passed"] and j["nothing_compared"] is None and j["compared"]["tensors"] == 1 and j["compared"]["entries"] == 1024,
+          f"a generated table --json: {j['passed']} {j['nothing_compared']} {j['compared']}")

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """`pe verify --check unique` of float32 tables: the rows are kept as
 float32 and widened where used, and on AVX2 the distances of neighbouring
 rows are summed eight rows at a time (properties.cc, AdjacentDistancesF32;
@@ -29,28 +28,27 @@ the one before with one more pair of columns (u, u + 2^-10) swapped, so
 that every neighbouring pair is exactly 2^-9.5 apart and no pair closer:
 the first pair, rows 0 and 1, is the answer, though every part of every
 block meets a pair as close.
-
-Usage: test_verify_unique_f32.py PE_BIN SCRATCH_DIR
 """
 import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
+import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schemes_util import Checker  # noqa: E402
 
-C = Checker(sys.argv[1], sys.argv[2])
-check = C.check
+def unique_details(r):
+    rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
+    return next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
 
-for d, rows, (p, q), cols in [(38, 1001, (699, 700), [5, 36, 37]), (64, 2100, (2047, 2048), [0, 63]),
-                              (38, 1001, (100, 300), [2, 37]), (1024, 3000, (300, 600), [1, 1023]),
-                              (1024, 3000, (1023, 1024), [0, 1022])]:
-    path = C.path(f"u{d}_{q}.npy")
-    C.pe("generate", "--d-model", str(d), "--max-len", str(rows), "-o", path)
+
+@pytest.mark.parametrize("d, rows, pq, cols", [
+    (38, 1001, (699, 700), [5, 36, 37]), (64, 2100, (2047, 2048), [0, 63]), (38, 1001, (100, 300), [2, 37]),
+    (1024, 3000, (300, 600), [1, 1023]), (1024, 3000, (1023, 1024), [0, 1022])])
+def test_one_close_pair(pe, scratch, check, d, rows, pq, cols):
+    p, q = pq
+    path = os.path.join(scratch, f"u{d}_{q}.npy")
+    pe("generate", "--d-model", str(d), "--max-len", str(rows), "-o", path)
     t = np.load(path)
     t[q] = t[p]
     for k, c in enumerate(cols):
@@ -61,22 +59,34 @@ for d, rows, (p, q), cols in [(38, 1001, (699, 700), [5, 36, 37]), (64, 2100, (2
         x, y = float(t[q, c]), float(t[p, c])
         s += (x - y) * (x - y)
     want = math.sqrt(s)
-    r = C.pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
-             "--check", "unique", "--no-diagnose", ok=False)
+    r = pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
+           "--check", "unique", "--no-diagnose", ok=False)
     check(r.returncode in (0, 1), f"d={d}: exit {r.returncode}: {r.stderr.strip()}")
-    rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
-    u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
+    u = unique_details(r)
     check(u.get("rows") == [p, q], f"d={d}: closest rows {u.get('rows')}, expected {[p, q]}")
     check(u.get("min_distance") == want, f"d={d}: min distance {u.get('min_distance')!r}, expected {want!r}")
 
-rng = np.random.default_rng(19)
-for rows, d in [(600, 1000), (300, 64)]:
-    step = (rng.uniform(1, 2, d) * 2.0 ** rng.integers(-20, -1, d) * rng.choice([-1, 1], d)).astype(np.float32)
-    t = np.empty((rows, d), dtype=np.float32)
-    t[0] = rng.uniform(-1, 1, d).astype(np.float32)
-    for r in range(1, rows):
-        t[r] = t[r - 1] + step[rng.permutation(d)]  # float32 additions: rounded
-    path = C.path(f"walk{d}.npy")
+
+@pytest.fixture(scope="module")
+def drawn():
+    """The random walks and the ties' first row, drawn in this order from one generator."""
+    rng = np.random.default_rng(19)
+    out = {}
+    for rows, d in [(600, 1000), (300, 64)]:
+        step = (rng.uniform(1, 2, d) * 2.0 ** rng.integers(-20, -1, d) * rng.choice([-1, 1], d)).astype(np.float32)
+        t = np.empty((rows, d), dtype=np.float32)
+        t[0] = rng.uniform(-1, 1, d).astype(np.float32)
+        for r in range(1, rows):
+            t[r] = t[r - 1] + step[rng.permutation(d)]  # float32 additions: rounded
+        out[d] = t
+    out["ties"] = rng.uniform(0.25, 0.5, 1000 // 2).astype(np.float32)
+    return out
+
+
+@pytest.mark.parametrize("rows, d", [(600, 1000), (300, 64)])
+def test_random_walk_close_calls(pe, scratch, check, drawn, rows, d):
+    t = drawn[d]
+    path = os.path.join(scratch, f"walk{d}.npy")
     np.save(path, t)
     w = t.astype(np.float64)
     best, bp, bq = math.inf, -1, -1
@@ -88,31 +98,31 @@ for rows, d in [(600, 1000), (300, 64)]:
             best, bp, bq = float(s[p]), p, q
     args = ["verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json", "--check",
             "unique", "--no-diagnose"]
-    r = C.pe(*args, ok=False)
+    r = pe(*args, ok=False)
     check(r.returncode in (0, 1), f"walk d={d}: exit {r.returncode}: {r.stderr.strip()}")
     # The AVX2 forms of the sums (PE_VERIFY_NO_AVX512): the same report.
-    r2 = subprocess.run([sys.argv[1], *args], capture_output=True, text=True, env=dict(os.environ, PE_VERIFY_NO_AVX512="1"))
+    r2 = pe(*args, ok=False, env=dict(os.environ, PE_VERIFY_NO_AVX512="1"))
     check(r2.stdout == r.stdout, f"walk d={d}: the AVX2 sums' report differs")
-    rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
-    u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
+    u = unique_details(r)
     check(u.get("pairs") == "all", f"walk d={d}: pairs {u.get('pairs')}, expected all")
     check(u.get("rows") == [bp, bq], f"walk d={d}: closest rows {u.get('rows')}, expected {[bp, bq]}")
     check(u.get("min_distance") == math.sqrt(best), f"walk d={d}: min distance {u.get('min_distance')!r}, expected {math.sqrt(best)!r}")
 
-d, rows = 1000, 600
-u = rng.uniform(0.25, 0.5, d // 2).astype(np.float32)
-t = np.empty((rows, d), dtype=np.float32)
-t[0, 0::2], t[0, 1::2] = u, u + np.float32(2.0**-10)
-for r in range(1, rows):
-    t[r] = t[r - 1]
-    i = (r - 1) % (d // 2)
-    t[r, 2 * i], t[r, 2 * i + 1] = t[r - 1, 2 * i + 1], t[r - 1, 2 * i]
-path = C.path("swaps.npy")
-np.save(path, t)
-r = C.pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
-         "--check", "unique", "--no-diagnose", ok=False)
-rep = json.loads(r.stdout) if r.stdout.strip() else {"checks": []}
-u = next((c for c in rep["checks"] if c["name"] == "unique"), {"details": {}})["details"]
-check(u.get("rows") == [0, 1] and u.get("min_distance") == 2.0**-9.5,
-      f"swaps: closest rows {u.get('rows')} at {u.get('min_distance')!r}, expected [0, 1] at {2.0**-9.5!r}")
-C.finish()
+
+def test_exact_ties_first_pair(pe, scratch, check, drawn):
+    """Exact ties: every neighbouring pair 2^-9.5 apart; the first pair is the answer."""
+    d, rows = 1000, 600
+    u = drawn["ties"]
+    t = np.empty((rows, d), dtype=np.float32)
+    t[0, 0::2], t[0, 1::2] = u, u + np.float32(2.0**-10)
+    for r in range(1, rows):
+        t[r] = t[r - 1]
+        i = (r - 1) % (d // 2)
+        t[r, 2 * i], t[r, 2 * i + 1] = t[r - 1, 2 * i + 1], t[r - 1, 2 * i]
+    path = os.path.join(scratch, "swaps.npy")
+    np.save(path, t)
+    r = pe("verify", path, "--scheme", "sinusoidal", "--d-model", str(d), "--max-len", str(rows), "--json",
+           "--check", "unique", "--no-diagnose", ok=False)
+    u = unique_details(r)
+    check(u.get("rows") == [0, 1] and u.get("min_distance") == 2.0**-9.5,
+          f"swaps: closest rows {u.get('rows')} at {u.get('min_distance')!r}, expected [0, 1] at {2.0**-9.5!r}")
