@@ -174,33 +174,46 @@ std::vector<float> ApplyAxis(const float* src, std::int64_t h, std::int64_t w, s
   return dst;
 }
 
-// The generic kernel (upsample_generic_Nd_kernel_impl): for each output,
-// sum over height taps of wh * (sum over width taps of ww * x), each sum
-// left to right from t0*w0.
+// t0*w0 + t1*w1 + t2*w2 + t3*w3 as torch's build computes it: the first
+// product fused into the addition of the second, then each later product
+// fused into the running sum.
+inline float Sum4(float t0, float w0, float t1, float w1, float t2, float w2, float t3, float w3, bool fused) {
+  float s = MulAdd(t0, w0, t1 * w1, fused);
+  s = MulAdd(t2, w2, s, fused);
+  return MulAdd(t3, w3, s, fused);
+}
+
+// The generic kernel (upsample_generic_Nd_kernel_impl, 4 taps): for each
+// output, Sum4 over height taps of (Sum4 over width taps of x), height
+// outermost.
 std::vector<float> Generic2d(const float* src, std::int64_t h, std::int64_t w, std::int64_t c, const Taps& th,
                              const Taps& tw, std::int64_t oh, std::int64_t ow, bool fused) {
   std::vector<float> dst(static_cast<std::size_t>(oh * ow * c));
-  std::vector<float> inner(static_cast<std::size_t>(c));
+  std::vector<float> sums(static_cast<std::size_t>(4 * c));
   for (std::int64_t y = 0; y < oh; ++y)
     for (std::int64_t x = 0; x < ow; ++x) {
       float* out = &dst[(y * ow + x) * c];
-      for (std::int64_t a = 0; a < th.n; ++a) {
-        const std::int64_t sy = th.index[y * th.n + a];
-        const float wy = th.weight[y * th.n + a];
+      for (std::int64_t a = 0; a < 4; ++a) {
+        const std::int64_t sy = th.index[y * 4 + a];
+        float* s = &sums[a * c];
         for (std::int64_t ch = 0; ch < c; ++ch) {
-          float s = src[(sy * w + tw.index[x * tw.n]) * c + ch] * tw.weight[x * tw.n];
-          for (std::int64_t b = 1; b < tw.n; ++b)
-            s = MulAdd(src[(sy * w + tw.index[x * tw.n + b]) * c + ch], tw.weight[x * tw.n + b], s, fused);
-          out[ch] = a == 0 ? s * wy : MulAdd(s, wy, out[ch], fused);
+          const float* p = src + sy * w * c + ch;
+          s[ch] = Sum4(p[tw.index[x * 4] * c], tw.weight[x * 4], p[tw.index[x * 4 + 1] * c], tw.weight[x * 4 + 1],
+                       p[tw.index[x * 4 + 2] * c], tw.weight[x * 4 + 2], p[tw.index[x * 4 + 3] * c],
+                       tw.weight[x * 4 + 3], fused);
         }
       }
+      for (std::int64_t ch = 0; ch < c; ++ch)
+        out[ch] = Sum4(sums[ch], th.weight[y * 4], sums[c + ch], th.weight[y * 4 + 1], sums[2 * c + ch],
+                       th.weight[y * 4 + 2], sums[3 * c + ch], th.weight[y * 4 + 3], fused);
     }
   return dst;
 }
 
 // cpu_upsample_linear_channels_last: weights h*w per corner; the vector
-// lanes sum right to left (x00*w00 + (x01*w01 + (x10*w10 + x11*w11))), the
-// channels past the last full 8-lane vector left to right.
+// lanes sum right to left (x00*w00 + (x01*w01 + (x10*w10 + x11*w11)), the
+// innermost pair fused on its second product), the channels past the last
+// full 8-lane vector left to right as Sum4.
 std::vector<float> BilinearChannelsLast(const float* src, std::int64_t h, std::int64_t w, std::int64_t c,
                                         const Taps& th, const Taps& tw, std::int64_t oh, std::int64_t ow) {
   const bool fv = FusedBits() & 2, ft = FusedBits() & 4;
@@ -217,9 +230,9 @@ std::vector<float> BilinearChannelsLast(const float* src, std::int64_t h, std::i
       const float* i11 = src + (th.index[y * 2 + 1] * w + tw.index[x * 2 + 1]) * c;
       float* out = &dst[(y * ow + x) * c];
       for (std::int64_t ch = 0; ch < vec_end; ++ch)
-        out[ch] = MulAdd(i00[ch], w00, MulAdd(i01[ch], w01, MulAdd(i10[ch], w10, i11[ch] * w11, fv), fv), fv);
+        out[ch] = MulAdd(i00[ch], w00, MulAdd(i01[ch], w01, MulAdd(i11[ch], w11, i10[ch] * w10, fv), fv), fv);
       for (std::int64_t ch = vec_end; ch < c; ++ch)
-        out[ch] = MulAdd(i11[ch], w11, MulAdd(i10[ch], w10, MulAdd(i01[ch], w01, i00[ch] * w00, ft), ft), ft);
+        out[ch] = Sum4(i00[ch], w00, i01[ch], w01, i10[ch], w10, i11[ch], w11, ft);
     }
   return dst;
 }
@@ -285,7 +298,7 @@ std::vector<float> Interpolate(const float* src, std::int64_t in_h, std::int64_t
           const float* p1 = src + (y * in_w + tw.index[x * 2 + 1]) * c;
           float* out = &dst[(y * out_w + x) * c];
           for (std::int64_t ch = 0; ch < c; ++ch)
-            out[ch] = MulAdd(p1[ch], tw.weight[x * 2 + 1], p0[ch] * tw.weight[x * 2], fg);
+            out[ch] = MulAdd(p0[ch], tw.weight[x * 2], p1[ch] * tw.weight[x * 2 + 1], fg);
         }
       return dst;
     }
