@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -12,7 +13,6 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/io/bounded_json.h"
-#include "core/model/artifact.h"
 
 namespace pe::cli {
 namespace {
@@ -40,22 +40,46 @@ void ReadConfig(const std::string& folder, LearnedTable* t) {
   t->pad_token_id = j.contains("pad_token_id") && j["pad_token_id"].is_number_integer() ? j["pad_token_id"].get<std::int64_t>() : -1;
 }
 
+// A learned position table's name as vision and text models store it.
+bool LooksLikePositionTable(const std::string& n) {
+  for (const char* end : {"position_embeddings", "position_embeddings.weight", "position_embedding.weight",
+                          "pos_embed", "pos_embed.weight", "embed_positions.weight", "wpe.weight"})
+    if (n.size() >= std::strlen(end) && n.compare(n.size() - std::strlen(end), std::string::npos, end) == 0) return true;
+  return false;
+}
+
+// The folder's weight files (safetensors first, then PyTorch checkpoints),
+// each tensor found by name: the one named, or the one learned position
+// table (a vision model's pos_embed is not in the artifact's RoPE/absolute
+// list, so the files are read directly).
 std::unique_ptr<RowSource> OpenFolderTensor(const std::string& folder, const std::string& tensor, const std::string& flag,
                                             std::string* name) {
-  const ModelArtifact a = OpenModelArtifact(folder);
-  std::vector<const ArtifactTensor*> found;
-  for (const auto& t : a.tensors)
-    if (tensor.empty() ? t.role == "position_embedding" : t.name == tensor) found.push_back(&t);
+  std::vector<std::pair<std::string, std::string>> found, all;  // file, tensor
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".safetensors" || ext == ".bin" || ext == ".pt" || ext == ".pth"))
+      files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files)
+    for (const auto& n : ListTensorNames(f.string())) {
+      all.emplace_back(f.string(), n);
+      if (tensor.empty() ? LooksLikePositionTable(n) : n == tensor) found.emplace_back(f.string(), n);
+    }
   if (found.size() != 1) {
     std::string names;
-    for (const auto& t : a.tensors) names += (names.empty() ? "" : ", ") + t.name;
+    for (const auto& [f, n] : found.empty() ? all : found) names += (names.empty() ? "" : ", ") + n;
+    if (names.size() > 400) names = names.substr(0, 400) + "...";
     ThrowUsage(fmt::format("{} '{}'", flag, folder),
-               tensor.empty() ? fmt::format("{} position embeddings found; name one as FOLDER:TENSOR (tensors: {})",
-                                            found.size(), names.empty() ? "none" : names)
-                              : fmt::format("no tensor '{}' (positional tensors: {})", tensor, names.empty() ? "none" : names));
+               tensor.empty() ? fmt::format("{} learned position tables found; name one as FOLDER:TENSOR ({})",
+                                            found.size(), names.empty() ? "no tensors" : names)
+                              : fmt::format("no tensor '{}' in its weight files", tensor));
   }
-  *name = found[0]->name;
-  return found[0]->open();
+  *name = found[0].second;
+  OpenOptions oo;
+  oo.dataset = found[0].second;
+  return OpenTable(found[0].first, oo);
 }
 
 }  // namespace
