@@ -7,6 +7,11 @@
 
 #include "core/error.h"
 
+// Every multiply-add that torch fuses is written as std::fma; every other
+// one must stay a rounded product and a rounded sum, whatever -march the
+// build uses (GCC contracts a * b + c by default where FMA exists).
+#pragma GCC optimize("fp-contract=off")
+
 namespace pe::resize {
 namespace {
 
@@ -147,7 +152,8 @@ Taps AntialiasTaps(std::int64_t in, std::int64_t out, bool align_corners, std::o
 }
 
 // One axis of a channels-last grid through `taps`, sum in tap order:
-// out = x0*w0; out += xj*wj (the antialias single-dimension loop).
+// out = x0*w0; out += xj*wj (the antialias single-dimension loop,
+// interpolate_aa_single_dim).
 // axis 1 = width (rows of a grid row), axis 0 = height.
 std::vector<float> ApplyAxis(const float* src, std::int64_t h, std::int64_t w, std::int64_t c, const Taps& taps,
                              std::int64_t out_len, int axis, bool fused) {
@@ -165,10 +171,15 @@ std::vector<float> ApplyAxis(const float* src, std::int64_t h, std::int64_t w, s
       const float* p0 = at(0);
       const float w0 = taps.weight[o * taps.n];
       for (std::int64_t ch = 0; ch < c; ++ch) out[ch] = p0[ch] * w0;
+      // torch's build vectorises the tap loop 4 taps at a time as an
+      // in-order reduction (products rounded, then added one by one); the
+      // last k-1 mod 4 taps run in its scalar epilogue, fused.
+      const std::int64_t blocked = 1 + (k - 1) / 4 * 4;
       for (std::int64_t j = 1; j < k; ++j) {
         const float* p = at(j);
         const float wj = taps.weight[o * taps.n + j];
-        for (std::int64_t ch = 0; ch < c; ++ch) out[ch] = MulAdd(p[ch], wj, out[ch], fused);
+        const bool f = fused && j >= blocked;
+        for (std::int64_t ch = 0; ch < c; ++ch) out[ch] = MulAdd(p[ch], wj, out[ch], f);
       }
     }
   return dst;

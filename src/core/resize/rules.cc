@@ -8,6 +8,11 @@
 #include "core/error.h"
 #include "core/resize/interp.h"
 
+// Every multiply-add that torch fuses is written as std::fma; every other
+// one must stay a rounded product and a rounded sum, whatever -march the
+// build uses (GCC contracts a * b + c by default where FMA exists).
+#pragma GCC optimize("fp-contract=off")
+
 namespace pe::resize {
 namespace {
 
