@@ -3,7 +3,10 @@
 // the same source coordinates (area_pixel_compute_source_index), the same
 // tap weights (cubic convolution with A = -0.75; the antialias filters of
 // _compute_indices_weights_aa), the same order of additions and the same
-// fused multiply-adds where torch's AVX2 build fuses them.
+// fused multiply-adds where torch's AVX2 build fuses them. Bit-exact for
+// every mode but antialiased bicubic (its filter weights differ in the last
+// bit now and then) and the bilinear channels past the last multiple of 8;
+// those stay within 2^-18 * max|table| (docs/schemes.md).
 //
 // Layout: a table of positions x channels, row p = (y, x) of a grid with
 // p = y * width + x, is torch's (1, C, H, W) tensor in channels-last memory
