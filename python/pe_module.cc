@@ -415,6 +415,42 @@ PYBIND11_MODULE(_pe, m) {
       },
       py::arg("capsule"), "The address of the buffer a returned array owns (arr.base): tests prove no copy");
 
+  m.def(
+      "resize",
+      [](py::array_t<float, py::array::c_style | py::array::forcecast> table, const std::string& rule,
+         std::int64_t from_h, std::int64_t from_w, std::int64_t to_h, std::int64_t to_w, std::int64_t length,
+         const std::string& mode, std::optional<bool> antialias, std::optional<bool> align_corners,
+         std::int64_t prefix_tokens, std::int64_t offset, std::optional<double> interpolate_offset,
+         std::int64_t merge_size, std::int64_t frames) {
+        if (table.ndim() != 2) throw pe::Error(pe::ErrorKind::kUsage, "table: must be 2-D [positions, channels]");
+        pe::ResizeOptions o;
+        o.rule = rule;
+        o.from_h = from_h;
+        o.from_w = from_w;
+        o.to_h = to_h;
+        o.to_w = to_w;
+        o.length = length;
+        o.mode = mode;
+        o.antialias = antialias;
+        o.align_corners = align_corners;
+        o.prefix_tokens = prefix_tokens;
+        o.offset = offset;
+        o.interpolate_offset = interpolate_offset;
+        o.merge_size = merge_size;
+        o.frames = frames;
+        pe::ResizedTable r;
+        {
+          py::gil_scoped_release nogil;
+          r = pe::Resize(table.data(), table.shape(0), table.shape(1), o);
+        }
+        py::array_t<float> out({static_cast<py::ssize_t>(r.rows), static_cast<py::ssize_t>(r.cols)});
+        std::copy(r.values.begin(), r.values.end(), out.mutable_data());
+        return py::make_tuple(out, r.description);
+      },
+      py::arg("table"), py::arg("rule"), py::arg("from_h"), py::arg("from_w"), py::arg("to_h"), py::arg("to_w"),
+      py::arg("length"), py::arg("mode"), py::arg("antialias"), py::arg("align_corners"), py::arg("prefix_tokens"),
+      py::arg("offset"), py::arg("interpolate_offset"), py::arg("merge_size"), py::arg("frames"),
+      "pe::Resize (include/pe/resize.h)");
   m.def("spec_keys", &pe::SpecKeys, "Every spec key (the CLI's flags, underscore spelling)");
   m.def(
       "schemes",

@@ -36,7 +36,7 @@ import numpy as _np
 from . import _pe
 
 __all__ = ["Error", "generate", "read", "write", "verify", "identify", "dot", "view", "View", "view_names",
-           "schemes", "spec_keys", "BFLOAT16_AS"]
+           "schemes", "spec_keys", "BFLOAT16_AS", "resize"]
 
 #: pe's exception: a ValueError with pe's message and a ``kind`` attribute.
 Error = _pe.Error
@@ -440,3 +440,42 @@ def schemes() -> List[Dict[str, Any]]:
 def spec_keys() -> List[str]:
     """Every parameter keyword :func:`generate` takes (the CLI's flags, underscore spelling)."""
     return _pe.spec_keys()
+
+
+def _grid(text: Any, what: str) -> Tuple[int, int]:
+    if text is None:
+        return 0, 0
+    if isinstance(text, int):
+        return text, text
+    if isinstance(text, str):
+        h, sep, w = text.lower().partition("x")
+        if not sep or not h.isdigit() or not w.isdigit():
+            raise Error(f"{what} {text!r}: expected HxW, e.g. 24x24")
+        return int(h), int(w)
+    h, w = text
+    return int(h), int(w)
+
+
+def resize(table: Any, rule: str = "", grid: Any = None, from_grid: Any = None, max_len: int = 0,
+           mode: str = "", antialias: Optional[bool] = None, align_corners: Optional[bool] = None,
+           prefix_tokens: int = -1, offset: int = -1, interpolate_offset: Optional[float] = None,
+           merge_size: int = 0, frames: int = 1, describe: bool = False) -> Any:
+    """Resizes a learned position table as a model does (include/pe/resize.h).
+
+    ``table``: [positions, channels] (a [1, N, C] tensor is squeezed), read as
+    float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl",
+    "bert-tile", "linear", or "" for F.interpolate with the knobs alone.
+    ``grid``: target grid (24, "24x24" or (h, w)); ``from_grid``: source grid
+    when not square; ``max_len``: rows of a 1-D result (bert-tile, linear) or
+    siglip2's padded length. The other keywords override the rule's
+    settings. Returns a float32 numpy array (and the description with
+    ``describe=True``)."""
+    a = _np.asarray(table.detach().cpu().numpy() if hasattr(table, "detach") else table)
+    if a.ndim == 3 and a.shape[0] == 1:
+        a = a[0]
+    fh, fw = _grid(from_grid, "from_grid")
+    th, tw = _grid(grid, "grid")
+    out, text = _pe.resize(_np.ascontiguousarray(a, dtype=_np.float32), rule, fh, fw, th, tw, int(max_len), mode,
+                           antialias, align_corners, int(prefix_tokens), int(offset), interpolate_offset,
+                           int(merge_size), int(frames))
+    return (out, text) if describe else out

@@ -71,6 +71,7 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
       ->type_name("N")->check(CLI::Range(1, 1024));
   cmd->add_option("--compress", o.compress, "HDF5 only: gzip level 1-9 (default: none, fastest)")
       ->type_name("LEVEL")->check(CLI::Range(1, 9));
+  AddResizeFlags(*cmd, o.resize);
   cmd->add_flag("--fsync", o.fsync,
                 "Flush the file to the disk before renaming it into place (durable across a power loss; "
                 "slower on a slow disk)");
@@ -102,11 +103,57 @@ Examples:
   pe generate --scheme mrope --head-dim 128 --base 1000000 --mrope-section 16,24,24 \
       --mrope-layout "text:5,image:1x4x6,text:3" -o qwen2vl.safetensors
   pe generate --scheme vision-rope --variant pixtral --head-dim 64 --grid 64x64 -o pixtral.h5
+  pe generate --resize-from vit-base-patch16-224 --grid 24x24 -o pos384.npy
+  pe generate --resize-from pos.npy --resize-rule timm --grid 32x32 --no-antialias -o t.npy
+  pe generate --resize-from roberta-base --resize-rule bert-tile --max-len 4098 -o long.safetensors
 )");
   return cmd;
 }
 
+namespace {
+
+bool GivenFlag(const CLI::App* cmd, const char* name) {
+  const CLI::Option* opt = cmd ? cmd->get_option_no_throw(name) : nullptr;
+  return opt && opt->count() > 0;
+}
+
+// --resize-from: the learned table resized by its rule, written like a
+// generated one.
+void CheckNoResizeKnobs(const GenerateOptions& o) {
+  for (const char* f : {"--resize-rule", "--mode", "--antialias", "--no-antialias", "--align-corners",
+                        "--no-align-corners", "--prefix-tokens", "--offset", "--from-grid", "--interpolate-offset"})
+    if (GivenFlag(o.resize.cmd, f)) ThrowUsage(f, "applies to a resized table: add --resize-from SRC");
+}
+
+}  // namespace
+
 int RunGenerate(const GenerateOptions& o, Console& console) {
+  if (!o.resize.from.empty()) {
+    if (GivenFlag(o.spec.cmd, "--scheme"))
+      ThrowUsage("--scheme", "not with --resize-from (the table comes from SRC, the rule from --resize-rule)");
+    std::optional<Format> forced;
+    if (!o.format.empty()) {
+      forced = FormatFromName(o.format);
+      if (!forced) ThrowUsage(fmt::format("--format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
+    }
+    const Format format = ResolveOutputFormat(o.output, forced);
+    if (o.compress > 0 && format != Format::kHdf5)
+      ThrowUsage(fmt::format("--compress {}", o.compress), "applies to HDF5 output only (-o FILE.h5)");
+    const LearnedTable table = ReadLearnedTable(o.resize.from, "--resize-from");
+    const ResizeOptions ro =
+        ResizeOptionsFrom(o.resize, table, o.spec.grid, o.spec.max_len, o.spec.extra.frames,
+                          GivenFlag(o.spec.cmd, "--spatial-merge-size") ? o.spec.extra.spatial_merge_size : 0);
+    const ResizedTable r = Resize(table.values.data(), table.rows, table.cols, ro);
+    console.Info(r.description);
+    TableSet set = SingleTableSet(ResizedSource(r, table.source));
+    WriteSettings& ws = GlobalWriteSettings();
+    ws.threads = o.threads;
+    ws.hdf5_gzip_level = o.compress;
+    SetSyncOutputs(o.fsync);
+    WriteTables(set, format, o.output);
+    return kExitOk;
+  }
+  CheckNoResizeKnobs(o);
   CheckSchemeFlags(o.spec, o.spec.scheme);
   SchemeSpec spec = ToSpec(o.spec);
   std::optional<Format> forced;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/console.h"
+#include "cli/resize_flags.h"
 #include "core/scheme.h"
 
 namespace pe::cli {
@@ -44,6 +45,7 @@ struct GenerateOptions {
   int threads = 0;   ///< --threads; 0 = all cores
   int compress = 0;  ///< --compress: HDF5 gzip level, 0 = none
   bool fsync = false;  ///< --fsync: make the file durable before it appears
+  ResizeFlags resize;  ///< --resize-from and its knobs: a learned table resized instead of a scheme
 };
 
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);

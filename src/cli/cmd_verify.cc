@@ -16,6 +16,7 @@
 #include "cli/scheme_flags.h"
 #include "cli/tensor_set_view.h"
 #include "cli/verify_text.h"
+#include "core/resize/diagnose.h"
 
 namespace pe::cli {
 namespace {
@@ -287,6 +288,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->type_name("FILE");
   cmd->add_option("--model", o.models, "A model folder or file to verify (twice: compare the two plans)")->type_name("MODEL");
   AddSpecFlags(*cmd, o.spec);
+  AddResizeFlags(*cmd, o.resize);
   cmd->add_option("--reference", o.reference,
                   "Compare with this table file, or with an inline spec such as "
                   "'rope:head-dim=128,base=500000,rope-scaling=llama3,factor=8' (see docs/cli.md)")
@@ -347,7 +349,47 @@ an inv_freq is judged as a vector of frequencies (docs/verify.md).
   return cmd;
 }
 
+// pe verify FILE --resize-from ORIG: FILE against ORIG resized by the
+// rule; when they differ, the porting faults that reproduce FILE.
+int RunResizeVerify(const VerifyCliOptions& o, Console& console) {
+  if (o.file.empty()) ThrowUsage("verify", "FILE is required (the resized table to check against --resize-from)");
+  const LearnedTable orig = ReadLearnedTable(o.resize.from, "--resize-from");
+  const LearnedTable port = ReadLearnedTable(o.dataset.empty() ? o.file : o.file + ":" + o.dataset, "FILE");
+  const ResizeOptions ro = ResizeOptionsFrom(o.resize, orig, o.spec.grid, o.spec.max_len, o.spec.extra.frames,
+                                             Given(o, "--spatial-merge-size") ? o.spec.extra.spatial_merge_size : 0);
+  const resize::ResizeDiagnosis d =
+      resize::DiagnoseResize(orig.values.data(), orig.rows, orig.cols, ro, port.values.data(), port.rows, port.cols);
+  const auto& c = d.result;
+  const bool pass = c.within_bound;
+  std::string out = fmt::format("{}: {} x {} against {} resized by {}\n", port.source, port.rows, port.cols, orig.source,
+                                d.expected.description);
+  if (!c.same_shape)
+    out += fmt::format("FAIL shape: {} x {}, the rule makes {} x {}\n", port.rows, port.cols, d.expected.rows, d.expected.cols);
+  else if (c.bit_exact)
+    out += "PASS values: bit-exact\n";
+  else
+    out += fmt::format("{} values: {} differ, max |diff| {:.9g} at row {} column {} (bound {:.3g})\n",
+                       pass ? "PASS" : "FAIL", c.differing, c.max_abs, c.worst_row, c.worst_col, d.bound);
+  if (!pass && !o.no_diagnose) {
+    if (d.faults.empty())
+      out += "diagnosis: none of the known faults (mode, antialias, align_corners, prefix rows, DINOv2's +0.1) reproduces it\n";
+    for (const auto& f : d.faults) out += "diagnosis: " + f + "\n";
+  }
+  if (o.json) {
+    nlohmann::json j = {{"schema", "pe.verify-resize/1"}, {"file", port.source}, {"original", orig.source},
+                        {"rule", d.expected.description}, {"pass", pass}, {"bit_exact", c.bit_exact},
+                        {"same_shape", c.same_shape}, {"differing", c.differing}, {"max_abs", c.max_abs},
+                        {"bound", d.bound}, {"faults", d.faults}};
+    WriteStdout(j.dump(2) + "\n");
+  } else {
+    WriteStdout(out);
+  }
+  (void)console;
+  return pass ? kExitOk : kExitCheckFailed;
+}
+
 int RunVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.resize.from.empty()) return RunResizeVerify(o, console);
   if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
     if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
     return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);

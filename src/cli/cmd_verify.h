@@ -14,6 +14,7 @@
 
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
+#include "cli/resize_flags.h"
 #include "core/verify.h"
 
 namespace pe::cli {
@@ -25,6 +26,7 @@ struct VerifyCliOptions {
   std::string reference;
   std::string reference_dataset;
   SpecFlags spec;                  ///< --scheme, --d-model, ... (override metadata)
+  ResizeFlags resize;              ///< --resize-from ORIG: FILE is a resize of ORIG by --resize-rule
   std::optional<double> atol, rtol, max_ulp;
   std::string checks;              ///< --check a,b,c | all | none
   std::string offsets;             ///< --offsets 1,2,100

@@ -1,0 +1,16 @@
+// pe/resize.h over core/resize/.
+#include <pe/resize.h>
+
+#include "core/resize/rules.h"
+
+namespace pe {
+
+ResizedTable Resize(const float* table, std::int64_t rows, std::int64_t cols, const ResizeOptions& options) {
+  return resize::ApplyRule(table, rows, cols, options);
+}
+
+std::vector<std::string> ResizeRules() {
+  return {"hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl", "bert-tile", "linear"};
+}
+
+}  // namespace pe
