@@ -17,6 +17,7 @@
 #include "core/exact_sincos.h"
 #include "core/metadata_json.h"
 #include "core/model/gguf_plan.h"
+#include "core/schemes/axis_rotary.h"
 #include "core/schemes/rope.h"
 #include "core/pump.h"
 #include "core/schemes/sinusoidal.h"
@@ -469,6 +470,23 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     else if (set.Find(info.name)) generated = set.Take(info.name);
     else generated = std::move(set.tensors.front());
     ref = generated.get();
+    // The schemes whose peers round more than the plain sinusoid recipe
+    // (tolerance.h): longrope's factor list, M-RoPE's and the vision
+    // rotaries' per-entry ids, ALiBi's float32 powers, xPos's scale.
+    if (rep.tolerance.is_default) {
+      const std::string tensor = ref->info().name;
+      const MetaValue* scaling = set.meta.Find("rope_scaling");
+      if (spec.scheme == "rope" && scaling && MetaToString(*scaling) == "longrope" && (tensor == "cos" || tensor == "sin"))
+        rep.tolerance = LongropeTolerance(rep.tolerance);
+      if (dynamic_cast<AxisRotarySource*>(ref)) rep.tolerance = AxisRotaryTolerance(rep.tolerance, spec.scheme);
+      if (spec.scheme == "alibi") rep.tolerance = AlibiTolerance(rep.tolerance, spec.heads);
+      if (spec.scheme == "xpos" && tensor == "scale") {
+        const auto first = MetaInt(set.meta, "scale_first_position").value_or(0);
+        const double last = static_cast<double>(first) + static_cast<double>(ref->info().rows) - 1;
+        rep.tolerance = XposScaleTolerance(
+            rep.tolerance, std::max(std::fabs(static_cast<double>(first)), std::fabs(last)) / spec.scale_base);
+      }
+    }
     if (spec.scheme == "rope") {
       rope_tensor = ref->info().name;
       rep.reference["tensor"] = rope_tensor;
@@ -588,6 +606,12 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     ReferenceCompareOptions ro;
     ro.tolerance = rep.tolerance;
     ro.col_omega = ref_head.col_omega;
+    // Rows whose columns take different ids (M-RoPE's t, h, w; a patch's
+    // row and column): each entry's own angle for the angle term.
+    if (auto* axis = dynamic_cast<AxisRotarySource*>(ref); axis && rep.tolerance.angle_unit > 0) {
+      ro.col_omega = axis->ColumnOmega();
+      ro.entry_angle = [axis](std::int64_t first, std::int64_t count, double* out) { axis->EntryAngles(first, count, out); };
+    }
     ro.start = start;
     ro.inv_freq = rope_tensor == "inv_freq";
     ro.on_rows = o.on_rows;
