@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "core/analysis/alibi_verify.h"
 #include "core/analysis/blocks.h"
 #include "core/analysis/properties.h"
 #include "core/analysis/reference_compare.h"
@@ -392,7 +393,9 @@ nlohmann::ordered_json VerifyReport::ToJson() const {
   j["checks"] = cs;
   if (diagnosed) {
     j["diagnosis"] = {{"summary", diagnosis_text},
-                      {"identification", rope_diagnosis ? rope_diagnosis->ToJson() : diagnosis.ToJson()}};
+                      {"identification", rope_diagnosis     ? rope_diagnosis->ToJson()
+                                         : !scheme_diagnosis.is_null() ? scheme_diagnosis
+                                                                       : diagnosis.ToJson()}};
   } else {
     j["diagnosis"] = nullptr;
   }
@@ -692,6 +695,12 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     rep.rope_diagnosis = IdentifyRope(table, stats(), ro);
     rep.diagnosed = true;
     rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "alibi") {
+    // Slopes and biases are no sinusoids: the ALiBi reading of the table.
+    AlibiDiagnosisResult a = DiagnoseAlibi(table, *o.spec, ref ? ref->info().name : std::string("bias"));
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(a.text);
+    rep.scheme_diagnosis = std::move(a.json);
   } else if (failed && o.diagnose) {
     IdentifyOptions io;
     if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
