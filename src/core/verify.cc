@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/analysis/alibi_verify.h"
+#include "core/analysis/axis_rotary_verify.h"
 #include "core/analysis/blocks.h"
 #include "core/analysis/properties.h"
 #include "core/analysis/reference_compare.h"
@@ -695,6 +696,18 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     rep.rope_diagnosis = IdentifyRope(table, stats(), ro);
     rep.diagnosed = true;
     rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
+  } else if (auto* axis = dynamic_cast<AxisRotarySource*>(ref); failed && o.diagnose && axis && shape_ok) {
+    // M-RoPE and the vision rotaries: no 1-D sinusoid; the declared ids and
+    // frequencies replayed under the common faults.
+    AxisRotaryDiagnosis a = DiagnoseAxisRotary(table, *axis, DefaultTolerance(rep.tolerance.dtype), ref->info().name,
+                                               o.spec ? o.spec->scheme : std::string("rotary"),
+                                               o.spec && o.spec->scheme != "vision-rope" ? o.spec->base
+                                               : o.spec && (o.spec->variant == "pixtral" || o.spec->variant == "qwen2-vl")
+                                                   ? o.spec->base
+                                                   : 0.0);
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(a.text);
+    rep.scheme_diagnosis = std::move(a.json);
   } else if (failed && o.diagnose && o.spec && o.spec->scheme == "alibi") {
     // Slopes and biases are no sinusoids: the ALiBi reading of the table.
     AlibiDiagnosisResult a = DiagnoseAlibi(table, *o.spec, ref ? ref->info().name : std::string("bias"));

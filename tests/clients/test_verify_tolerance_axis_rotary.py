@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 import peer_tables as P
-from tolerance_util import verify
+from tolerance_util import diagnosis, verify
 
 LAYOUTS = ["text:5,image:1x4x6,text:3", "text:3000,image:1x32x32,text:2000",
            "text:20,image:1x40x60,text:100,video:4x10x10,text:50"]
@@ -44,15 +44,20 @@ def test_qwen2vl_mrope_tables_pass(pe, scratch, check):
 
 def test_mrope_faults_fail(pe, scratch, check):
     pos3 = P.qwen2vl_get_rope_index(*P.qwen2vl_tokens(LAYOUTS[2]))
+    cos, sin = P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [16, 24, 24])
     faults = {
-        "inv_freq in bfloat16": (P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [16, 24, 24], inv_dtype=torch.bfloat16)[0], {}),
-        "ids off by one": (P.qwen2vl_mrope_cos_sin(pos3 + 1, 1e6, 128, [16, 24, 24])[0], {}),
-        "base 1e6 checked as 5e5": (P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [16, 24, 24])[0], {"base": 500000}),
-        "section [24, 20, 20]": (P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [24, 20, 20])[0], {}),
+        "inv_freq in bfloat16": (P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [16, 24, 24], inv_dtype=torch.bfloat16)[0], {},
+                                 "inv_freq was rounded to bfloat16"),
+        "ids off by one": (P.qwen2vl_mrope_cos_sin(pos3 + 1, 1e6, 128, [16, 24, 24])[0], {}, "one more than declared"),
+        "base 1e6 checked as 5e5": (cos, {"base": 500000}, "base 1000000, not 500000: add --base 1000000"),
+        "section [24, 20, 20]": (P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [24, 20, 20])[0], {}, "check the sections"),
+        "the sin tensor checked as cos": (sin, {}, "this is the sin tensor, not cos: add --tensor sin"),
     }
-    for what, (table, kw) in faults.items():
-        rc, ref, _ = verify(pe, scratch, table.numpy(), *mrope_args(scratch, pos3, **kw), "--tensor", "cos")
+    for what, (table, kw, needle) in faults.items():
+        rc, ref, doc = verify(pe, scratch, table.numpy(), *mrope_args(scratch, pos3, **kw), "--tensor", "cos")
         check(rc == 1 and ref and ref["status"] == "fail", f"{what}: exit {rc}, {ref and ref['summary']}")
+        text = diagnosis(doc)
+        check(needle in text and "sinusoid" not in text, f"{what}: diagnosis {text!r}, want {needle!r}")
 
 
 def vision(variant, head, grid, *extra):
@@ -76,15 +81,19 @@ def test_vision_rotary_tables_pass(pe, scratch, check):
 def test_vision_rotary_faults_fail(pe, scratch, check):
     faults = {
         "pixtral inv_freq in bfloat16": (P.pixtral_cos_sin(64, 10000.0, 64, 64, 64, inv_dtype=torch.bfloat16)[0],
-                                         vision("pixtral", 64, "64x64")),
-        "pixtral base 20000 for 10000": (P.pixtral_cos_sin(64, 20000.0, 64, 64, 64)[0], vision("pixtral", 64, "64x64")),
-        "pixtral 32x128 grid as 64x64": (P.pixtral_cos_sin(64, 10000.0, 128, 32, 128)[0], vision("pixtral", 64, "64x64")),
+                                         vision("pixtral", 64, "64x64"), "inv_freq was rounded to bfloat16"),
+        "pixtral base 20000 for 10000": (P.pixtral_cos_sin(64, 20000.0, 64, 64, 64)[0], vision("pixtral", 64, "64x64"),
+                                         "base 20000, not 10000: add --base 20000"),
+        "pixtral 32x128 grid as 64x64": (P.pixtral_cos_sin(64, 10000.0, 128, 32, 128)[0], vision("pixtral", 64, "64x64"),
+                                         "grid"),
         "qwen2-vl vit merge 1 for 2": (P.qwen2vl_vision_cos_sin(80, 10000.0, 1, 16, 24, 1)[0],
-                                       vision("qwen2-vl", 80, "16x24")),
+                                       vision("qwen2-vl", 80, "16x24"), "grid"),
         "qwen2-vl vit inv_freq in bfloat16": (P.qwen2vl_vision_cos_sin(80, 10000.0, 1, 16, 24, 2,
                                                                        inv_dtype=torch.bfloat16)[0],
-                                              vision("qwen2-vl", 80, "16x24")),
+                                              vision("qwen2-vl", 80, "16x24"), "inv_freq was rounded to bfloat16"),
     }
-    for what, (table, args) in faults.items():
-        rc, ref, _ = verify(pe, scratch, table.numpy(), *args, "--tensor", "cos")
+    for what, (table, args, needle) in faults.items():
+        rc, ref, doc = verify(pe, scratch, table.numpy(), *args, "--tensor", "cos")
         check(rc == 1 and ref and ref["status"] == "fail", f"{what}: exit {rc}, {ref and ref['summary']}")
+        text = diagnosis(doc)
+        check(needle in text and "sinusoid" not in text, f"{what}: diagnosis {text!r}, want {needle!r}")

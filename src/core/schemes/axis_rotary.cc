@@ -77,4 +77,10 @@ void AxisRotarySource::EntryAngles(std::int64_t first, std::int64_t count, doubl
   }
 }
 
+void AxisRotarySource::EntryIds(std::int64_t row, std::int64_t* out) const {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(plan_.axes));
+  ids_(row, ids.data());
+  for (std::size_t j = 0; j < plan_.columns.size(); ++j) out[j] = ids[static_cast<std::size_t>(plan_.columns[j].axis)];
+}
+
 }  // namespace pe
