@@ -11,6 +11,7 @@
 #include "core/analysis/alibi_verify.h"
 #include "core/analysis/axis_rotary_verify.h"
 #include "core/analysis/blocks.h"
+#include "core/analysis/xpos_verify.h"
 #include "core/analysis/properties.h"
 #include "core/analysis/reference_compare.h"
 #include "core/analysis/rope_verify.h"
@@ -708,6 +709,14 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     rep.diagnosed = true;
     rep.diagnosis_text = std::move(a.text);
     rep.scheme_diagnosis = std::move(a.json);
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "xpos" && ref && shape_ok && ref->info().name == "scale") {
+    // A scale is a power, no sinusoid: the declared powers replayed with
+    // other scale bases and shifted positions.
+    XposScaleDiagnosis x = DiagnoseXposScale(table, *o.spec, MetaInt(ref->info().meta, "scale_first_position").value_or(0),
+                                             rep.tolerance);
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(x.text);
+    rep.scheme_diagnosis = std::move(x.json);
   } else if (failed && o.diagnose && o.spec && o.spec->scheme == "alibi") {
     // Slopes and biases are no sinusoids: the ALiBi reading of the table.
     AlibiDiagnosisResult a = DiagnoseAlibi(table, *o.spec, ref ? ref->info().name : std::string("bias"));
