@@ -465,7 +465,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     DescribeUsedReference(*o.spec, set.meta, &rep.reference);
     // A float32 RoPE cos/sin scaled by an attention factor: its product's
     // roundings are budgeted too (AttentionScaledTolerance).
-    if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.dtype == DType::kFloat32)
+    if ((spec.scheme == "rope" || spec.scheme == "mrope") && rep.tolerance.is_default &&
+        rep.tolerance.dtype == DType::kFloat32)
       if (const MetaValue* af = set.meta.Find("attention_factor"))
         if (const auto* a = std::get_if<double>(af); a && std::isfinite(*a) && *a > 0 && *a != 1)
           if (const std::string t = set.Find(info.name) ? info.name : set.tensors.front()->info().name;
@@ -481,7 +482,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     if (rep.tolerance.is_default) {
       const std::string tensor = ref->info().name;
       const MetaValue* scaling = set.meta.Find("rope_scaling");
-      if (spec.scheme == "rope" && scaling && MetaToString(*scaling) == "longrope" && (tensor == "cos" || tensor == "sin"))
+      if ((spec.scheme == "rope" || spec.scheme == "mrope") && scaling && MetaToString(*scaling) == "longrope" &&
+          (tensor == "cos" || tensor == "sin"))
         rep.tolerance = LongropeTolerance(rep.tolerance);
       if (dynamic_cast<AxisRotarySource*>(ref)) rep.tolerance = AxisRotaryTolerance(rep.tolerance, spec.scheme);
       if (spec.scheme == "alibi") rep.tolerance = AlibiTolerance(rep.tolerance, spec.heads);

@@ -264,18 +264,20 @@ def qwen2vl_get_rope_index(input_ids, image_grid_thw, video_grid_thw, spatial_me
     return torch.cat(llm_pos_ids_list, dim=1).reshape(3, -1)
 
 
-def qwen2vl_mrope_cos_sin(pos3, base, dim, section, inv_dtype=None):
-    """Qwen2VLRotaryEmbedding.forward (float32 inv_freq @ position_ids) and
-    apply_multimodal_rotary_pos_emb's selection: (cos, sin) [L, dim].
-    inv_dtype=torch.bfloat16 plants inv_freq rounded to bfloat16."""
-    inv = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+def qwen2vl_mrope_cos_sin(pos3, base, dim, section, inv_dtype=None, inv=None, attention_scaling=1.0):
+    """Qwen2VLRotaryEmbedding.forward (float32 inv_freq @ position_ids, cos()
+    and sin() times attention_scaling) and apply_multimodal_rotary_pos_emb's
+    selection: (cos, sin) [L, dim]. inv: a rope_init_fn's inv_freq (default:
+    the plain one); inv_dtype=torch.bfloat16 plants inv_freq rounded to bfloat16."""
+    if inv is None:
+        inv = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
     if inv_dtype is not None:
         inv = inv.to(inv_dtype).float()
     pos = torch.as_tensor(pos3)[:, None, :]  # (3, bs=1, L)
     inv_freq_expanded = inv[None, None, :, None].float().expand(3, 1, -1, 1)
     freqs = (inv_freq_expanded @ pos[:, :, None, :].float()).transpose(2, 3)
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos_all, sin_all = emb.cos(), emb.sin()
+    cos_all, sin_all = emb.cos() * attention_scaling, emb.sin() * attention_scaling
     sec = list(section) * 2
     cos = torch.cat([m[i % 3] for i, m in enumerate(cos_all.split(sec, dim=-1))], dim=-1)[0]
     sin = torch.cat([m[i % 3] for i, m in enumerate(sin_all.split(sec, dim=-1))], dim=-1)[0]

@@ -3,7 +3,7 @@
 Tables from peer_tables.py (Debian's torch, transformers' code transcribed at
 the commits named there): Qwen2-VL's M-RoPE (get_rope_index's ids for three
 text/image/video layouts, Qwen2VLRotaryEmbedding's float32 product and the
-[16, 24, 24] section selection), Pixtral's rotary (64×64 and 5×9 grids) and
+[16, 24, 24] section selection; also with YaRN's inv_freq and attention factor), Pixtral's rotary (64×64 and 5×9 grids) and
 the Qwen2-VL vision tower's (16×24, 2 frames). Each legitimate cos and sin
 passes `pe verify` under the default rule with each entry's own angle
 (docs/verify.md, "Tolerance": M-RoPE and the 2-D vision rotaries); the
@@ -39,6 +39,16 @@ def test_qwen2vl_mrope_tables_pass(pe, scratch, check):
             if ref:
                 worst = max(worst, ref["measured"])
                 check("θ = id·ω" in doc["tolerance"]["why"], f"tolerance: {doc['tolerance']['why']}")
+    # With YaRN (rope_init_fn "yarn", factor 4, original 32768): the attention
+    # factor's product is budgeted as for 1-D RoPE.
+    pos3 = P.qwen2vl_get_rope_index(*P.qwen2vl_tokens(LAYOUTS[2]))
+    inv, af = P.hf_inv_freq("yarn", 128, 1e6, factor=4.0, max_position_embeddings=32768)
+    cos, sin = P.qwen2vl_mrope_cos_sin(pos3, 1e6, 128, [16, 24, 24], inv=inv, attention_scaling=af)
+    for tensor, table in (("cos", cos), ("sin", sin)):
+        rc, ref, _ = verify(pe, scratch, table.numpy(), *mrope_args(scratch, pos3), "--tensor", tensor,
+                            "--rope-scaling", "yarn", "--factor", 4, "--max-position-embeddings", 32768)
+        check(rc == 0, f"Qwen2-VL M-RoPE with YaRN {tensor}: exit {rc}, {ref and ref['summary']}")
+        worst = max(worst, ref["measured"] if ref else 0)
     print(f"M-RoPE: worst {worst:.3f} of the limit")
 
 

@@ -64,10 +64,9 @@ Tolerance AxisRotaryTolerance(const Tolerance& plain, const std::string& scheme)
   if (!plain.is_default || plain.angle_unit == 0) return plain;
   Tolerance t = plain;
   t.why = fmt::format(
-      "default for a {} {} table: {} ulp of {} + {}·|θ|·({} + 2|ln ω|) with θ = id·ω, each entry's own id (t, h or w; "
-      "row or column) times its column's frequency (the angle computed in float32 as the peers do; docs/verify.md)",
-      Traits(plain.dtype).name, scheme, plain.max_ulp, Traits(plain.dtype).name, UnitName(plain.angle_unit),
-      plain.angle_const);
+      "{}; {}: θ = id·ω, each entry's own id (t, h or w; a patch's row or column) times its column's frequency (the "
+      "angle computed in float32 as the peers do; docs/verify.md)",
+      plain.why, scheme);
   return t;
 }
 
