@@ -72,7 +72,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--attn-scale", x.attn_scale, "rope-plan attention temperature attn_scale", "S")->capture_default_str();
   opt("--scale-base", x.scale_base, "xpos scale base", "B")->capture_default_str();
   opt("--heads", x.heads, "alibi: number of attention heads", "N");
-  opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | distance (-slope*|i-j|)", "FORM")->capture_default_str();
+  opt("--alibi-bias", x.alibi_bias, "alibi bias form: rows (slope*j, the reference) | shifted (slope*(j-(L-1)), MPT) | distance (-slope*|i-j|)", "FORM")->capture_default_str();
   opt("--max-bias", x.max_bias, "alibi: slopes 2^(-max_bias*k/n) (8 = Press et al.)", "B")->capture_default_str();
   opt("--grid", f.grid, "sincos-2d, vision-rope: grid HxW (or N for NxN)", "HxW");
   cmd.add_flag("--cls-token", x.cls_token, "sincos-2d: prepend a zero row (MAE cls_token)")->group(g);

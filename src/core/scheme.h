@@ -86,7 +86,7 @@ struct SchemeSpec {
   double attn_scale = 0.1;             ///< --attn-scale (attention temperature)
   // alibi
   std::int64_t heads = 0;          ///< --heads
-  std::string alibi_bias = "rows"; ///< --alibi-bias rows|distance
+  std::string alibi_bias = "rows"; ///< --alibi-bias rows|shifted|distance
   double max_bias = 8;             ///< --max-bias
   // sincos-2d
   std::int64_t grid_h = 0, grid_w = 0;  ///< --grid HxW

@@ -8,7 +8,10 @@
 #include <map>
 #include <set>
 
+#include "core/analysis/alibi_verify.h"
+#include "core/analysis/axis_rotary_verify.h"
 #include "core/analysis/blocks.h"
+#include "core/analysis/xpos_verify.h"
 #include "core/analysis/properties.h"
 #include "core/analysis/reference_compare.h"
 #include "core/analysis/rope_verify.h"
@@ -17,6 +20,7 @@
 #include "core/exact_sincos.h"
 #include "core/metadata_json.h"
 #include "core/model/gguf_plan.h"
+#include "core/schemes/axis_rotary.h"
 #include "core/schemes/rope.h"
 #include "core/pump.h"
 #include "core/schemes/sinusoidal.h"
@@ -391,7 +395,9 @@ nlohmann::ordered_json VerifyReport::ToJson() const {
   j["checks"] = cs;
   if (diagnosed) {
     j["diagnosis"] = {{"summary", diagnosis_text},
-                      {"identification", rope_diagnosis ? rope_diagnosis->ToJson() : diagnosis.ToJson()}};
+                      {"identification", rope_diagnosis     ? rope_diagnosis->ToJson()
+                                         : !scheme_diagnosis.is_null() ? scheme_diagnosis
+                                                                       : diagnosis.ToJson()}};
   } else {
     j["diagnosis"] = nullptr;
   }
@@ -459,7 +465,8 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     DescribeUsedReference(*o.spec, set.meta, &rep.reference);
     // A float32 RoPE cos/sin scaled by an attention factor: its product's
     // roundings are budgeted too (AttentionScaledTolerance).
-    if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.dtype == DType::kFloat32)
+    if ((spec.scheme == "rope" || spec.scheme == "mrope") && rep.tolerance.is_default &&
+        rep.tolerance.dtype == DType::kFloat32)
       if (const MetaValue* af = set.meta.Find("attention_factor"))
         if (const auto* a = std::get_if<double>(af); a && std::isfinite(*a) && *a > 0 && *a != 1)
           if (const std::string t = set.Find(info.name) ? info.name : set.tensors.front()->info().name;
@@ -469,6 +476,24 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     else if (set.Find(info.name)) generated = set.Take(info.name);
     else generated = std::move(set.tensors.front());
     ref = generated.get();
+    // The schemes whose peers round more than the plain sinusoid recipe
+    // (tolerance.h): longrope's factor list, M-RoPE's and the vision
+    // rotaries' per-entry ids, ALiBi's float32 powers, xPos's scale.
+    if (rep.tolerance.is_default) {
+      const std::string tensor = ref->info().name;
+      const MetaValue* scaling = set.meta.Find("rope_scaling");
+      if ((spec.scheme == "rope" || spec.scheme == "mrope") && scaling && MetaToString(*scaling) == "longrope" &&
+          (tensor == "cos" || tensor == "sin"))
+        rep.tolerance = LongropeTolerance(rep.tolerance);
+      if (dynamic_cast<AxisRotarySource*>(ref)) rep.tolerance = AxisRotaryTolerance(rep.tolerance, spec.scheme);
+      if (spec.scheme == "alibi") rep.tolerance = AlibiTolerance(rep.tolerance, spec.heads);
+      if (spec.scheme == "xpos" && tensor == "scale") {
+        const auto first = MetaInt(set.meta, "scale_first_position").value_or(0);
+        const double last = static_cast<double>(first) + static_cast<double>(ref->info().rows) - 1;
+        rep.tolerance = XposScaleTolerance(
+            rep.tolerance, std::max(std::fabs(static_cast<double>(first)), std::fabs(last)) / spec.scale_base);
+      }
+    }
     if (spec.scheme == "rope") {
       rope_tensor = ref->info().name;
       rep.reference["tensor"] = rope_tensor;
@@ -588,6 +613,12 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     ReferenceCompareOptions ro;
     ro.tolerance = rep.tolerance;
     ro.col_omega = ref_head.col_omega;
+    // Rows whose columns take different ids (M-RoPE's t, h, w; a patch's
+    // row and column): each entry's own angle for the angle term.
+    if (auto* axis = dynamic_cast<AxisRotarySource*>(ref); axis && rep.tolerance.angle_unit > 0) {
+      ro.col_omega = axis->ColumnOmega();
+      ro.entry_angle = [axis](std::int64_t first, std::int64_t count, double* out) { axis->EntryAngles(first, count, out); };
+    }
     ro.start = start;
     ro.inv_freq = rope_tensor == "inv_freq";
     ro.on_rows = o.on_rows;
@@ -668,6 +699,32 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     rep.rope_diagnosis = IdentifyRope(table, stats(), ro);
     rep.diagnosed = true;
     rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
+  } else if (auto* axis = dynamic_cast<AxisRotarySource*>(ref); failed && o.diagnose && axis && shape_ok) {
+    // M-RoPE and the vision rotaries: no 1-D sinusoid; the declared ids and
+    // frequencies replayed under the common faults.
+    AxisRotaryDiagnosis a = DiagnoseAxisRotary(table, *axis, DefaultTolerance(rep.tolerance.dtype), ref->info().name,
+                                               o.spec ? o.spec->scheme : std::string("rotary"),
+                                               o.spec && o.spec->scheme != "vision-rope" ? o.spec->base
+                                               : o.spec && (o.spec->variant == "pixtral" || o.spec->variant == "qwen2-vl")
+                                                   ? o.spec->base
+                                                   : 0.0);
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(a.text);
+    rep.scheme_diagnosis = std::move(a.json);
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "xpos" && ref && shape_ok && ref->info().name == "scale") {
+    // A scale is a power, no sinusoid: the declared powers replayed with
+    // other scale bases and shifted positions.
+    XposScaleDiagnosis x = DiagnoseXposScale(table, *o.spec, MetaInt(ref->info().meta, "scale_first_position").value_or(0),
+                                             rep.tolerance);
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(x.text);
+    rep.scheme_diagnosis = std::move(x.json);
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "alibi") {
+    // Slopes and biases are no sinusoids: the ALiBi reading of the table.
+    AlibiDiagnosisResult a = DiagnoseAlibi(table, *o.spec, ref ? ref->info().name : std::string("bias"));
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(a.text);
+    rep.scheme_diagnosis = std::move(a.json);
   } else if (failed && o.diagnose) {
     IdentifyOptions io;
     if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");

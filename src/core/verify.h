@@ -109,6 +109,9 @@ struct VerifyReport {
   /// A RoPE reference (scheme rope): the RoPE identification instead.
   std::optional<RopeIdentification> rope_diagnosis;
   std::string diagnosis_text; ///< one line; empty when not diagnosed
+  /// The figures of a scheme's own diagnosis (ALiBi), in place of the
+  /// sinusoid identification in JSON; null otherwise.
+  nlohmann::ordered_json scheme_diagnosis;
   Compared compared;          ///< what the checks compared (SettleVerdict)
   /// Why nothing was compared ("every check was skipped: ..."); empty when
   /// something was. Then the report fails unless empty ones are allowed.

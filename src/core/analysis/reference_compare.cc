@@ -562,7 +562,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   std::vector<double> ln_term(static_cast<std::size_t>(cols), 0.0);
   for (std::int64_t j = 0; j < cols; ++j) {
     const double w = o.col_omega[static_cast<std::size_t>(j)];
-    if (w > 0) ln_term[static_cast<std::size_t>(j)] = AngleFactor(w);
+    if (w > 0) ln_term[static_cast<std::size_t>(j)] = tol.AngleFactorOf(w);
   }
   const UlpRule ulp(tol.dtype);
 #if PE_QUIET_VECTOR
@@ -572,7 +572,10 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
 #endif
   // The per-entry step (the historical loop's body): entry (row, j) of the
   // table, at `pos`, against `expected`.
-  const auto full_step = [&](Partial& p, std::int64_t row, std::int64_t pos, std::int64_t j, double found, double expected) {
+  // `theta`: the entry's |θ| when the caller gives angles per entry
+  // (entry_angle), else NaN (the angle is pos·ω).
+  const auto full_step = [&](Partial& p, std::int64_t row, std::int64_t pos, std::int64_t j, double found, double expected,
+                             double theta = std::numeric_limits<double>::quiet_NaN()) {
     ReferenceComparison& c = p.c;
     double err = std::fabs(found - expected);
     if (!std::isfinite(err)) err = HUGE_VAL, ++c.nonfinite;
@@ -583,7 +586,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     } else {
       // Tolerance::Limit, term by term in the same order.
       lim = tol.atol + tol.rtol * std::fabs(expected) + tol.max_ulp * ulp(expected);
-      const double angle = static_cast<double>(pos) * w;
+      const double angle = std::isnan(theta) ? static_cast<double>(pos) * w : theta;
       if (tol.angle_unit > 0 && angle != 0 && w > 0)
         lim += tol.angle_unit * std::fabs(angle) * ln_term[static_cast<std::size_t>(j)];
     }
@@ -618,7 +621,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   Partial total;
   // The approximate reference (approx_reference): tried on the first block;
   // without it (false), the exact rows as before.
-  bool approx = f32_f64 && !o.inv_freq && o.approx_reference && rinfo.dtype == DType::kFloat64 && cols >= 4 &&
+  bool approx = f32_f64 && !o.inv_freq && !o.entry_angle && o.approx_reference && rinfo.dtype == DType::kFloat64 && cols >= 4 &&
                 reference.concurrent_reads();
   // The filter's angle factor per column (LoudLanesApproxImpl). A column
   // whose ω is so small that pos·ω could underflow to 0 (no angle term in
@@ -792,6 +795,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     }
     ref_raw.resize(static_cast<std::size_t>(n) * rinfo.row_bytes());
     ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
+    std::vector<double> theta;
+    if (o.entry_angle) theta.resize(static_cast<std::size_t>(n * cols)), o.entry_angle(f, n, theta.data());
     const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
     std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
     if (o.fold) o.fold->BeginBlock(parts, rows, f, n);
@@ -803,7 +808,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
           const std::int64_t r0 = n * t / parts, r1 = n * (t + 1) / parts;
           for (std::int64_t r = r0; r < r1; ++r) {
             const std::int64_t pos = o.start + f + r;
-            if (!o.inv_freq && (f != 0 || r != 0) &&
+            if (!o.inv_freq && !o.entry_angle && (f != 0 || r != 0) &&
                 (f32_f64 ? QuietRowF32(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
                                        static_cast<double>(pos), o, ln_term.data(), ulp, c)
                          : QuietRow(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
@@ -811,7 +816,8 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
               continue;
             for (std::int64_t j = 0; j < cols; ++j) {
               const std::size_t i = static_cast<std::size_t>(r * cols + j);
-              full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i));
+              if (o.entry_angle) full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i), theta[i]);
+              else full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i));
             }
           }
           if (o.fold && r1 > r0) o.fold->Fold(t, rows + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);

@@ -52,6 +52,12 @@ struct ReferenceCompareOptions {
   std::vector<double> col_omega;  ///< per column; 0 = no angle term
   std::int64_t start = 0;         ///< position of row 0
   bool inv_freq = false;          ///< a RoPE inv_freq vector: InvFreqLimit
+  /// Optional: |θ| of every entry of rows [first, first + count), row-major,
+  /// for tables whose columns take different ids per row (M-RoPE, the 2-D
+  /// vision rotaries): the angle term then uses it in place of
+  /// (start + row)·ω (col_omega still gives each column's ω). Such a
+  /// comparison takes the per-entry step everywhere (no filters).
+  std::function<void(std::int64_t first, std::int64_t count, double* out)> entry_angle;
   int threads = 0;                ///< 0 = every core
   /// Called after each block with the rows done so far (progress); may be empty.
   std::function<void(std::int64_t)> on_rows;

@@ -1,7 +1,7 @@
 // ALiBi (Press et al. 2022; ofirpress/attention_with_linear_biases,
 // fairseq/models/transformer.py): per-head slopes and the bias tensor in the
-// reference's form (slope·j, identical rows: [H, L]) or the paper's
-// (-slope·|i-j|: [H, L, L]).
+// reference's form (slope·j, identical rows: [H, L]), MPT's (slope·(j-(L-1)):
+// [H, L]) or the paper's (-slope·|i-j|: [H, L, L]).
 #include <fmt/format.h>
 #include <quadmath.h>
 
@@ -34,7 +34,9 @@ SchemeInfo AlibiSchemeInfo() {
   info.params = {
       {"--heads", "number of heads n", "required"},
       {"--max-len", "key/query length L of the bias", "required"},
-      {"--alibi-bias", "rows: [H, L] slope·j (reference) | distance: [H, L, L] -slope·|i-j|", "rows"},
+      {"--alibi-bias",
+       "rows: [H, L] slope·j (reference) | shifted: [H, L] slope·(j-(L-1)) (MPT) | distance: [H, L, L] -slope·|i-j|",
+       "rows"},
       {"--max-bias", "slopes 2^(-max_bias·k/n2) (ggml); 8 = Press", "8"},
       {"--tensor", "slopes | bias", "all"},
   };
@@ -47,8 +49,8 @@ SchemeInfo AlibiSchemeInfo() {
   info.validate = [](const SchemeSpec& spec) {
     if (spec.heads <= 0) ThrowUsage("--heads", "alibi needs the number of heads (at least 1)");
     if (spec.heads > (1 << 20)) ThrowUsage("--heads", "at most 2^20");
-    if (spec.alibi_bias != "rows" && spec.alibi_bias != "distance")
-      ThrowUsage(fmt::format("--alibi-bias '{}'", spec.alibi_bias), "expected rows or distance");
+    if (spec.alibi_bias != "rows" && spec.alibi_bias != "shifted" && spec.alibi_bias != "distance")
+      ThrowUsage(fmt::format("--alibi-bias '{}'", spec.alibi_bias), "expected rows, shifted or distance");
     if (!(spec.max_bias > 0) || !std::isfinite(spec.max_bias)) ThrowUsage("--max-bias", "must be above 0");
     if (spec.alibi_bias == "distance") {
       if (spec.max_len > (std::int64_t{1} << 40)) ThrowUsage("--max-len", "too large for an [H, L, L] bias");
@@ -97,6 +99,13 @@ SchemeInfo AlibiSchemeInfo() {
       b.rows = H;  // bias[h, j] = slope_h · j (fairseq adds it to the causal mask)
       set.tensors.push_back(std::make_unique<QuadRowSource>(b, [slopes, L](std::int64_t row, __float128* v) {
         for (std::int64_t j = 0; j < L; ++j) v[j] = slopes[row] * j;
+      }));
+    } else if (spec.alibi_bias == "shifted") {
+      // MPT (llm-foundry build_alibi_bias): slope_h · (j - (L-1)), the rows
+      // form less a constant per head, which softmax ignores.
+      b.rows = H;
+      set.tensors.push_back(std::make_unique<QuadRowSource>(b, [slopes, L](std::int64_t row, __float128* v) {
+        for (std::int64_t j = 0; j < L; ++j) v[j] = slopes[row] * (j - (L - 1));
       }));
     } else {
       b.rows = H * L;  // bias[h, i, j] = -slope_h · |i - j|

@@ -1,5 +1,6 @@
 #include "core/schemes/axis_rotary.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/schemes/quad_source.h"
@@ -53,6 +54,33 @@ void AxisRotarySource::ReadRows(std::int64_t first, std::int64_t count, std::byt
       }
     }
   }
+}
+
+std::vector<double> AxisRotarySource::ColumnOmega() const {
+  std::vector<double> w;
+  w.reserve(plan_.columns.size());
+  for (const AxisColumn& col : plan_.columns) w.push_back(plan_.frequencies[static_cast<std::size_t>(col.freq)].hi);
+  return w;
+}
+
+void AxisRotarySource::EntryAngles(std::int64_t first, std::int64_t count, double* out) const {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(plan_.axes));
+  const std::size_t cols = plan_.columns.size();
+  for (std::int64_t r = 0; r < count; ++r) {
+    ids_(first + r, ids.data());
+    for (std::size_t j = 0; j < cols; ++j) {
+      const AxisColumn col = plan_.columns[j];
+      out[static_cast<std::size_t>(r) * cols + j] =
+          std::fabs(static_cast<double>(ids[static_cast<std::size_t>(col.axis)]) *
+                    plan_.frequencies[static_cast<std::size_t>(col.freq)].hi);
+    }
+  }
+}
+
+void AxisRotarySource::EntryIds(std::int64_t row, std::int64_t* out) const {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(plan_.axes));
+  ids_(row, ids.data());
+  for (std::size_t j = 0; j < plan_.columns.size(); ++j) out[j] = ids[static_cast<std::size_t>(plan_.columns[j].axis)];
 }
 
 }  // namespace pe

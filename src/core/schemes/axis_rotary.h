@@ -59,6 +59,18 @@ class AxisRotarySource : public RowSource {
   bool concurrent_reads() const override { return true; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override;
 
+  /// ω of each column (the frequency its angle multiplies), for the
+  /// tolerance's angle term.
+  std::vector<double> ColumnOmega() const;
+  /// |θ| = |id·ω| of every entry of rows [first, first + count), row-major:
+  /// the angle each entry's value is the sin or cos of (its id differs per
+  /// column, so pos·ω of the row does not give it).
+  void EntryAngles(std::int64_t first, std::int64_t count, double* out) const;
+  /// The id each entry of row `row` uses (its column's axis), one per column.
+  void EntryIds(std::int64_t row, std::int64_t* out) const;
+  /// True when the values carry no scale (no attention factor).
+  bool unscaled() const { return scale_ == 1; }
+
  private:
   TableInfo info_;
   AxisRotaryPlan plan_;
