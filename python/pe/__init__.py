@@ -522,7 +522,7 @@ def view(name: Optional[str] = None, inputs: Union[str, _os.PathLike, Sequence[U
     its own, or the recipe of a file for the precision view.
 
     Returns a :class:`View`. Raises :class:`pe.Error` with pe's message
-    (``--view grid: needs a 2-D encoding ...``) when the view does not apply.
+    (``view grid: needs a 2-D encoding ...``) when the view does not apply.
     """
     if isinstance(inputs, (str, _os.PathLike)):
         inputs = [inputs]
