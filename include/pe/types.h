@@ -20,9 +20,6 @@ namespace pe {
 /// memory as on every platform pe builds for.
 enum class DType : std::uint8_t { kFloat16, kBFloat16, kFloat32, kFloat64 };
 
-/// The library's version, "MAJOR.MINOR.PATCH" (as `pe --version`).
-std::string_view Version();
-
 /// "float16", "bfloat16", "float32", "float64" (the spelling of --dtype).
 std::string_view DTypeName(DType dtype);
 

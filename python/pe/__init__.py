@@ -224,12 +224,12 @@ def _finish(arrays: Dict[str, _np.ndarray], dtypes: Dict[str, str], meta: Dict[s
     return Tables(out, dtypes, meta)
 
 
-def generate(scheme: str = "sinusoidal", *, dtype: Optional[str] = None, tensor: Optional[str] = None,
+def generate(scheme: Optional[str] = None, *, dtype: Optional[str] = None, tensor: Optional[str] = None,
              rope_scaling: Any = None, as_torch: bool = False, **params: Any):
     """Build an exact positional-encoding table.
 
     ``scheme`` is any name of ``pe schemes`` ("sinusoidal", "rope", "alibi",
-    ...). Keyword names are the CLI's flags with underscores (``d_model``,
+    ...); None: sinusoidal. Keyword names are the CLI's flags with underscores (``d_model``,
     ``max_len``, ``base``, ``start``, ``layout``, ``heads``, ``grid="14x14"``,
     ``cls_token=True``, ...) or Hugging Face's (``rope_theta``, ``head_dim``,
     ``partial_rotary_factor``, ``max_position_embeddings``, and
@@ -255,7 +255,7 @@ def generate(scheme: str = "sinusoidal", *, dtype: Optional[str] = None, tensor:
         p.append(("dtype", dtype))
     if tensor is not None:
         p.append(("tensor", tensor))
-    arrays, dtypes, meta = _pe.generate(scheme, p)
+    arrays, dtypes, meta = _pe.generate(scheme or "", p)  # "": the default scheme (sinusoidal)
     return _finish(arrays, dtypes, meta, as_torch)
 
 

@@ -39,12 +39,14 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
   SpecOverrides ov;
   ov.path = name;
   std::vector<std::pair<std::string, std::string>> extras;  // canonical key -> value
+  std::vector<std::string> given_common;                     // the common fields the caller gave
   if (given) {
     if (!given->scheme.empty()) ov.scheme = given->scheme;
     SchemeSpec probe;  // parses every value, so a bad one is refused before any work
     for (const auto& [k, v] : given->params) {
       SetSpecParam(probe, k, v);
       const std::string key = CanonicalSpecKey(k);
+      if (IsCommonKey(key)) given_common.push_back(key);
       if (key == "d_model") ov.d_model = probe.d_model;
       else if (key == "max_len") ov.max_len = probe.max_len;
       else if (key == "start") ov.start = probe.start;
@@ -63,6 +65,11 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
   bool skipped = false;
   for (const std::string& key : SpecParamKeys()) {
     if (IsCommonKey(key) || key == "tensor" || key == "truncate") continue;
+    // A metadata alias of a common field (rope_theta for base) yields to the caller's value.
+    const std::string canon = CanonicalSpecKey(key);
+    if (IsCommonKey(canon) &&
+        std::find(given_common.begin(), given_common.end(), canon) != given_common.end())
+      continue;
     const MetaValue* meta = info.meta.Find(key);
     const auto mine = std::find_if(extras.begin(), extras.end(), [&](const auto& e) { return e.first == key; });
     std::string flag = "--" + key;

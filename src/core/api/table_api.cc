@@ -11,7 +11,7 @@
 
 #include <sys/stat.h>
 
-#include <pe/table.h>
+#include <pe/pe.h>
 
 #include "core/api/api_impl.h"
 #include "core/api/spec_params.h"
@@ -238,7 +238,9 @@ Table MakeTable(TableSet set) {
 
 Table GenerateTable(const Spec& spec) {
   SchemeSpec s;
-  s.scheme = spec.scheme;
+  // An empty scheme is the default one, named so in a refusal ("no --scheme given").
+  const bool scheme_given = !spec.scheme.empty();
+  s.scheme = scheme_given ? spec.scheme : std::string("sinusoidal");
   std::vector<std::string> flags;  // the flags these keys stand for, refused as the CLI refuses them
   for (const auto& [k, v] : spec.params) {
     SetSpecParam(s, k, v);
@@ -246,7 +248,7 @@ Table GenerateTable(const Spec& spec) {
     std::replace(flag.begin(), flag.end(), '_', '-');
     if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
   }
-  CheckFlagsApply(flags, FindScheme(s.scheme).name, true);
+  CheckFlagsApply(flags, FindScheme(s.scheme).name, scheme_given);
   return MakeTable(MakeTableSet(s));
 }
 
