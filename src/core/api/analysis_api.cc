@@ -66,7 +66,7 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
   for (const std::string& key : SpecParamKeys()) {
     if (IsCommonKey(key) || key == "tensor" || key == "truncate") continue;
     // A metadata alias of a common field (rope_theta for base) yields to the caller's value.
-    const std::string canon = CanonicalSpecKey(key);
+    const std::string canon = key == "rope_theta" ? std::string("base") : CanonicalSpecKey(key);
     if (IsCommonKey(canon) &&
         std::find(given_common.begin(), given_common.end(), canon) != given_common.end())
       continue;
