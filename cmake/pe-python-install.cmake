@@ -1,10 +1,10 @@
 # `cmake --install` of the pe Python package (component python): into the
 # folder the install prefix's Python searches (cmake/pe_python_dir.py), or
-# PE_INSTALL_PYTHONDIR when it was set at configure time (relative to the
+# PE_PYTHON_INSTALL_DIR when it was set at configure time (relative to the
 # prefix, or absolute). When the interpreter does not search that folder,
 # one line says how to reach it. Set by the install(CODE) before it:
 # PE_PY_PACKAGE (the built package folder), PE_PY_EXE, PE_PY_HELPER,
-# PE_PY_DIR (PE_INSTALL_PYTHONDIR; may be empty).
+# PE_PY_DIR (PE_PYTHON_INSTALL_DIR; may be empty).
 if(PE_PY_DIR)
   if(IS_ABSOLUTE "${PE_PY_DIR}")
     set(_pe_py_dest "${PE_PY_DIR}")
