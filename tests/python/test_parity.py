@@ -117,3 +117,29 @@ def test_missing_file_alike(cli, scratch):
             call(os.path.join(scratch, "nope.npy"))
         assert isinstance(e.value, FileNotFoundError) and e.value.kind == "input"
         assert str(e.value) == want
+
+
+def test_numpy_dtypes_and_the_return_type(cli, scratch):
+    # dtype=np.float16 is --dtype float16: the bytes of the CLI's file.
+    code, _, err = cli("generate", "--d-model", 16, "--max-len", 8, "--dtype", "float16", "-o", "h.npy")
+    assert code == 0, err
+    want = np.load(os.path.join(scratch, "h.npy"))
+    for dtype in (np.float16, np.dtype("float16"), "float16"):
+        t = pe.generate(d_model=16, max_len=8, dtype=dtype)
+        assert isinstance(t, pe.Tables) and list(t) == ["pe"] and t.dtypes == {"pe": "float16"}
+        assert t.table.tobytes() == want.tobytes()
+    r = pe.read(os.path.join(scratch, "h.npy"))
+    assert isinstance(r, pe.Tables) and r.table.tobytes() == want.tobytes()
+    with pytest.raises(pe.UsageError, match=r"table: 3 tensors \(cos, sin, inv_freq\)"):
+        pe.generate("rope", head_dim=8, max_len=4).table
+
+
+def test_permission_denied(scratch):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    path = os.path.join(scratch, "locked.npy")
+    np.save(path, np.zeros((2, 2), np.float32))
+    os.chmod(path, 0)
+    with pytest.raises(pe.PermissionDenied) as e:
+        pe.read(path)
+    assert isinstance(e.value, PermissionError) and e.value.kind in ("input", "io")
