@@ -8,14 +8,22 @@
 // buffer is freed with the last array that views it. bfloat16 comes back
 // as uint16 (numpy has no bfloat16); the Python side says so.
 //
-// Errors: pe::Error becomes pe.Error (a ValueError) with pe's message and
-// a `kind` attribute ("usage", "input", "io").
+// Errors: pe::Error becomes one of the package's exception classes
+// (python/pe/__init__.py hands them over with set_error_classes): a missing
+// file pe.FileNotFound (a FileNotFoundError), a refused one
+// pe.PermissionDenied (a PermissionError), another operating-system
+// refusal pe.IOFailure (an OSError), a bad argument pe.UsageError and a
+// malformed file pe.InputError (ValueErrors); every one a pe.Error with
+// `kind` ("usage", "input", "io") and `hint`. The message is the library's,
+// with the CLI's flags spelled as Python keywords (--d-model -> d_model).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <tuple>
 #include <cstdint>
 #include <memory>
@@ -149,19 +157,85 @@ pe::RowStream& OneTensor(pe::Table& t, const std::string& tensor) {
   return t.tensor(std::size_t{0});
 }
 
+// The CLI's flags in `text` spelled as the keywords of the Python functions:
+// "--d-model" -> "d_model", "--rope-scaling" -> "rope_scaling".
+std::string KeywordSpelling(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const bool flag = text.compare(i, 2, "--") == 0 && i + 2 < text.size() &&
+                      std::islower(static_cast<unsigned char>(text[i + 2])) &&
+                      (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])));
+    if (!flag) {
+      out += text[i++];
+      continue;
+    }
+    i += 2;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-')) {
+      out += text[i] == '-' ? '_' : text[i];
+      ++i;
+    }
+  }
+  return out;
+}
+
+// The exception classes of python/pe/__init__.py, by name.
+py::dict& ErrorClasses() {
+  static py::dict* classes = new py::dict();  // never destroyed: lives as long as the interpreter
+  return *classes;
+}
+
+void RaisePython(const pe::Error& e) {
+  const std::string message = KeywordSpelling(e.what());
+  const char* kind = pe::ErrorKindName(e.kind());
+  std::string cls = "UsageError";
+  int err = 0;
+  if (e.kind() == pe::ErrorKind::kInput || e.kind() == pe::ErrorKind::kIo) {
+    cls = e.kind() == pe::ErrorKind::kIo ? "IOFailure" : "InputError";
+    for (int code : {ENOENT, ENOTDIR, EACCES, EPERM}) {
+      if (message.find(std::strerror(code)) == std::string::npos) continue;
+      err = code;
+      cls = code == ENOENT || code == ENOTDIR ? "FileNotFound" : "PermissionDenied";
+      break;
+    }
+  }
+  py::dict& classes = ErrorClasses();
+  if (!classes.contains(cls)) cls = "Error";
+  py::object type = classes.contains(cls) ? py::object(classes[py::str(cls)]) : py::object(py::handle(PyExc_ValueError).cast<py::object>());
+  py::object exc = type(py::str(message));
+  exc.attr("kind") = kind;
+  exc.attr("hint") = KeywordSpelling(e.hint());
+  if (err != 0) exc.attr("errno") = err;
+  PyErr_SetObject(type.ptr(), exc.ptr());
+}
+
+// The partner of a RoPE cos (sin) tensor in the same table: its sin (cos), as `pe inspect` pairs them.
+pe::RowStream* PairOf(pe::Table& t, const pe::RowStream& s) {
+  const std::string& name = s.info().name;
+  if (name != "cos" && name != "sin") return nullptr;
+  const std::string other = name == "cos" ? "sin" : "cos";
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t.tensor(i).info().name == other && t.tensor(i).info().rows == s.info().rows &&
+        t.tensor(i).info().cols == s.info().cols)
+      return &t.tensor(i);
+  return nullptr;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_pe, m) {
   m.doc() = "The compiled core of the pe package; use the functions of `pe` instead.";
 
-  static py::exception<pe::Error> error_type(m, "Error", PyExc_ValueError);
+  m.attr("__version__") = std::string(pe::Version());
+  m.def(
+      "set_error_classes", [](const py::dict& classes) { ErrorClasses() = classes; }, py::arg("classes"),
+      "The package's exception classes by name (Error, UsageError, InputError, FileNotFound, PermissionDenied, "
+      "IOFailure)");
+  m.def("keyword_spelling", &KeywordSpelling, py::arg("text"), "The CLI's flags in text as Python keywords");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const pe::Error& e) {
-      py::object exc = py::reinterpret_borrow<py::object>(error_type.ptr())(py::str(e.what()));
-      exc.attr("kind") = pe::ErrorKindName(e.kind());
-      PyErr_SetObject(error_type.ptr(), exc.ptr());
+      RaisePython(e);
     }
   });
 
@@ -233,6 +307,10 @@ PYBIND11_MODULE(_pe, m) {
         r.diagnose = diagnose;
         r.allow_empty = allow_empty;
         r.name = s.name;
+        if (tensor.empty() && s.table->size() > 1 && !r.reference) {  // every tensor, as `pe verify FILE`
+          py::gil_scoped_release unlocked;
+          return pe::VerifyTableSet(*s.table, r).json;
+        }
         pe::RowStream& t = OneTensor(*s.table, tensor);
         py::gil_scoped_release unlocked;
         return pe::VerifyTable(t, r).json;
@@ -247,8 +325,21 @@ PYBIND11_MODULE(_pe, m) {
       [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta) {
         Source s = OpenSource(src, tensor, format, meta);
         pe::RowStream& t = OneTensor(*s.table, tensor);
+        pe::RowStream* pair = PairOf(*s.table, t);
+        std::optional<pe::Table> other;  // a file's cos+sin pair: the other tensor, when present (as pe inspect)
+        if (!pair && py::isinstance<py::str>(src) && (t.info().name == "cos" || t.info().name == "sin")) {
+          pe::ReadOptions o;
+          o.tensor = t.info().name == "cos" ? "sin" : "cos";
+          o.format = format;
+          try {
+            other.emplace(pe::OpenTableFile(s.name, o));
+            pair = PairOf(*other, t);
+          } catch (const pe::Error&) {
+            other.reset();
+          }
+        }
         py::gil_scoped_release unlocked;
-        return pe::IdentifyTable(t).json;
+        return pe::IdentifyTable(t, pair).json;
       },
       py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"),
       "identify(...) -> the identification as JSON text");

@@ -4,9 +4,16 @@
 #     its man page and completions are in place, and a program using the
 #     library builds against the prefix with find_package(pe CONFIG) and with
 #     pkg-config, and runs;
-#  2. (as root, with dpkg) `cpack -G DEB`: its Depends are runtime libraries
-#     only (no -dev package), `dpkg -i`, then pe generate, man -w pe, a bash
-#     completion, the same two consumer builds against /usr, `dpkg -r pe`.
+#     With the Python module built (PE_BUILD_PYTHON=ON), python3 imports it
+#     from the prefix (PYTHONPATH as cmake --install says), and the wheel of
+#     pyproject.toml (python3 -m build --no-isolation, this build folder)
+#     installs into a fresh venv --system-site-packages and imports;
+#  2. (as root, with dpkg) `cpack -G DEB`: three packages, pe (the command;
+#     Depends: runtime libraries only, no -dev package), libpe-dev (headers,
+#     libraries, CMake and pkg-config files) and python3-pe (Depends: python3,
+#     python3-numpy); `dpkg -i` of the three, then pe generate, man -w pe, a
+#     bash completion, the same two consumer builds against /usr, python3 -c
+#     'import pe', `dpkg -r` of the three.
 # The consumer is examples/ once it exists (examples/CMakeLists.txt uses
 # find_package(pe CONFIG) and pe::pe), else a throw-away program that only
 # links pe::pe. Skip step 2 with PE_SMOKE_DEB=0.
@@ -95,29 +102,70 @@ done
 "$prefix/bin/pe" inspect "$scratch/prefix-pe.h5" >/dev/null
 MANPATH=$prefix/share/man man -w pe >/dev/null || fail "man -w pe with MANPATH=$prefix/share/man"
 consumer_builds "$prefix"
+python_built=0
+if grep -q '^PE_BUILD_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then python_built=1; fi
+if [ "$python_built" = 1 ]; then
+  pydir=$(/usr/bin/python3 "$root/cmake/pe_python_dir.py" "$prefix" | head -1)
+  [ -f "$pydir/pe/__init__.py" ] || fail "cmake --install did not put the Python package in $pydir"
+  (cd "$scratch" && PYTHONPATH=$pydir /usr/bin/python3 -c 'import pe; assert pe.__file__.startswith("'"$pydir"'"); print("import pe from", pe.__file__, pe.__version__)') \
+    || fail "python3 cannot import pe from $pydir"
+  say "wheel (python3 -m build --no-isolation --wheel) into a fresh venv"
+  if /usr/bin/python3 -c 'import build' 2>/dev/null; then
+    PE_WHEEL_BUILD_DIR=$build /usr/bin/python3 -m build --no-isolation --wheel --outdir "$scratch/dist" "$root" >/dev/null
+  else
+    PE_WHEEL_BUILD_DIR=$build /usr/bin/python3 -m pip wheel --no-build-isolation --no-deps -w "$scratch/dist" "$root" >/dev/null
+  fi
+  wheel=$(ls "$scratch"/dist/pe-*.whl)
+  /usr/bin/python3 -m venv --system-site-packages "$scratch/venv"
+  "$scratch/venv/bin/python" -m pip install --no-index --no-deps --quiet "$wheel"
+  (cd "$scratch" && "$scratch/venv/bin/python" -c 'import pe, sys; assert pe.__file__.startswith(sys.prefix); print("venv: import pe", pe.__version__, pe.generate(d_model=4, max_len=2).table.shape)') \
+    || fail "the wheel $wheel does not import in a fresh venv"
+fi
 
 if [ "${PE_SMOKE_DEB:-1}" = 0 ]; then echo "package-smoke: .deb skipped (PE_SMOKE_DEB=0)"; exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null; then
   echo "package-smoke: .deb skipped (needs root and dpkg)"
   exit 0
 fi
-if dpkg-query -W -f='${Status}' pe 2>/dev/null | grep -q "install ok installed"; then
-  fail "a package named pe is already installed; not replacing it"
-fi
+for p in pe libpe-dev python3-pe; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    fail "a package named $p is already installed; not replacing it"
+  fi
+done
 
 say "cpack -G DEB"
 (cd "$build" && cpack -G DEB -B "$scratch/deb" >/dev/null)
 deb=$(ls "$scratch"/deb/pe_*.deb)
+dev=$(ls "$scratch"/deb/libpe-dev_*.deb)
+debs=("$deb" "$dev")
+names=(pe libpe-dev)
 dpkg-deb -I "$deb"
 depends=$(dpkg-deb -f "$deb" Depends)
 [ -n "$depends" ] || fail "the package has no Depends"
-if echo "$depends" | tr ',' '\n' | grep -E -- '-dev( |$)'; then fail "Depends names a -dev package: $depends"; fi
+if echo "$depends" | tr ',' '\n' | grep -E -- '-dev( |$)'; then fail "pe's Depends names a -dev package: $depends"; fi
 dpkg-deb -c "$deb" >"$scratch/deb-contents.txt"
-grep -q '/usr/bin/pe$' "$scratch/deb-contents.txt" || fail "the package lacks /usr/bin/pe"
+grep -q '/usr/bin/pe$' "$scratch/deb-contents.txt" || fail "the package pe lacks /usr/bin/pe"
+grep -q '/usr/share/man/man1/pe.1' "$scratch/deb-contents.txt" || fail "the package pe lacks its man page"
+if grep -E '/usr/include/|\.so|\.a$|dist-packages' "$scratch/deb-contents.txt"; then fail "the package pe holds library or Python files"; fi
+dpkg-deb -c "$dev" >"$scratch/dev-contents.txt"
+for f in /usr/include/pe/pe.h /libpe.a /libpe.so /cmake/pe/pe-config.cmake /pkgconfig/pe.pc; do
+  grep -q -- "$f\$\|$f " "$scratch/dev-contents.txt" || fail "libpe-dev lacks $f"
+done
+if [ "$python_built" = 1 ]; then
+  py=$(ls "$scratch"/deb/python3-pe_*.deb)
+  debs+=("$py")
+  names+=(python3-pe)
+  pydepends=$(dpkg-deb -f "$py" Depends)
+  echo "python3-pe Depends: $pydepends"
+  for d in python3 python3-numpy; do
+    echo "$pydepends" | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep -qx "$d" || fail "python3-pe does not depend on $d: $pydepends"
+  done
+  dpkg-deb -c "$py" | grep -q '/usr/lib/python3/dist-packages/pe/__init__.py' || fail "python3-pe lacks dist-packages/pe"
+fi
 
-say "dpkg -i"
-trap 'dpkg -r pe >/dev/null 2>&1; dpkg -P pe >/dev/null 2>&1 || true' EXIT
-dpkg -i "$deb" >/dev/null
+say "dpkg -i ${names[*]}"
+trap 'dpkg -r "${names[@]}" >/dev/null 2>&1; dpkg -P "${names[@]}" >/dev/null 2>&1 || true' EXIT
+dpkg -i "${debs[@]}" >/dev/null
 mkdir -p "$scratch/x"
 pe generate --d-model 64 --max-len 16 -o "$scratch/x/pe.h5"
 pe inspect "$scratch/x/pe.h5" | head -3
@@ -128,10 +176,14 @@ got=$(bash -c 'source /usr/share/bash-completion/completions/pe; COMP_WORDS=(pe 
 echo "bash completion: 'pe gen<TAB>' -> $got"
 [ "$(readlink -f "$(command -v pe)")" = /usr/bin/pe ] || fail "pe on PATH is not /usr/bin/pe"
 consumer_builds /usr
+if [ "$python_built" = 1 ]; then
+  (cd "$scratch" && /usr/bin/python3 -c 'import pe; assert pe.__file__.startswith("/usr/lib/python3/dist-packages/"); print("python3-pe: import pe", pe.__version__)') \
+    || fail "python3 cannot import pe after dpkg -i python3-pe"
+fi
 
-say "dpkg -r pe"
-dpkg -r pe >/dev/null
-dpkg -P pe >/dev/null  # and its dpkg record (no configuration files to keep)
+say "dpkg -r ${names[*]}"
+dpkg -r "${names[@]}" >/dev/null
+dpkg -P "${names[@]}" >/dev/null  # and their dpkg records (no configuration files to keep)
 trap - EXIT
 [ ! -e /usr/bin/pe ] || fail "/usr/bin/pe is still there after dpkg -r"
 echo "package-smoke: ok"

@@ -26,7 +26,7 @@ BUILD=(
 TEST=(
   libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev
   python3 python3-numpy python3-h5py python3-mpmath python3-torch python3-pil python3-pytest
-  pybind11-dev python3-dev
+  pybind11-dev python3-dev python3-build python3-venv python3-pip  # the wheel: python3 -m build, a venv to install it in
   clang libclang-rt-14-dev hdf5-tools
   bash-completion zsh fish man-db groff-base dpkg-dev fakeroot file
   time bc strace

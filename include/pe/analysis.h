@@ -20,15 +20,21 @@ namespace pe {
 
 /// Which member of the sinusoid family a table is, from its numbers alone.
 struct IdentifyResult {
+  std::string kind;       ///< "rope" (a rotary cos/sin table or inv_freq), "sinusoid", or empty
   bool matched = false;   ///< a scheme, its parameters and a precision explain every entry
   std::string verdict;    ///< one human line ("sinusoidal, d_model 512, base 10000, exact float32")
   std::string precision;  ///< "exact", "float16", "bfloat16", "float32 angles", "unknown"
   std::string json;       ///< the full identification (as `pe inspect --json` "identification")
 };
 
-/// Identifies `table` (reads it once for statistics, then fits). Throws
-/// pe::Error only when reading fails.
+/// Identifies `table` (reads it once for statistics, then fits) as
+/// `pe inspect` does: a RoPE cos/sin table or inv_freq as such (base,
+/// scaling, recipe), any other table as a member of the sinusoid family.
+/// Throws pe::Error only when reading fails.
 IdentifyResult IdentifyTable(RowStream& table);
+/// The same, with `pair`: the other tensor of a RoPE cos+sin pair (same
+/// shape; phases from both, as `pe inspect --pair`), or null.
+IdentifyResult IdentifyTable(RowStream& table, RowStream* pair);
 
 // ---- verify -----------------------------------------------------------------
 
@@ -83,6 +89,26 @@ struct VerifyResult {
 /// against (no metadata scheme, no spec, no reference, no checks) or a
 /// parameter is invalid; (kInput/kIo) when reading fails.
 VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request = {});
+
+/// The verification of every tensor of a table (a file of several tensors).
+struct VerifySetResult {
+  bool passed = false;  ///< every verified tensor passed
+  struct Tensor {
+    std::string name;
+    bool verified = false;  ///< false: nothing describes it (skipped)
+    std::string skip_reason;
+    VerifyResult result;    ///< when verified
+  };
+  std::vector<Tensor> tensors;
+  std::string json;  ///< the `pe verify --json FILE` document of a file of several tensors
+};
+
+/// Verifies each tensor of `table` as `pe verify FILE` does for a file of
+/// several tensors: each against `request` over its own metadata; a tensor
+/// nothing describes ("nothing to verify against") is skipped, every other
+/// error stands. request.reference must be null (compare one tensor with
+/// VerifyTable). Throws pe::Error (kUsage) when no tensor can be verified.
+VerifySetResult VerifyTableSet(Table& table, const VerifyRequest& request = {});
 
 // ---- dot curves ---------------------------------------------------------------
 

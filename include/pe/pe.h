@@ -15,3 +15,12 @@
 #include <pe/table.h>
 #include <pe/types.h>
 #include <pe/view.h>
+
+#include <string_view>
+
+namespace pe {
+
+/// The library's version, "MAJOR.MINOR.PATCH" (as `pe --version`).
+std::string_view Version();
+
+}  // namespace pe

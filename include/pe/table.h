@@ -156,10 +156,12 @@ class Table {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Validates `spec` and returns its table (every tensor of the scheme, or
-/// only spec's "tensor"). Rows are computed when read. Throws pe::Error
-/// (kUsage) naming the offending key by its flag ("--d-model 0: ...") or an
-/// unknown key/scheme (with a "did you mean").
+/// Validates `spec` as `pe generate` validates its flags and returns its
+/// table (every tensor of the scheme, or only spec's "tensor"). Rows are
+/// computed when read. Throws pe::Error (kUsage) naming the offending key by
+/// its flag ("--d-model 0: ..."), a key the scheme does not take ("--heads:
+/// applies to alibi, ...") or an unknown key/scheme (with a "did you
+/// mean"). An empty spec.scheme is the default, sinusoidal.
 Table GenerateTable(const Spec& spec);
 
 /// Options of OpenTableFile.

@@ -20,9 +20,19 @@ library filled, and owns it (``arr.base``). numpy has no bfloat16:
 bfloat16 tables come back as ``uint16`` arrays of the raw bits (the upper
 half of a float32), or as ``torch.bfloat16`` tensors with ``as_torch=True``.
 
-Errors raise :class:`pe.Error` (a ``ValueError``) with pe's message, e.g.
-``--d-model: must be at least 1, got 0 (...)``; ``err.kind`` is "usage", "input" or
-"io".
+``generate`` and ``read`` always return a :class:`Tables`: a dict name ->
+array (``t["cos"]``), with ``t.table`` for the one array of a single-tensor
+table, ``t.dtypes`` and ``t.metadata``; hand it back to ``verify``,
+``identify``, ``dot`` or ``write`` and its dtypes (bfloat16 included) and
+metadata go with it.
+
+Errors raise a :class:`pe.Error` subclass with pe's message, keywords named
+as in Python (``d_model: must be at least 1, got 0 (...)``):
+:class:`FileNotFound` (a ``FileNotFoundError``), :class:`PermissionDenied`
+(a ``PermissionError``), :class:`IOFailure` (an ``OSError``),
+:class:`UsageError` (a bad argument) and :class:`InputError` (a malformed
+file), both ``ValueError``. ``err.kind`` is "usage", "input" or "io";
+``err.hint`` says what to change, when known.
 """
 
 from __future__ import annotations
@@ -35,11 +45,85 @@ import numpy as _np
 
 from . import _pe
 
-__all__ = ["Error", "generate", "read", "write", "verify", "identify", "dot", "view", "View", "view_names",
+__all__ = ["Error", "UsageError", "InputError", "FileNotFound", "PermissionDenied", "IOFailure", "Tables",
+           "__version__", "generate", "read", "write", "verify", "identify", "dot", "view", "View", "view_names",
            "schemes", "spec_keys", "BFLOAT16_AS", "resize"]
 
-#: pe's exception: a ValueError with pe's message and a ``kind`` attribute.
-Error = _pe.Error
+#: The library's version (``pe --version``).
+__version__: str = _pe.__version__
+
+
+class Error(Exception):
+    """pe's exceptions: the message is pe's ("<what>: <why>"); ``kind`` is
+    "usage", "input" or "io"; ``hint`` what to change ("" when unknown)."""
+
+    kind: str = "usage"
+    hint: str = ""
+
+
+class UsageError(Error, ValueError):
+    """A bad argument: a value out of its domain, an unknown keyword or scheme, a keyword the scheme does not take."""
+
+    kind = "usage"
+
+
+class InputError(Error, ValueError):
+    """An input file or array pe cannot read as a table (malformed, unsupported)."""
+
+    kind = "input"
+
+
+class FileNotFound(Error, FileNotFoundError):
+    """A file that does not exist."""
+
+    kind = "input"
+
+
+class PermissionDenied(Error, PermissionError):
+    """A file the operating system refuses to read or write."""
+
+    kind = "io"
+
+
+class IOFailure(Error, OSError):
+    """Another refusal of the operating system (a full disk, a failed write)."""
+
+    kind = "io"
+
+
+_pe.set_error_classes({c.__name__: c for c in (Error, UsageError, InputError, FileNotFound, PermissionDenied,
+                                                IOFailure)})
+
+
+def _usage(message: str) -> UsageError:
+    return UsageError(_pe.keyword_spelling(message))
+
+
+class Tables(dict):
+    """What :func:`generate` and :func:`read` return, always: a dict name -> array.
+
+    ``t["cos"]`` is one tensor; ``t.table`` the only one of a single-tensor
+    table (sinusoidal: "pe"; a .npy file); ``t.dtypes`` pe's dtype name of
+    each ("bfloat16" for the uint16 bits); ``t.metadata`` the table's
+    metadata. Passed to :func:`verify`, :func:`identify`, :func:`dot` or
+    :func:`write`, its dtypes and metadata go with it.
+    """
+
+    def __init__(self, arrays: Mapping[str, Any], dtypes: Mapping[str, str], metadata: Mapping[str, Any]):
+        super().__init__(arrays)
+        self.dtypes: Dict[str, str] = dict(dtypes)
+        self.metadata: Dict[str, Any] = dict(metadata)
+
+    @property
+    def table(self):
+        """The one tensor of a single-tensor table; a multi-tensor one raises :class:`UsageError` naming its tensors."""
+        if len(self) != 1:
+            raise _usage(f"table: {len(self)} tensors ({', '.join(self)}); take one by name, t['{next(iter(self))}']")
+        return next(iter(self.values()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}: {getattr(v, 'shape', '?')} {self.dtypes.get(k, '')}" for k, v in self.items())
+        return f"pe.Tables({{{inner}}})"
 
 #: How bfloat16 tensors come back without torch: the raw bits as this numpy dtype.
 BFLOAT16_AS = _np.uint16
@@ -70,7 +154,7 @@ def _text(key: str, value: Any) -> str:
         return value
     if isinstance(value, (list, tuple, _np.ndarray)):
         return ",".join(_text(key, v) for v in value)
-    raise Error(f"{key}={value!r}: expected a number, a string, a bool or a list, not {type(value).__name__}")
+    raise _usage(f"{key}={value!r}: expected a number, a string, a bool or a list, not {type(value).__name__}")
 
 
 def _params(kwargs: Mapping[str, Any], rope_scaling: Any = None) -> List[Tuple[str, str]]:
@@ -97,11 +181,11 @@ def _params(kwargs: Mapping[str, Any], rope_scaling: Any = None) -> List[Tuple[s
                     out.append(("base", _text(key, value)))
                     continue
                 if key not in _ROPE_SCALING_KEYS:
-                    raise Error(f"rope_scaling['{key}']: not a key pe reads (it reads: "
+                    raise _usage(f"rope_scaling['{key}']: not a key pe reads (it reads: "
                                 f"{', '.join(sorted(_ROPE_SCALING_KEYS))})")
                 out.append((key, _text(key, value)))
         else:
-            raise Error(f"rope_scaling={rope_scaling!r}: expected a dict (Hugging Face's rope_scaling) or a type name")
+            raise _usage(f"rope_scaling={rope_scaling!r}: expected a dict (Hugging Face's rope_scaling) or a type name")
     return out
 
 
@@ -109,14 +193,27 @@ def _torch():
     try:
         import torch  # noqa: PLC0415
     except ImportError as e:  # pragma: no cover - torch is optional
-        raise Error(f"as_torch=True: torch is not importable ({e})") from None
+        raise _usage(f"as_torch=True: torch is not importable ({e})") from None
     return torch
 
 
-def _finish(arrays: Dict[str, _np.ndarray], dtypes: Dict[str, str], as_torch: bool):
-    """Arrays as returned: numpy (bfloat16 as uint16 bits) or torch tensors."""
+def _dtype_name(dtype: Any) -> Optional[str]:
+    """A dtype keyword as pe's name: "float16", np.float16, np.dtype("float16"), torch.float16, "bf16", ..."""
+    if dtype is None or isinstance(dtype, str):
+        return dtype
+    if type(dtype).__module__.startswith("torch"):
+        return str(dtype).replace("torch.", "")
+    try:
+        return _np.dtype(dtype).name
+    except TypeError:
+        raise _usage(f"dtype={dtype!r}: not a dtype (give float16, bfloat16, float32 or float64, "
+                     f"as a name or a numpy dtype)") from None
+
+
+def _finish(arrays: Dict[str, _np.ndarray], dtypes: Dict[str, str], meta: Dict[str, Any], as_torch: bool) -> Tables:
+    """Arrays as returned: numpy (bfloat16 as uint16 bits) or torch tensors, in a Tables."""
     if not as_torch:
-        return arrays
+        return Tables(arrays, dtypes, meta)
     torch = _torch()
     out = {}
     for name, arr in arrays.items():
@@ -124,53 +221,57 @@ def _finish(arrays: Dict[str, _np.ndarray], dtypes: Dict[str, str], as_torch: bo
             out[name] = torch.from_numpy(arr.view(_np.int16)).view(torch.bfloat16)
         else:
             out[name] = torch.from_numpy(arr)
-    return out
+    return Tables(out, dtypes, meta)
 
 
-def _one_or_dict(arrays: Dict[str, Any]):
-    return next(iter(arrays.values())) if len(arrays) == 1 else arrays
-
-
-def generate(scheme: str = "sinusoidal", *, dtype: Optional[str] = None, tensor: Optional[str] = None,
+def generate(scheme: Optional[str] = None, *, dtype: Optional[str] = None, tensor: Optional[str] = None,
              rope_scaling: Any = None, as_torch: bool = False, **params: Any):
     """Build an exact positional-encoding table.
 
     ``scheme`` is any name of ``pe schemes`` ("sinusoidal", "rope", "alibi",
-    ...). Keyword names are the CLI's flags with underscores (``d_model``,
+    ...); None: sinusoidal. Keyword names are the CLI's flags with underscores (``d_model``,
     ``max_len``, ``base``, ``start``, ``layout``, ``heads``, ``grid="14x14"``,
     ``cls_token=True``, ...) or Hugging Face's (``rope_theta``, ``head_dim``,
     ``partial_rotary_factor``, ``max_position_embeddings``, and
     ``rope_scaling={"rope_type": "yarn", "factor": 4.0, ...}``).
     ``dtype``: "float32" (default), "float64", "float16" or "bfloat16".
 
-    Returns a numpy array of the scheme's shape, or a dict name -> array for
+    ``dtype`` may also be a numpy dtype (``np.float16``).
+
+    Returns a :class:`Tables` (always): name -> array, ``.table`` for a
+    single-tensor scheme (sinusoidal: "pe"), ``["cos"]`` for the tensors of
     multi-tensor schemes (rope: cos, sin, inv_freq; alibi: slopes, bias);
-    ``tensor="cos"`` returns that one array. The array owns the C++ buffer
-    (no copy). bfloat16: uint16 bits, or a torch tensor with ``as_torch=True``
+    ``tensor="cos"`` keeps that one. The arrays own the C++ buffers (no
+    copy). bfloat16: uint16 bits, or a torch tensor with ``as_torch=True``
     (every dtype becomes a torch tensor then, sharing the buffer).
 
-    Raises :class:`pe.Error` with pe's message for a bad parameter.
+    Raises :class:`pe.UsageError` with pe's message for a bad parameter, as
+    ``pe generate`` refuses the same flags (a keyword the scheme does not
+    take included).
     """
     p = _params(params, rope_scaling)
+    dtype = _dtype_name(dtype)
     if dtype is not None:
-        p.append(("dtype", str(dtype)))
+        p.append(("dtype", dtype))
     if tensor is not None:
         p.append(("tensor", tensor))
-    arrays, dtypes, _meta = _pe.generate(scheme, p)
-    return _one_or_dict(_finish(arrays, dtypes, as_torch))
+    arrays, dtypes, meta = _pe.generate(scheme or "", p)  # "": the default scheme (sinusoidal)
+    return _finish(arrays, dtypes, meta, as_torch)
 
 
 def read(path: Union[str, _os.PathLike], tensor: Optional[str] = None, *, format: Optional[str] = None,
          as_torch: bool = False, with_metadata: bool = False):
     """Read a table file pe reads (.npy .h5 .safetensors .json .csv).
 
-    Returns the array, or a dict name -> array when the file holds several
-    tensors and ``tensor`` is None. With ``with_metadata=True``, returns
-    ``(arrays, metadata_dict)``. bfloat16 and torch as in :func:`generate`.
-    Raises :class:`pe.Error` naming the file when it is missing or malformed.
+    Returns a :class:`Tables` (always): every tensor of the file, or the one
+    named ``tensor``; ``.table`` for a single-tensor file, ``.metadata`` the
+    file's metadata. With ``with_metadata=True``, returns
+    ``(tables, metadata_dict)``. bfloat16 and torch as in :func:`generate`.
+    Raises :class:`pe.FileNotFound` for a missing file, :class:`pe.InputError`
+    for a malformed one (both naming the file).
     """
     arrays, dtypes, meta = _pe.read(_os.fspath(path), tensor or "", format or "")
-    result = _one_or_dict(_finish(arrays, dtypes, as_torch))
+    result = _finish(arrays, dtypes, meta, as_torch)
     return (result, meta) if with_metadata else result
 
 
@@ -184,16 +285,16 @@ def _as_table(name: str, value: Any, dtype: Optional[str]) -> Tuple[str, _np.nda
         value = t.numpy()
     arr = _np.asarray(value)
     if arr.ndim == 0:
-        raise Error(f"tensor '{name}': a 0-D (scalar) array is not a table")
+        raise _usage(f"tensor '{name}': a 0-D (scalar) array is not a table")
     kinds = {_np.dtype(_np.float16): "float16", _np.dtype(_np.float32): "float32",
              _np.dtype(_np.float64): "float64"}
     if dtype == "bfloat16" or (dtype in ("bf16",)):
         if arr.dtype not in (_np.dtype(_np.uint16), _np.dtype(_np.int16)):
-            raise Error(f"tensor '{name}': dtype='bfloat16' needs the raw bits as a uint16 array, not {arr.dtype}")
+            raise _usage(f"tensor '{name}': dtype='bfloat16' needs the raw bits as a uint16 array, not {arr.dtype}")
         return name, _np.ascontiguousarray(arr.view(_np.uint16)), "bfloat16"
     native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
     if native not in kinds:
-        raise Error(f"tensor '{name}': dtype {arr.dtype} is not a table dtype; pe takes float16, bfloat16 "
+        raise _usage(f"tensor '{name}': dtype {arr.dtype} is not a table dtype; pe takes float16, bfloat16 "
                     f"(uint16 bits with dtype='bfloat16', or a torch.bfloat16 tensor), float32 and float64 "
                     f"(convert with .astype)")
     arr = _np.ascontiguousarray(arr, dtype=native)
@@ -201,10 +302,12 @@ def _as_table(name: str, value: Any, dtype: Optional[str]) -> Tuple[str, _np.nda
 
 
 def _tables(value: Any, dtype: Optional[str] = None) -> List[Tuple[str, _np.ndarray, str]]:
+    dtype = _dtype_name(dtype)
     if isinstance(value, Mapping):
         if not value:
-            raise Error("tensors: the dict is empty")
-        return [_as_table(str(k), v, dtype) for k, v in value.items()]
+            raise _usage("tensors: the dict is empty")
+        known = getattr(value, "dtypes", {})  # a Tables: its bfloat16 bits are bfloat16
+        return [_as_table(str(k), v, dtype or known.get(str(k))) for k, v in value.items()]
     return [_as_table("pe", value, dtype)]
 
 
@@ -221,7 +324,14 @@ def write(path: Union[str, _os.PathLike], data: Any, metadata: Optional[Mapping[
     float16, float32, float64 and bfloat16 (torch, or uint16 bits with
     ``dtype="bfloat16"``).
     """
-    _pe.write(_os.fspath(path), _tables(data, dtype), dict(metadata or {}), format or "")
+    _pe.write(_os.fspath(path), _tables(data, dtype), _meta(data, metadata), format or "")
+
+
+def _meta(table: Any, metadata: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The metadata given, else a Tables' own."""
+    if metadata is not None:
+        return dict(metadata)
+    return dict(getattr(table, "metadata", None) or {})
 
 
 def _source(table: Any, metadata: Optional[Mapping[str, Any]], dtype: Optional[str]):
@@ -240,8 +350,11 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
            **params: Any) -> Dict[str, Any]:
     """Verify a table against the exact reference, as ``pe verify --json``.
 
-    ``table``: a path, a numpy array or torch tensor, or a dict of them.
-    The reference is ``scheme`` with its parameters as keywords (the names
+    ``table``: a path, a numpy array or torch tensor, or a dict of them (a
+    :class:`Tables`). A file or dict of several tensors with no ``tensor=``
+    is verified tensor by tensor, as ``pe verify FILE``: the report then
+    has ``tensors`` (one report each; a tensor nothing describes is
+    skipped). The reference is ``scheme`` with its parameters as keywords (the names
     of :func:`generate`), over the file's metadata; or ``reference=`` (a
     path or an array). ``checks``: "rotation,shift,bounds,norm,unique",
     "all", "none" or a list; None: the scheme's defaults. ``atol``/``rtol``/
@@ -259,7 +372,8 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     if isinstance(checks, str):
         checks = [c.strip() for c in checks.split(",") if c.strip()]
     ref = None if reference is None else _source(reference, None, None)
-    text = _pe.verify(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}),
+    judge_as = _dtype_name(judge_as)
+    text = _pe.verify(_source(table, metadata, dtype), tensor or "", format or "", _meta(table, metadata),
                       scheme, p, ref, reference_tensor or "", None if checks is None else list(checks),
                       list(offsets or []), atol, rtol, max_ulp, judge_as, diagnose, allow_empty)
     report = _json.loads(text)
@@ -277,7 +391,7 @@ def identify(table: Any, *, tensor: Optional[str] = None, metadata: Optional[Map
     position), ``precision``, ``recipes``, ...
     """
     return _json.loads(_pe.identify(_source(table, metadata, dtype), tensor or "", format or "",
-                                    dict(metadata or {})))
+                                    _meta(table, metadata)))
 
 
 def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = None, mean_only: bool = False,
@@ -296,14 +410,15 @@ def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = 
     k = -1 if max_offset is None else int(max_offset)
     if table is None:
         if scheme is None:
-            raise Error("dot: give a table (path or array) or scheme= with its parameters")
+            raise _usage("dot: give a table (path or array) or scheme= with its parameters")
         p = _params(params, rope_scaling)
+        dtype = _dtype_name(dtype)
         if dtype is not None:
-            p.append(("dtype", str(dtype)))
+            p.append(("dtype", dtype))
         return _pe.generate_dot(scheme, p, tensor or "", cosine, k, mean_only)
     if scheme is not None or params:
-        raise Error("dot: scheme parameters apply to dot(scheme=...), not to a table")
-    return _pe.dot(_source(table, metadata, dtype), tensor or "", format or "", dict(metadata or {}), cosine, k,
+        raise _usage("dot: scheme parameters apply to dot(scheme=...), not to a table")
+    return _pe.dot(_source(table, metadata, dtype), tensor or "", format or "", _meta(table, metadata), cosine, k,
                    mean_only)
 
 
@@ -407,7 +522,7 @@ def view(name: Optional[str] = None, inputs: Union[str, _os.PathLike, Sequence[U
     its own, or the recipe of a file for the precision view.
 
     Returns a :class:`View`. Raises :class:`pe.Error` with pe's message
-    (``--view grid: needs a 2-D encoding ...``) when the view does not apply.
+    (``view grid: needs a 2-D encoding ...``) when the view does not apply.
     """
     if isinstance(inputs, (str, _os.PathLike)):
         inputs = [inputs]
@@ -462,14 +577,18 @@ def resize(table: Any, rule: str = "", grid: Any = None, from_grid: Any = None, 
            merge_size: int = 0, frames: int = 1, describe: bool = False) -> Any:
     """Resizes a learned position table as a model does (include/pe/resize.h).
 
-    ``table``: [positions, channels] (a [1, N, C] tensor is squeezed), read as
-    float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl",
+    ``table``: [positions, channels] (a [1, N, C] tensor is squeezed; a
+    one-tensor :class:`Tables` from :func:`read`), read as float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl",
     "bert-tile", "linear", or "" for F.interpolate with the knobs alone.
     ``grid``: target grid (24, "24x24" or (h, w)); ``from_grid``: source grid
     when not square; ``max_len``: rows of a 1-D result (bert-tile, linear) or
     siglip2's padded length. The other keywords override the rule's
     settings. Returns a float32 numpy array (and the description with
     ``describe=True``)."""
+    if isinstance(table, Tables):
+        if len(table) != 1:
+            raise _usage(f"table: a set of {len(table)} tensors; pass one of them (table[name])")
+        table = table.table
     a = _np.asarray(table.detach().cpu().numpy() if hasattr(table, "detach") else table)
     if a.ndim == 3 and a.shape[0] == 1:
         a = a[0]

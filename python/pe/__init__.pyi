@@ -4,22 +4,37 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-class Error(ValueError):
+__version__: str
+
+class Error(Exception):
     """pe's error: the message is pe's ("<what>: <why>"); kind is "usage", "input" or "io"."""
     kind: str
+    hint: str
+class UsageError(Error, ValueError): ...
+class InputError(Error, ValueError): ...
+class FileNotFound(Error, FileNotFoundError): ...
+class PermissionDenied(Error, PermissionError): ...
+class IOFailure(Error, OSError): ...
 
 BFLOAT16_AS: type
 
 Array = Any  # numpy.ndarray, or torch.Tensor with as_torch=True
 Path = Union[str, PathLike[str]]
 TableLike = Union[Path, np.ndarray, Any, Mapping[str, Any]]
+DTypeLike = Union[None, str, type, np.dtype, Any]
 
-def generate(scheme: str = ..., *, dtype: Optional[str] = ..., tensor: Optional[str] = ...,
+class Tables(Dict[str, Array]):
+    """What generate() and read() return: name -> array, .table for a single-tensor table."""
+    dtypes: Dict[str, str]
+    metadata: Dict[str, Union[int, float, str]]
+    @property
+    def table(self) -> Array: ...
+
+def generate(scheme: Optional[str] = ..., *, dtype: DTypeLike = ..., tensor: Optional[str] = ...,
              rope_scaling: Union[None, str, Mapping[str, Any]] = ..., as_torch: bool = ...,
-             **params: Any) -> Union[Array, Dict[str, Array]]: ...
+             **params: Any) -> Tables: ...
 def read(path: Path, tensor: Optional[str] = ..., *, format: Optional[str] = ..., as_torch: bool = ...,
-         with_metadata: bool = ...) -> Union[Array, Dict[str, Array],
-                                             Tuple[Union[Array, Dict[str, Array]], Dict[str, Union[int, float, str]]]]: ...
+         with_metadata: bool = ...) -> Union[Tables, Tuple[Tables, Dict[str, Union[int, float, str]]]]: ...
 def write(path: Path, data: Union[Array, Mapping[str, Array]],
           metadata: Optional[Mapping[str, Union[int, float, str]]] = ..., *, format: Optional[str] = ...,
           dtype: Optional[str] = ...) -> None: ...

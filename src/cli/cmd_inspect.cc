@@ -12,6 +12,7 @@
 #include "core/analysis/identify.h"
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
+#include "core/api/identify_table.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/metadata_json.h"
@@ -222,13 +223,8 @@ int RunInspect(const InspectOptions& o, Console& console) {
   const bool run_identify = !o.no_identify && (o.identify || !has_scheme);
   std::optional<Identification> id;
   std::optional<RopeIdentification> rope;
+  std::optional<TableIdentification> reading;
   if (run_identify) {
-    // The kind first: a RoPE cos/sin table or inv_freq is identified as
-    // such (never as a broken sinusoid); a sin table is also the sinusoid
-    // "sin only" table, so both are reported for it.
-    RopeIdentifyOptions ro;
-    if (const MetaValue* s = info.meta.Find("start"))
-      if (const auto* v = std::get_if<std::int64_t>(s)) ro.start_hint = *v;
     std::unique_ptr<RowSource> partner;
     if (!o.pair.empty()) {
       partner = OpenTable(o.pair, OpenOptions{});
@@ -246,16 +242,10 @@ int RunInspect(const InspectOptions& o, Console& console) {
         partner.reset();
       }
     }
-    std::vector<double> head;  // read once, for both
-    ro.keep_head = &head;
-    rope = IdentifyRope(*src, stats, ro, partner.get());
-    if (!rope->detected) rope.reset();
-    if (!rope || rope->shape.kind == RopeKind::kSin) {
-      IdentifyOptions io;
-      io.start_hint = ro.start_hint;
-      io.head = &head;
-      id = Identify(*src, stats, io);
-    }
+    // The one identification of the library's IdentifyTable (core/api/identify_table.h).
+    reading = IdentifyTableReading(*src, stats, partner.get());
+    id = reading->sinusoid;
+    rope = reading->rope;
   }
   const std::int64_t start = [&]() -> std::int64_t {
     if (const MetaValue* s = info.meta.Find("start"))
@@ -282,20 +272,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
     j["dtype"] = std::string(Traits(info.dtype).name);
     j["metadata"] = MetadataToJson(info.meta);
     j["stats"] = stats.ToJson();
-    Json ident;
-    if (id) ident = id->ToJson();
-    if (rope) {
-      if (!id || !id->matched || rope->matched) {  // the RoPE reading is the answer
-        ident["matched"] = rope->matched;
-        ident["verdict"] = rope->verdict;
-        if (!rope->matched) ident["reason"] = rope->reason;
-        else ident.erase("reason");
-      }
-      ident["kind"] = "rope";
-      ident["rope"] = rope->ToJson();
-    } else if (id) {
-      ident["kind"] = "sinusoid";
-    }
+    Json ident = reading ? reading->json : Json();
     j["identification"] = ident;
     // The rows are written as they are read (byte for byte what
     // JsonText(j, 2) would print with them in the document): the document is

@@ -116,7 +116,10 @@ std::string Page(const CommandModel& root, const CommandModel& c, bool is_root) 
                                 is_root ? "" : " " + c.name);
   out += fmt::format(".TH {} 1 \"\" \"pe {}\" \"pe manual\"\n", Roff(Upper(page), true), PE_VERSION);
   out += ".nh\n.ad l\n";  // no hyphenation, ragged right: option names stay whole
-  out += fmt::format(".SH NAME\n{} \\- {}\n", Roff(page, true), Roff(c.description));
+  // NAME: "pe \- what it does" (the description without its own "pe: " lead, which --help shows).
+  std::string summary = c.description;
+  if (summary.rfind("pe: ", 0) == 0) summary = summary.substr(4);
+  out += fmt::format(".SH NAME\n{} \\- {}\n", Roff(page, true), Roff(summary));
 
   out += ".SH SYNOPSIS\n";
   out += fmt::format(".B {}\n", Roff(words, true));
@@ -155,6 +158,15 @@ std::string Page(const CommandModel& root, const CommandModel& c, bool is_root) 
     for (const auto& e : footer.examples) out += Roff(e, true) + "\n";
     out += ".RE\n.fi\n";
   }
+  out += ".SH EXIT STATUS\n"
+         ".TP\n.B 0\nSuccess" + std::string(is_root || c.name == "verify" ? " (verify: every check passed)" : "") + ".\n";
+  if (is_root || c.name == "verify") out += ".TP\n.B 1\nverify: a check failed (the report says which).\n";
+  out += ".TP\n.B 2\nAn error: a bad option or value, an unreadable or malformed input, a refused write; one line "
+         "\\(lqpe: error: ...\\(rq on standard error.\n";
+  out += ".SH ENVIRONMENT\n"
+         ".TP\n.B NO_COLOR\nSet and not 0: no colour, even on a terminal.\n"
+         ".TP\n.BR FORCE_COLOR \", \" CLICOLOR_FORCE\nSet and not 0: colour even when the output is not a terminal.\n"
+         ".TP\n.B TERM\n\\(lqdumb\\(rq: no colour.\n";
   out += ".SH SEE ALSO\n";
   std::string see;
   if (!is_root) see += "\\fBpe\\fR(1)";

@@ -1,5 +1,10 @@
 #include "cli/command_model.h"
 
+#include <pe/view.h>
+
+#include <algorithm>
+
+#include "core/analysis/properties.h"
 #include "core/dtype.h"
 #include "core/format.h"
 #include "core/scheme.h"
@@ -40,6 +45,24 @@ std::vector<std::string> ValuesFor(const std::string& command, const OptionModel
   };
   if (has_long("scheme") || (command == "schemes" && o.positional == "name")) return SchemeNames();
   if (has_long("dtype")) return SplitList(DTypeNames());
+  if (has_long("view")) return ViewNames();
+  if (has_long("check")) {
+    std::vector<std::string> v = PropertyCheckNames();
+    v.insert(v.end(), {"all", "none"});
+    return v;
+  }
+  if (has_long("rope-scaling")) {  // the types its help lists: "rope: none|linear|..."
+    const std::size_t colon = o.description.find(": ");
+    std::string list = colon == std::string::npos ? o.description : o.description.substr(colon + 2);
+    list = list.substr(0, list.find_first_of(" ;,("));
+    std::vector<std::string> v;
+    for (std::size_t from = 0; from <= list.size();) {
+      const std::size_t bar = std::min(list.find('|', from), list.size());
+      if (bar > from) v.push_back(list.substr(from, bar - from));
+      from = bar + 1;
+    }
+    return v;
+  }
   if (has_long("format")) {
     if (command == "dot") return {"csv", "json"};  // pe dot writes curves, not tables
     return SplitList(command == "generate" ? WritableFormatNames() : FormatNames());

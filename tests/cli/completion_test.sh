@@ -64,6 +64,12 @@ touch table_one.npy
 [ "$(complete_bash pe inspect table_o)" = table_one.npy ] && ok || bad "bash: 'pe inspect table_o<TAB>' (file names)"
 [ "$(complete_bash pe generate -o table_o)" = table_one.npy ] && ok || bad "bash: 'pe generate -o table_o<TAB>'"
 [ -z "$(complete_bash pe generate --d-model "")" ] && ok || bad "bash: --d-model <TAB> offers something"
+# Enumerated values: the registries' names (views from `pe dot --help`'s list, checks, RoPE scalings).
+got=$(complete_bash pe dot x.npy --view "")
+for v in qk spectrum precision collisions; do echo "$got" | grep -qx "$v" && ok || bad "bash: --view <TAB> lacks $v: '$got'"; done
+[ "$(complete_bash pe generate --rope-scaling ll)" = llama3 ] && ok || bad "bash: --rope-scaling ll<TAB> gives '$(complete_bash pe generate --rope-scaling ll)'"
+got=$(complete_bash pe verify x.npy --check "")
+for v in rotation shift bounds norm unique all none; do echo "$got" | grep -qx "$v" && ok || bad "bash: --check <TAB> lacks $v: '$got'"; done
 if command -v zsh >/dev/null; then zsh -n pe.zsh 2>err.txt && ok || bad "zsh -n pe.zsh: $(cat err.txt)"; else echo "note: zsh not installed, its syntax check skipped"; fi
 if command -v fish >/dev/null; then
   fish -n pe.fish 2>err.txt && ok || bad "fish -n pe.fish: $(cat err.txt)"
@@ -83,6 +89,10 @@ for c in "" $commands; do
   preconv "$page.1" | groff -man -ww -z 2>err.txt && [ ! -s err.txt ] && ok || bad "$page.1: groff warns: $(head -3 err.txt)"
   MANWIDTH=100 man -l "$page.1" >"$page.txt" 2>err.txt && [ ! -s err.txt ] && [ -s "$page.txt" ] && ok || bad "$page.1: man -l: $(head -3 err.txt)"
   lexgrog "$page.1" | grep -q "\"$page - " && ok || bad "$page.1: lexgrog finds no NAME: $(lexgrog "$page.1")"
+  lexgrog "$page.1" | grep -q "\"$page - pe:" && bad "$page.1: NAME repeats 'pe:': $(lexgrog "$page.1")" || ok
+  for section in "EXIT STATUS" ENVIRONMENT; do
+    grep -q "^$section\$" "$page.txt" && ok || bad "$page.1 has no $section section"
+  done
   for o in $(options_of $c); do
     grep -qE -- "(^|[ ,])$o([ ,]|$)" "$page.txt" && ok || bad "$page.1 lacks option $o"
   done

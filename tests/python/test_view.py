@@ -189,7 +189,7 @@ def test_pictures(scratch):
 
 
 def test_errors_name_the_view_and_input():
-    with pytest.raises(pe.Error, match=r"--view grid: needs a 2-D encoding") as e:
+    with pytest.raises(pe.Error, match=r"^view grid: needs a 2-D encoding") as e:
         pe.view("grid", "rope:head-dim=8,max-len=16")
     assert e.value.kind == "usage"
     with pytest.raises(pe.Error, match=r"input 'rope:head-dim=8,scaling=yarn': unknown key 'scaling'"):

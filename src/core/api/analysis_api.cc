@@ -5,6 +5,7 @@
 // (the common fields through ResolveReferenceSpec, every other scheme
 // parameter matched to the metadata key of the same name).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -15,6 +16,7 @@
 #include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
 #include "core/api/api_impl.h"
+#include "core/api/identify_table.h"
 #include "core/api/spec_params.h"
 #include "core/error.h"
 #include "core/verify.h"
@@ -37,12 +39,14 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
   SpecOverrides ov;
   ov.path = name;
   std::vector<std::pair<std::string, std::string>> extras;  // canonical key -> value
+  std::vector<std::string> given_common;                     // the common fields the caller gave
   if (given) {
     if (!given->scheme.empty()) ov.scheme = given->scheme;
     SchemeSpec probe;  // parses every value, so a bad one is refused before any work
     for (const auto& [k, v] : given->params) {
       SetSpecParam(probe, k, v);
       const std::string key = CanonicalSpecKey(k);
+      if (IsCommonKey(key)) given_common.push_back(key);
       if (key == "d_model") ov.d_model = probe.d_model;
       else if (key == "max_len") ov.max_len = probe.max_len;
       else if (key == "start") ov.start = probe.start;
@@ -61,6 +65,11 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
   bool skipped = false;
   for (const std::string& key : SpecParamKeys()) {
     if (IsCommonKey(key) || key == "tensor" || key == "truncate") continue;
+    // A metadata alias of a common field (rope_theta for base) yields to the caller's value.
+    const std::string canon = key == "rope_theta" ? std::string("base") : CanonicalSpecKey(key);
+    if (IsCommonKey(canon) &&
+        std::find(given_common.begin(), given_common.end(), canon) != given_common.end())
+      continue;
     const MetaValue* meta = info.meta.Find(key);
     const auto mine = std::find_if(extras.begin(), extras.end(), [&](const auto& e) { return e.first == key; });
     std::string flag = "--" + key;
@@ -89,26 +98,29 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
   return spec;
 }
 
-IdentifyResult IdentifyTable(RowStream& table) {
+IdentifyResult IdentifyTable(RowStream& table) { return IdentifyTable(table, nullptr); }
+
+IdentifyResult IdentifyTable(RowStream& table, RowStream* pair) {
   RowSource& src = *table.impl().source;
+  RowSource* partner = pair ? pair->impl().source : nullptr;
+  if (partner && (partner->info().rows != src.info().rows || partner->info().cols != src.info().cols))
+    ThrowUsage(fmt::format("pair '{}'", partner->info().name),
+               fmt::format("holds [{}, {}], not the [{}, {}] of '{}'", partner->info().rows, partner->info().cols,
+                           src.info().rows, src.info().cols, src.info().name));
   const TableStats stats = ComputeStats(src);
-  IdentifyOptions io;
-  if (const MetaValue* s = src.info().meta.Find("start"))
-    if (const auto* v = std::get_if<std::int64_t>(s)) io.start_hint = *v;
-  const Identification id = Identify(src, stats, io);
+  const TableIdentification id = IdentifyTableReading(src, stats, partner);
   IdentifyResult r;
+  r.kind = id.json.value("kind", std::string());
   r.matched = id.matched;
   r.verdict = id.verdict;
   r.precision = id.precision;
-  auto j = id.ToJson();
-  // The sinusoid reading, as `pe inspect --json` labels it. (The RoPE
-  // reading of inspect is not in the API yet: docs/library.md.)
-  j["kind"] = "sinusoid";
-  r.json = Dump(j);
+  r.json = Dump(id.json);
   return r;
 }
 
-VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
+namespace {
+
+VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
   RowSource& src = *table.impl().source;
   const TableInfo& info = src.info();
   const std::string name = request.name.empty() ? "<memory>" : request.name;
@@ -152,7 +164,10 @@ VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
                vo.checks_given ? "no checks leave nothing to verify: the table has no scheme metadata"
                                : "nothing to verify against: the table has no scheme metadata; give a scheme and "
                                  "d_model, a reference table, or checks");
-  const VerifyReport rep = Verify(src, name, vo);
+  return Verify(src, name, vo);
+}
+
+VerifyResult ResultOf(const VerifyReport& rep) {
   VerifyResult r;
   r.passed = rep.passed;
   r.nothing_compared = rep.nothing_compared;
@@ -163,6 +178,69 @@ VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
   if (rep.diagnosed) r.diagnosis = rep.diagnosis_text;
   r.json = Dump(rep.ToJson());
   return r;
+}
+
+}  // namespace
+
+VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
+  return ResultOf(VerifyReportOf(table, request));
+}
+
+VerifySetResult VerifyTableSet(Table& table, const VerifyRequest& request) {
+  if (request.reference)
+    ThrowUsage("reference", "compares one tensor with a table; verify that tensor alone (VerifyTable, tensor=)");
+  VerifySetResult out;
+  out.passed = true;
+  Compared total;  // what the tensors' checks compared, together
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    RowStream& t = table.tensor(i);
+    VerifySetResult::Tensor s;
+    s.name = t.info().name;
+    names.push_back(s.name);
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    try {
+      const VerifyReport rep = VerifyReportOf(t, request);
+      s.verified = true;
+      s.result = ResultOf(rep);
+      out.passed = out.passed && rep.passed;
+      total.tensors += rep.compared.tensors;
+      total.entries += rep.compared.entries;
+      total.plan_values += rep.compared.plan_values;
+      total.properties += rep.compared.properties;
+      j = rep.ToJson();
+    } catch (const Error& e) {
+      // Only "nothing describes this tensor" makes a tensor skipped; every
+      // other error stands.
+      if (std::string(e.what()).find("nothing to verify against") == std::string::npos) throw;
+      s.skip_reason = "no scheme metadata describes it (give --tensor NAME and the scheme flags to verify it alone)";
+    }
+    j["tensor"] = s.name;
+    if (!s.verified) {
+      j["status"] = "skip";
+      j["reason"] = s.skip_reason;
+    }
+    tensors.push_back(std::move(j));
+    out.tensors.push_back(std::move(s));
+  }
+  const bool any = std::any_of(out.tensors.begin(), out.tensors.end(), [](const auto& t) { return t.verified; });
+  const std::string name = request.name.empty() ? "<memory>" : request.name;
+  if (!any)
+    ThrowUsage(fmt::format("'{}'", name),
+               fmt::format("nothing to verify against: none of its {} tensors ({}) has scheme metadata; give --scheme "
+                           "and its parameters (checked against every tensor), --reference REF, or --check, or name one "
+                           "with --tensor NAME",
+                           names.size(), fmt::join(names, ", ")));
+  nlohmann::ordered_json j;
+  j["schema"] = "pe.verify/1";
+  j["file"] = name;
+  j["passed"] = out.passed;
+  j["exit_code"] = out.passed ? 0 : 1;
+  j["compared"] = total.ToJson();
+  j["tensors"] = std::move(tensors);
+  out.json = Dump(j);
+  return out;
 }
 
 DotCurve ComputeDot(RowStream& table, const DotOptions& options) {

@@ -11,13 +11,15 @@
 
 #include <sys/stat.h>
 
-#include <pe/table.h>
+#include <pe/pe.h>
 
 #include "core/api/api_impl.h"
 #include "core/api/spec_params.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/inline_spec.h"
+#include "core/version.h"
 #include "core/formats/hdf5.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
@@ -38,6 +40,8 @@ const char* ErrorKindName(ErrorKind kind) {
   }
   return "internal";
 }
+
+std::string_view Version() { return PE_VERSION; }
 
 std::string_view DTypeName(DType dtype) { return Traits(dtype).name; }
 std::size_t DTypeSize(DType dtype) { return Traits(dtype).size; }
@@ -234,8 +238,17 @@ Table MakeTable(TableSet set) {
 
 Table GenerateTable(const Spec& spec) {
   SchemeSpec s;
-  s.scheme = spec.scheme;
-  for (const auto& [k, v] : spec.params) SetSpecParam(s, k, v);
+  // An empty scheme is the default one, named so in a refusal ("no --scheme given").
+  const bool scheme_given = !spec.scheme.empty();
+  s.scheme = scheme_given ? spec.scheme : std::string("sinusoidal");
+  std::vector<std::string> flags;  // the flags these keys stand for, refused as the CLI refuses them
+  for (const auto& [k, v] : spec.params) {
+    SetSpecParam(s, k, v);
+    std::string flag = "--" + CanonicalSpecKey(k);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+  }
+  CheckFlagsApply(flags, FindScheme(s.scheme).name, scheme_given);
   return MakeTable(MakeTableSet(s));
 }
 
