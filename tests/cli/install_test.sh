@@ -57,6 +57,9 @@ fi
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs pe >pc.txt 2>&1 && ok || bad "pkg-config pe: $(cat pc.txt)"
 grep -q -- "-I$prefix/lib/pkgconfig/../../include" pc.txt || grep -q -- "-I$prefix/include" pc.txt && ok || bad "pe.pc Cflags do not point into the prefix: $(cat pc.txt)"
 grep -q -- "-lpe" pc.txt && ok || bad "pe.pc Libs lack -lpe: $(cat pc.txt)"
+# pe-static.pc names the archive itself, never -lpe (which would find libpe.so).
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs pe-static >pcs.txt 2>&1 && ok || bad "pkg-config pe-static: $(cat pcs.txt)"
+grep -q -- "/libpe.a" pcs.txt && ! grep -qw -- "-lpe" pcs.txt && ok || bad "pe-static.pc Libs: $(cat pcs.txt)"
 [ "$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion pe)" = "$("$PE" --version | awk '{print $2}')" ] && ok || bad "pe.pc version is not pe --version's"
 
 finish install_test
