@@ -12,9 +12,9 @@ rows, scaled rows, a permuted row, Gaussian noise of 3e-8; float16,
 bfloat16 and float64 tables; CSV for the narrow ones. About 720 runs, two
 minutes on 2 cores.
 
-Usage: scripts/same-reports.py OLD_PE NEW_PE SCRATCH_DIR [ENV_VAR]
-  ENV_VAR: set to 1 for NEW's runs only (PE_VERIFY_NO_AVX512,
-  PE_VERIFY_NO_FUSED, PE_NO_MMAP: another path, the same bytes).
+Usage: scripts/same-reports.py OLD_PE NEW_PE SCRATCH_DIR [ENV_VAR[=VALUE]]
+  ENV_VAR: set (to VALUE, else 1) for NEW's runs only (PE_ISA=avx2,
+  PE_ISA=scalar, PE_VERIFY_NO_FUSED, PE_NO_MMAP: another path, the same bytes).
 Exit 1 when a run differs.
 """
 import os
@@ -27,7 +27,8 @@ OLD, NEW, D = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(D, exist_ok=True)
 ENV = dict(os.environ)
 if len(sys.argv) > 4:
-    ENV[sys.argv[4]] = "1"
+    name, _, value = sys.argv[4].partition("=")
+    ENV[name] = value or "1"
 rng = np.random.default_rng(5)
 
 

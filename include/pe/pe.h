@@ -12,6 +12,7 @@
 #include <pe/analysis.h>
 #include <pe/error.h>
 #include <pe/resize.h>
+#include <pe/runtime.h>
 #include <pe/table.h>
 #include <pe/types.h>
 #include <pe/view.h>

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/output.h"
+#include "core/param_table.h"
 #include "core/pump.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
@@ -28,16 +29,23 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
         return ec == std::errc::result_out_of_range ? "'" + text + "' is beyond the 64-bit integer range" : "";
       },
       "", "int64");
+  // The common flags bind to SpecFlags' own fields; names, help and
+  // defaults are their rows' (core/param_table.h).
+  const auto common = [&](std::string_view key, auto& field) {
+    const ParamRow& r = *FindParamRow(key);
+    const std::string help = r.type == ParamType::kDType ? std::string(r.help) + ": " + DTypeNames() : std::string(r.help);
+    CLI::Option* o = cmd.add_option(std::string(r.flag), field, help)->type_name(std::string(r.metavar));
+    if (r.show_default == kShown) o->capture_default_str();
+    if (r.type == ParamType::kInt) o->check(in_int64);
+  };
   // Which of --d-model/--max-len a scheme needs is checked with the scheme
   // (t5-bucket has no --d-model, sincos-2d takes --grid instead of --max-len).
-  cmd.add_option("--d-model,--head-dim", f.d_model, "Columns (model width d; RoPE/xPos: head dimension)")
-      ->type_name("N")
-      ->check(in_int64);
-  cmd.add_option("--max-len", f.max_len, "Rows (number of positions)")->type_name("N")->check(in_int64);
+  common("d_model", f.d_model);
+  common("max_len", f.max_len);
   cmd.add_option("--scheme", f.scheme, "Encoding scheme (see 'pe schemes')")->type_name("NAME")->capture_default_str();
-  cmd.add_option("--base,--rope-theta", f.base, "Frequency base b in ω_i = b^(-2i/d) (Hugging Face: rope_theta)")->type_name("B")->capture_default_str();
-  cmd.add_option("--start", f.start, "Position of the first row")->type_name("P")->capture_default_str()->check(in_int64);
-  cmd.add_option("--dtype", f.dtype, "Element type: " + DTypeNames())->type_name("TYPE")->capture_default_str();
+  common("base", f.base);
+  common("start", f.start);
+  common("dtype", f.dtype);
   AddSchemeParamFlags(cmd, f);
 }
 

@@ -19,6 +19,7 @@
 #include "cli/cmd_verify.h"
 #include "cli/cmd_schemes.h"
 #include "cli/console.h"
+#include "cli/environment.h"
 #include "cli/help_format.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
@@ -137,6 +138,7 @@ int main(int argc, char** argv) {
     console.set_quiet(quiet);
     pe::SetPlanNoteSink([&console](const std::string& note) { console.Warning(note); });
     console.set_color_mode(pe::cli::ParseColorMode(color));
+    pe::cli::ApplyEnvironment();
     if (ran(generate_cmd))
       memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";
     if (ran(inspect_cmd)) memory_subject = "'" + inspect.file + "'";

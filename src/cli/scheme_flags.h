@@ -1,6 +1,7 @@
 // The scheme-specific flags (--layout, --rope-scaling, --heads, --grid, ...)
-// that every command taking a scheme spec accepts; they bind straight to
-// SchemeSpec fields, and each scheme validates the ones it uses.
+// that every command taking a scheme spec accepts, generated from the
+// parameter table (core/param_table.h); they bind straight to SchemeSpec
+// fields, and each scheme validates the ones it uses.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,7 +15,12 @@
 
 namespace pe::cli {
 
-/// Adds the scheme-parameter options to `cmd` (in their own help group).
+/// Whether canonical `key` is one of the common spec flags (--d-model,
+/// --max-len, --base, --start, --dtype), which SpecFlags holds itself.
+bool IsCommonSpecKey(std::string_view key);
+
+/// Adds the scheme-parameter options to `cmd` (in their own help group),
+/// one per row of the parameter table (core/param_table.h).
 void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& flags);
 
 // SchemeTakesFlag and CheckFlagsApply: core/inline_spec.h (one rule for

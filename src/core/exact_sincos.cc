@@ -1,5 +1,6 @@
 #include "core/exact_sincos.h"
 
+#include "core/cpu_dispatch.h"
 #include "core/parallel_for.h"
 
 #include <algorithm>
@@ -322,18 +323,9 @@ namespace baseline {
 using RunTileFn = decltype(&baseline::RunTile);
 using AnchorsFn = decltype(&baseline::Anchors);
 
-// The x86-64 level by its features (clang 14, which builds the fuzz
-// targets, knows no level names in __builtin_cpu_supports, nor "f16c" or
-// "lzcnt", which every CPU with AVX2 and BMI2 has).
-int BestTableIsa() {
-  __builtin_cpu_init();
-  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
-  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                  __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
-                  __builtin_cpu_supports("avx512vl");
-  return v4 ? 4 : v3 ? 3 : 1;
-}
+// The x86-64 level the table kernels may use (core/cpu_dispatch.h; the
+// kernels' levels are its levels: "f16c" and "lzcnt" come with v3).
+int BestTableIsa() { return static_cast<int>(cpu::Best()); }
 
 // The table kernels of one instruction set: they are chosen together.
 struct TableKernels {
@@ -348,23 +340,16 @@ const TableKernels* KernelsFor(int isa) {
   return isa >= 4 ? &kAvx512Kernels : isa == 3 ? &kAvx2Kernels : &kBaselineKernels;
 }
 
-// The kernels in use: the best for this CPU unless a test chose another.
-// (Inside a function, so that it is initialised on first use, whatever the
-// order of static initialisation.)
-std::atomic<const TableKernels*>& Kernels() {
-  static std::atomic<const TableKernels*> kernels{KernelsFor(BestTableIsa())};
-  return kernels;
-}
+// The kernels in use: the best the dispatch cap allows, chosen per call
+// (a load and a compare), so that a cap set later takes effect.
+const TableKernels* Kernels() { return KernelsFor(BestTableIsa()); }
 
 }  // namespace
 
 std::uint64_t RecheckCount() { return recheck_count; }
 
 int UseTableIsa(int level) {
-  const int isa = std::min(level, BestTableIsa());
-  const int used = isa >= 4 ? 4 : isa == 3 ? 3 : 1;
-  Kernels().store(KernelsFor(used));
-  return used;
+  return static_cast<int>(cpu::SetIsaCap(level >= 4 ? cpu::Isa::kAvx512 : level == 3 ? cpu::Isa::kAvx2 : cpu::Isa::kScalar));
 }
 
 SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
@@ -384,13 +369,13 @@ SinCosBatch::SinCosBatch(std::vector<Frequency> frequencies)
 void SinCosF64FastAngles(const double* theta, std::size_t n, double* sin_out, double* cos_out) {
   static constexpr std::size_t kChunk = 256;
   static const std::vector<double> zeros(kChunk, 0.0);  // the angles' lo parts
-  const AnchorsFn anchors = Kernels().load(std::memory_order_relaxed)->anchors;
+  const AnchorsFn anchors = Kernels()->anchors;
   for (std::size_t i = 0; i < n; i += kChunk)
     anchors(1, theta + i, zeros.data(), std::min(kChunk, n - i), sin_out + i, cos_out + i);
 }
 
 void SinCosBatch::F64Fast(std::int64_t pos, double* sin_out, double* cos_out) const {
-  Kernels().load(std::memory_order_relaxed)->anchors(pos, w_hi_.data(), w_lo_.data(), freq_.size(), sin_out, cos_out);
+  Kernels()->anchors(pos, w_hi_.data(), w_lo_.data(), freq_.size(), sin_out, cos_out);
 }
 
 namespace {
@@ -518,11 +503,11 @@ void SinCosBatch::F64Recurrence(std::int64_t first, std::int64_t count, double* 
   const std::size_t n = freq_.size();
   RecurrenceState local;
   RecurrenceState& st = state ? *state : local;
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2 = cpu::Allows(cpu::Isa::kAvx2);
   const auto row = avx2 ? RecurrenceRowAvx2 : RecurrenceRowBase;
   // Every frequency with its cos, in one of the two common layouts: the
   // explicitly vectorised row (AVX-512 or AVX2).
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  const bool avx512 = cpu::Allows(cpu::Isa::kAvx512);
   const bool interleaved = step == 2 && cos_out == sin_out + 1, split = step == 1;
   const auto vector_row = !avx2 || n_cos < n || !(interleaved || split) ? nullptr
                           : avx512                                      ? RecurrenceRowsAvx512
@@ -545,7 +530,7 @@ void SinCosBatch::F32(std::int64_t first, std::int64_t count, float* sin_out,
   for (std::size_t i0 = 0; i0 < freq_.size(); i0 += kTile) {
     const std::size_t n = std::min(kTile, freq_.size() - i0);
     const std::size_t nc = n_cos > i0 ? std::min(n, n_cos - i0) : 0;
-    const RunTileFn run = Kernels().load(std::memory_order_relaxed)->tile;
+    const RunTileFn run = Kernels()->tile;
     run(freq_.data() + i0, w_hi_.data() + i0, w_lo_.data() + i0, cos_w_.data() + i0, sin_w_.data() + i0, n, nc,
         first, count, sin_out + i0 * step, cos_out + i0 * step, ld, step);
   }

@@ -134,9 +134,10 @@ std::uint64_t SlowPathCount();
 /// recurrence failed; a few of those then take the slow path too.
 std::uint64_t RecheckCount();
 
-/// For tests: makes SinCosBatch use the code for x86-64 level `level` (4:
-/// AVX-512, 3: AVX2+FMA, 1: baseline SSE2), or the best this CPU has when
-/// that is lower; returns the level now in use. The default is the best.
+/// For tests: caps the dispatch level (core/cpu_dispatch.h: every vectorised
+/// path, SinCosBatch's included) at x86-64 level `level` (4: AVX-512, 3:
+/// AVX2+FMA, 1: baseline SSE2); returns the level now in use (lower when
+/// the CPU has less). The default is the best.
 int UseTableIsa(int level);
 
 /// The fast path for whole tables: sin and cos of many frequencies over

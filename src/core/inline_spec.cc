@@ -8,6 +8,7 @@
 
 #include "core/api/spec_params.h"
 #include "core/error.h"
+#include "core/param_table.h"
 
 namespace pe {
 namespace {
@@ -38,30 +39,14 @@ std::vector<std::string> SplitItems(const std::string& text, const std::string& 
 }
 
 // The flag a canonical spec key is on the command line (dash spelling):
-// Hugging Face's names are aliases of pe's flags.
+// an alias key (Hugging Face's rope_theta, rope_type) is its row's flag.
 std::string FlagOfKey(const std::string& key) {
-  if (key == "rope_theta") return "base";
-  if (key == "rope_type") return "rope-scaling";
-  if (key == "truncate") return "no-truncate";
+  const ParamRow* row = FindParamRow(key);
+  if (row && !row->alias_of.empty()) row = FindParamRow(row->alias_of);
+  if (row) return std::string(row->main_flag().substr(2));
   std::string f = key;
   std::replace(f.begin(), f.end(), '_', '-');
   return f;
-}
-
-// "--beta-fast / --beta-slow" -> both; --head-dim is --d-model.
-std::vector<std::string> ParamFlags(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = std::min(text.find('/', pos), text.size());
-    std::string one(text.substr(pos, end - pos));
-    one.erase(0, one.find_first_not_of(' '));
-    one.erase(one.find_last_not_of(' ') + 1);
-    if (one == "--head-dim") one = "--d-model";
-    if (!one.empty()) out.push_back(one);
-    pos = end + 1;
-  }
-  return out;
 }
 
 }  // namespace
@@ -131,13 +116,11 @@ std::optional<ParsedInlineSpec> ParseInlineSpecText(const std::string& text) {
   return out;
 }
 
-bool SchemeTakesFlag(const SchemeInfo& scheme, std::string_view flag_in) {
-  const std::string flag = flag_in == "--head-dim" ? std::string("--d-model") : std::string(flag_in);
+bool SchemeTakesFlag(const SchemeInfo& scheme, std::string_view flag) {
   if (flag == "--scheme" || flag == "--dtype") return true;
-  for (const SchemeParam& p : scheme.params)
-    for (const std::string& f : ParamFlags(p.flag))
-      if (f == flag) return true;
-  return false;
+  const ParamRow* row = FindParamRowByFlag(flag);  // --head-dim: d_model's row
+  if (!row) return false;
+  return std::any_of(row->schemes.begin(), row->schemes.end(), [&](const ParamUse& u) { return u.scheme == scheme.name; });
 }
 
 void CheckFlagsApply(const std::vector<std::string>& given, std::string_view scheme_name, bool scheme_given,

@@ -38,9 +38,10 @@ struct ParsedInlineSpec {
 /// (with a "did you mean"), a bad value, or a key the scheme does not take.
 std::optional<ParsedInlineSpec> ParseInlineSpecText(const std::string& text);
 
-/// Whether scheme `scheme` takes flag `flag` ("--heads"): it is one of
-/// the scheme's parameters (SchemeInfo::params; "--d-model" and
-/// "--head-dim" are one flag), or --scheme / --dtype, which every scheme takes.
+/// Whether scheme `scheme` takes flag `flag` ("--heads"): the parameter
+/// table's row of the flag lists the scheme (core/param_table.h;
+/// "--d-model" and "--head-dim" are one flag), or --scheme / --dtype, which
+/// every scheme takes.
 bool SchemeTakesFlag(const SchemeInfo& scheme, std::string_view flag);
 
 /// Refuses a scheme flag the user gave that `scheme` does not take, naming

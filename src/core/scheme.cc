@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/exact_sincos.h"
 #include "core/model/pe_plan.h"
+#include "core/param_table.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/relative.h"
 #include "core/schemes/mrope.h"
@@ -21,27 +22,32 @@
 namespace pe {
 
 const std::vector<SchemeInfo>& Schemes() {
-  static const std::vector<SchemeInfo> kSchemes = {
-      SinusoidalSchemeInfo(),
-      Tensor2TensorSchemeInfo(),
-      FairseqSchemeInfo(),
-      MarianSchemeInfo(),
-      SinOnlySchemeInfo(),
-      LearnedSchemeInfo(),
-      RopeSchemeInfo(),
-      RopePlanSchemeInfo(),
-      XposSchemeInfo(),
-      AlibiSchemeInfo(),
-      SinCos2dSchemeInfo(),
-      T5BucketSchemeInfo(),
-      RelativeIndexSchemeInfo(),
-      DebertaBucketSchemeInfo(),
-      TransformerXlSchemeInfo(),
-      KerpleSchemeInfo(),
-      SandwichSchemeInfo(),
-      MropeSchemeInfo(),
-      VisionRopeSchemeInfo(),
-  };
+  static const std::vector<SchemeInfo> kSchemes = [] {
+    std::vector<SchemeInfo> all = {
+        SinusoidalSchemeInfo(),
+        Tensor2TensorSchemeInfo(),
+        FairseqSchemeInfo(),
+        MarianSchemeInfo(),
+        SinOnlySchemeInfo(),
+        LearnedSchemeInfo(),
+        RopeSchemeInfo(),
+        RopePlanSchemeInfo(),
+        XposSchemeInfo(),
+        AlibiSchemeInfo(),
+        SinCos2dSchemeInfo(),
+        T5BucketSchemeInfo(),
+        RelativeIndexSchemeInfo(),
+        DebertaBucketSchemeInfo(),
+        TransformerXlSchemeInfo(),
+        KerpleSchemeInfo(),
+        SandwichSchemeInfo(),
+        MropeSchemeInfo(),
+        VisionRopeSchemeInfo(),
+    };
+    // Each scheme's parameters, from the parameter table's rows.
+    for (SchemeInfo& s : all) s.params = SchemeListing(s.name);
+    return all;
+  }();
   return kSchemes;
 }
 

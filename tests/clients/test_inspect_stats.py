@@ -10,8 +10,8 @@ Expected values come from numpy: min, max, the row norms (float64 sum of
 squares, left to right per row as pe documents, then sqrt) and their rows,
 all-zero rows/columns, the non-finite counts, and the mean (to 1e-12
 relative: pe sums rows left to right and compensates across rows). The JSON
-stats must also be identical with PE_STATS_SCALAR=1 (the scalar loop) and
-PE_STATS_AVX2=1 (the AVX2 loop where the machine has AVX-512).
+stats must also be identical with PE_ISA=scalar (the scalar loop) and
+PE_ISA=avx2 (the AVX2 loop where the machine has AVX-512).
 """
 import json
 import math
@@ -24,9 +24,9 @@ import pytest
 def stats(pe, check, path, scalar=False, avx2=False):
     env = dict(os.environ)
     if scalar:
-        env["PE_STATS_SCALAR"] = "1"
+        env["PE_ISA"] = "scalar"
     if avx2:
-        env["PE_STATS_AVX2"] = "1"
+        env["PE_ISA"] = "avx2"
     r = pe("inspect", path, "--json", "--preview", "0", "--no-identify", ok=False, env=env)
     check(r.returncode == 0, f"inspect {path}: exit {r.returncode}: {r.stderr}")
     return json.loads(r.stdout)["stats"] if r.returncode == 0 else {}

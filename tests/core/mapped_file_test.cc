@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/io/mapped_file.h"
+#include <pe/runtime.h>
 #include "core/table.h"
 
 namespace pe {
@@ -233,9 +234,12 @@ TEST(SafetensorsView, EachTensorsOwnBytes) {
 
 TEST(NpyView, NoMappingWhenAskedNot) {
   const std::string path = WriteNpy(16, 8);
-  ::setenv("PE_NO_MMAP", "1", 1);
+  RuntimeOptions options = GetRuntimeOptions();
+  options.no_mmap = true;
+  SetRuntimeOptions(options);
   auto src = OpenTable(path);
-  ::unsetenv("PE_NO_MMAP");
+  options.no_mmap = false;
+  SetRuntimeOptions(options);
   EXPECT_EQ(src->ViewRows(0, 16), nullptr);
   EXPECT_NO_THROW(src->ReleaseRows(0, 16));
   src.reset();

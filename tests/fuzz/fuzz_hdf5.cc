@@ -3,12 +3,14 @@
 // a crash or hang inside the HDF5 library must become a pe::Error, so a
 // sanitizer report from the child is printed but is not a finding; the
 // parent surviving it is what this target checks.
-#include <cstdlib>
+#include <pe/runtime.h>
 
 #include "fuzz_reader.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ::setenv("PE_HDF5_PROBE_SECONDS", "2", 1);
+  pe::RuntimeOptions options = pe::GetRuntimeOptions();
+  options.hdf5_probe_seconds = 2;
+  pe::SetRuntimeOptions(options);
   return 0;
 }
 

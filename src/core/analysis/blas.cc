@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/cpu_dispatch.h"
 
 namespace pe {
 namespace {
@@ -31,13 +32,9 @@ F Symbol(void* lib, const char* name) {
 // SkylakeX kernels (F, CD, BW, DQ, VL), pe asks for those, as later
 // OpenBLAS releases do for these CPUs: on the development VM's AMD EPYC
 // they took 40% less CPU for the same GEMMs (sgemm and dgemm, docs/dot.md).
-// A user's own OPENBLAS_CORETYPE is kept.
+// A user's own OPENBLAS_CORETYPE is kept (setenv does not overwrite it).
 void PreferAvx512Kernels() {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl"))
-    setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 0);  // read by OpenBLAS when it loads
+  if (cpu::Allows(cpu::Isa::kAvx512)) setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 0);  // read by OpenBLAS when it loads
 }
 
 BlasRoutines Load() {

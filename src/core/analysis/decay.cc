@@ -25,6 +25,8 @@
 #include "core/error.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/table_memory.h"
+#include "core/cpu_dispatch.h"
+#include <pe/runtime.h>
 
 namespace pe {
 namespace {
@@ -374,7 +376,7 @@ void Scatter(const S* x, std::int64_t count, std::int64_t cols, std::int64_t j0,
 // case), as Scatter; returns whether every value moved is finite.
 bool ScatterFloats(const float* x, std::int64_t count, std::int64_t cols, std::int64_t j0, std::int64_t w,
                    float* dst, std::int64_t ld) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  const bool avx2 = cpu::Allows(cpu::Isa::kAvx2);
   if (avx2) return ScatterF32Avx2(x, count, cols, j0, w, dst, ld);
   Scatter(x, count, cols, j0, w, nullptr, dst, ld);
   for (std::int64_t c = 0; c < w; ++c)
@@ -593,7 +595,7 @@ __attribute__((target("avx2"))) void StraddleColumnF32Avx2(const float* col, std
 template <typename P>
 void AddStraddlingPairs(const P* panel, std::int64_t ld, std::int64_t len, std::int64_t w, std::int64_t head,
                         std::int64_t k_max, std::vector<double>& boundary) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  const bool avx2 = cpu::Allows(cpu::Isa::kAvx2);
   const int workers = w >= 16 && k_max >= 8 ? 2 : 1;
   std::vector<std::vector<double>> part(static_cast<std::size_t>(workers),
                                         std::vector<double>(static_cast<std::size_t>(k_max + 1), 0.0));
@@ -622,12 +624,8 @@ constexpr std::int64_t kDefaultBudget = std::int64_t{768} << 20;
 
 std::int64_t ResolveBudget(std::int64_t budget) {
   if (budget > 0) return budget;
-  if (const char* env = std::getenv("PE_DOT_MEMORY_BUDGET")) {
-    char* end = nullptr;
-    const long long v = std::strtoll(env, &end, 10);
-    if (end != env && *end == '\0' && v > 0) return v;
-  }
-  return kDefaultBudget;
+  const std::int64_t option = GetRuntimeOptions().dot_memory_budget;
+  return option > 0 ? option : kDefaultBudget;
 }
 
 // One column per FFT (AutocorrelationSum's group): the panels are
@@ -662,12 +660,9 @@ std::vector<double> StreamedLagSums(RowReader& reader, std::int64_t rows, std::i
   // reading thread beside two FFT threads, or an FFT split at every chunk,
   // left cores waiting for each other). Only when both panels fit in a
   // quarter of the budget (16 MiB each for 4096 rows of 1024 float
-  // columns). PE_DOT_READ_AHEAD=0 turns this off (bench/run: the FFT work
-  // alone, without the reads competing for the cores).
-  static const bool ahead_allowed = [] {
-    const char* env = std::getenv("PE_DOT_READ_AHEAD");
-    return env == nullptr || std::string_view(env) != "0";
-  }();
+  // columns). RuntimeOptions::dot_read_ahead off turns this off (bench/run:
+  // the FFT work alone, without the reads competing for the cores).
+  const bool ahead_allowed = GetRuntimeOptions().dot_read_ahead;
   const bool ahead = ahead_allowed && seg < rows && plan.panel_cols == cols && CoreCount() > 1 &&
                      2 * panel_size * sizeof(P) <= static_cast<std::size_t>(budget) / 4;
   Scratch<P> second;  // the second worker's panel, only for the mean

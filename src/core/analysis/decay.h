@@ -30,7 +30,7 @@
 // min/max/std stream row blocks through a window of max(4096, 4K) + K rows
 // (the whole table when the overlap reaches its end). A table that fits is
 // read once for both. Memory: about the budget (default 768 MiB,
-// PE_DOT_MEMORY_BUDGET in bytes overrides it) plus the Gram window.
+// RuntimeOptions::dot_memory_budget overrides it) plus the Gram window.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +71,8 @@ DecayCurve ComputeDecay(const DenseTable& table, const DecayOptions& options);
 
 /// How the streamed computation may use memory, and who hears of progress.
 struct DecayStreamOptions {
-  /// Bytes for the mean's panels and FFT buffers; 0 = the environment's
-  /// PE_DOT_MEMORY_BUDGET (bytes), else 768 MiB. A budget smaller than one
+  /// Bytes for the mean's panels and FFT buffers; 0 =
+  /// RuntimeOptions::dot_memory_budget when set, else 768 MiB. A budget smaller than one
   /// column still works (one column per pass).
   std::int64_t memory_budget = 0;
   /// Called after every block with (rows read so far, rows to read in all).

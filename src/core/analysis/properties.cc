@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/parallel_for.h"
 #include "core/pump.h"
+#include "core/cpu_dispatch.h"
 
 namespace pe {
 namespace {
@@ -905,7 +906,7 @@ class UniquePass {
                                       std::max<std::int64_t>(1, std::min<std::int64_t>(4096, info.rows)));
     parts_.resize(static_cast<std::size_t>(threads_));
 #if PE_NORM_AVX2
-    avx2_ = __builtin_cpu_supports("avx2");
+    avx2_ = cpu::Allows(cpu::Isa::kAvx2);
 #endif
     approx_ = ApproxSumsFast();
   }

@@ -11,6 +11,8 @@
 #include "core/error.h"
 #include "core/parallel_for.h"
 #include "core/pump.h"
+#include "core/cpu_dispatch.h"
+#include <pe/runtime.h>
 
 namespace pe {
 namespace {
@@ -566,7 +568,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   }
   const UlpRule ulp(tol.dtype);
 #if PE_QUIET_VECTOR
-  const bool f32_f64 = info.dtype == DType::kFloat32 && rinfo.dtype == DType::kFloat64 && __builtin_cpu_supports("avx2");
+  const bool f32_f64 = info.dtype == DType::kFloat32 && rinfo.dtype == DType::kFloat64 && cpu::Allows(cpu::Isa::kAvx2);
 #else
   const bool f32_f64 = false;
 #endif
@@ -645,8 +647,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   // The any-loud test on AVX-512 when it covers the same columns
   // (AnyLoudApprox8).
 #if PE_QUIET_VECTOR
-  static const bool avx512_cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-  const bool avx512 = avx512_cpu && cols / 8 * 8 == cols / lanes * lanes && std::getenv("PE_VERIFY_NO_AVX512") == nullptr;
+  const bool avx512 = cpu::Allows(cpu::Isa::kAvx512) && cols / 8 * 8 == cols / lanes * lanes;
 #else
   const bool avx512 = false;
   const auto AnyLoudApprox8 = AnyLoudApprox4;
@@ -658,7 +659,7 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
   // pairs to a vector.
   const bool fused = approx && avx512 && o.recurrence && cols % 16 == 0 &&
                      cols == 2 * static_cast<std::int64_t>(o.recurrence->size()) &&
-                     std::getenv("PE_VERIFY_NO_FUSED") == nullptr;
+                     GetRuntimeOptions().verify_fused_filter;
   const std::int64_t pairs = cols / 2;
   struct ThreadScratch {
     SinCosBatch::RecurrenceState rec;  // the fused filter's recurrence

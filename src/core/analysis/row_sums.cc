@@ -8,6 +8,8 @@
 #include <immintrin.h>
 #endif
 
+#include "core/cpu_dispatch.h"
+
 namespace pe {
 namespace {
 
@@ -193,21 +195,16 @@ bool SumsVector(const float* rows, std::int64_t count, std::int64_t d, double qu
 
 bool ApproxSumsFast() {
 #if PE_ROW_SUMS_VECTOR
-  static const bool fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return fast;
+  return cpu::Allows(cpu::Isa::kAvx2);
 #else
   return false;
 #endif
 }
 
 #if PE_ROW_SUMS_VECTOR
-// AVX-512 where the CPU has it, unless PE_VERIFY_NO_AVX512 is set (the
-// AVX2 forms, for tests and comparisons: docs/verify.md).
-bool UseAvx512() {
-  static const bool avx512 =
-      __builtin_cpu_supports("avx512f") && ApproxSumsFast() && std::getenv("PE_VERIFY_NO_AVX512") == nullptr;
-  return avx512;
-}
+// AVX-512 where the CPU has it and the dispatch cap allows it (capped at
+// AVX2: the AVX2 forms, for tests and comparisons: docs/verify.md).
+bool UseAvx512() { return cpu::Allows(cpu::Isa::kAvx512); }
 #endif
 
 bool ApproxSums(const float* rows, std::int64_t count, std::int64_t d, double quiet_max, double* sq, double* diff) {

@@ -11,6 +11,7 @@
 #include "core/analysis/check.h"
 #include "core/parallel_for.h"
 #include "core/pump.h"
+#include "core/cpu_dispatch.h"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
@@ -353,9 +354,8 @@ TableStats ComputeStats(RowSource& source, const std::function<void(std::int64_t
   if (block >= 64) block &= ~std::int64_t{15};
   const int threads = CoreCount();
 #if PE_STATS_AVX2
-  static const bool f32_avx2 = __builtin_cpu_supports("avx2") && !std::getenv("PE_STATS_SCALAR");
-  // PE_STATS_AVX2=1 keeps the AVX2 loop on an AVX-512 machine (for tests).
-  static const bool f32_avx512 = f32_avx2 && __builtin_cpu_supports("avx512f") && !std::getenv("PE_STATS_AVX2");
+  const bool f32_avx2 = cpu::Allows(cpu::Isa::kAvx2);
+  const bool f32_avx512 = cpu::Allows(cpu::Isa::kAvx512);
 #else
   const bool f32_avx2 = false, f32_avx512 = false;
 #endif

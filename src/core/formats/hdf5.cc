@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/output.h"
 #include "core/pump.h"
+#include <pe/runtime.h>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -731,14 +732,11 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
                                              const Metadata* meta);
 
 // Seconds (of CPU, and of wall time) a probe may take (reading 64 MiB takes
-// well under one); PE_HDF5_PROBE_SECONDS overrides (the fuzz harness uses a
-// short one).
+// well under one); RuntimeOptions::hdf5_probe_seconds (the fuzz harness
+// uses a short one).
 unsigned ProbeSeconds() {
-  if (const char* env = std::getenv("PE_HDF5_PROBE_SECONDS")) {
-    const long v = std::strtol(env, nullptr, 10);
-    if (v > 0 && v < 3600) return static_cast<unsigned>(v);
-  }
-  return 10;
+  const unsigned v = GetRuntimeOptions().hdf5_probe_seconds;
+  return v > 0 && v < 3600 ? v : 10;
 }
 
 // The probe's report to the parent, through a pipe: 'O' and the metadata,

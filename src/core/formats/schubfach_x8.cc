@@ -8,6 +8,8 @@
 #endif
 #include <immintrin.h>
 
+#include "core/cpu_dispatch.h"
+
 namespace pe {
 namespace {
 
@@ -169,13 +171,7 @@ PE_AVX512 unsigned Decimals8(const void* v, DecimalRun* out, std::size_t i) {
 }  // namespace
 
 bool ShortestDecimalsAvailable() {
-  static const bool available = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512cd");
-  }();
-  return available;
+  return cpu::Allows(cpu::Isa::kAvx512);
 }
 
 __attribute__((target("arch=x86-64-v4"))) void ShortestDecimals(const void* v, std::size_t n, DecimalRun* out) {

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include <pe/runtime.h>
 
 namespace pe {
 namespace {
@@ -90,7 +91,7 @@ bool ChainForeignSigbus(void (*fn)(int)) {
 }
 
 std::unique_ptr<MappedFile> MappedFile::Open(int fd, std::uint64_t size, std::uint64_t offset) {
-  if (size == 0 || std::getenv("PE_NO_MMAP") != nullptr) return nullptr;
+  if (size == 0 || GetRuntimeOptions().no_mmap) return nullptr;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
   constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;

@@ -15,7 +15,8 @@
 //   over a 4 GiB file keeps its resident set to about one batch.
 // - Open returns nullptr (the caller reads with pread) for anything but a
 //   regular file, when mmap fails, when 64 mappings are already live, or when
-//   the environment has PE_NO_MMAP set (for comparisons and tests).
+//   RuntimeOptions::no_mmap is set (pe/runtime.h; for comparisons
+//   and tests).
 #pragma once
 
 #include <atomic>

@@ -31,15 +31,6 @@ SchemeInfo AlibiSchemeInfo() {
   info.name = "alibi";
   info.summary = "ALiBi: head slopes 2^(-8k/n) (non-power-of-two rule included) and the bias, slope·j or -slope·|i-j|";
   info.source = "ofirpress/attention_with_linear_biases fairseq/models/transformer.py (get_slopes); ggml";
-  info.params = {
-      {"--heads", "number of heads n", "required"},
-      {"--max-len", "key/query length L of the bias", "required"},
-      {"--alibi-bias",
-       "rows: [H, L] slope·j (reference) | shifted: [H, L] slope·(j-(L-1)) (MPT) | distance: [H, L, L] -slope·|i-j|",
-       "rows"},
-      {"--max-bias", "slopes 2^(-max_bias·k/n2) (ggml); 8 = Press", "8"},
-      {"--tensor", "slopes | bias", "all"},
-  };
   info.tensors = {"slopes", "bias"};
   info.needs_d_model = false;
   // Slopes are one number per head and the bias is linear in distance: no

@@ -69,15 +69,6 @@ SchemeInfo LearnedSchemeInfo() {
   info.name = "learned";
   info.summary = "learned absolute table: N(0, σ²) from a portable seeded generator, or imported with --init-from";
   info.source = "BERT/GPT-2 style nn.Embedding(max_len, d) initialised N(0, 0.02²)";
-  info.params = {
-      {"--d-model", "columns d", "required (or from --init-from)"},
-      {"--max-len", "rows", "required (or from --init-from)"},
-      {"--sigma", "standard deviation σ", "0.02"},
-      {"--seed", "generator seed (SplitMix64 counters + Box–Muller)", "0"},
-      {"--start", "position of the first row (row p draws elements p·d..)", "0"},
-      {"--init-from", "import a table: NPY, safetensors, HDF5, CSV, JSON", "-"},
-      {"--tensor", "with --init-from: the tensor/dataset to import", "pe or the only one"},
-  };
   info.needs_d_model = false;
   info.needs_max_len = false;
   // No sinusoid structure: rotation and shift do not apply. Drawn rows

@@ -413,23 +413,6 @@ SchemeInfo MropeSchemeInfo() {
   info.summary = "multimodal RoPE (Qwen2-VL, Qwen2.5-VL; Qwen3-VL interleaved): cos, sin [L, dim] from (t, h, w) ids";
   info.source = "huggingface/transformers models/qwen2_vl (apply_multimodal_rotary_pos_emb, get_rope_index), "
                 "models/qwen3_vl (apply_interleaved_mrope)";
-  info.params = {
-      {"--head-dim", "head dimension (alias of --d-model)", "required"},
-      {"--mrope-section", "t,h,w section sizes summing to rotary_dim/2 (Qwen2-VL 16,24,24; Qwen3-VL 24,20,20)", "required"},
-      {"--mrope-interleaved", "Qwen3-VL's interleaved sections (THWTHW...)", "off"},
-      {"--positions", "ids from a file: [3, L] (t, h, w) or [L] (NPY, CSV, JSON, ...)", "-"},
-      {"--mrope-layout", "ids by get_rope_index: e.g. text:5,image:1x4x6,text:3 (grid after the merge)", "-"},
-      {"--max-len", "text tokens at start + r", "required (or --positions / --mrope-layout)"},
-      {"--start", "position of the first text token (with --max-len)", "0"},
-      {"--base", "rope_theta", "10000"},
-      {"--rotary-dim / --partial-rotary-factor / --rope-scaling / --factor / --max-position-embeddings / "
-       "--original-max-position-embeddings / --beta-fast / --beta-slow / --mscale / --mscale-all-dim / --no-truncate / "
-       "--low-freq-factor / --high-freq-factor / --short-factor / --long-factor / --attention-factor / --seq-len / "
-       "--semantics / --alpha / --mixed-b / --rope-ratio / --attn-factor",
-       "as scheme rope", "-"},
-      {"--hf-config", "a config.json: head_dim, rope_theta, rope_scaling.mrope_section, mrope_interleaved", "-"},
-      {"--tensor", "cos | sin | inv_freq", "all"},
-  };
   info.tensors = {"cos", "sin", "inv_freq"};
   info.needs_d_model = false;
   info.needs_max_len = false;

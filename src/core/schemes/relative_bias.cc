@@ -216,17 +216,6 @@ SchemeInfo KerpleSchemeInfo() {
   info.source =
       "chijames/KERPLE megatron/mpu/layers.py (ParallelKerpleLog, ParallelKerplePower); NVIDIA/NeMo "
       "position_embedding/kerple_relative_position_embedding.py";
-  info.params = {
-      {"--r1", "r1 > 0: one number or a comma list (one per head)", "required"},
-      {"--r2", "r2 > 0 (power: 0 < r2 <= 2): one number or a list", "required"},
-      {"--kerple-form", "log | power", "log"},
-      {"--heads", "heads H", "the length of the --r1/--r2 lists"},
-      {"--max-len", "queries q (rows of each head); offsets: L", "required"},
-      {"--key-len", "keys k", "--max-len"},
-      {"--bidirectional", "|i-j| everywhere (else causal: 0 where j > i)", "off"},
-      {"--rel-form", "matrix [H, q, k] | offsets [H, L] (distance 0..L-1)", "matrix"},
-      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
-  };
   info.needs_d_model = false;
   // A bias, not an embedding: values are <= 0 and rows repeat across
   // heads with equal parameters; the reference comparison is the verdict.
@@ -280,16 +269,6 @@ SchemeInfo SandwichSchemeInfo() {
   info.name = "sandwich";
   info.summary = "Sandwich bias (NeMo): (sum_{i=1..d/2} cos(r·b^(-2i/d)) - d/2) / (8h/H) per head; [heads, q, k] or per offset";
   info.source = "NVIDIA/NeMo nlp/modules/common/megatron/position_embedding/sandwich_relative_position_embedding.py";
-  info.params = {
-      {"--d-model", "d' (hidden size per head, even)", "required"},
-      {"--heads", "heads H (head h = 1..H is scaled by H/(8h))", "1"},
-      {"--base", "frequency base", "10000"},
-      {"--max-len", "queries q (rows of each head); offsets: L", "required"},
-      {"--key-len", "keys k (queries are the last q keys)", "--max-len"},
-      {"--bidirectional", "no causal mask (else tril: distance 0 where j > i)", "off"},
-      {"--rel-form", "matrix [H, q, k] | offsets [H, L] (distance 0..L-1)", "matrix"},
-      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
-  };
   info.default_checks = [](const SchemeSpec&, std::string_view) { return std::vector<std::string>{}; };
   info.validate = [](const SchemeSpec& spec) {
     CheckRelForm(spec);

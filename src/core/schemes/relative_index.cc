@@ -122,14 +122,6 @@ SchemeInfo RelativeIndexSchemeInfo() {
   info.source =
       "tensorflow/tensor2tensor layers/common_attention.py _generate_relative_positions_matrix; huggingface/transformers "
       "models/bert/modeling_bert.py (position_embedding_type=\"relative_key\")";
-  info.params = {
-      {"--max-len", "queries q (rows)", "required"},
-      {"--key-len", "keys k (columns)", "--max-len"},
-      {"--convention", "shaw (tensor2tensor) | hf-bert", "shaw"},
-      {"--max-relative-position", "shaw: clipping distance k (embedding rows 2k+1)", "required (shaw)"},
-      {"--max-position-embeddings", "hf-bert: P (distance_embedding rows 2P-1)", "512"},
-      {"--dtype", "float32, float64, float16, bfloat16 (integers, exact)", "float32"},
-  };
   info.needs_d_model = false;
   // An index table: rows repeat once clipped and values exceed 1, so no
   // property check applies; the reference comparison is the verdict.
@@ -196,14 +188,6 @@ SchemeInfo DebertaBucketSchemeInfo() {
   info.source =
       "huggingface/transformers models/deberta_v2/modeling_deberta_v2.py make_log_bucket_position, "
       "build_relative_position; microsoft/DeBERTa DeBERTa/deberta/da_utils.py";
-  info.params = {
-      {"--max-len", "queries q (rows)", "required"},
-      {"--key-len", "keys k (columns)", "--max-len"},
-      {"--bucket-size", "position_buckets (mid = bucket_size/2)", "256"},
-      {"--max-position", "max_relative_positions", "512"},
-      {"--convention", "hf (torch float32) | microsoft (numpy float64)", "hf"},
-      {"--dtype", "float32, float64, float16, bfloat16 (integers, exact)", "float32"},
-  };
   info.needs_d_model = false;
   info.default_checks = [](const SchemeSpec&, std::string_view) { return std::vector<std::string>{}; };
   info.validate = [](const SchemeSpec& spec) {

@@ -354,38 +354,6 @@ SchemeInfo RopeSchemeInfo() {
   info.name = "rope";
   info.summary = "rotary embedding (HF transformers): cos, sin [L, dim] and inv_freq [dim/2], with long-context scaling";
   info.source = "huggingface/transformers modeling_rope_utils.py + LlamaRotaryEmbedding; GPT-J/NeoX layouts";
-  info.params = {
-      {"--head-dim", "head dimension (alias of --d-model)", "required"},
-      {"--max-len", "rows (positions)", "required"},
-      {"--base", "rope_theta", "10000"},
-      {"--start", "position of the first row", "0"},
-      {"--layout", "half (Llama/NeoX rotate_half) | interleaved (GPT-J/Meta) | cache (onnxruntime cos_cache [L, dim/2])", "half"},
-      {"--rotary-dim", "partial rotary: channels rotated", "head-dim"},
-      {"--partial-rotary-factor", "rotary dim = int(head_dim * f)", "1"},
-      {"--rope-scaling", "none|linear|ntk|dynamic|yarn|longrope|llama3|proportional (Gemma 4)", "none"},
-      {"--factor", "scaling factor (llama3: 8)", "-"},
-      {"--max-position-embeddings", "config.max_position_embeddings (dynamic, yarn, longrope)", "-"},
-      {"--original-max-position-embeddings", "L_orig (yarn, longrope; llama3: 8192)", "-"},
-      {"--beta-fast / --beta-slow", "yarn ramp", "32 / 1"},
-      {"--mscale / --mscale-all-dim", "yarn attention factor (DeepSeek)", "-"},
-      {"--no-truncate", "yarn truncate=False", "-"},
-      {"--low-freq-factor / --high-freq-factor", "llama3 bands", "1 / 4"},
-      {"--short-factor / --long-factor", "longrope lists (JSON file or comma list)", "-"},
-      {"--attention-factor", "override (multiplies cos and sin)", "by type"},
-      {"--seq-len", "sequence length for dynamic/longrope", "start+max-len"},
-      {"--semantics", "hf|hf-4.45|vllm|llama.cpp: whose rule where peers disagree (yarn factor, longrope switch, dynamic cache, ggml yarn)", "hf"},
-      {"--alpha", "dynamic NTK-alpha (Hunyuan): base*alpha^(dim/(dim-2))", "-"},
-      {"--mixed-b", "ntk, vllm: mixed NTK exponent", "-"},
-      {"--short-mscale / --long-mscale", "longrope, vllm: cos/sin scale of each cache", "by max/orig"},
-      {"--max-model-len", "longrope, vllm: served length choosing the long factors", "max-position-embeddings"},
-      {"--rope-ratio", "ChatGLM: base*rope_ratio", "-"},
-      {"--attn-factor", "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"},
-      {"--hf-config", "a Hugging Face config.json, read by its family's rule: head_dim, rope_theta, partial rotary, "
-                      "rope_scaling, layout (overrides those flags; the full-attention layers' group)", "-"},
-      {"--gguf", "a GGUF model: head dim, freq_base, rotary dim, scaling, rope_freqs, layout by architecture (overrides those flags; the full-attention layers' RoPE)", "-"},
-      {"--freq-factors", "divide inv_freq[i] by f[i] (llama.cpp rope_freqs; JSON file or comma list)", "-"},
-      {"--tensor", "cos | sin | inv_freq", "all"},
-  };
   info.tensors = {"cos", "sin", "inv_freq"};
   info.needs_d_model = false;  // --head-dim, or from --hf-config
   info.default_checks = RotaryDefaultChecks;
@@ -428,14 +396,6 @@ SchemeInfo XposSchemeInfo() {
   info.name = "xpos";
   info.summary = "xPos (torchscale): interleaved rotary cos, sin [L, D] plus scale [L, D/2] = ζ_i^(n/scale_base)";
   info.source = "microsoft/torchscale component/xpos_relative_position.py";
-  info.params = {
-      {"--head-dim", "head dimension D (even)", "required"},
-      {"--max-len", "rows: the sequence length L", "required"},
-      {"--start", "offset (KV cache): angles use offset + r", "0"},
-      {"--base", "frequency base of the angles", "10000"},
-      {"--scale-base", "scale_base", "512"},
-      {"--tensor", "cos | sin | scale | inv_freq", "all"},
-  };
   info.tensors = {"cos", "sin", "scale", "inv_freq"};
   info.default_checks = RotaryDefaultChecks;
   info.validate = [](const SchemeSpec& spec) {

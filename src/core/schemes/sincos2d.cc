@@ -86,15 +86,6 @@ SchemeInfo SinCos2dSchemeInfo() {
   info.name = "sincos-2d";
   info.summary = "2-D sin-cos for vision grids (MAE, timm): rows i·W + j, ω_k = base^(-k/(D/4))";
   info.source = "facebookresearch/mae util/pos_embed.py; timm layers/pos_embed_sincos.py build_sincos2d_pos_embed";
-  info.params = {
-      {"--d-model", "channels D (a multiple of 4)", "required"},
-      {"--grid", "HxW (or N for NxN); rows = H·W (+1 with --cls-token)", "required"},
-      {"--max-len", "optional: must equal the rows H·W (+1)", "inferred"},
-      {"--layout", "mae [sin x|cos x|sin y|cos y] | timm [sin y|sin x|cos y|cos x]", "mae"},
-      {"--cls-token", "prepend a zero row (MAE)", "off"},
-      {"--base", "temperature", "10000"},
-      {"--dtype", "float32, float64 (MAE's numpy output), float16, bfloat16", "float32"},
-  };
   info.needs_max_len = false;
   // Rows are grid cells i·W + j, not a 1-D sequence of positions: rotation
   // and shift along rows do not hold (row W-1 to row W jumps a grid line).

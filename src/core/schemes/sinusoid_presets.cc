@@ -62,18 +62,6 @@ TableInfo SinusoidTableInfo(const SchemeSpec& spec, Metadata meta) {
   return t;
 }
 
-std::vector<SchemeParam> CommonParams() {
-  return {
-      {"--d-model", "columns d", "required"},
-      {"--max-len", "rows (positions)", "required"},
-      {"--start", "position of the first row", "0"},
-      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
-      // Taken so that restating the preset's value works and another value
-      // gets the preset's own message (RejectFlags), not "does not apply".
-      {"--layout / --denominator / --odd-rule", "fixed by the preset (restating its value is accepted)", "fixed"},
-  };
-}
-
 }  // namespace
 
 SinusoidPlan SinusoidalPlanForSpec(const SchemeSpec& spec, std::string* layout_name) {
@@ -104,10 +92,6 @@ SchemeInfo Tensor2TensorSchemeInfo() {
   info.name = "tensor2tensor";
   info.summary = "get_timing_signal_1d: [sin | cos], ω_k = min·(max/min)^(-k/(n-1)), zero column for odd d";
   info.source = "tensorflow/tensor2tensor layers/common_attention.py get_timing_signal_1d";
-  info.params = CommonParams();
-  info.params[2] = {"--start", "start_index: position of the first row", "0"};
-  info.params.push_back({"--min-timescale", "min_timescale", "1"});
-  info.params.push_back({"--max-timescale", "max_timescale", "10000"});
   info.validate = [](const SchemeSpec& spec) {
     RejectFlags(spec, "tensor2tensor", "concat", "half-minus-one", "zero-column");
     if (!(spec.min_timescale > 0) || !std::isfinite(spec.min_timescale) || !(spec.max_timescale > 0) ||
@@ -139,9 +123,6 @@ SchemeInfo FairseqSchemeInfo() {
   info.name = "fairseq";
   info.summary = "SinusoidalPositionalEmbedding: [sin | cos], ω_k = base^(-k/(h-1)), row padding_idx zeroed";
   info.source = "facebookresearch/fairseq modules/sinusoidal_positional_embedding.py (also HF M2M100, Speech2Text)";
-  info.params = CommonParams();
-  info.params.push_back({"--base", "frequency base", "10000"});
-  info.params.push_back({"--padding-idx", "zeroed row; first real position is padding_idx+1", "1"});
   info.validate = [](const SchemeSpec& spec) {
     RejectFlags(spec, "fairseq", "concat", "half-minus-one", "zero-column");
     if (spec.d_model < 4)
@@ -166,8 +147,6 @@ SchemeInfo MarianSchemeInfo() {
   info.name = "marian";
   info.summary = "HF Marian: paper frequencies base^(-2i/d), [sin | cos] concatenated, odd d ends the sin block unpaired";
   info.source = "huggingface/transformers models/marian MarianSinusoidalPositionalEmbedding";
-  info.params = CommonParams();
-  info.params.push_back({"--base", "frequency base", "10000"});
   info.validate = [](const SchemeSpec& spec) { RejectFlags(spec, "marian", "concat", "d", "unpaired-sin"); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     SinusoidPlan plan = BuildSinusoidPlan(spec.d_model, spec.base, SinusoidLayout::kConcat, SinusoidDenominator::kD,
@@ -183,8 +162,6 @@ SchemeInfo SinOnlySchemeInfo() {
   info.name = "sin-only";
   info.summary = "every column a sin: column j = sin(p·base^(-2·floor(j/2)/d)); no rotation property (counter-example)";
   info.source = "the paper's frequencies without the cos partner (a common mistake)";
-  info.params = CommonParams();
-  info.params.push_back({"--base", "frequency base", "10000"});
   info.validate = [](const SchemeSpec& spec) { RejectFlags(spec, "sin-only", "sin-only", "d", "unpaired-sin"); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {
     SinusoidPlan plan = BuildSinusoidPlan(spec.d_model, spec.base, SinusoidLayout::kInterleaved,

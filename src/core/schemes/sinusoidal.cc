@@ -285,16 +285,6 @@ SchemeInfo SinusoidalSchemeInfo() {
       "Vaswani et al. 2017: column 2i = sin(p/base^(2i/d)), 2i+1 = cos of "
       "the same angle (interleaved)";
   info.source = "Attention Is All You Need, section 3.5";
-  info.params = {
-      {"--d-model", "columns d", "required"},
-      {"--max-len", "rows (positions)", "required"},
-      {"--base", "frequency base b", "10000"},
-      {"--start", "position of the first row", "0"},
-      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
-      {"--layout", "interleaved | concat ([sin... | cos...])", "interleaved"},
-      {"--denominator", "d (base^(-2i/d)) | half-minus-one (base^(-k/(h-1)))", "d"},
-      {"--odd-rule", "odd d: unpaired-sin | zero-column", "by denominator"},
-  };
   // --layout/--denominator/--odd-rule: sinusoid_presets.cc.
   info.validate = [](const SchemeSpec& spec) { ValidateSinusoidalFlags(spec); };
   info.make = [](const SchemeSpec& spec) -> std::unique_ptr<RowSource> {

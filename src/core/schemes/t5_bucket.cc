@@ -48,13 +48,6 @@ SchemeInfo T5BucketSchemeInfo() {
   info.name = "t5-bucket";
   info.summary = "T5 relative-position bucket index for rp = start..start+max_len-1 (float32 log, truncation)";
   info.source = "huggingface/transformers models/t5/modeling_t5.py _relative_position_bucket";
-  info.params = {
-      {"--start", "first relative position (memory - query), e.g. -128", "0"},
-      {"--max-len", "rows: how many relative positions", "required"},
-      {"--bidirectional", "encoder buckets (half for rp > 0)", "off (decoder)"},
-      {"--num-buckets", "num_buckets", "32"},
-      {"--max-distance", "max_distance", "128"},
-  };
   info.needs_d_model = false;
   // One integer bucket index per relative position: neighbouring positions
   // share a bucket (rows repeat) and indices exceed 1, so no property check

@@ -52,13 +52,6 @@ SchemeInfo TransformerXlSchemeInfo() {
   info.name = "transformer-xl";
   info.summary = "Transformer-XL relative sinusoid R [klen, d]: positions klen-1..0 (clamp_len), [sin | cos], w_i = b^(-2i/d)";
   info.source = "kimiyoung/transformer-xl pytorch/mem_transformer.py (PositionalEmbedding, MemTransformerLM._forward)";
-  info.params = {
-      {"--d-model", "d (even: inv_freq has d/2 entries, sin and cos each)", "required"},
-      {"--max-len", "klen = mlen + qlen (rows; row r is position klen-1-r)", "required"},
-      {"--clamp-len", "positions above it are clamped to it (0 = off)", "0"},
-      {"--base", "frequency base (10000 in the reference)", "10000"},
-      {"--dtype", "float32, float64, float16, bfloat16", "float32"},
-  };
   // Rows are positions in reverse order (clamped ones repeat): rotation and
   // shift along rows do not apply as written; each row is a [sin | cos]
   // pair set, so it is bounded with norm √(d/2), and rows differ when no

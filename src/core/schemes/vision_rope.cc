@@ -222,19 +222,6 @@ SchemeInfo VisionRopeSchemeInfo() {
   info.summary = "2-D rotary of vision encoders (Pixtral, Qwen2-VL ViT, DINOv3, EVA-02/timm axial): cos, sin [grid cells, head_dim]";
   info.source = "huggingface/transformers models/pixtral, models/qwen2_vl (VisionRotaryEmbedding, rot_pos_emb), "
                 "models/dinov3_vit; timm layers/pos_embed_sincos.py (RotaryEmbeddingCat)";
-  info.params = {
-      {"--variant", "pixtral | qwen2-vl | dinov3 | eva (timm RotaryEmbeddingCat, axial)", "required"},
-      {"--head-dim", "head dimension D (pixtral: even; qwen2-vl, dinov3, eva: multiple of 4)", "required"},
-      {"--max-len", "optional: must equal the grid's rows", "inferred"},
-      {"--grid", "HxW patches (pixtral: N x N = image_size/patch_size for the model's buffer; qwen2-vl: "
-                 "grid_thw's h x w before the merge)", "required"},
-      {"--base", "rope_theta (dinov3: 100 unless given)", "10000 (dinov3: 100)"},
-      {"--frames", "qwen2-vl: t of grid_thw (rows repeat per frame)", "1"},
-      {"--spatial-merge-size", "qwen2-vl: merge window (row order)", "2"},
-      {"--normalize-coords", "dinov3: separate | max | min", "separate"},
-      {"--ref-grid", "eva: timm ref_feat_shape HxW (ids scaled by ref/grid)", "-"},
-      {"--tensor", "cos | sin", "both"},
-  };
   info.tensors = {"cos", "sin"};
   info.needs_d_model = false;
   info.needs_max_len = false;
