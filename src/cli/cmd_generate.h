@@ -44,6 +44,7 @@ struct GenerateOptions {
   int threads = 0;   ///< --threads; 0 = all cores
   int compress = 0;  ///< --compress: HDF5 gzip level, 0 = none
   bool fsync = false;  ///< --fsync: make the file durable before it appears
+  bool json = false;   ///< --json: a one-line JSON summary of what was written
 };
 
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);

@@ -130,7 +130,7 @@ errors = [
     ["generate", "--threads", "0"],
     ["generate", "--d-model", "8", "--max-len", "4", "-o", S("a.csv"), "-o", S("b.csv")],
     ["inspect"],
-    ["inspect", tab, tab],
+    ["inspect", tab, tab, "--heatmap", S("two.png")],  # several files draw no heatmap
     ["inspect", tab, "--preview", "5000"],
     ["verify", tab, "--bogus"],
     ["dot", "--max-offset"],

@@ -115,3 +115,17 @@ def test_model_path_messages(pe, scratch, check):
     r = pe("inspect", str(pt))
     check("--tensor NAME" in r.stderr and "model.layers.0.self_attn.rotary_emb.inv_freq" in r.stderr,
           f"only SKIP lines: a hint of --tensor with the names: {r.stderr}")
+
+
+def test_generate_json_summary(pe, scratch, check):
+    """The summary names what the file holds, read back with numpy (shape) for the .npy."""
+    scratch = pathlib.Path(scratch)
+    out = scratch / "g.npy"
+    r = pe("generate", "--d-model", "8", "--max-len", "4", "-o", str(out), "--json")
+    lines = r.stdout.splitlines()
+    check(len(lines) == 1, f"one line: {r.stdout!r}")
+    d = json.loads(lines[0])
+    check(d["schema"] == "pe.generate/1" and d["output"] == str(out) and d["format"] == "npy", f"summary: {d}")
+    check(d["tensors"] == [{"name": "pe", "shape": list(np.load(out).shape), "dtype": "float32"}], f"tensors: {d}")
+    r = pe("generate", "--d-model", "8", "--max-len", "4", "--json", ok=False)
+    check(r.returncode == 2 and "--json" in r.stderr, f"--json to standard output is refused: {r.stderr}")
