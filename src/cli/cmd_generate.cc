@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "core/api/spec_params.h"
 #include "core/dtype.h"
@@ -83,6 +84,8 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   cmd->add_flag("--fsync", o.fsync,
                 "Flush the file to the disk before renaming it into place (durable across a power loss; "
                 "slower on a slow disk)");
+  cmd->add_flag("--json", o.json,
+                "After writing -o FILE, print one line of JSON saying what was written (schema pe.generate/1)");
   cmd->footer(R"(Every float32 value is the exact value of the formula rounded to the nearest
 float32; float64 values are within 1 ulp. Column j uses frequency index
 floor(j/2), so an odd --d-model ends with an unpaired sin column.
@@ -95,6 +98,7 @@ Examples:
   pe generate --d-model 4096 --max-len 1048576 -o big.h5 --compress 4 --threads 2
   pe generate --d-model 8 --max-len 16                 # CSV on stdout
   pe generate --d-model 64 --max-len 1000 --dtype float64 -o pe.npy
+  pe generate --d-model 512 --max-len 4096 -o pe.npy --json   # {"schema":"pe.generate/1",...}
   pe generate --d-model 16 --max-len 4 --start 1000000 --format json
   pe generate --scheme fairseq --d-model 512 --max-len 1026 -o fairseq.npy
   pe generate --scheme rope --head-dim 128 --base 500000 --max-len 8192 \
@@ -174,6 +178,21 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   // Multi-tensor schemes (rope, xpos, alibi) give several tensors; NPY and
   // CSV take one (--tensor), the others hold them all.
   TableSet set = MakeTableSet(spec);
+  if (o.json && IsStdStream(o.output))
+    ThrowUsage("--json", "standard output carries the table; give -o FILE to have the summary on standard output");
+  nlohmann::ordered_json summary;
+  if (o.json) {
+    summary["schema"] = "pe.generate/1";
+    summary["output"] = o.output;
+    summary["format"] = std::string(Traits(format).name);
+    summary["scheme"] = spec.scheme;
+    summary["tensors"] = nlohmann::ordered_json::array();
+    for (const auto& t : set.tensors) {
+      const TableInfo& ti = t->info();
+      summary["tensors"].push_back(
+          {{"name", ti.name}, {"shape", {ti.rows, ti.cols}}, {"dtype", std::string(Traits(ti.dtype).name)}});
+    }
+  }
   if (o.compress > 0 && format != Format::kHdf5)
     ThrowUsage(fmt::format("--compress {}", o.compress), "applies to HDF5 output only (-o FILE.h5)");
   WriteSettings& ws = GlobalWriteSettings();
@@ -185,6 +204,7 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   ws.progress = [&bar](std::int64_t done, std::int64_t total) { bar.Update(done, total); };
   WriteTables(set, format, o.output);
   ws.progress = nullptr;
+  if (o.json) WriteStdout(summary.dump() + "\n");
   return kExitOk;
 }
 

@@ -46,6 +46,7 @@ struct GenerateOptions {
   int compress = 0;  ///< --compress: HDF5 gzip level, 0 = none
   bool fsync = false;  ///< --fsync: make the file durable before it appears
   ResizeFlags resize;  ///< --resize-from and its knobs: a learned table resized instead of a scheme
+  bool json = false;   ///< --json: a one-line JSON summary of what was written
 };
 
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);

@@ -5,7 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include <sys/stat.h>
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
@@ -18,6 +23,7 @@
 #include "core/metadata_json.h"
 #include "core/plot/heatmap.h"
 #include "cli/progress.h"
+#include "cli/stdin_table.h"
 #include "cli/tensor_set_view.h"
 
 namespace pe::cli {
@@ -134,11 +140,18 @@ void ParseSlice(const std::string& text, std::int64_t size, const char* flag, st
 
 CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
-  cmd->add_option("FILE", o.file, "Table file (.csv .json .npy .h5 ...)")->required()->type_name("FILE");
+  cmd->add_option("FILE", o.files,
+                  "Table files (.csv .json .npy .h5 ...) or model folders; several: one report; '-': standard input "
+                  "(with --input-format csv|json|npy)")
+      ->required()
+      ->type_name("FILE");
+  cmd->parse_complete_callback([&o] {
+    if (o.files.size() == 1) o.file = o.files[0];
+  });
   cmd->add_option("--tensor,--dataset", o.dataset,
                   "The file's tensor to show (HDF5 dataset path, a tensor of safetensors, JSON, .npz, a PyTorch checkpoint, GGUF or ONNX); default: every tensor")
       ->type_name("NAME");
-  cmd->add_option("--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
+  cmd->add_option("--input-format,--format", o.format, "Input format: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--rows", o.rows, "Print rows A:B (Python-style slice; negative counts from the end)")->type_name("A:B");
   cmd->add_option("--cols", o.cols, "Only columns A:B (in the slice and the preview)")->type_name("A:B");
   cmd->add_option("--preview", o.preview, "Rows shown at each end of the preview")->type_name("N")->capture_default_str()
@@ -167,6 +180,8 @@ rounded to bfloat16, bfloat16 values). See docs/inspect.md.
 Examples:
   pe inspect pe.h5
   pe inspect table.npy --json
+  pe inspect tables/*.npy --json             # several files: one document, one entry each
+  cat table.npy | pe inspect - --input-format npy   # a table on standard input
   pe inspect hf_cos.npy                       # a RoPE cos cache: layout, base, scaling
   pe inspect rope.safetensors                 # every tensor listed, then each
   pe inspect rope.safetensors --tensor cos    # one (cos+sin in one file)
@@ -183,20 +198,104 @@ Examples:
   return cmd;
 }
 
+namespace {
+
+int RunInspectOne(const InspectOptions& o, Console& console);
+
+// A path that names no file: the system's word for it, as pe verify --model
+// says it (not "unknown file extension" for a folder that does not exist).
+void RequireExists(const std::string& path, const std::string& format) {
+  if (!format.empty() || path == "-" || FormatFromExtension(path)) return;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) ThrowInput(fmt::format("'{}'", path), std::strerror(errno));
+}
+
+// A Hugging Face config.json given where its folder belongs: said so, with
+// the folder to pass instead of a table reader's complaint.
+void RethrowIfModelConfig(const std::string& path, const Error& e) {
+  const auto slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base != "config.json") throw e;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw e;
+  std::string head(1 << 16, '\0');
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  if (head.find("\"model_type\"") == std::string::npos && head.find("\"architectures\"") == std::string::npos) throw e;
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  ThrowUsage(fmt::format("'{}'", path), "is a model's config (it names a model_type), not a table",
+             fmt::format("pass the model's folder: pe inspect {}", dir));
+}
+
+}  // namespace
+
 int RunInspect(const InspectOptions& o, Console& console) {
+  if (o.files.size() <= 1) {
+    if (o.file != "-" || !o.open_path.empty()) return RunInspectOne(o, console);
+    InspectOptions one = o;
+    one.open_path = TablePathOrStdin(o.file, o.format, "--input-format");
+    return RunInspectOne(one, console);
+  }
+  // Several files: text sections, or one JSON document {"schema", "files":
+  // [one pe.inspect/1 document each]}; a file that cannot be read is
+  // reported (an error entry) and the run exits 2 after the others.
+  if (!o.heatmap.empty()) ThrowUsage("--heatmap", "draws one table; give one FILE");
+  if (!o.pair.empty()) ThrowUsage("--pair", "pairs one table; give one FILE");
+  int errors = 0;
+  if (o.json) WriteStdout("{\n  \"schema\": \"pe.inspect/1\",\n  \"files\": [\n");
+  bool first = true;
+  for (const std::string& f : o.files) {
+    InspectOptions each = o;
+    each.files.clear();
+    each.file = f;
+    if (o.json) {
+      if (!first) WriteStdout(",\n");
+    } else {
+      if (!first) PrintLine("");
+      PrintLine(fmt::format("== {} ==", f));
+    }
+    first = false;
+    try {
+      if (f == "-") each.open_path = TablePathOrStdin(f, o.format, "--input-format");
+      // Errors come from opening the file (before any of its document is
+      // written): the entry is then the error alone.
+      RunInspectOne(each, console);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kBrokenPipe) throw;
+      console.Error(e.what());
+      ++errors;
+      if (o.json) WriteStdout(JsonText(Json{{"file", f}, {"error", e.what()}}, 2));
+      else PrintLine(fmt::format("error: {}", e.what()));
+    }
+  }
+  if (o.json) WriteStdout("\n  ]\n}\n");
+  return errors ? kExitError : kExitOk;
+}
+
+namespace {
+
+int RunInspectOne(const InspectOptions& o, Console& console) {
+  RequireExists(o.open_path.empty() ? o.file : o.open_path, o.format);
   // A model folder or model file: its positional-encoding plan (cli/cmd_model.h).
   if (o.dataset.empty() && o.format.empty() && o.rows.empty() && o.heatmap.empty() && o.pair.empty() &&
       InspectsAsModel(o.file))
     return RunModelInspect(o.file, o.json, console);
   // A file of several tensors opens whole (cli/tensor_set_view.h).
-  if (auto names = WholeFileTensors(o.file, o.dataset, o.format); !names.empty()) return RunInspectSet(o, console, names);
+  if (o.open_path.empty())
+    if (auto names = WholeFileTensors(o.file, o.dataset, o.format); !names.empty()) return RunInspectSet(o, console, names);
   OpenOptions oo;
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;
   if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
   if (o.heatmap_group != "none" && o.heatmap_group != "sincos")
     ThrowUsage(fmt::format("--group '{}'", o.heatmap_group), "expected none or sincos");
-  auto src = OpenTable(o.file, oo);
+  const std::string& path = o.open_path.empty() ? o.file : o.open_path;
+  std::unique_ptr<RowSource> src;
+  try {
+    src = OpenTable(path, oo);
+  } catch (const Error& e) {
+    RethrowIfModelConfig(path, e);
+  }
   const TableInfo& info = src->info();
   if (!o.heatmap.empty()) {
     const auto slash = o.file.find_last_of('/');
@@ -237,7 +336,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
       OpenOptions po = oo;
       po.dataset = info.name == "cos" ? "sin" : "cos";
       try {
-        partner = OpenTable(o.file, po);
+        partner = OpenTable(path, po);
       } catch (const Error&) {
         partner.reset();
       }
@@ -381,5 +480,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
   (void)console;
   return kExitOk;
 }
+
+}  // namespace
 
 }  // namespace pe::cli

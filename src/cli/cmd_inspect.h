@@ -8,13 +8,16 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/console.h"
 
 namespace pe::cli {
 
 struct InspectOptions {
-  std::string file;
+  std::vector<std::string> files;  ///< FILE...: each inspected in turn (`-`: standard input)
+  std::string file;                ///< the one being inspected
+  std::string open_path;           ///< what to open for `file` when it differs (standard input spooled)
   std::string dataset;   ///< --dataset: HDF5 dataset (default "pe" or the only one)
   std::string format;    ///< --format: override the extension
   std::string rows;      ///< --rows A:B: print this slice of rows

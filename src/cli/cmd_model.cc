@@ -283,6 +283,19 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
   for (const auto& n : a.notes) PrintLine("note: " + n);
   for (const auto& p : a.problems)
     PrintLine((p.rfind("config.json ", 0) == 0 ? "warning: " : "warning: out of domain: ") + p);
+  // Nothing checked (no plan to compare with): the way to the tensors' own
+  // numbers, which `pe inspect FILE --tensor NAME` identifies.
+  const bool all_skipped = !tensor_checks.empty() && std::all_of(tensor_checks.begin(), tensor_checks.end(),
+                                                                  [](const Check& c) { return c.skipped; });
+  struct stat st;
+  if (all_skipped && !a.tensors.empty() && ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    std::vector<std::string> names;
+    for (const ArtifactTensor& t : a.tensors) names.push_back(t.name);
+    if (names.size() > 8) names.resize(8), names.push_back("...");
+    console.Hint(fmt::format("no plan to check the tensors against; identify one from its numbers with pe inspect {} "
+                             "--tensor NAME (positional tensors: {})",
+                             path, fmt::join(names, ", ")));
+  }
   return kExitOk;
 }
 

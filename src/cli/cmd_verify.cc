@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
 #include "cli/tensor_set_view.h"
+#include "cli/stdin_table.h"
 #include "cli/verify_text.h"
 #include "core/resize/diagnose.h"
 
@@ -236,7 +237,7 @@ std::string ReferenceLine(const VerifyReport& r) {
 
 }  // namespace
 
-std::string JUnitXml(const VerifyReport& r) {
+std::string JUnitXml(const VerifyReport& r, const std::string& classname) {
   int failures = 0, skipped = 0;
   for (const auto& c : r.checks) {
     if (c.skipped) ++skipped;
@@ -257,7 +258,8 @@ std::string JUnitXml(const VerifyReport& r) {
   for (const auto& n : r.notes) x += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", XmlEscape(n));
   x += "    </properties>\n";
   for (const auto& c : r.checks) {
-    x += fmt::format("    <testcase classname=\"pe.verify\" name=\"{}\" file=\"{}\">\n", XmlEscape(c.name), XmlEscape(r.file));
+    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n", XmlEscape(classname), XmlEscape(c.name),
+                     XmlEscape(r.file));
     if (c.skipped) {
       x += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscape(c.summary));
     } else if (!c.passed) {
@@ -273,7 +275,8 @@ std::string JUnitXml(const VerifyReport& r) {
     // A report that compared nothing fails as a test case of its own (or is
     // skipped, with --allow-empty): a CI report must not be all green.
     const std::string msg = "nothing was compared: " + r.nothing_compared;
-    x += fmt::format("    <testcase classname=\"pe.verify\" name=\"compared\" file=\"{}\">\n", XmlEscape(r.file));
+    x += fmt::format("    <testcase classname=\"{}\" name=\"compared\" file=\"{}\">\n", XmlEscape(classname),
+                     XmlEscape(r.file));
     if (r.allow_empty) x += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscape(msg));
     else x += fmt::format("      <failure message=\"{}\" type=\"compared\">{}</failure>\n", XmlEscape(msg), XmlEscape(msg));
     x += "    </testcase>\n";
@@ -285,7 +288,13 @@ std::string JUnitXml(const VerifyReport& r) {
 CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   auto* cmd = app.add_subcommand("verify", "Check a table against the exact reference or another table; exit 1 if it differs");
   o.cmd = cmd;
-  cmd->add_option("FILE", o.file, "Table to verify (.csv .json .npy .h5 ...)")->type_name("FILE");
+  cmd->add_option("FILE", o.files,
+                  "Tables to verify (.csv .json .npy .h5 ...); several: one report for all; '-': standard input "
+                  "(with --input-format csv|json|npy)")
+      ->type_name("FILE");
+  cmd->parse_complete_callback([&o] {
+    if (o.files.size() == 1) o.file = o.files[0];
+  });
   cmd->add_option("--model", o.models, "A model folder or file to verify (twice: compare the two plans)")->type_name("MODEL");
   AddSpecFlags(*cmd, o.spec);
   AddResizeFlags(*cmd, o.resize);
@@ -308,7 +317,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   cmd->add_option("--reference-tensor,--reference-dataset", o.reference_dataset,
                   "REF's tensor, or the scheme tensor to compare with (default: the one named like FILE's)")
       ->type_name("NAME");
-  cmd->add_option("--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
+  cmd->add_option("--input-format,--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--atol", o.atol, "Absolute tolerance (replaces the default rule)")->type_name("X");
   cmd->add_option("--rtol", o.rtol, "Relative tolerance (replaces the default rule)")->type_name("X");
   cmd->add_option("--max-ulp", o.max_ulp, "Tolerance in ulps of the file's dtype (replaces the default rule)")->type_name("N");
@@ -330,6 +339,8 @@ Exit codes: 0 every check passed, 1 a check failed or nothing was compared
 
 Examples:
   pe verify pe.h5
+  pe verify tables/*.npy --junit report.xml   # several files: one report, one testsuite each
+  generate_table | pe verify - --input-format npy --d-model 512   # a table on standard input
   pe verify rope.safetensors                  # every tensor (cos, sin, inv_freq), one section each
   pe verify theirs.npy --scheme sinusoidal --d-model 512
   pe verify theirs.npy --reference ours.h5 --max-ulp 2
@@ -388,20 +399,41 @@ int RunResizeVerify(const VerifyCliOptions& o, Console& console) {
   return pass ? kExitOk : kExitCheckFailed;
 }
 
+namespace {
+int RunVerifyOne(const VerifyCliOptions& o, Console& console);
+int RunVerifyMany(const VerifyCliOptions& o, Console& console);
+}  // namespace
+
 int RunVerify(const VerifyCliOptions& o, Console& console) {
   if (!o.resize.from.empty()) return RunResizeVerify(o, console);
+  if (o.files.size() > 1) {
+    if (!o.models.empty()) ThrowUsage("--model", "verifies models; give the tables to a separate pe verify");
+    return RunVerifyMany(o, console);
+  }
+  if (o.file == "-" && o.open_path.empty()) {
+    VerifyCliOptions one = o;
+    one.open_path = TablePathOrStdin(o.file, o.format, "--input-format");
+    return RunVerifyOne(one, console);
+  }
+  return RunVerifyOne(o, console);
+}
+
+namespace {
+
+int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
   if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
     if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
     return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
   }
   if (o.file.empty()) ThrowUsage("verify", "FILE is required (a table to verify), or --model MODEL");
   // A file of several tensors: each one the metadata describes (cli/verify_text.h).
+  const std::string& path = o.open_path.empty() ? o.file : o.open_path;
   if (!o.report_out)
-    if (auto names = WholeFileTensors(o.file, o.dataset, o.format); !names.empty()) return RunVerifySet(o, console, names);
+    if (auto names = WholeFileTensors(path, o.dataset, o.format); !names.empty()) return RunVerifySet(o, console, names);
   OpenOptions oo;
   oo.format = ForcedFormat(o.format, "--format");
   oo.dataset = o.dataset;
-  auto table = OpenTable(o.file, oo);
+  auto table = OpenTable(path, oo);
   const TableInfo& info = table->info();
 
   VerifyOptions vo;
@@ -483,6 +515,7 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   const bool junit_stdout = IsStdStream(o.junit);
   if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
   if (!o.junit.empty() && !junit_stdout) junit = std::make_unique<AtomicFile>(o.junit);
+  if (o.json_out || o.junit_out) junit.reset();
 
   // Progress of the entry-by-entry comparison (the long part), on a terminal.
   ProgressBar bar(console.stderr_is_tty() && !console.quiet() && !o.json, "verifying " + o.file);
@@ -503,6 +536,11 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
     junit->Commit();
   }
   const int verdict = rep.passed ? kExitOk : kExitCheckFailed;
+  if (o.junit_out) *o.junit_out = JUnitXml(rep, o.junit_classname);
+  if (o.json_out) {
+    *o.json_out = rep.ToJson();
+    return verdict;
+  }
   // The verdict stands when the reader of the report goes away
   // (`pe verify x | head -3` under pipefail must still fail a bad table).
   try {
@@ -519,5 +557,113 @@ int RunVerify(const VerifyCliOptions& o, Console& console) {
   }
   return verdict;
 }
+
+// One attribute's integer value in the first tag of a JUnit document.
+int JUnitCount(const std::string& xml, const char* attr) {
+  const std::string key = std::string(" ") + attr + "=\"";
+  const auto at = xml.find(key);
+  return at == std::string::npos ? 0 : std::atoi(xml.c_str() + at + key.size());
+}
+
+// `pe verify A B ...`: each file verified as `pe verify FILE` would (every
+// tensor of a container), one report: text sections, one JSON document
+// {"schema", "passed", "exit_code", "files": [one document per file]}, one
+// JUnit file with the testsuites of every file (classname: the file). A
+// file that cannot be read is an error entry and the run exits 2 after the
+// report is written; otherwise 1 when a check failed anywhere.
+int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
+  const bool junit_stdout = IsStdStream(o.junit);
+  if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
+  std::unique_ptr<AtomicFile> junit_file;
+  if (!o.junit.empty() && !junit_stdout) junit_file = std::make_unique<AtomicFile>(o.junit);
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  std::string suites;
+  int tests = 0, failures = 0, errors = 0, skipped = 0, failed_files = 0, error_files = 0;
+  for (const std::string& f : o.files) {
+    VerifyCliOptions each = o;
+    each.files.clear();
+    each.file = f;
+    each.junit.clear();
+    nlohmann::ordered_json doc;
+    std::string xml;
+    if (o.json) each.json_out = &doc;
+    if (!o.junit.empty()) each.junit_out = &xml;
+    each.junit_classname = f;
+    if (!o.json) PrintLine(fmt::format("== {} ==", f));
+    int rc = kExitError;
+    try {
+      if (f == "-") each.open_path = TablePathOrStdin(f, o.format, "--input-format");
+      rc = RunVerifyOne(each, console);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kBrokenPipe) throw;
+      console.Error(e.what());
+      ++error_files;
+      ++errors;
+      ++tests;
+      doc = nlohmann::ordered_json::object();
+      doc["file"] = f;
+      doc["passed"] = false;
+      doc["exit_code"] = ExitCodeFor(e.kind());
+      doc["error"] = e.what();
+      suites += fmt::format(
+          "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+          "    <testcase classname=\"{}\" name=\"read\" file=\"{}\">\n      <error message=\"{}\" type=\"error\">{}</error>\n"
+          "    </testcase>\n  </testsuite>\n",
+          XmlEscape("pe verify " + f), XmlEscape(f), XmlEscape(f), XmlEscape(e.what()), XmlEscape(e.what()));
+      if (o.json) files.push_back(std::move(doc));
+      if (!o.json) PrintLine("");
+      continue;
+    }
+    if (rc != kExitOk) ++failed_files;
+    if (o.json) {
+      doc["exit_code"] = rc;
+      files.push_back(std::move(doc));
+    } else {
+      PrintLine("");
+    }
+    if (!xml.empty()) {
+      tests += JUnitCount(xml, "tests");
+      failures += JUnitCount(xml, "failures");
+      skipped += JUnitCount(xml, "skipped");
+      const auto b = xml.find("  <testsuite ");
+      const auto e = xml.rfind("</testsuites>");
+      if (b != std::string::npos && e != std::string::npos) suites += xml.substr(b, e - b);
+    }
+  }
+  const int verdict = error_files ? kExitError : failed_files ? kExitCheckFailed : kExitOk;
+  const std::string junit = fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" "
+      "errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+      tests, failures, errors, skipped, suites);
+  if (junit_file) {
+    if (std::fwrite(junit.data(), 1, junit.size(), junit_file->file()) != junit.size())
+      ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
+    junit_file->Commit();
+  }
+  try {
+    if (junit_stdout) {
+      WriteStdout(junit);
+    } else if (o.json) {
+      nlohmann::ordered_json j;
+      j["schema"] = "pe.verify/1";
+      j["passed"] = verdict == kExitOk;
+      j["exit_code"] = verdict;
+      j["files"] = std::move(files);
+      WriteStdout(JsonText(j, 2) + "\n");
+    } else {
+      const int n = static_cast<int>(o.files.size());
+      WriteStdout("result: " + console.Status(verdict == kExitOk ? "PASS" : "FAIL") +
+                  EscapeText(fmt::format(" ({} files: {} passed, {} failed{})", n, n - failed_files - error_files,
+                                         failed_files, error_files ? fmt::format(", {} not read", error_files) : "")) +
+                  "\n");
+    }
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBrokenPipe) return verdict;
+    throw;
+  }
+  return verdict;
+}
+
+}  // namespace
 
 }  // namespace pe::cli

@@ -16,11 +16,14 @@
 #include "cli/console.h"
 #include "cli/resize_flags.h"
 #include "core/verify.h"
+#include <nlohmann/json.hpp>
 
 namespace pe::cli {
 
 struct VerifyCliOptions {
-  std::string file;
+  std::vector<std::string> files; ///< FILE...: each verified, one report (`-`: standard input)
+  std::string file;               ///< the one being verified
+  std::string open_path;          ///< what to open for `file` when it differs (standard input spooled)
   std::string dataset;
   std::string format;
   std::string reference;
@@ -40,6 +43,11 @@ struct VerifyCliOptions {
   /// report and its reference line are stored here and nothing is printed.
   VerifyReport* report_out = nullptr;
   std::string* reference_line_out = nullptr;
+  /// When set (several FILEs): the JSON document and the JUnit XML of this
+  /// file are stored here instead of printed or written.
+  nlohmann::ordered_json* json_out = nullptr;
+  std::string* junit_out = nullptr;
+  std::string junit_classname = "pe.verify";
 };
 
 CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& options);
@@ -47,6 +55,6 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& options);
 int RunVerify(const VerifyCliOptions& options, Console& console);
 
 /// JUnit XML for `report` (one testsuite, one testcase per check).
-std::string JUnitXml(const VerifyReport& report);
+std::string JUnitXml(const VerifyReport& report, const std::string& classname = "pe.verify");
 
 }  // namespace pe::cli

@@ -235,12 +235,12 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
   const bool junit_stdout = IsStdStream(o.junit);
   if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
   std::string junit;
-  if (!o.junit.empty()) {
+  if (!o.junit.empty() || o.junit_out) {
     int tests = 0, failures = 0, skipped = 0;
     std::string suites;
     for (const Section& s : sections) {
       if (!s.verified) continue;
-      const std::string x = JUnitXml(s.rep);
+      const std::string x = JUnitXml(s.rep, o.junit_classname);
       const auto b = x.find("<testsuite ");
       const auto e = x.rfind("</testsuites>");
       if (b != std::string::npos && e != std::string::npos) suites += x.substr(b, e - b);
@@ -254,7 +254,9 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" "
         "errors=\"0\" skipped=\"{}\">\n{}</testsuites>\n",
         tests, failures, skipped, suites);
-    if (!junit_stdout) {
+    if (o.junit_out) {
+      *o.junit_out = junit;
+    } else if (!junit_stdout) {
       AtomicFile file(o.junit);
       if (std::fwrite(junit.data(), 1, junit.size(), file.file()) != junit.size())
         ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
@@ -280,6 +282,10 @@ int RunVerifySet(const VerifyCliOptions& o, Console& console, const std::vector<
           t["reason"] = s.why;
         }
         j["tensors"].push_back(std::move(t));
+      }
+      if (o.json_out) {
+        *o.json_out = std::move(j);
+        return verdict;
       }
       WriteStdout(JsonText(j, 2) + "\n");
     } else {

@@ -121,7 +121,7 @@ def test_errors_pipes_multi_tensor_files_and_reports(pe_bin, pe, scratch, check)
         ["generate", "--threads", "0"],
         ["generate", "--d-model", "8", "--max-len", "4", "-o", S("a.csv"), "-o", S("b.csv")],
         ["inspect"],
-        ["inspect", tab, tab],
+        ["inspect", tab, tab, "--heatmap", S("two.png")],  # several files draw no heatmap
         ["inspect", tab, "--preview", "5000"],
         ["verify", tab, "--bogus"],
         ["dot", "--max-offset"],
