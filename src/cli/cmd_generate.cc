@@ -4,12 +4,12 @@
 
 #include <charconv>
 
-#include "core/api/spec_params.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output.h"
-#include "core/pump.h"
+#include "core/spec/params.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
+#include "core/formats/pump.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli/console.h"
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe::cli {
 

@@ -8,9 +8,9 @@
 #include <cstdio>
 
 #include "core/analysis/properties.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 #include "cli/inline_spec.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"

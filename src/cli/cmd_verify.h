@@ -14,7 +14,7 @@
 
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
-#include "core/verify.h"
+#include "core/analysis/verify.h"
 
 namespace pe::cli {
 

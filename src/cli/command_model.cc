@@ -1,8 +1,8 @@
 #include "cli/command_model.h"
 
-#include "core/dtype.h"
-#include "core/format.h"
-#include "core/scheme.h"
+#include "core/base/dtype.h"
+#include "core/formats/format.h"
+#include "core/schemes/registry.h"
 #include "cli/help_format.h"
 
 namespace pe::cli {

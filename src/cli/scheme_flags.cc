@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace pe::cli {
 
@@ -47,7 +47,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--long-factor", x.long_factor, "longrope long_factor: as --short-factor", "FILE|LIST");
   opt("--seq-len", x.seq_len, "rope dynamic/longrope: the sequence length the cache is built for (default: start + max-len)", "N");
   opt("--hf-config", x.hf_config, "rope: take head_dim, rope_theta, partial rotary, max_position_embeddings and rope_scaling from a Hugging Face config.json", "FILE");
-  // GGUF (core/model/gguf_plan.h): the plan from a GGUF file's metadata, as --hf-config from config.json
+  // GGUF (core/spec/gguf_plan.h): the plan from a GGUF file's metadata, as --hf-config from config.json
   opt("--gguf", x.gguf, "rope, rope-plan: take the head dim, freq_base, rotary dim, scaling, rope_freqs and the per-layer plan from a GGUF model's metadata (llama.cpp's reading)", "FILE");
   opt("--freq-factors", x.freq_factors, "rope: divide inv_freq[i] by factor i (llama.cpp rope_freqs / freq_factors): a JSON list file or a comma list", "FILE|LIST");
   // rope scaling rules and semantics (docs/schemes.md, "Scaling rules and --semantics")
@@ -59,7 +59,7 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   opt("--max-model-len", x.max_model_len, "rope longrope --semantics vllm: the served length that picks the long factors (default: --max-position-embeddings)", "N");
   opt("--rope-ratio", x.rope_ratio, "rope: ChatGLM rope_ratio, base*rope_ratio", "R");
   opt("--attn-factor", x.attn_factor, "rope yarn --semantics vllm|llama.cpp: attn_factor, multiplies get_mscale(factor)", "A");
-  // rope-plan (core/model/pe_plan.h); --hf-config also gives it the whole per-layer plan
+  // rope-plan (core/spec/pe_plan.h); --hf-config also gives it the whole per-layer plan
   opt("--num-layers", x.num_layers, "rope-plan: number of layers", "N");
   opt("--layer-types", x.layer_types, "rope-plan: per layer full_attention|sliding_attention|chunked_attention (comma list)", "LIST");
   opt("--global-every", x.global_every, "rope-plan: layer i is full_attention when (i+1)%N==0, else sliding_attention (Gemma 3: 6)", "N");

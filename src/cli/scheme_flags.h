@@ -9,15 +9,15 @@
 #include <vector>
 
 #include "cli/cmd_generate.h"
-#include "core/analysis/view_compute.h"
-#include "core/inline_spec.h"
+#include "core/plot/view_compute.h"
+#include "core/schemes/inline_spec.h"
 
 namespace pe::cli {
 
 /// Adds the scheme-parameter options to `cmd` (in their own help group).
 void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& flags);
 
-// SchemeTakesFlag and CheckFlagsApply: core/inline_spec.h (one rule for
+// SchemeTakesFlag and CheckFlagsApply: core/schemes/inline_spec.h (one rule for
 // flags, inline specs and the library).
 
 /// CheckFlagsApply for the flags `flags.cmd` parsed (nothing when it is

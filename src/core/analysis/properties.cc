@@ -14,10 +14,10 @@
 #endif
 
 #include "core/analysis/blocks.h"
-#include "core/analysis/row_sums.h"
-#include "core/error.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
+#include "core/numerics/row_sums.h"
+#include "core/base/error.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
 
 namespace pe {
 namespace {

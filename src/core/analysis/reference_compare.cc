@@ -7,10 +7,10 @@
 #include <limits>
 
 #include "core/analysis/rope_verify.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
 
 namespace pe {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>

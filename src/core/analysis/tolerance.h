@@ -26,7 +26,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace pe {
 

@@ -15,9 +15,9 @@
 #include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
 #include "core/api/api_impl.h"
-#include "core/api/spec_params.h"
-#include "core/error.h"
-#include "core/verify.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/analysis/verify.h"
 
 namespace pe {
 namespace {

@@ -14,15 +14,15 @@
 #include <pe/table.h>
 
 #include "core/api/api_impl.h"
-#include "core/api/spec_params.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/format.h"
+#include "core/spec/params.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
 #include "core/formats/hdf5.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
-#include "core/parallel_for.h"
-#include "core/scheme.h"
+#include "core/base/parallel_for.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 
