@@ -17,7 +17,7 @@
 #include <string>
 
 #include "core/analysis/decay.h"
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace {
 

@@ -32,12 +32,12 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
-#include "core/exact_sincos.h"
-#include "core/format.h"
-#include "core/formats/shortest_float.h"
-#include "core/pump.h"
-#include "core/scheme.h"
-#include "core/table_memory.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/formats/format.h"
+#include "core/numerics/shortest_float.h"
+#include "core/formats/pump.h"
+#include "core/schemes/registry.h"
+#include "core/formats/table_memory.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 // and names parameters by their CLI flag (docs/library.md, "Specs").
 // Nothing else is thrown except std::bad_alloc.
 //
-// This header is shared with pe's internal core (core/error.h includes it),
+// This header is shared with pe's internal core (core/base/error.h includes it),
 // so the exception a caller catches is the one the core threw.
 #pragma once
 

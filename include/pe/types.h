@@ -1,7 +1,7 @@
 // pe/types.h: the vocabulary of the public API: element types, metadata and
 // the description of one tensor.
 //
-// DType is shared with pe's internal core (core/dtype.h includes this
+// DType is shared with pe's internal core (core/base/dtype.h includes this
 // header). All types here are plain values: copyable, no hidden state.
 #pragma once
 

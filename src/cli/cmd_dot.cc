@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 
 #include "core/analysis/decay.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/metadata_json.h"
-#include "core/output.h"
-#include "core/parallel_for.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/formats/metadata_json.h"
+#include "core/base/output.h"
+#include "core/base/parallel_for.h"
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 #include "core/plot/term_chart.h"

@@ -5,13 +5,13 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "core/api/spec_params.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output.h"
-#include "core/param_table.h"
-#include "core/pump.h"
+#include "core/spec/params.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
+#include "core/spec/param_table.h"
+#include "core/formats/pump.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
 
@@ -31,7 +31,7 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
       },
       "", "int64");
   // The common flags bind to SpecFlags' own fields; names, help and
-  // defaults are their rows' (core/param_table.h).
+  // defaults are their rows' (core/spec/param_table.h).
   const auto common = [&](std::string_view key, auto& field) {
     const ParamRow& r = *FindParamRow(key);
     const std::string help = r.type == ParamType::kDType ? std::string(r.help) + ": " + DTypeNames() : std::string(r.help);

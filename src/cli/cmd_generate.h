@@ -6,7 +6,7 @@
 
 #include "cli/console.h"
 #include "cli/resize_flags.h"
-#include "core/scheme.h"
+#include "core/spec/scheme.h"
 
 namespace pe::cli {
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "cli/command_model.h"
-#include "core/error.h"
-#include "core/version.h"
+#include "core/base/error.h"
+#include "core/base/version.h"
 
 namespace pe::cli {
 

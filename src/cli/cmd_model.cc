@@ -10,12 +10,13 @@
 
 #include "cli/cmd_verify.h"
 #include "cli/verify_text.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/model/artifact.h"
-#include "core/model/artifact_checks.h"
-#include "core/model/plan_switches.h"
-#include "core/output.h"
+#include "core/analysis/onnx_cache_identify.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/models/artifact.h"
+#include "core/analysis/artifact_checks.h"
+#include "core/spec/plan_switches.h"
+#include "core/base/output.h"
 
 namespace pe::cli {
 
@@ -151,6 +152,7 @@ bool InspectsAsModel(const std::string& path) {
 
 int RunModelInspect(const std::string& path, bool json, Console& console) {
   ModelArtifact a = OpenModelArtifact(path);
+  IdentifyOnnxCaches(&a);
   SummariseArtifactTensors(&a);
   const std::vector<Check> tensor_checks = CheckArtifactTensors(a);
   const std::vector<PlanSwitch> switches = a.plan ? PlanSwitches(*a.plan) : std::vector<PlanSwitch>{};
@@ -309,6 +311,7 @@ int RunModelVerify(const std::vector<std::string>& models, bool json, const std:
   std::vector<ModelArtifact> arts;
   for (const auto& m : models) {
     arts.push_back(OpenModelArtifact(m));
+    IdentifyOnnxCaches(&arts.back());
     SummariseArtifactTensors(&arts.back());
   }
   std::vector<const ModelArtifact*> ptrs;

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "core/output.h"
-#include "core/scheme.h"
+#include "core/base/output.h"
+#include "core/schemes/registry.h"
 
 namespace pe::cli {
 

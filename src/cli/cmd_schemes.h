@@ -1,5 +1,5 @@
 // `pe schemes`: list every scheme with its parameters and a one-line
-// description (from the registry in core/scheme.cc); `pe schemes NAME` shows
+// description (from the registry in core/schemes/registry.cc); `pe schemes NAME` shows
 // one in full; --json prints the registry as JSON for tools.
 #pragma once
 

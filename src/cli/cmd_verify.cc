@@ -8,16 +8,16 @@
 #include <cstdio>
 
 #include "core/analysis/properties.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 #include "cli/inline_spec.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
 #include "cli/tensor_set_view.h"
 #include "cli/stdin_table.h"
 #include "cli/verify_text.h"
-#include "core/resize/diagnose.h"
+#include "core/analysis/resize_diagnose.h"
 
 namespace pe::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
 #include "cli/resize_flags.h"
-#include "core/verify.h"
+#include "core/analysis/verify.h"
 #include <nlohmann/json.hpp>
 
 namespace pe::cli {

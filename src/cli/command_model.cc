@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "core/analysis/properties.h"
-#include "core/dtype.h"
-#include "core/format.h"
-#include "core/scheme.h"
+#include "core/base/dtype.h"
+#include "core/formats/format.h"
+#include "core/spec/scheme.h"
 #include "cli/help_format.h"
 
 namespace pe::cli {

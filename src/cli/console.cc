@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace pe::cli {
 namespace {

@@ -9,17 +9,17 @@
 
 #include "cli/inline_spec.h"
 #include "cli/scheme_flags.h"
-#include "core/analysis/view_compute.h"
+#include "core/plot/view_compute.h"
 #include "core/analysis/relative_views.h"
 #include "core/analysis/rope_views.h"
 #include "core/analysis/table_views.h"
-#include "core/api/spec_params.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 #include "core/plot/view_plot.h"
 #include "core/schemes/more_schemes.h"
-#include "core/table_set.h"
+#include "core/base/table_set.h"
 
 namespace pe::cli {
 namespace {

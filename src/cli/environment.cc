@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/cpu_dispatch.h"
-#include "core/error.h"
+#include "core/base/cpu_dispatch.h"
+#include "core/base/error.h"
 #include <pe/runtime.h>
 
 namespace pe::cli {

@@ -1,6 +1,6 @@
 // The environment variables pe reads: the library reads none, so the CLI
-// turns them into the library's options (core/runtime_options.h) and the
-// dispatch cap (core/cpu_dispatch.h). docs/cli.md, "Environment".
+// turns them into the library's options (core/base/runtime_options.h) and the
+// dispatch cap (core/base/cpu_dispatch.h). docs/cli.md, "Environment".
 #pragma once
 
 namespace pe::cli {

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli/scheme_flags.h"
-#include "core/error.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/schemes/registry.h"
 
 namespace pe::cli {
 

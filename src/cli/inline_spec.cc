@@ -1,7 +1,7 @@
 #include "cli/inline_spec.h"
 
-#include "core/dtype.h"
-#include "core/inline_spec.h"
+#include "core/base/dtype.h"
+#include "core/schemes/inline_spec.h"
 
 namespace pe::cli {
 

@@ -2,7 +2,7 @@
 // names a generated table wherever a table file is expected (`pe dot`
 // inputs, `pe verify --reference`), so variants can be compared side by side.
 //
-// The grammar and the parser are core's (core/inline_spec.h), shared with
+// The grammar and the parser are core's (core/schemes/inline_spec.h), shared with
 // the library's views (pe/view.h); this is the CLI's face of it.
 #pragma once
 

@@ -22,10 +22,10 @@
 #include "cli/environment.h"
 #include "cli/help_format.h"
 #include "cli/parse_errors.h"
-#include "core/error.h"
-#include "core/model/model_rules.h"
-#include "core/output.h"
-#include "core/version.h"
+#include "core/base/error.h"
+#include "core/spec/model_rules.h"
+#include "core/base/output.h"
+#include "core/base/version.h"
 
 namespace {
 

@@ -5,7 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/scheme.h"
+#include "core/base/closest_name.h"
+#include "core/schemes/registry.h"
 
 namespace pe::cli {
 namespace {

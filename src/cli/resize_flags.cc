@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/analysis/view_compute.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/io/bounded_json.h"
+#include "core/plot/view_compute.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/containers/bounded_json.h"
 
 namespace pe::cli {
 namespace {

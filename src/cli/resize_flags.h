@@ -10,7 +10,7 @@
 
 #include <pe/resize.h>
 
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe::cli {
 

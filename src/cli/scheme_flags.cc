@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/error.h"
-#include "core/param_table.h"
+#include "core/base/error.h"
+#include "core/spec/param_table.h"
 
 namespace pe::cli {
 

@@ -1,6 +1,6 @@
 // The scheme-specific flags (--layout, --rope-scaling, --heads, --grid, ...)
 // that every command taking a scheme spec accepts, generated from the
-// parameter table (core/param_table.h); they bind straight to SchemeSpec
+// parameter table (core/spec/param_table.h); they bind straight to SchemeSpec
 // fields, and each scheme validates the ones it uses.
 #pragma once
 
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cli/cmd_generate.h"
-#include "core/analysis/view_compute.h"
-#include "core/inline_spec.h"
+#include "core/plot/view_compute.h"
+#include "core/schemes/inline_spec.h"
 
 namespace pe::cli {
 
@@ -20,10 +20,10 @@ namespace pe::cli {
 bool IsCommonSpecKey(std::string_view key);
 
 /// Adds the scheme-parameter options to `cmd` (in their own help group),
-/// one per row of the parameter table (core/param_table.h).
+/// one per row of the parameter table (core/spec/param_table.h).
 void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& flags);
 
-// SchemeTakesFlag and CheckFlagsApply: core/inline_spec.h (one rule for
+// SchemeTakesFlag and CheckFlagsApply: core/schemes/inline_spec.h (one rule for
 // flags, inline specs and the library).
 
 /// CheckFlagsApply for the flags `flags.cmd` parsed (nothing when it is

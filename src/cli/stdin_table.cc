@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace pe::cli {
 namespace {

@@ -9,10 +9,10 @@
 #include "core/analysis/identify.h"
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/metadata_json.h"
-#include "core/output.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/formats/metadata_json.h"
+#include "core/base/output.h"
 
 namespace pe::cli {
 namespace {

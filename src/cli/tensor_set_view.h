@@ -2,7 +2,7 @@
 // axes are (from the scheme and tensor name in its metadata, never guessed
 // from the shape alone), what kind of tensor it is, and `pe inspect` of a file
 // that holds several tensors (a listing of every tensor, then each one's
-// details). Only core/format.h's ListTensorNames/OpenTable are used, so
+// details). Only core/formats/format.h's ListTensorNames/OpenTable are used, so
 // every container a reader adds (HDF5 groups, safetensors, JSON tensors,
 // npz, GGUF, ONNX, checkpoints) is covered without a change here.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "cli/cmd_inspect.h"
 #include "cli/console.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe::cli {
 

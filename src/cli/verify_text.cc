@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/metadata_json.h"
-#include "core/output.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/formats/metadata_json.h"
+#include "core/base/output.h"
 
 namespace pe::cli {
 namespace {
@@ -49,7 +49,7 @@ std::vector<std::string> ReferenceLines(const Check& c) {
     first += fmt::format("; {} of {} entries over tolerance", d.value("count_over", 0), d.value("entries", 0));
   }
   // Entries whose limit exceeds the values' range pass whatever they hold:
-  // the check says so where the verdict is stated (core/verify.cc).
+  // the check says so where the verdict is stated (core/analysis/verify.cc).
   if (const auto at = c.summary.find(" entries are unchecked"); at != std::string::npos)
     if (const auto from = c.summary.rfind("; ", at); from != std::string::npos) first += c.summary.substr(from);
   lines.push_back(first);

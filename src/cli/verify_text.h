@@ -15,7 +15,7 @@
 
 #include "cli/cmd_verify.h"
 #include "cli/console.h"
-#include "core/verify.h"
+#include "core/analysis/verify.h"
 
 namespace pe::cli {
 

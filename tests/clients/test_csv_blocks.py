@@ -2,7 +2,7 @@
 blocks or shared among threads.
 
 pe generate formats CSV rows in blocks (128 KiB of float32 rows each) on
-worker threads and writes them in order (core/pump.h, core/formats/csv.cc).
+worker threads and writes them in order (core/formats/pump.h, core/formats/csv.cc).
 For shapes whose rows are not a multiple of the block (1 row, d_model 2 with
 several blocks and a short last one, a 512-wide table whose rows end
 mid-block, rows wider than a block), the file written with --threads 1, 2

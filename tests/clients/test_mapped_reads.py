@@ -1,4 +1,4 @@
-"""Mapped input (core/io/mapped_file.h): verify, inspect and dot
+"""Mapped input (core/base/mapped_file.h): verify, inspect and dot
 read a C-order .npy or a safetensors tensor in place instead of copying it
 out of the page cache. Their output must not depend on it: every command
 here runs twice, mapped and with PE_NO_MMAP=1 (pread), on tables numpy

@@ -1,7 +1,7 @@
 """Replacing an existing output.
 
 A file that replaces another is written under a temporary name and renamed
-over it (src/core/output.h, AtomicFile and FileSink; the replaced file's
+over it (src/core/base/output.h, AtomicFile and FileSink; the replaced file's
 clean pages are dropped on a thread while the new one is written, and
 writeback is started as it goes). Checked here, for CSV, JSON and NPY
 outputs replaced by smaller and by larger tables:

@@ -132,7 +132,7 @@ TEST(ApiTest, SpecErrorsNameTheFlag) {
 
 TEST(ApiTest, EveryRegistryFlagIsASpecKey) {
   // A scheme parameter added to the registry without a line in
-  // src/core/api/spec_params.cc would be unreachable from the API.
+  // src/core/spec/params.cc would be unreachable from the API.
   const std::vector<std::string> keys = SpecKeys();
   auto known = [&](std::string k) {
     return k == "head_dim" || std::find(keys.begin(), keys.end(), k) != keys.end();

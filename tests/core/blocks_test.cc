@@ -8,7 +8,7 @@
 #include <random>
 
 #include "core/analysis/blocks.h"
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace pe {
 namespace {

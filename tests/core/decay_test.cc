@@ -9,9 +9,9 @@
 #include <random>
 
 #include "core/analysis/decay.h"
-#include "core/analysis/fft.h"
-#include "core/error.h"
-#include "core/scheme.h"
+#include "core/numerics/fft.h"
+#include "core/base/error.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/analysis/blocks.h"
-#include "core/error.h"
-#include "core/exact_sincos.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/schemes/registry.h"
 #include "oracle/mpfr_oracle.h"
 
 namespace pe {

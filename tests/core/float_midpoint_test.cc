@@ -1,4 +1,4 @@
-// The table kernel's certified-rounding test (core/float_midpoint.h) against
+// The table kernel's certified-rounding test (core/numerics/float_midpoint.h) against
 // an oracle that shares none of its bit arithmetic: the float32 ties near an
 // interval, each computed as the exact double midpoint of two adjacent
 // floats (a 25-bit significand fits a double), compared as numbers.
@@ -8,7 +8,7 @@
 #include <limits>
 #include <random>
 
-#include "core/float_midpoint.h"
+#include "core/numerics/float_midpoint.h"
 
 namespace pe {
 namespace {

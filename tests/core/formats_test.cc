@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
 #include "core/formats/npy.h"
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 namespace {

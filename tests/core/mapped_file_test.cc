@@ -1,4 +1,4 @@
-// Mapped input (core/io/mapped_file.h): a file that shrinks while mapped
+// Mapped input (core/base/mapped_file.h): a file that shrinks while mapped
 // reads as zeros past its new end and is reported, never a crash; SIGBUS
 // outside pe's mappings keeps its default action; a mapping may start at any
 // offset; a .npy's and a safetensors tensor's view hold the
@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/io/mapped_file.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/mapped_file.h"
 #include <pe/runtime.h>
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 namespace {

@@ -1,4 +1,4 @@
-// The plan comparison of core/model/artifact_checks.h on hand-built
+// The plan comparison of core/analysis/artifact_checks.h on hand-built
 // ModelArtifacts: a Hugging Face folder's artifact against one built the
 // way a GGUF reader fills it (settings with GGUF keys such as
 // "llama.rope.freq_base", llama3 scaling baked into a rope_freqs tensor), so
@@ -6,7 +6,7 @@
 // factors are hand-derived from the llama3 rule (transformers
 // _compute_llama3_parameters): wavelength 2π/ω below original/high_freq_factor
 // keeps ω (factor 1), above original/low_freq_factor divides it by `factor`.
-#include "core/model/artifact_checks.h"
+#include "core/analysis/artifact_checks.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/model/plan_switches.h"
+#include "core/spec/plan_switches.h"
 
 namespace pe {
 namespace {

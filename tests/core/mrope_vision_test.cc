@@ -11,8 +11,8 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/schemes/registry.h"
 #include "core/schemes/mrope.h"
 #include "oracle/mpfr_oracle.h"
 

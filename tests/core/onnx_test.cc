@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/model/artifact.h"
-#include "core/model/onnx.h"
-#include "core/model/onnx_wire.h"
+#include "core/analysis/onnx_cache_identify.h"
+#include "core/base/error.h"
+#include "core/models/artifact.h"
+#include "core/formats/onnx.h"
+#include "core/containers/onnx_wire.h"
 
 namespace pe {
 namespace {
@@ -130,7 +131,8 @@ TEST(OnnxArtifact, RolesPlanFromConfigBesideAndIdentifiedCache) {
   Write(dir + "/config.json", config);
   EXPECT_FALSE(ReadOnnxArtifact(dir + "/onnx/model.onnx").plan.has_value());  // ../config.json: not read
   Write(dir + "/onnx/config.json", config);
-  const ModelArtifact a = ReadOnnxArtifact(dir + "/onnx/model.onnx");
+  ModelArtifact a = ReadOnnxArtifact(dir + "/onnx/model.onnx");
+  IdentifyOnnxCaches(&a);
   EXPECT_EQ(a.kind, "onnx");
   ASSERT_EQ(a.tensors.size(), 2u);  // embed_tokens is not positional
   EXPECT_EQ(a.tensors[0].role, "cos_cache");

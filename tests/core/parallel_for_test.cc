@@ -1,7 +1,7 @@
 // ParallelFor: each index runs exactly once, work really runs beside the
 // caller, the workers are reused across calls, and an exception in any task
 // reaches the caller after every task has finished.
-#include "core/parallel_for.h"
+#include "core/base/parallel_for.h"
 
 #include <gtest/gtest.h>
 

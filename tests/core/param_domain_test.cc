@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "core/api/spec_params.h"
-#include "core/error.h"
-#include "core/inline_spec.h"
-#include "core/scheme.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/schemes/inline_spec.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 namespace {

@@ -1,13 +1,13 @@
-// The plan builders of core/model/pe_plan.h: layer maps written out by hand
+// The plan builders of core/spec/pe_plan.h: layer maps written out by hand
 // from the models' rules (Gemma 3's (i+1) % 6, Llama 4 / SmolLM3's
 // (i+1) % 4 NoPE, Cohere2's NoPE full layers) and the sharing of tensors by
 // layers with the same spec. The tables themselves are checked against the
 // models' code in tests/clients/test_rope_plan.py.
-#include "core/model/pe_plan.h"
+#include "core/schemes/rope_plan.h"
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace pe {
 namespace {

@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/model/positional_by_value.h"
-#include "core/table.h"
+#include "core/base/dtype.h"
+#include "core/models/positional_by_value.h"
+#include "core/base/table.h"
 
 namespace pe {
 namespace {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/formats/text_numbers.h"
-#include "core/table.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/numerics/text_numbers.h"
+#include "core/base/table.h"
 
 namespace pe {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/analysis/recipes.h"
-#include "core/exact_sincos.h"
+#include "core/numerics/exact_sincos.h"
 
 namespace pe {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "core/analysis/reference_compare.h"
 #include "core/analysis/tolerance.h"
-#include "core/dtype.h"
-#include "core/table.h"
+#include "core/base/dtype.h"
+#include "core/base/table.h"
 
 namespace pe {
 namespace {

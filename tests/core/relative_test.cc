@@ -12,9 +12,9 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/schemes/registry.h"
 #include "core/schemes/relative.h"
 #include "oracle/mpfr_oracle.h"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/schemes/registry.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/rope_scaling.h"
 #include "oracle/mpfr_oracle.h"

@@ -22,7 +22,7 @@
 #include <random>
 #include <vector>
 
-#include "core/analysis/row_sums.h"
+#include "core/numerics/row_sums.h"
 
 namespace pe {
 namespace {

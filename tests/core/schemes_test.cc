@@ -14,9 +14,9 @@
 #include <random>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/schemes/registry.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/rope.h"
 #include "oracle/mpfr_oracle.h"

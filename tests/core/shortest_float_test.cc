@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/formats/shortest_float.h"
+#include "core/numerics/shortest_float.h"
 
 namespace pe {
 namespace {

@@ -2,15 +2,15 @@
 // SetFastFloat64: the reference `pe verify` uses for float32/float16/bfloat16
 // files) against the MPFR oracle: every value must lie within the documented
 // bound  2^-50·|y| + |pos·ω|·2^-98 + 2^-1000  of the exact value
-// (core/exact_sincos.h, docs/numerics.md "Fast float64").
+// (core/numerics/exact_sincos.h, docs/numerics.md "Fast float64").
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "core/exact_sincos.h"
-#include "core/pump.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/formats/pump.h"
 #include "core/schemes/sinusoidal.h"
 #include "oracle/mpfr_oracle.h"
 

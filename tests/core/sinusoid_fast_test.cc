@@ -1,5 +1,5 @@
 // Exactness of the float32 table fast path (SinCosBatch: anchors + angle
-// addition recurrence, core/exact_sincos.h) against the MPFR oracle: whole
+// addition recurrence, core/numerics/exact_sincos.h) against the MPFR oracle: whole
 // blocks that cross many anchors, far positions, both layouts, odd widths,
 // other bases, and tables made on several threads by the pump.
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "core/exact_sincos.h"
-#include "core/format.h"
-#include "core/pump.h"
-#include "core/scheme.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/formats/format.h"
+#include "core/formats/pump.h"
+#include "core/schemes/registry.h"
 #include "core/schemes/sinusoidal.h"
 #include "oracle/mpfr_oracle.h"
 

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/scheme.h"
+#include "core/base/dtype.h"
+#include "core/schemes/registry.h"
 #include "oracle/mpfr_oracle.h"
 
 namespace pe {

@@ -14,8 +14,8 @@
 
 #include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
-#include "core/dtype.h"
-#include "core/table.h"
+#include "core/base/dtype.h"
+#include "core/base/table.h"
 
 namespace pe {
 namespace {

@@ -1,4 +1,4 @@
-// TableMemory and ReadWholeTable (core/table_memory.h): where the memory
+// TableMemory and ReadWholeTable (core/formats/table_memory.h): where the memory
 // comes from, its alignment, moves, and a whole table read into it, spot
 // checked against the MPFR oracle.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <utility>
 
-#include "core/scheme.h"
-#include "core/table_memory.h"
+#include "core/schemes/registry.h"
+#include "core/formats/table_memory.h"
 #include "oracle/mpfr_oracle.h"
 
 namespace pe {

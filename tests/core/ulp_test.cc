@@ -1,4 +1,4 @@
-// UlpOf and UlpRule (core/dtype.h), built from a double's exponent bits,
+// UlpOf and UlpRule (core/base/dtype.h), built from a double's exponent bits,
 // against the frexp/ldexp formula they replaced (kept verbatim below as the
 // oracle), for every dtype over powers of two and their neighbours, each
 // dtype's smallest normal and subnormals, double subnormals, zeros,
@@ -22,7 +22,7 @@
 #include <random>
 #include <vector>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace pe {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
 #include "core/analysis/tolerance.h"
-#include "core/verify.h"
+#include "core/analysis/verify.h"
 #include "oracle/mpfr_oracle.h"
 
 namespace pe {

@@ -1,5 +1,5 @@
 // The public views (include/pe/view.h) and the core inline-spec parser
-// (core/inline_spec.h) they read: the qk view against the closed form
+// (core/schemes/inline_spec.h) they read: the qk view against the closed form
 // mean_i cos(k·θ_i), θ_i = base^(-2i/d) (HF inv_freq); ALiBi heads against
 // -m_h·k with m_h = 2^(-8h/H) (Press et al., H a power of two); the CSV
 // text equal to the file WriteViewFile writes; an SVG with <text>; the
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/inline_spec.h"
+#include "core/schemes/inline_spec.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// ComputeView (core/analysis/view_compute.h), the one path from inputs to a
+// ComputeView (core/plot/view_compute.h), the one path from inputs to a
 // view shared by `pe dot --view` and the library: the qk view of a RoPE
 // spec against the closed form mean_i cos(k·θ_i), θ_i = base^(-2i/d)
 // (HF inv_freq), and the usage error for a view that does not apply.
@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "core/analysis/view_compute.h"
-#include "core/error.h"
+#include "core/plot/view_compute.h"
+#include "core/base/error.h"
 
 namespace pe {
 namespace {

@@ -12,8 +12,8 @@
 #include "core/analysis/rope_views.h"
 #include "core/analysis/table_views.h"
 #include "core/analysis/view_data.h"
-#include "core/error.h"
-#include "core/output.h"
+#include "core/base/error.h"
+#include "core/base/output.h"
 #include "core/plot/canvas.h"
 
 namespace pe {

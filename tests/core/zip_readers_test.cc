@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/model/artifact.h"
-#include "core/model/restricted_unpickler.h"
-#include "core/model/tensor_role.h"
+#include "core/base/error.h"
+#include "core/models/artifact.h"
+#include "core/containers/restricted_unpickler.h"
+#include "core/models/tensor_role.h"
 
 namespace pe {
 namespace {

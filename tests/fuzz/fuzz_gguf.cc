@@ -1,7 +1,7 @@
-// libFuzzer target: the GGUF reader (core/model/gguf.h, gguf_tables.h) and
+// libFuzzer target: the GGUF reader (core/containers/gguf.h, gguf_tables.h) and
 // the plan built from its metadata (ReadGgufArtifact). Contract as in
 // fuzz_reader.h: every input either reads or throws pe::Error.
-#include "core/model/artifact.h"
+#include "core/models/artifact.h"
 #include "fuzz_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

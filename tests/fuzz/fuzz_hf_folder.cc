@@ -1,6 +1,6 @@
 // libFuzzer target: the Hugging Face model folder reader
-// (core/model/hf_folder.cc) and the checks run on what it returns
-// (core/model/artifact_checks.h).
+// (core/models/hf_folder.cc) and the checks run on what it returns
+// (core/analysis/artifact_checks.h).
 //
 // The input is split at the markers "\n--index--\n" and "\n--weights--\n"
 // into config.json, model.safetensors.index.json and model.safetensors of a
@@ -18,9 +18,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
-#include "core/model/artifact.h"
-#include "core/model/artifact_checks.h"
+#include "core/base/error.h"
+#include "core/models/artifact.h"
+#include "core/analysis/artifact_checks.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the ONNX reader (core/model/onnx.h; contract as in
+// libFuzzer target: the ONNX reader (core/formats/onnx.h; contract as in
 // fuzz_reader.h). The model usually holds several tensors, so each of the
 // first few readable ones is opened by name and read, besides the default
 // OpenTable (which lists them in its error).

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/table.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/table.h"
 
 namespace pe::fuzz {
 

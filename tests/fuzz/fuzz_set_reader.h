@@ -8,7 +8,7 @@
 
 #include <functional>
 
-#include "core/model/artifact.h"
+#include "core/models/artifact.h"
 #include "fuzz_reader.h"
 
 namespace pe::fuzz {

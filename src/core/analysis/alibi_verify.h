@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "core/scheme.h"
-#include "core/table.h"
+#include "core/spec/scheme.h"
+#include "core/base/table.h"
 
 namespace pe {
 

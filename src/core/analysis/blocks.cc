@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace pe {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 

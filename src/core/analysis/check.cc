@@ -4,12 +4,6 @@
 
 namespace pe {
 
-nlohmann::ordered_json JsonNumber(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
 nlohmann::ordered_json Check::ToJson() const {
   nlohmann::ordered_json j;
   j["name"] = name;

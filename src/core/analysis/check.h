@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/json_number.h"
+
 namespace pe {
 
 struct Check {
@@ -34,9 +36,5 @@ struct Check {
   ///  "limit_why","details"}; non-finite numbers become strings.
   nlohmann::ordered_json ToJson() const;
 };
-
-/// A JSON number, or the string "inf"/"nan" when `v` is not finite (JSON has
-/// no such numbers and nlohmann would silently write null).
-nlohmann::ordered_json JsonNumber(double v);
 
 }  // namespace pe

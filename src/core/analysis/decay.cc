@@ -17,15 +17,15 @@
 #include <thread>
 #include <type_traits>
 
-#include "core/analysis/blas.h"
+#include "core/numerics/blas.h"
 #include "core/analysis/blocks.h"
-#include "core/analysis/fft.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
-#include "core/error.h"
+#include "core/numerics/fft.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
+#include "core/base/error.h"
 #include "core/schemes/sinusoidal.h"
-#include "core/table_memory.h"
-#include "core/cpu_dispatch.h"
+#include "core/formats/table_memory.h"
+#include "core/base/cpu_dispatch.h"
 #include <pe/runtime.h>
 
 namespace pe {
@@ -181,7 +181,7 @@ void GramBlocks(const T* x, std::int64_t w0, std::int64_t r_begin, std::int64_t 
                 std::int64_t rows, std::int64_t cols, std::int64_t k_max, const double* mean,
                 std::vector<Folds>& folds, std::vector<Scratch<T>>& blocks) {
   const int workers = static_cast<int>(folds.size());
-  const BlasRoutines& blas = Blas();  // single-threaded (core/analysis/blas.h)
+  const BlasRoutines& blas = Blas();  // single-threaded (core/numerics/blas.h)
   const std::int64_t block_rows = GramBlockRows(k_max);
   const std::int64_t span = std::min(kBlockCols, block_rows + k_max);
   auto work = [&](int w) {

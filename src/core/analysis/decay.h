@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "core/exact_sincos.h"
-#include "core/table.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/base/table.h"
 
 namespace pe {
 
@@ -136,7 +136,7 @@ AnchorCurve ComputeAnchor(RowSource& source, std::int64_t anchor,
 std::optional<std::vector<Frequency>> SinusoidFrequencies(const TableInfo& info);
 
 /// Σ_i cos(k·ω_i) for k = 0..max_offset, each cos within 1 ulp (the exact
-/// evaluator of core/exact_sincos.h), summed with compensation.
+/// evaluator of core/numerics/exact_sincos.h), summed with compensation.
 std::vector<double> SinusoidClosedForm(const TableInfo& info,
                                        std::int64_t max_offset);
 

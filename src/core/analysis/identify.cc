@@ -1,6 +1,6 @@
 #include "core/analysis/identify.h"
 
-#include "core/exact_sincos.h"
+#include "core/numerics/exact_sincos.h"
 
 #include <fmt/format.h>
 
@@ -14,12 +14,12 @@
 #include <set>
 
 #include "core/analysis/blocks.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
 #include "core/analysis/check.h"
 #include "core/analysis/tolerance.h"
-#include "core/dtype.h"
-#include "core/scheme.h"
+#include "core/base/dtype.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "core/analysis/recipes.h"
 #include "core/analysis/stats.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 

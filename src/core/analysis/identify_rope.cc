@@ -7,10 +7,10 @@
 #include <numbers>
 
 #include "core/analysis/blocks.h"
-#include "core/dtype.h"
-#include "core/error.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
 #include "core/schemes/rope.h"
-#include "core/table_set.h"
+#include "core/base/table_set.h"
 
 namespace pe {
 namespace {

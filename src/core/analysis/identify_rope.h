@@ -35,8 +35,8 @@
 
 #include "core/analysis/rope_fit.h"
 #include "core/analysis/stats.h"
-#include "core/scheme.h"
-#include "core/table.h"
+#include "core/schemes/registry.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -14,11 +14,11 @@
 #endif
 
 #include "core/analysis/blocks.h"
-#include "core/analysis/row_sums.h"
-#include "core/error.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
-#include "core/cpu_dispatch.h"
+#include "core/numerics/row_sums.h"
+#include "core/base/error.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
+#include "core/base/cpu_dispatch.h"
 
 namespace pe {
 namespace {

@@ -25,10 +25,10 @@
 
 #include "core/analysis/check.h"
 #include "core/analysis/identify.h"
-#include "core/analysis/row_fold.h"
-#include "core/analysis/row_sums.h"
+#include "core/numerics/row_fold.h"
+#include "core/numerics/row_sums.h"
 #include "core/analysis/tolerance.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/dtype.h"
-#include "core/exact_sincos.h"
-#include "core/float_midpoint.h"
+#include "core/base/dtype.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/numerics/float_midpoint.h"
 
 namespace pe {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/schemes/sinusoidal.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 

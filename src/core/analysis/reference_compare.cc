@@ -7,11 +7,11 @@
 #include <limits>
 
 #include "core/analysis/rope_verify.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
-#include "core/cpu_dispatch.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
+#include "core/base/cpu_dispatch.h"
 #include <pe/runtime.h>
 
 namespace pe {

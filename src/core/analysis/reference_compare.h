@@ -25,10 +25,10 @@
 #include <memory>
 #include <vector>
 
-#include "core/analysis/row_fold.h"
+#include "core/numerics/row_fold.h"
 #include "core/analysis/tolerance.h"
-#include "core/exact_sincos.h"
-#include "core/table.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <variant>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/relative.h"
 

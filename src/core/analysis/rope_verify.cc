@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "core/dtype.h"
-#include "core/error.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
 #include "core/schemes/rope.h"
 
 namespace pe {

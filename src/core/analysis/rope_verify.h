@@ -9,7 +9,7 @@
 
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/tolerance.h"
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <complex>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/schemes/rope.h"
 
 namespace pe {

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "core/analysis/view_data.h"
-#include "core/scheme.h"
-#include "core/table.h"
+#include "core/schemes/registry.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -9,9 +9,9 @@
 
 #include "core/analysis/blocks.h"
 #include "core/analysis/check.h"
-#include "core/parallel_for.h"
-#include "core/pump.h"
-#include "core/cpu_dispatch.h"
+#include "core/base/parallel_for.h"
+#include "core/formats/pump.h"
+#include "core/base/cpu_dispatch.h"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/analysis/view_data.h"
-#include "core/dtype.h"
-#include "core/table.h"
+#include "core/base/dtype.h"
+#include "core/base/table.h"
 
 namespace pe {
 

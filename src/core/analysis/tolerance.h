@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace pe {
 

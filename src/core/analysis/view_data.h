@@ -18,7 +18,7 @@
 
 #include <pe/view.h>
 
-#include "core/output.h"
+#include "core/base/output.h"
 
 namespace pe {
 

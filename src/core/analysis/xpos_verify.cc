@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/analysis/blocks.h"
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace pe {
 

@@ -17,9 +17,9 @@
 #include "core/analysis/stats.h"
 #include "core/api/api_impl.h"
 #include "core/api/identify_table.h"
-#include "core/api/spec_params.h"
-#include "core/error.h"
-#include "core/verify.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/analysis/verify.h"
 
 namespace pe {
 namespace {

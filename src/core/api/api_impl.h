@@ -8,8 +8,8 @@
 
 #include <pe/table.h>
 
-#include "core/table.h"
-#include "core/table_set.h"
+#include "core/base/table.h"
+#include "core/base/table_set.h"
 
 namespace pe {
 

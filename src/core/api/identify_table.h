@@ -13,7 +13,7 @@
 #include "core/analysis/identify.h"
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -1,7 +1,7 @@
 // pe/resize.h over core/resize/.
 #include <pe/resize.h>
 
-#include "core/resize/rules.h"
+#include "core/schemes/resize_rules.h"
 
 namespace pe {
 

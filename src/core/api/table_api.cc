@@ -14,17 +14,17 @@
 #include <pe/pe.h>
 
 #include "core/api/api_impl.h"
-#include "core/api/spec_params.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/inline_spec.h"
-#include "core/version.h"
+#include "core/spec/params.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/schemes/inline_spec.h"
+#include "core/base/version.h"
 #include "core/formats/hdf5.h"
 #include "core/formats/json_tensors.h"
 #include "core/formats/safetensors.h"
-#include "core/parallel_for.h"
-#include "core/scheme.h"
+#include "core/base/parallel_for.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 

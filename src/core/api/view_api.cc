@@ -1,5 +1,5 @@
 // The public API's views (include/pe/view.h) over the core: ComputeView
-// (core/analysis/view_compute.h), the writers of core/analysis/view_data.h
+// (core/plot/view_compute.h), the writers of core/analysis/view_data.h
 // and RenderView (core/plot/view_plot.h), the code `pe dot --view` runs.
 #include <fmt/format.h>
 
@@ -7,12 +7,13 @@
 
 #include <pe/view.h>
 
-#include "core/analysis/view_compute.h"
+#include "core/plot/view_compute.h"
 #include "core/analysis/view_data.h"
-#include "core/api/spec_params.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output.h"
+#include "core/schemes/registry.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 #include "core/plot/view_plot.h"
 
 namespace pe {

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
-#include "core/formats/shortest_float.h"
-#include "core/formats/text_numbers.h"
+#include "core/base/error.h"
+#include "core/numerics/shortest_float.h"
+#include "core/numerics/text_numbers.h"
 
 namespace pe {
 namespace {
@@ -46,7 +46,7 @@ class CsvWriter : public TableWriter {
   }
   void End() override {}
 
-  // Blocks are encoded on the pump's threads (core/pump.h), written in order.
+  // Blocks are encoded on the pump's threads (core/formats/pump.h), written in order.
   bool encodes_rows() const override { return true; }
   std::size_t EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
                          TextBuffer& buf) const override {

@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.h"
-#include "core/output.h"
-#include "core/pump.h"
+#include "core/base/error.h"
+#include "core/base/output.h"
+#include "core/formats/pump.h"
 #include <pe/runtime.h>
 
 #if defined(__has_feature)

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
+#include "core/formats/format.h"
 
 namespace pe {
 
 /// A writer that creates the HDF5 file `path` (the temporary file);
 /// `display_name` is the user's target, for messages. `replacing`: the file
 /// will replace an existing one (AtomicFile::replaces()), for its
-/// WritebackPolicy (core/output.h).
+/// WritebackPolicy (core/base/output.h).
 std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path,
                                             const std::string& display_name,
                                             bool replacing = false);

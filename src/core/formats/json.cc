@@ -14,9 +14,9 @@
 #include <charconv>
 #include <unordered_set>
 
-#include "core/error.h"
-#include "core/metadata_json.h"
-#include "core/formats/text_numbers.h"
+#include "core/base/error.h"
+#include "core/formats/metadata_json.h"
+#include "core/numerics/text_numbers.h"
 
 namespace pe {
 namespace {

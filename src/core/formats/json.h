@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
-#include "core/output.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 
 namespace pe {
 

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "core/error.h"
-#include "core/metadata_json.h"
+#include "core/base/error.h"
+#include "core/formats/metadata_json.h"
 #include "core/formats/json.h"
-#include "core/formats/text_numbers.h"
+#include "core/numerics/text_numbers.h"
 
 namespace pe {
 namespace {

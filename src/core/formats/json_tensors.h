@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/output.h"
-#include "core/table_set.h"
+#include "core/base/output.h"
+#include "core/base/table_set.h"
 
 namespace pe {
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/formats/raw_rows_writer.h"
-#include "core/io/mapped_file.h"
+#include "core/base/mapped_file.h"
 
 namespace pe {
 namespace {

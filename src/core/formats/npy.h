@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/format.h"
-#include "core/output.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 
 namespace pe {
 

@@ -4,8 +4,8 @@
 
 #include <string_view>
 
-#include "core/error.h"
-#include "core/model/zip_tensor_source.h"
+#include "core/base/error.h"
+#include "core/containers/zip_tensor_source.h"
 
 namespace pe {
 

@@ -2,7 +2,7 @@
 // are NPY arrays named "<key>.npy" (numpy/lib/npyio.py, _savez). Members are
 // stored (np.savez) or deflated (np.savez_compressed); each is one tensor,
 // named by its key. The NPY header codec is the .npy reader's
-// (ParseNpyHeader); the container is core/model/zip_archive.h with its
+// (ParseNpyHeader); the container is core/containers/zip_archive.h with its
 // bounds. Stored arrays are read in place, deflated ones inflated by row
 // block as a stream.
 #pragma once
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/formats/npy.h"
-#include "core/model/zip_archive.h"
-#include "core/table.h"
+#include "core/containers/zip_archive.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "core/format.h"
-#include "core/output.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
 
 namespace pe {
 

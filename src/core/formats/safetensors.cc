@@ -16,12 +16,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/pread_all.h"
+#include "core/base/error.h"
+#include "core/base/pread_all.h"
 #include "core/formats/raw_rows_writer.h"
-#include "core/pump.h"
-#include "core/formats/text_numbers.h"
-#include "core/io/mapped_file.h"
+#include "core/formats/pump.h"
+#include "core/numerics/text_numbers.h"
+#include "core/base/mapped_file.h"
 
 namespace pe {
 namespace {
@@ -325,7 +325,7 @@ class SafetensorsSource : public RowSource {
       : path_(std::move(path)), fd_(fd), info_(std::move(info)), offset_(offset) {
     // The tensor's bytes are little-endian, row-major, as ReadRows writes
     // them: mapped (its own byte range only) when aligned for the dtype, so
-    // that analyses read them in place (core/io/mapped_file.h).
+    // that analyses read them in place (core/base/mapped_file.h).
     if (std::endian::native == std::endian::little && offset_ % Traits(info_.dtype).size == 0)
       map_ = MappedFile::Open(fd_.get(), static_cast<std::uint64_t>(info_.rows) * info_.row_bytes(), offset_);
   }

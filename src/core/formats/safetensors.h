@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
-#include "core/output.h"
-#include "core/table_set.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
+#include "core/base/table_set.h"
 
 namespace pe {
 
@@ -42,7 +42,7 @@ std::unique_ptr<RowSource> OpenSafetensors(const std::string& path, const std::s
 std::vector<TableInfo> ListSafetensors(const std::string& path);
 
 /// The same two for a file already open (a model folder's shard, opened
-/// under the folder rule: core/io/model_folder.h); `fd` stays the caller's
+/// under the folder rule: core/base/model_folder.h); `fd` stays the caller's
 /// (the source keeps a duplicate), `shown` names it in messages.
 std::unique_ptr<RowSource> OpenSafetensorsFd(int fd, const std::string& shown, const std::string& name);
 std::vector<TableInfo> ListSafetensorsFd(int fd, const std::string& shown);

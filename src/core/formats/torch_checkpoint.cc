@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/error.h"
-#include "core/model/zip_tensor_source.h"
+#include "core/base/error.h"
+#include "core/containers/zip_tensor_source.h"
 
 namespace pe {
 namespace {

@@ -1,9 +1,9 @@
 // PyTorch checkpoints in torch.save's zip format (torch >= 1.6; .pt, .pth,
-// .bin, .ckpt): a zip archive (core/model/zip_archive.h) whose members all
+// .bin, .ckpt): a zip archive (core/containers/zip_archive.h) whose members all
 // sit under one folder, "<prefix>/" ("archive/" since torch 2.x, the file's
 // stem before), holding
 //   <prefix>/data.pkl      the pickled object (a state dict), read by the
-//                          restricted unpickler (core/model/restricted_unpickler.h)
+//                          restricted unpickler (core/containers/restricted_unpickler.h)
 //   <prefix>/data/<key>    each storage's raw bytes, little-endian
 //   <prefix>/byteorder     "little" (when present)
 //   <prefix>/version, .data/serialization_id, ...
@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model/restricted_unpickler.h"
-#include "core/model/zip_archive.h"
-#include "core/table.h"
+#include "core/containers/restricted_unpickler.h"
+#include "core/containers/zip_archive.h"
+#include "core/base/table.h"
 
 namespace pe {
 

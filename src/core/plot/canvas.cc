@@ -9,8 +9,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "core/error.h"
-#include "core/output.h"
+#include "core/base/error.h"
+#include "core/base/output.h"
 #include "core/plot/colormap_data.h"
 
 namespace pe::plot {

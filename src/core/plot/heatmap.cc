@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace pe::plot {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/plot/canvas.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe::plot {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 

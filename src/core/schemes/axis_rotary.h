@@ -9,7 +9,7 @@
 //   value[r, j] = scale · sin|cos(pos[r][a_j] · ω_{f_j})
 //
 // Every value is the exact value correctly rounded to the dtype: with
-// scale 1 through the exact kernels of core/exact_sincos.h (SinCosF32
+// scale 1 through the exact kernels of core/numerics/exact_sincos.h (SinCosF32
 // correctly rounded, SinCosF64 within 1 ulp, SinCosQuad rounded once for
 // float16/bfloat16); with scale != 1 the product is formed in quad and
 // rounded once (core/schemes/quad_source.h), as rope.cc's ScaledRotarySource
@@ -21,9 +21,9 @@
 #include <functional>
 #include <vector>
 
-#include "core/exact_sincos.h"
+#include "core/numerics/exact_sincos.h"
 #include "core/schemes/sinusoidal.h"
-#include "core/table.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -13,11 +13,11 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/format.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/quad_source.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 

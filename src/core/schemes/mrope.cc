@@ -9,14 +9,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/exact_sincos.h"
-#include "core/format.h"
-#include "core/model/hf_config.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/formats/format.h"
+#include "core/spec/hf_config.h"
 #include "core/schemes/axis_rotary.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {

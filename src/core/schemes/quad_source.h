@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/table.h"
+#include "core/base/dtype.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 

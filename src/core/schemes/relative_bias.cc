@@ -13,8 +13,8 @@
 #include <cstring>
 #include <utility>
 
-#include "core/error.h"
-#include "core/exact_sincos.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/relative.h"
 

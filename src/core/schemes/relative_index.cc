@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <functional>
 
-#include "core/error.h"
-#include "core/exact_sincos.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/relative.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 

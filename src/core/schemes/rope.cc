@@ -7,17 +7,17 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "core/api/spec_params.h"
-#include "core/error.h"
-#include "core/exact_sincos.h"
-#include "core/formats/text_numbers.h"
-#include "core/model/hf_config.h"
-#include "core/model/model_rules.h"
-#include "core/model/gguf_plan.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/numerics/text_numbers.h"
+#include "core/spec/hf_config.h"
+#include "core/spec/model_rules.h"
+#include "core/spec/gguf_plan.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope_scaling.h"
 #include "core/schemes/sinusoidal.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {
@@ -66,9 +66,9 @@ std::pair<double, double> YarnCorrectionRange(double beta_fast, double beta_slow
 }
 
 SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
-  const SchemeSpec in = WithGguf(in_flags);  // --gguf (core/model/gguf_plan.h); no-op without it
+  const SchemeSpec in = WithGguf(in_flags);  // --gguf (core/spec/gguf_plan.h); no-op without it
   if (in.hf_config.empty()) return in;
-  // The one reader of a model's config (core/model/model_rules.h): the
+  // The one reader of a model's config (core/spec/model_rules.h): the
   // plan every entry point computes; a single table is its full-attention
   // layers' group (or the only one).
   const std::string what = fmt::format("--hf-config '{}'", in.hf_config);

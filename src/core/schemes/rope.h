@@ -12,7 +12,7 @@
 // HF's parameters and its attention factor (it multiplies cos and sin, as
 // LlamaRotaryEmbedding.forward does). Frequencies and the attention factor
 // are computed in quad precision from the formula; sin/cos are correctly
-// rounded (core/exact_sincos.h), scaled ones rounded once from quad.
+// rounded (core/numerics/exact_sincos.h), scaled ones rounded once from quad.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "core/error.h"
-#include "core/io/bounded_json.h"
-#include "core/formats/text_numbers.h"
+#include "core/base/error.h"
+#include "core/containers/bounded_json.h"
+#include "core/numerics/text_numbers.h"
 
 namespace pe {
 namespace {

@@ -8,11 +8,11 @@
 
 #include <cstring>
 
-#include "core/error.h"
-#include "core/exact_sincos.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/quad_source.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/schemes/quad_source.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {

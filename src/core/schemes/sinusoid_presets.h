@@ -13,13 +13,13 @@
 //   sin-only       the paper's frequencies with every column a sin (column j =
 //                  sin(p·ω_floor(j/2))): no cos partner, so no rotation.
 //
-// All of them evaluate the exact formula and round once (core/exact_sincos.h);
+// All of them evaluate the exact formula and round once (core/numerics/exact_sincos.h);
 // docs/schemes.md lists what each preset reproduces.
 #pragma once
 
 #include <string>
 
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 #include "core/schemes/sinusoidal.h"
 
 namespace pe {

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "core/schemes/sinusoid_presets.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {
@@ -156,7 +156,7 @@ void SinusoidSource::ReadRows(std::int64_t first, std::int64_t count,
   const std::size_t row_bytes = info_.row_bytes();
   const DType dtype = info_.dtype;
   if (dtype == DType::kFloat32 && batch_ && count > 0) {
-    // The fast path (core/exact_sincos.h): same correctly rounded values.
+    // The fast path (core/numerics/exact_sincos.h): same correctly rounded values.
     auto* f = reinterpret_cast<float*>(out);
     const std::size_t ld = static_cast<std::size_t>(info_.cols);
     if (const auto& d = direct_) {

@@ -9,7 +9,7 @@
 //
 // Every entry is the exact value correctly rounded to the table's dtype
 // (float64: within 1 ulp; or, for verify's reference, within 2^-50 relative
-// with SetFastFloat64); see core/exact_sincos.h.
+// with SetFastFloat64); see core/numerics/exact_sincos.h.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +17,10 @@
 #include <optional>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/exact_sincos.h"
-#include "core/scheme.h"
-#include "core/table.h"
+#include "core/base/dtype.h"
+#include "core/numerics/exact_sincos.h"
+#include "core/schemes/registry.h"
+#include "core/base/table.h"
 
 namespace pe {
 

@@ -8,10 +8,10 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/schemes/more_schemes.h"
 #include "core/schemes/quad_source.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {

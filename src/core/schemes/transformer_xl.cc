@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/schemes/relative.h"
 #include "core/schemes/sinusoidal.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {

@@ -7,11 +7,11 @@
 #include <utility>
 #include <cmath>
 
-#include "core/error.h"
-#include "core/exact_sincos.h"
+#include "core/base/error.h"
+#include "core/numerics/exact_sincos.h"
 #include "core/schemes/axis_rotary.h"
 #include "core/schemes/quad_source.h"
-#include "core/version.h"
+#include "core/base/version.h"
 
 namespace pe {
 namespace {

@@ -30,7 +30,7 @@
 //             frequency ω·ref/grid.
 #pragma once
 
-#include "core/scheme.h"
+#include "core/schemes/registry.h"
 
 namespace pe {
 

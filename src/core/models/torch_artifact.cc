@@ -1,0 +1,62 @@
+// A PyTorch checkpoint (torch.save's zip format) read as a model artifact:
+// the tensors whose names are positional (inv_freq, cos_cached/sin_cached,
+// embed_positions, position_embeddings, wpe, ...; core/models/tensor_role.h),
+// found through the restricted unpickler (core/formats/torch_checkpoint.h).
+// A checkpoint states no plan: when a config.json sits beside it, the notes
+// say to read the folder (the Hugging Face folder reader takes the plan
+// from the config).
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <memory>
+
+#include "core/base/error.h"
+#include "core/base/model_folder.h"
+#include "core/formats/torch_checkpoint.h"
+#include "core/models/artifact.h"
+#include "core/models/positional_by_value.h"
+#include "core/models/tensor_role.h"
+
+namespace pe {
+
+ModelArtifact ReadTorchArtifact(const std::string& path) {
+  ModelArtifact a;
+  a.path = path;
+  a.kind = "torch";
+  auto ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(path));
+  std::size_t others = 0;
+  ValueScan by_value;
+  for (std::size_t i = 0; i < ck->tensors.size(); ++i) {
+    const TorchTensorEntry& e = ck->tensors[i];
+    std::string role = RoleFromTensorName(e.tensor.path);
+    if (role.empty() && e.info)
+      role = by_value.Try(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); });
+    if (role.empty()) {
+      ++others;
+      continue;
+    }
+    if (!e.info) {
+      a.notes.push_back(fmt::format("tensor '{}' ({}) is not read: {}", e.tensor.path, role, e.problem));
+      continue;
+    }
+    ArtifactTensor t;
+    t.name = e.tensor.path;
+    t.role = role;
+    t.info = *e.info;
+    t.open = [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); };
+    a.tensors.push_back(std::move(t));
+  }
+  if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
+  if (others > 0)
+    a.notes.push_back(fmt::format("{} other tensor{} (weights, positional neither by name nor by value)", others,
+                                  others == 1 ? "" : "s"));
+  const ModelFolder folder = ModelFolder::OfFile(path);
+  if (folder.Has("config.json"))
+    a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan",
+                                  folder.Shown("config.json")));
+  else
+    a.notes.push_back("a checkpoint states no positional-encoding plan (no config.json beside it)");
+  return a;
+}
+
+}  // namespace pe

@@ -1,0 +1,377 @@
+#include "core/plot/view_compute.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <memory>
+
+#include "core/analysis/relative_views.h"
+#include "core/analysis/rope_views.h"
+#include "core/analysis/table_views.h"
+#include "core/spec/params.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
+#include "core/base/output.h"
+#include "core/plot/view_plot.h"
+#include "core/schemes/more_schemes.h"
+#include "core/schemes/inline_spec.h"
+#include "core/base/table_set.h"
+
+namespace pe {
+namespace {
+
+
+bool ParseInt(std::string_view s, std::int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool HasTensor(const std::vector<std::string>& names, const char* n) {
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+
+
+DenseTable ReadTensor(const std::string& path, const std::string& tensor) {
+  OpenOptions oo;
+  oo.dataset = tensor;
+  auto t = OpenTable(path, oo);
+  return ReadAll(*t);
+}
+
+RopeSource RopeOf(const ViewInput& in) {
+  // A usage error of a spec names the input it came from.
+  if (in.spec) return BuildInline(in.name, [&] { return RopeSourceFromSpec(*in.spec, in.name); });
+  const std::vector<std::string> names = ListTensorNames(in.path);
+  if (HasTensor(names, "inv_freq")) {
+    const DenseTable f = ReadTensor(in.path, "inv_freq");
+    RopeSource s = RopeSourceFromTables(&f, nullptr, nullptr, in.name);
+    if (HasTensor(names, "cos")) {  // the context and attention factor from the tables
+      const DenseTable c = ReadTensor(in.path, "cos"), sn = ReadTensor(in.path, "sin");
+      const RopeSource t = RopeSourceFromTables(nullptr, &c, &sn, in.name);
+      s.context = t.context;
+      s.attention_factor = t.attention_factor;
+      s.original_context = t.original_context;
+    }
+    return s;
+  }
+  if (HasTensor(names, "cos") && HasTensor(names, "sin")) {
+    const DenseTable c = ReadTensor(in.path, "cos"), sn = ReadTensor(in.path, "sin");
+    return RopeSourceFromTables(nullptr, &c, &sn, in.name);
+  }
+  ThrowUsage(fmt::format("input '{}'", in.name),
+             "has no inv_freq tensor nor cos and sin tensors: a rotary view needs a RoPE file or spec");
+}
+
+DenseTable TableOf(const ViewInput& in, const ViewOptions& o) {
+  if (in.spec) {
+    auto g = BuildInline(in.name, [&] { return MakeGenerator(*in.spec); });
+    return ReadAll(*g);
+  }
+  return ReadTensor(in.path, o.tensor);
+}
+
+// Heads × offsets from a file: an ALiBi set (its slopes), or a kerple /
+// sandwich table (HeadBiasFromTable).
+HeadBias HeadBiasOfFile(const ViewInput& in, std::int64_t max_d) {
+  const std::vector<std::string> names = ListTensorNames(in.path);
+  if (HasTensor(names, "slopes")) {
+    std::vector<double> slopes = ReadTensor(in.path, "slopes").values;
+    if (slopes.size() > 4096) ThrowInput(fmt::format("'{}'", in.name), "more than 4096 slopes");
+    return AlibiHeadBias(in.name, slopes, max_d);
+  }
+  return HeadBiasFromTable(in.name, ReadTensor(in.path, ""), max_d);
+}
+
+// The exact (float64) values of a precision input: its spec in float64;
+// for a file, the --scheme flags when given, else the recipe its metadata
+// records (as pe verify resolves it), one tensor of a multi-tensor scheme.
+DenseTable ExactOf(const ViewInput& in, const ViewOptions& o, const std::optional<SchemeSpec>& flags, std::string* recipe) {
+  if (!in.spec && o.tensor.empty()) {
+    const std::vector<std::string> names = ListTensorNames(in.path);
+    if (names.size() > 1) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      ThrowUsage("--view precision", fmt::format("'{}' holds several tensors ({}): name one with --tensor", in.name, list));
+    }
+  }
+  std::optional<SchemeSpec> e = in.spec ? in.spec : flags;
+  if (!e) {
+    OpenOptions oo;
+    oo.dataset = o.tensor;
+    const auto t = OpenTable(in.path, oo);
+    std::vector<std::string> notes;
+    e = BuildReferenceSpec(t->info(), std::nullopt, in.name, &notes);
+    if (!e)
+      ThrowUsage("--view precision",
+                 fmt::format("'{}' records no scheme in its metadata: give its recipe with the --scheme flags (e.g. "
+                             "--scheme rope --d-model 64 --max-len 4096) or as a spec",
+                             in.name));
+  }
+  if (!in.spec) {
+    e->tensor = o.tensor;
+    // What the picture compares with, said in its subtitle.
+    const bool scaled = !e->rope_scaling.empty() && e->rope_scaling != "none";
+    *recipe = fmt::format("{}{}{}{} (from {})", e->scheme, e->d_model > 0 ? fmt::format(" d_model={}", e->d_model) : "",
+                          scaled ? fmt::format(" {} ×{}", e->rope_scaling, e->factor) : "",
+                          e->tensor.empty() ? "" : " " + e->tensor, flags ? "the --scheme flags" : "its metadata");
+  }
+  e->dtype = DType::kFloat64;
+  return BuildInline(in.name, [&] {
+    if (e->tensor.empty()) return ReadAll(*MakeGenerator(*e));
+    TableSet set = MakeTableSet(*e);
+    return ReadAll(*set.Take(e->tensor));
+  });
+}
+
+}  // namespace
+
+ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs) {
+  const std::string vname = ViewKindName(view);
+  switch (view) {
+    case ViewKind::kQk:
+    case ViewKind::kBound:
+    case ViewKind::kSpectrum:
+    case ViewKind::kRatio:
+    case ViewKind::kTemperature: {
+      std::vector<RopeSource> src;
+      for (const ViewInput& in : inputs) {
+        if (in.spec && in.spec->scheme != "rope" && in.spec->scheme != "xpos")
+          ThrowUsage(fmt::format("--view {}", vname),
+                     fmt::format("needs a rotary input (rope); '{}' is scheme '{}'", in.name, in.spec->scheme));
+        src.push_back(RopeOf(in));
+      }
+      std::int64_t max_k = o.max_offset;
+      if (max_k < 0) {
+        double ctx = 0;
+        for (const RopeSource& s : src) ctx = std::max(ctx, s.context);
+        max_k = ctx > 1 ? static_cast<std::int64_t>(ctx) - 1 : 4095;
+      }
+      if (max_k > (std::int64_t{1} << 40)) ThrowUsage("--max-offset", "too large (at most 2^40)");
+      if (view == ViewKind::kQk) return RopeDecayView(src, max_k, true, false);
+      if (view == ViewKind::kBound) return RopeDecayView(src, max_k, false, true);
+      if (view == ViewKind::kSpectrum) return RopeSpectrumView(src);
+      if (view == ViewKind::kRatio) return RopeRatioView(src);
+      return TemperatureView(src, max_k);
+    }
+    case ViewKind::kOffsets:
+      // A learned table and the t5-bucket spec that indexes it.
+      if (inputs.size() == 2 && !inputs[0].spec && inputs[1].spec) {
+        const DenseTable w = TableOf(inputs[0], o);
+        const NamedSpec b{inputs[1].name, *inputs[1].spec};
+        const std::int64_t max_r =
+            o.max_offset >= 0 ? o.max_offset : (b.spec.scheme == "t5-bucket" ? DefaultBucketReach(b.spec) : 1);
+        return LearnedBucketView(inputs[0].name, w, b, max_r);
+      }
+      [[fallthrough]];
+    case ViewKind::kHeads:
+    case ViewKind::kBias: {
+      if (inputs.size() != 1)
+        ThrowUsage(fmt::format("--view {}", vname),
+                   view == ViewKind::kOffsets ? "takes one input (one model's heads), or a learned bias table and "
+                                                "the t5-bucket spec that indexes it"
+                                              : "takes one input (one model's heads)");
+      const ViewInput& in = inputs[0];
+      const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
+      // A spec's --max-len is its number of positions (small multiples: at
+      // most 64 a side unless --max-offset asks for more).
+      std::int64_t max_d = size - 1;
+      if (o.max_offset >= 0) max_d = o.max_offset;
+      std::int64_t len = in.spec ? in.spec->max_len : 0;
+      if (!in.spec) len = MetaIntOr(FirstTensorInfo(in.path).meta, "max_len", 0);  // pe's ALiBi/KERPLE/Sandwich files record it
+      if (o.max_offset < 0 && len > 0)
+        max_d = (view == ViewKind::kBias ? std::min<std::int64_t>(len, 64) : len) - 1;
+      if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
+      HeadBias bias;
+      if (in.spec) {
+        try {
+          bias = HeadBiasFromSpec({in.name, *in.spec}, max_d);
+        } catch (const Error& e) {  // name the view too
+          if (e.kind() != ErrorKind::kUsage) throw;
+          ThrowUsage(fmt::format("--view {}", vname), e.what());
+        }
+      } else {
+        bias = HeadBiasOfFile(in, max_d);
+      }
+      if (view == ViewKind::kHeads) return HeadsView(bias);
+      if (view == ViewKind::kOffsets) return OffsetsView(bias);
+      return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
+    }
+    case ViewKind::kBuckets: {
+      std::vector<NamedSpec> specs;
+      for (const ViewInput& in : inputs) {
+        if (!in.spec) {
+          if (inputs.size() != 1)
+            ThrowUsage("--view buckets", fmt::format("'{}' is not an inline spec (SCHEME:KEY=VALUE,..., e.g. t5-bucket:): "
+                                                     "the view draws one file, or any number of specs", in.name));
+          return BucketsViewOfTable(in.name, ReadTensor(in.path, ""));
+        }
+        specs.push_back({in.name, *in.spec});
+      }
+      std::int64_t max_r = o.max_offset;
+      if (max_r < 0) {
+        max_r = 1;
+        for (const NamedSpec& s : specs)
+          if (HasBuckets(s.spec.scheme)) max_r = std::max(max_r, DefaultBucketReach(s.spec));
+      }
+      return BucketsView(specs, max_r);
+    }
+    case ViewKind::kGrid: {
+      if (inputs.size() != 1) ThrowUsage("--view grid", "takes one input (one grid)");
+      const ViewInput& in = inputs[0];
+      SchemeSpec g;
+      if (in.spec) g = *in.spec;
+      else if (!o.grid.empty()) ParseGrid(o.grid, &g);
+      else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m.meta, "grid").empty()) {
+        ParseGrid(MetaText(m.meta, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
+        g.cls_token = MetaText(m.meta, "cls_token") == "1";
+      }
+      if (in.spec && in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
+        ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope); '{}' is scheme '{}'",
+                                              in.name, in.spec->scheme));
+      if (g.grid_h <= 0 || g.grid_w <= 0)
+        ThrowUsage("--view grid", fmt::format("needs the grid of '{}': give --grid HxW", in.name));
+      const DenseTable t = TableOf(in, o);
+      return GridView({in.name, &t}, g.grid_h, g.grid_w, g.cls_token || o.cls_token, o.patches);
+    }
+    case ViewKind::kColumns:
+    case ViewKind::kCollisions:
+    case ViewKind::kPrecision: {
+      std::vector<DenseTable> tables;
+      std::vector<DenseTable> exact;
+      std::vector<ViewInput> used = inputs;
+      std::vector<std::string> recipes;
+      if (view == ViewKind::kPrecision) {
+        // With a file, the --scheme flags are the file's recipe (its exact
+        // values), not a series of their own.
+        const auto flags = std::find_if(used.begin(), used.end(), [](const ViewInput& i) { return i.from_flags; });
+        std::optional<SchemeSpec> flag_spec;
+        if (flags != used.end() && std::any_of(used.begin(), used.end(), [](const ViewInput& i) { return !i.spec; })) {
+          flag_spec = flags->spec;
+          used.erase(flags);
+        }
+        for (const ViewInput& in : used) exact.push_back(ExactOf(in, o, flag_spec, &recipes.emplace_back()));
+      }
+      for (const ViewInput& in : used) tables.push_back(TableOf(in, o));
+      std::vector<NamedTable> named;
+      for (std::size_t i = 0; i < used.size(); ++i) named.push_back({used[i].name, &tables[i]});
+      if (view == ViewKind::kColumns) {
+        std::vector<std::int64_t> cols = o.columns;
+        if (cols.empty())
+          for (std::int64_t c = 4; c < 8 && c < tables[0].info.cols; ++c) cols.push_back(c);
+        if (cols.empty()) cols.push_back(0);
+        if (cols.size() > 64) ThrowUsage("--columns", "at most 64 columns");
+        return ColumnsView(named, cols);
+      }
+      if (view == ViewKind::kCollisions) {
+        std::vector<DType> dtypes;
+        for (const std::string& n : o.collision_dtypes) {
+          const auto d = DTypeFromName(n);
+          if (!d || (*d != DType::kBFloat16 && *d != DType::kFloat16))
+            ThrowUsage(fmt::format("--collision-dtype '{}'", n), "expected bfloat16 or float16");
+          dtypes.push_back(*d);
+        }
+        if (dtypes.empty()) dtypes = {DType::kBFloat16, DType::kFloat16};
+        ViewData v = CollisionsView(named, dtypes, o.window);
+        // RoPE specs: also the rows a model computes with its positions in
+        // the low-precision type (where the collisions are).
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+          if (!inputs[i].spec || inputs[i].spec->scheme != "rope") continue;
+          const RopeSource r = RopeSourceFromSpec(*inputs[i].spec, inputs[i].name);
+          for (DType d : dtypes) {
+            const DenseTable t = RopeRowsWithPositionsIn(r.theta, tables[i].info.rows, d);
+            const std::string name = inputs[i].name + ", positions";  // + " in <dtype>"
+            ViewData extra = CollisionsView({{name, &t}}, {d}, o.window);
+            for (auto& s : extra.series) v.series.push_back(std::move(s));
+          }
+        }
+        if (v.series.size() > 64) ThrowUsage("--view collisions", "at most 64 curves");
+        return v;
+      }
+      std::vector<const DenseTable*> ex;
+      for (const auto& e : exact) ex.push_back(&e);
+      return PrecisionView(named, ex, recipes);
+    }
+    case ViewKind::kDecay:
+      break;
+  }
+  ThrowUsage("--view", "decay is drawn by pe dot itself");
+}
+
+std::vector<ViewInput> ViewInputsOf(const std::vector<std::string>& texts) {
+  std::vector<ViewInput> all;
+  for (const std::string& text : texts) {
+    ViewInput i;
+    if (auto parsed = ParseInlineSpecText(text)) {
+      i.spec = std::move(parsed->spec);
+      i.name = text;
+    } else {
+      i.path = text;
+      const auto slash = text.find_last_of('/');
+      i.name = slash == std::string::npos ? text : text.substr(slash + 1);
+    }
+    all.push_back(std::move(i));
+  }
+  return all;
+}
+
+ViewKind ChooseView(const std::string& first_input, const std::string& tensor, const std::string& flags_scheme) {
+  std::string scheme;
+  if (!first_input.empty()) {
+    if (const auto s = ParseInlineSpecText(first_input)) scheme = s->spec.scheme;
+    else if (tensor.empty() && IsRopeFile(first_input)) return ViewKind::kQk;
+    else scheme = MetaText(FirstTensorInfo(first_input).meta, "scheme");  // a file pe wrote names its scheme
+  } else {
+    scheme = flags_scheme;
+  }
+  if (scheme.empty()) return ViewKind::kDecay;
+  std::string canon;
+  try {
+    canon = std::string(FindScheme(scheme).name);
+  } catch (const Error&) {
+    return ViewKind::kDecay;  // reported by the decay path
+  }
+  return DefaultView(canon, !tensor.empty());
+}
+
+bool IsRopeFile(const std::string& path) {
+  std::vector<std::string> names;
+  try {
+    names = ListTensorNames(path);
+  } catch (const Error&) {
+    return false;  // not readable as a multi-tensor file: the decay path reports it
+  }
+  return HasTensor(names, "inv_freq") || (HasTensor(names, "cos") && HasTensor(names, "sin"));
+}
+
+// The info of a file's first tensor (every tensor of a pe file carries the
+// scheme's parameters in its metadata); empty when the file cannot be opened,
+// which the view or decay path then reports.
+TableInfo FirstTensorInfo(const std::string& path) {
+  try {
+    const std::vector<std::string> names = ListTensorNames(path);
+    OpenOptions oo;
+    if (names.size() > 1) oo.dataset = names.front();
+    return OpenTable(path, oo)->info();
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+void ParseGrid(const std::string& grid, SchemeSpec* spec) {
+  if (grid.empty()) return;
+  const auto x = grid.find_first_of("xX");
+  std::int64_t h = 0, w = 0;
+  bool ok = x == std::string::npos ? ParseInt(grid, &h) && (w = h, true)
+                                   : ParseInt(std::string_view(grid).substr(0, x), &h) &&
+                                         ParseInt(std::string_view(grid).substr(x + 1), &w);
+  if (!ok || h <= 0 || w <= 0)
+    ThrowUsage(fmt::format("--grid '{}'", grid), "expected HxW with positive integers, e.g. 14x14 or 16x8");
+  spec->grid_h = h;
+  spec->grid_w = w;
+}
+
+}  // namespace pe

@@ -1,0 +1,73 @@
+// The views of `pe dot --view` from their inputs: inline specs (already
+// parsed into SchemeSpecs) and table files, with the view's options. One
+// path for the CLI (cli/dot_views.cc) and the library API: what a view
+// computes lives in rope_views / table_views / relative_views; this file
+// resolves the inputs (RoPE frequencies from a spec, an inv_freq tensor or
+// cos/sin tables; head biases from slopes or tables; exact values from a
+// recipe) and checks that the view applies to each.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/view_data.h"
+#include "core/base/error.h"
+#include "core/schemes/registry.h"
+#include "core/base/table.h"
+
+namespace pe {
+
+/// One input of a view: a spec (inline or the scheme flags) or a file.
+struct ViewInput {
+  std::string name;                ///< in legends and errors
+  std::optional<SchemeSpec> spec;  ///< a generated table; else `path`
+  std::string path;
+  bool from_flags = false;  ///< the --scheme flags (a file's recipe for the precision view)
+};
+
+// ViewOptions, the options of the views, is the public struct of
+// include/pe/view.h (through view_data.h).
+
+
+/// The inputs `texts` name: an inline spec ("rope:head-dim=64,max-len=4096",
+/// core/schemes/inline_spec.h; named as written) or a table file (named by its base
+/// name). Throws pe::Error (usage) naming the input for a bad inline spec.
+std::vector<ViewInput> ViewInputsOf(const std::vector<std::string>& texts);
+
+/// The view a `pe dot` of `first_input` gets when none is named: by the
+/// scheme of an inline spec, a RoPE file (cos and sin or inv_freq, with no
+/// `tensor` chosen) → qk, else the scheme a file's metadata records, or
+/// `flags_scheme` when there is no input (DefaultView). kDecay when
+/// nothing else applies (or the scheme is unknown: the decay path reports it).
+ViewKind ChooseView(const std::string& first_input, const std::string& tensor, const std::string& flags_scheme);
+
+/// Computes `view` of `inputs`. Throws pe::Error (usage) for a view that
+/// does not apply to an input, naming both; (input/io) when reading fails.
+ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs);
+
+/// True when `path` holds inv_freq, or cos and sin (a RoPE file).
+bool IsRopeFile(const std::string& path);
+
+/// The info of a file's first tensor; empty when the file cannot be opened.
+TableInfo FirstTensorInfo(const std::string& path);
+
+/// Parses a grid "HxW" (or "N" for a square grid) into spec->grid_h/grid_w;
+/// an empty string leaves them 0. Throws pe::Error (usage) otherwise.
+void ParseGrid(const std::string& grid, SchemeSpec* spec);
+
+/// Runs `build` (which turns an inline spec into a table); a usage error it
+/// throws ("--head-dim: required by scheme 'rope'") is rethrown naming the
+/// input it came from ("input 'rope:base=5e5': --head-dim: ...").
+template <class F>
+auto BuildInline(const std::string& text, F&& build) {
+  try {
+    return build();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUsage) throw;
+    throw Error(ErrorKind::kUsage, "input '" + text + "': " + e.what());
+  }
+}
+
+}  // namespace pe

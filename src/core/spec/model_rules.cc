@@ -1,0 +1,773 @@
+#include "core/spec/model_rules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "core/base/error.h"
+#include "core/spec/hf_config.h"
+
+namespace pe {
+namespace {
+
+using json = nlohmann::json;
+
+// A row with the generic Llama rule's other columns: head_dim (else
+// hidden_size / num_attention_heads), every layer type but
+// linear_attention rotates, the scaling on every layer.
+FamilyRule R(const char* type, const char* cls, const char* pairing, const char* table, double partial, double theta,
+             const char* source) {
+  return {type, cls, pairing, table, partial, theta, "head_dim", -1, "", "", "", "", "", -1, 0, source};
+}
+
+std::vector<FamilyRule> MakeRules() {
+  // Class defaults (partial_rotary_factor, rope_theta) as the default
+  // config of each class holds them (transformers 5.17,
+  // tests/data/conformance); layout and table width as its modeling file
+  // computes them, checked against that corpus (cos/sin columns, pairing).
+  std::vector<FamilyRule> rows = {
+      R("evolla", "EvollaConfig", "half", "half", 1.0, 500000.0, "models/evolla/modeling_evolla.py EvollaRotaryEmbedding"),
+      R("afmoe", "AfmoeConfig", "half", "half", 1.0, 10000.0, "models/afmoe/modeling_afmoe.py AfmoeRotaryEmbedding"),
+      R("apertus", "ApertusConfig", "half", "half", 1.0, 12000000.0, "models/apertus/modeling_apertus.py ApertusRotaryEmbedding"),
+      R("arcee", "ArceeConfig", "half", "half", 1.0, 10000.0, "models/arcee/modeling_arcee.py ArceeRotaryEmbedding"),
+      R("aria_text", "AriaTextConfig", "half", "half", 1.0, 10000.0, "models/aria/modeling_aria.py AriaTextRotaryEmbedding"),
+      R("axk2", "AXK2Config", "half", "half", 1.0, 10000.0, "models/axk2/modeling_axk2.py AXK2RotaryEmbedding"),
+      R("bitnet", "BitNetConfig", "half", "half", 1.0, 500000.0, "models/bitnet/modeling_bitnet.py BitNetRotaryEmbedding"),
+      R("blt_global_transformer", "BltGlobalTransformerConfig", "interleaved", "interleaved", 1.0, 500000.0, "models/blt/modeling_blt.py BltRotaryEmbedding"),
+      R("blt_local_encoder", "BltLocalEncoderConfig", "interleaved", "interleaved", 1.0, 500000.0, "models/blt/modeling_blt.py BltRotaryEmbedding"),
+      R("blt_patcher", "BltPatcherConfig", "interleaved", "interleaved", 1.0, 10000.0, "models/blt/modeling_blt.py BltRotaryEmbedding"),
+      R("chameleon", "ChameleonConfig", "half", "half", 1.0, 10000.0, "models/chameleon/modeling_chameleon.py ChameleonRotaryEmbedding"),
+      R("cohere2", "Cohere2Config", "interleaved", "interleaved", 1.0, 10000.0, "models/cohere2/modeling_cohere2.py Cohere2RotaryEmbedding"),
+      R("csm_depth_decoder_model", "CsmDepthDecoderConfig", "half", "half", 1.0, 500000.0, "models/csm/modeling_csm.py CsmRotaryEmbedding"),
+      R("dbrx", "DbrxConfig", "half", "half", 1.0, 10000.0, "models/dbrx/modeling_dbrx.py DbrxRotaryEmbedding"),
+      R("deepseek_ocr2_text", "DeepseekOcr2TextConfig", "half", "half", 1.0, 10000.0, "models/deepseek_ocr2/modeling_deepseek_ocr2.py DeepseekOcr2VisionRotaryEmbedding"),
+      R("deepseek_v2", "DeepseekV2Config", "interleaved", "cache", 1.0, 10000.0, "models/deepseek_v2/modeling_deepseek_v2.py DeepseekV2RotaryEmbedding"),
+      R("deepseek_v3", "DeepseekV3Config", "interleaved", "half", 1.0, 10000.0, "models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3RotaryEmbedding"),
+      R("deepseek_v32", "DeepseekV32Config", "interleaved", "half", 1.0, 10000.0, "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32RotaryEmbedding"),
+      R("dia", "DiaDecoderConfig", "half", "half", 1.0, 10000.0, "models/dia/modeling_dia.py DiaRotaryEmbedding"),
+      R("diffllama", "DiffLlamaConfig", "half", "half", 1.0, 10000.0, "models/diffllama/modeling_diffllama.py DiffLlamaRotaryEmbedding"),
+      R("diffusion_gemma_text", "DiffusionGemmaTextConfig", "half", "half", 1.0, 1000000.0, "models/diffusion_gemma/modeling_diffusion_gemma.py DiffusionGemmaTextRotaryEmbedding"),
+      R("doge", "DogeConfig", "half", "half", 1.0, 10000.0, "models/doge/modeling_doge.py DogeRotaryEmbedding"),
+      R("emu3_text_model", "Emu3TextConfig", "half", "half", 1.0, 1000000.0, "models/emu3/modeling_emu3.py Emu3RotaryEmbedding"),
+      R("ernie4_5", "Ernie4_5Config", "interleaved", "half", 1.0, 500000.0, "models/ernie4_5/modeling_ernie4_5.py Ernie4_5RotaryEmbedding"),
+      R("ernie4_5_moe", "Ernie4_5_MoeConfig", "interleaved", "half", 1.0, 500000.0, "models/ernie4_5_moe/modeling_ernie4_5_moe.py Ernie4_5_MoeRotaryEmbedding"),
+      R("esm", "EsmConfig", "half", "half", 1.0, 10000.0, "models/esm/modeling_esm.py EsmRotaryEmbedding"),
+      R("eurobert", "EuroBertConfig", "half", "half", 1.0, 10000.0, "models/eurobert/modeling_eurobert.py EuroBertRotaryEmbedding"),
+      R("exaone4", "Exaone4Config", "half", "half", 1.0, 10000.0, "models/exaone4/modeling_exaone4.py Exaone4RotaryEmbedding"),
+      R("exaone_moe", "ExaoneMoeConfig", "half", "half", 1.0, 10000.0, "models/exaone_moe/modeling_exaone_moe.py ExaoneMoeRotaryEmbedding"),
+      R("falcon", "FalconConfig", "half", "half", 1.0, 10000.0, "models/falcon/modeling_falcon.py FalconRotaryEmbedding"),
+      R("flex_olmo", "FlexOlmoConfig", "half", "half", 1.0, 500000.0, "models/flex_olmo/modeling_flex_olmo.py FlexOlmoRotaryEmbedding"),
+      R("gemma", "GemmaConfig", "half", "half", 1.0, 10000.0, "models/gemma/modeling_gemma.py GemmaRotaryEmbedding"),
+      R("gemma2", "Gemma2Config", "half", "half", 1.0, 10000.0, "models/gemma2/modeling_gemma2.py Gemma2RotaryEmbedding"),
+      R("gemma3_text", "Gemma3TextConfig", "half", "half", 1.0, 1000000.0, "models/gemma3/modeling_gemma3.py Gemma3RotaryEmbedding"),
+      R("gemma3n_text", "Gemma3nTextConfig", "half", "half", 1.0, 1000000.0, "models/gemma3n/modeling_gemma3n.py Gemma3nRotaryEmbedding"),
+      R("gemma4_text", "Gemma4TextConfig", "half", "half", 1.0, 1000000.0, "models/gemma4/modeling_gemma4.py Gemma4TextRotaryEmbedding"),
+      R("gemma4_unified_text", "Gemma4UnifiedTextConfig", "half", "half", 1.0, 1000000.0, "models/gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedTextRotaryEmbedding"),
+      R("glm4_moe", "Glm4MoeConfig", "half", "half", 0.5, 10000.0, "models/glm4_moe/modeling_glm4_moe.py Glm4MoeRotaryEmbedding"),
+      R("glm_moe_dsa", "GlmMoeDsaConfig", "half", "half", 1.0, 10000.0, "models/glm_moe_dsa/modeling_glm_moe_dsa.py GlmMoeDsaRotaryEmbedding"),
+      R("glmasr_encoder", "GlmAsrEncoderConfig", "half", "half", 0.5, 10000.0, "models/glmasr/modeling_glmasr.py GlmAsrRotaryEmbedding"),
+      R("llama", "LlamaConfig", "half", "half", 1.0, 10000.0, "models/llama/modeling_llama.py LlamaRotaryEmbedding"),
+      R("granite4_vision_text", "Granite4VisionTextConfig", "half", "half", 1.0, 10000.0, "models/granite4_vision/modeling_granite4_vision.py Granite4VisionTextRotaryEmbedding"),
+      R("granite_swa", "GraniteSWAConfig", "half", "half", 1.0, 10000.0, "models/granite_swa/modeling_granite_swa.py GraniteSWARotaryEmbedding"),
+      R("granitemoe", "GraniteMoeConfig", "half", "half", 1.0, 10000.0, "models/granitemoe/modeling_granitemoe.py GraniteMoeRotaryEmbedding"),
+      R("granitemoeshared", "GraniteMoeSharedConfig", "half", "half", 1.0, 10000.0, "models/granitemoeshared/modeling_granitemoeshared.py GraniteMoeSharedRotaryEmbedding"),
+      R("helium", "HeliumConfig", "interleaved", "half", 1.0, 100000.0, "models/helium/modeling_helium.py HeliumRotaryEmbedding"),
+      R("hrm_text", "HrmTextConfig", "half", "half", 1.0, 10000.0, "models/hrm/modeling_hrm.py HrmTextRotaryEmbedding"),
+      R("hunyuan_v1_moe", "HunYuanMoEV1Config", "half", "half", 1.0, 10000.0, "models/hunyuan_v1_moe/modeling_hunyuan_v1_moe.py HunYuanMoEV1RotaryEmbedding"),
+      R("hy_v4", "HYV4Config", "half", "half", 1.0, 10000.0, "models/hy_v4/modeling_hy_v4.py HYV4RotaryEmbedding"),
+      R("jina_embeddings_v3", "JinaEmbeddingsV3Config", "half", "half", 1.0, 20000.0, "models/jina_embeddings_v3/modeling_jina_embeddings_v3.py JinaEmbeddingsV3RotaryEmbedding"),
+      R("kyutai_speech_to_text", "KyutaiSpeechToTextConfig", "half", "half", 1.0, 10000.0, "models/kyutai_speech_to_text/modeling_kyutai_speech_to_text.py KyutaiSpeechToTextRotaryEmbedding"),
+      R("laguna", "LagunaConfig", "half", "half", 0.5, 500000.0, "models/laguna/modeling_laguna.py LagunaRotaryEmbedding"),
+      R("lasr_encoder", "LasrEncoderConfig", "half", "half", 1.0, 10000.0, "models/lasr/modeling_lasr.py LasrEncoderRotaryEmbedding"),
+      R("lfm2", "Lfm2Config", "half", "half", 1.0, 1000000.0, "models/lfm2/modeling_lfm2.py Lfm2RotaryEmbedding"),
+      R("lfm2_moe", "Lfm2MoeConfig", "half", "half", 1.0, 1000000.0, "models/lfm2_moe/modeling_lfm2_moe.py Lfm2MoeRotaryEmbedding"),
+      R("llama4_text", "Llama4TextConfig", "interleaved", "cache", 1.0, 500000.0, "models/llama4/modeling_llama4.py Llama4TextRotaryEmbedding"),
+      R("longcat_flash", "LongcatFlashConfig", "half", "half", 1.0, 10000000.0, "models/longcat_flash/modeling_longcat_flash.py LongcatFlashRotaryEmbedding"),
+      R("mellum", "MellumConfig", "half", "half", 1.0, 500000.0, "models/mellum/modeling_mellum.py MellumRotaryEmbedding"),
+      R("mimi", "MimiConfig", "half", "half", 1.0, 10000.0, "models/mimi/modeling_mimi.py MimiRotaryEmbedding"),
+      R("mimo_v2_flash", "MiMoV2FlashConfig", "half", "half", 0.334, 5000000.0, "models/mimo_v2_flash/modeling_mimo_v2_flash.py MiMoV2FlashRotaryEmbedding"),
+      R("minicpm3", "MiniCPM3Config", "half", "half", 1.0, 10000.0, "models/minicpm3/modeling_minicpm3.py MiniCPM3RotaryEmbedding"),
+      R("minimax", "MiniMaxConfig", "half", "half", 1.0, 1000000.0, "models/minimax/modeling_minimax.py MiniMaxRotaryEmbedding"),
+      R("minimax_m3_vl_text", "MiniMaxM3VLTextConfig", "half", "half", 1.0, 5000000.0, "models/minimax_m3_vl/modeling_minimax_m3_vl.py MiniMaxM3VLRotaryEmbedding"),
+      R("ministral", "MinistralConfig", "half", "half", 1.0, 10000.0, "models/ministral/modeling_ministral.py MinistralRotaryEmbedding"),
+      R("ministral3", "Ministral3Config", "half", "half", 1.0, 1000000.0, "models/ministral3/modeling_ministral3.py Ministral3RotaryEmbedding"),
+      R("mistral", "MistralConfig", "half", "half", 1.0, 10000.0, "models/mistral/modeling_mistral.py MistralRotaryEmbedding"),
+      R("mixtral", "MixtralConfig", "half", "half", 1.0, 1000000.0, "models/mixtral/modeling_mixtral.py MixtralRotaryEmbedding"),
+      R("modernbert", "ModernBertConfig", "half", "half", 1.0, 160000.0, "models/modernbert/modeling_modernbert.py ModernBertRotaryEmbedding"),
+      R("modernbert-decoder", "ModernBertDecoderConfig", "half", "half", 1.0, 160000.0, "models/modernbert_decoder/modeling_modernbert_decoder.py ModernBertDecoderRotaryEmbedding"),
+      R("moonshine", "MoonshineConfig", "interleaved", "half", 0.9, 10000.0, "models/moonshine/modeling_moonshine.py MoonshineRotaryEmbedding"),
+      R("moonshine_streaming", "MoonshineStreamingConfig", "interleaved", "half", 0.8, 10000.0, "models/moonshine_streaming/modeling_moonshine_streaming.py MoonshineStreamingRotaryEmbedding"),
+      R("moshi", "MoshiConfig", "half", "half", 1.0, 10000.0, "models/moshi/modeling_moshi.py MoshiRotaryEmbedding"),
+      R("muse_glimmer_text", "MuseGlimmerTextConfig", "half", "half", 1.0, 10000.0, "models/muse_glimmer/modeling_muse_glimmer.py MuseGlimmerTextRotaryEmbedding"),
+      R("nanochat", "NanoChatConfig", "half", "half", 1.0, 10000.0, "models/nanochat/modeling_nanochat.py NanoChatRotaryEmbedding"),
+      R("nemotron", "NemotronConfig", "half", "half", 0.5, 10000.0, "models/nemotron/modeling_nemotron.py NemotronRotaryEmbedding"),
+      R("nomic_bert", "NomicBertConfig", "half", "half", 1.0, 1000.0, "models/nomic_bert/modeling_nomic_bert.py NomicBertRotaryEmbedding"),
+      R("olmo", "OlmoConfig", "half", "half", 1.0, 10000.0, "models/olmo/modeling_olmo.py OlmoRotaryEmbedding"),
+      R("olmo2", "Olmo2Config", "half", "half", 1.0, 10000.0, "models/olmo2/modeling_olmo2.py Olmo2RotaryEmbedding"),
+      R("olmo3", "Olmo3Config", "half", "half", 1.0, 500000.0, "models/olmo3/modeling_olmo3.py Olmo3RotaryEmbedding"),
+      R("openai_privacy_filter", "OpenAIPrivacyFilterConfig", "half", "cache", 1.0, 150000.0, "models/openai_privacy_filter/modeling_openai_privacy_filter.py OpenAIPrivacyFilterRotaryEmbedding"),
+      R("pe_audio_encoder", "PeAudioEncoderConfig", "interleaved", "half", 1.0, 20000.0, "models/pe_audio/modeling_pe_audio.py PeAudioEncoderRotaryEmbedding"),
+      R("pe_audio_video_encoder", "PeAudioVideoEncoderConfig", "interleaved", "half", 1.0, 20000.0, "models/pe_audio_video/modeling_pe_audio_video.py PeAudioVideoEncoderRotaryEmbedding"),
+      R("persimmon", "PersimmonConfig", "half", "half", 0.5, 10000.0, "models/persimmon/modeling_persimmon.py PersimmonRotaryEmbedding"),
+      R("phi", "PhiConfig", "half", "half", 0.5, 10000.0, "models/phi/modeling_phi.py PhiRotaryEmbedding"),
+      R("phi4_multimodal", "Phi4MultimodalConfig", "half", "half", 1.0, 10000.0, "models/phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalRotaryEmbedding"),
+      R("phimoe", "PhimoeConfig", "half", "half", 1.0, 1000000.0, "models/phimoe/modeling_phimoe.py PhimoeRotaryEmbedding"),
+      R("qwen2", "Qwen2Config", "half", "half", 1.0, 10000.0, "models/qwen2/modeling_qwen2.py Qwen2RotaryEmbedding"),
+      R("qwen2_5_omni", "Qwen2_5OmniTextConfig", "half", "half", 1.0, 1000000.0, "models/qwen2_5_omni/modeling_qwen2_5_omni.py Qwen2_5OmniDiTRotaryEmbedding"),
+      R("qwen2_5_omni_talker", "Qwen2_5OmniTalkerConfig", "half", "half", 1.0, 1000000.0, "models/qwen2_5_omni/modeling_qwen2_5_omni.py Qwen2_5OmniDiTRotaryEmbedding"),
+      R("qwen2_5_omni_text", "Qwen2_5OmniTextConfig", "half", "half", 1.0, 1000000.0, "models/qwen2_5_omni/modeling_qwen2_5_omni.py Qwen2_5OmniDiTRotaryEmbedding"),
+      R("qwen3_moe", "Qwen3MoeConfig", "half", "half", 1.0, 10000.0, "models/qwen3_moe/modeling_qwen3_moe.py Qwen3MoeRotaryEmbedding"),
+      R("qwen3_next", "Qwen3NextConfig", "half", "half", 0.25, 10000.0, "models/qwen3_next/modeling_qwen3_next.py Qwen3NextRotaryEmbedding"),
+      R("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorConfig", "half", "half", 1.0, 10000.0, "models/qwen3_omni_moe/modeling_qwen3_omni_moe.py Qwen3OmniMoeRotaryEmbedding"),
+      R("qwen3_omni_moe_talker_text", "Qwen3OmniMoeTalkerTextConfig", "half", "half", 1.0, 10000.0, "models/qwen3_omni_moe/modeling_qwen3_omni_moe.py Qwen3OmniMoeRotaryEmbedding"),
+      R("qwen3_omni_moe_text", "Qwen3OmniMoeTextConfig", "half", "half", 1.0, 1000000.0, "models/qwen3_omni_moe/modeling_qwen3_omni_moe.py Qwen3OmniMoeRotaryEmbedding"),
+      R("seed_oss", "SeedOssConfig", "half", "half", 1.0, 10000.0, "models/seed_oss/modeling_seed_oss.py SeedOssRotaryEmbedding"),
+      R("smollm3", "SmolLM3Config", "half", "half", 1.0, 2000000.0, "models/smollm3/modeling_smollm3.py SmolLM3RotaryEmbedding"),
+      R("solar_open", "SolarOpenConfig", "half", "half", 1.0, 1000000.0, "models/solar_open/modeling_solar_open.py SolarOpenRotaryEmbedding"),
+      R("stablelm", "StableLmConfig", "half", "half", 0.25, 10000.0, "models/stablelm/modeling_stablelm.py StableLmRotaryEmbedding"),
+      R("starcoder2", "Starcoder2Config", "half", "half", 1.0, 10000.0, "models/starcoder2/modeling_starcoder2.py Starcoder2RotaryEmbedding"),
+      R("step3p5", "Step3p7TextConfig", "half", "half", 1.0, 10000.0, "models/step3p5/modeling_step3p5.py Step3p7RotaryEmbedding"),
+      R("t5gemma", "T5GemmaModuleConfig", "half", "half", 1.0, 10000.0, "models/t5gemma/modeling_t5gemma.py T5GemmaRotaryEmbedding"),
+      R("t5gemma2", "T5Gemma2DecoderConfig", "half", "half", 1.0, 1000000.0, "models/t5gemma2/modeling_t5gemma2.py T5Gemma2RotaryEmbedding"),
+      R("t5gemma2_decoder", "T5Gemma2DecoderConfig", "half", "half", 1.0, 1000000.0, "models/t5gemma2/modeling_t5gemma2.py T5Gemma2RotaryEmbedding"),
+      R("t5gemma2_text", "T5Gemma2TextConfig", "half", "half", 1.0, 1000000.0, "models/t5gemma2/modeling_t5gemma2.py T5Gemma2RotaryEmbedding"),
+      R("timesfm2_5", "TimesFm2_5Config", "half", "half", 1.0, 10000.0, "models/timesfm2_5/modeling_timesfm2_5.py TimesFm2_5RotaryEmbedding"),
+      R("vaultgemma", "VaultGemmaConfig", "half", "half", 1.0, 10000.0, "models/vaultgemma/modeling_vaultgemma.py VaultGemmaRotaryEmbedding"),
+      R("voxtral_realtime_encoder", "VoxtralRealtimeEncoderConfig", "half", "half", 1.0, 10000.0, "models/voxtral_realtime/modeling_voxtral_realtime.py VoxtralRealtimeRotaryEmbedding"),
+      R("youtu", "YoutuConfig", "interleaved", "half", 1.0, 10000.0,
+        "models/youtu/modular_youtu.py YoutuRotaryEmbedding, YoutuAttention = DeepseekV3Attention (interleaved pairs when rope_interleave)"),
+      R("zaya", "ZayaConfig", "half", "half", 0.5, 5000000.0, "models/zaya/modeling_zaya.py ZayaRotaryEmbedding"),
+      // Families without a corpus entry (their modules take 3-D position
+      // ids, or the sweep did not reach them).
+      R("glm", "GlmConfig", "interleaved", "half", 0.5, 10000.0,
+        "models/glm/modeling_glm.py apply_rotary_pos_emb (cos[..., :d/2].repeat_interleave(2))"),
+      R("glm4", "Glm4Config", "interleaved", "half", 0.5, 10000.0,
+        "models/glm4/modeling_glm4.py apply_rotary_pos_emb (cos[..., :d/2].repeat_interleave(2))"),
+      R("cohere", "CohereConfig", "interleaved", "interleaved", 1.0, 10000.0,
+        "models/cohere/modeling_cohere.py CohereRotaryEmbedding (repeat_interleave), rotate_half on pairs"),
+      R("gptj", "GPTJConfig", "interleaved", "interleaved", 1.0, 10000.0,
+        "models/gptj/modeling_gptj.py rotate_every_two, rotary_dim"),
+      R("gpt_neox", "GPTNeoXConfig", "half", "half", 0.25, 10000.0,
+        "models/gpt_neox/modeling_gpt_neox.py GPTNeoXRotaryEmbedding (rotary_pct, rotary_emb_base)"),
+      R("gpt_oss", "GptOssConfig", "half", "cache", 1.0, 150000.0,
+        "models/gpt_oss/modeling_gpt_oss.py GptOssRotaryEmbedding (cos/sin of width head_dim/2, _apply_rotary_emb halves)"),
+      R("qwen2_vl_text", "Qwen2VLTextConfig", "half", "half", 1.0, 1000000.0,
+        "models/qwen2_vl/modeling_qwen2_vl.py Qwen2VLRotaryEmbedding (M-RoPE: one text axis = 1-D RoPE)"),
+      R("qwen2_5_vl_text", "Qwen2_5_VLTextConfig", "half", "half", 1.0, 1000000.0,
+        "models/qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VLRotaryEmbedding (M-RoPE)"),
+      R("qwen3_vl_text", "Qwen3VLTextConfig", "half", "half", 1.0, 5000000.0,
+        "models/qwen3_vl/modeling_qwen3_vl.py Qwen3VLTextRotaryEmbedding (interleaved M-RoPE sections)"),
+      R("qwen3_5_text", "Qwen3_5TextConfig", "half", "half", 0.25, 10000000.0,
+        "models/qwen3_5/modeling_qwen3_5.py Qwen3_5TextRotaryEmbedding (linear_attention layers NoPE)"),
+      R("qwen3_5_moe_text", "Qwen3_5MoeTextConfig", "half", "half", 0.25, 10000000.0,
+        "models/qwen3_5_moe/modeling_qwen3_5_moe.py Qwen3_5MoeTextRotaryEmbedding (linear_attention layers NoPE)"),
+      R("qwen3", "Qwen3Config", "half", "half", 1.0, 10000.0, "models/qwen3/modeling_qwen3.py Qwen3RotaryEmbedding"),
+      R("phi3", "Phi3Config", "half", "half", 1.0, 10000.0,
+        "models/phi3/modeling_phi3.py Phi3RotaryEmbedding (longrope, top-level original_max_position_embeddings)"),
+      R("qwen2_moe", "Qwen2MoeConfig", "half", "half", 1.0, 10000.0, "models/qwen2_moe/modeling_qwen2_moe.py Qwen2MoeRotaryEmbedding"),
+      R("granite", "GraniteConfig", "half", "half", 1.0, 10000.0, "models/granite/modeling_granite.py GraniteRotaryEmbedding"),
+      R("exaone", "ExaoneConfig", "half", "half", 1.0, 10000.0, "LGAI-EXAONE modeling_exaone.py ExaoneRotaryEmbedding"),
+      R("internlm2", "InternLM2Config", "half", "half", 1.0, 10000.0, "internlm modeling_internlm2.py InternLM2RotaryEmbedding"),
+      R("minicpm", "MiniCPMConfig", "half", "half", 1.0, 10000.0, "openbmb modeling_minicpm.py MiniCPMRotaryEmbedding"),
+      R("baichuan", "BaichuanConfig", "half", "half", 1.0, 10000.0, "baichuan-inc modeling_baichuan.py RotaryEmbedding"),
+      R("codegen", "CodeGenConfig", "interleaved", "interleaved", 1.0, 10000.0,
+        "models/codegen/modeling_codegen.py rotate_every_two, rotary_dim"),
+      R("chatglm", "ChatGLMConfig", "interleaved", "interleaved", 0.5, 10000.0,
+        "THUDM modeling_chatglm.py RotaryEmbedding (kv_channels, half the head, base x rope_ratio)"),
+  };
+  auto row = [&](const char* type) -> FamilyRule& {
+    for (FamilyRule& r : rows)
+      if (std::string(r.model_type) == type) return r;
+    throw Error(ErrorKind::kInternal, fmt::format("family table: no row '{}'", type));
+  };
+  // Which layers rotate, and with what.
+  row("cohere2").rope_types = "sliding_attention";  // Cohere2Attention: rotary only when sliding_window is set
+  row("cohere2").head_dim_key = "hidden/heads";     // Cohere2Config: head_dim = hidden_size // num_attention_heads
+  row("cohere2").pattern = 4;
+  row("exaone4").rope_types = "sliding_attention";  // Exaone4Attention: global layers are NoPE (is_sliding)
+  row("exaone4").pattern = 4;
+  row("olmo3").scaled_types = "full_attention";     // Olmo3: rope scaling on full-attention layers only
+  for (const char* t : {"gemma3_text", "gemma3n_text"}) {
+    row(t).local_theta_key = "rope_local_base_freq";  // sliding layers: this theta, no scaling
+    row(t).local_theta = 10000.0;
+    row(t).head_dim = 256;
+    row(t).pattern = 6;
+  }
+  for (const char* t : {"gemma4_text", "gemma4_unified_text", "diffusion_gemma_text"}) {
+    row(t).full_head_dim_key = "global_head_dim";  // full-attention layers: global_head_dim (class default 512)
+    row(t).local_theta = 10000.0;
+    row(t).head_dim = 256;
+  }
+  row("llama4_text").head_dim = 128;
+  row("modernbert").local_theta_key = "local_rope_theta";
+  row("modernbert").local_theta = 10000.0;
+  row("modernbert-decoder").local_theta_key = "local_rope_theta";
+  row("modernbert-decoder").local_theta = 10000.0;
+  // Empty default configs (composite classes): the text model's class defaults.
+  row("dia").head_dim = 128;
+  row("qwen2_5_omni").head_dim = 128;
+  row("t5gemma").head_dim = 256;
+  row("t5gemma2").head_dim = 256;
+  for (const char* t : {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "longcat_flash", "minicpm3", "youtu",
+                        "axk2", "hy_v4"})
+    row(t).head_dim_key = "qk_rope_head_dim";
+  return rows;
+}
+
+bool InList(const char* list, const std::string& item) {
+  const std::string s = list;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    if (s.compare(pos, comma - pos, item) == 0 && comma - pos == item.size()) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+// The generic rule: what transformers' LlamaRotaryEmbedding and
+// PreTrainedConfig give a config that states nothing else.
+const FamilyRule kGeneric = {"", "PreTrainedConfig", "half", "half", 1.0, 10000.0, "head_dim", -1, "", "", "", "", "", -1,
+                             0, "models/llama/modeling_llama.py LlamaRotaryEmbedding, modeling_rope_utils.py"};
+
+std::optional<double> Num(const json& o, const char* key) {
+  if (o.is_object() && o.contains(key) && o[key].is_number()) return o[key].get<double>();
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> Int(const json& o, const char* key) {
+  if (o.is_object() && o.contains(key) && o[key].is_number_integer()) return o[key].get<std::int64_t>();
+  return std::nullopt;
+}
+
+std::string Str(const json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
+std::string Clip(const std::string& s) { return s.size() > 64 ? s.substr(0, 64) + "..." : s; }
+
+std::string NumText(double v) { return fmt::format("{}", v); }
+
+// One RoPE parameter block (4.x rope_scaling, 5.x rope_parameters or one
+// of its per-layer-type entries) into `s`; `scaling` false keeps only the
+// theta and partial factor (a layer type the scaling does not reach).
+void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::string& what) {
+  if (!rs.is_object()) return;
+  // -1 is pe's "not given" and lies outside every one of these parameters'
+  // domains: a config that states it is refused here, by its key, where
+  // the domain check downstream would take it for an absent value.
+  auto Num = [&](const json& o, const char* key) -> std::optional<double> {
+    const auto v = ::pe::Num(o, key);
+    if (v && *v == -1)
+      ThrowInput(what, fmt::format("{}: -1: out of its domain (docs/schemes.md, \"Parameter domains\")", key));
+    return v;
+  };
+  auto Int = [&](const json& o, const char* key) -> std::optional<std::int64_t> {
+    const auto v = ::pe::Int(o, key);
+    if (v && *v == -1)
+      ThrowInput(what, fmt::format("{}: -1: out of its domain (docs/schemes.md, \"Parameter domains\")", key));
+    return v;
+  };
+  if (auto v = Num(rs, "rope_theta")) s->base = *v;
+  if (auto v = Num(rs, "partial_rotary_factor")) s->partial_rotary_factor = *v;
+  if (!scaling) return;
+  std::string type = Str(rs, "rope_type");
+  if (type.empty()) type = Str(rs, "type");
+  if (!type.empty()) {
+    if (type == "default") type = "none";
+    if (type == "su") type = "longrope";  // transformers' legacy name
+    if (type == "mrope") type = "none";   // Qwen2-VL: default frequencies, mrope_section splits them by axis
+    s->rope_scaling = type;
+  }
+  if (auto v = Num(rs, "factor")) s->factor = *v;
+  if (auto v = Int(rs, "original_max_position_embeddings")) s->original_max_position_embeddings = *v;
+  if (auto v = Num(rs, "beta_fast")) s->beta_fast = *v;
+  if (auto v = Num(rs, "beta_slow")) s->beta_slow = *v;
+  if (auto v = Num(rs, "mscale")) s->mscale = *v;
+  if (auto v = Num(rs, "mscale_all_dim")) s->mscale_all_dim = *v;
+  if (auto v = Num(rs, "attention_factor")) s->attention_factor = *v;
+  if (auto v = Num(rs, "low_freq_factor")) s->low_freq_factor = *v;
+  if (auto v = Num(rs, "high_freq_factor")) s->high_freq_factor = *v;
+  if (rs.contains("truncate") && rs["truncate"].is_boolean()) s->truncate = rs["truncate"].get<bool>();
+  if (rs.contains("short_factor")) s->short_factor = HfFactorList(rs["short_factor"], what, "short_factor");
+  if (rs.contains("long_factor")) s->long_factor = HfFactorList(rs["long_factor"], what, "long_factor");
+  if (auto v = Num(rs, "alpha")) s->alpha = *v;  // dynamic NTK-alpha (Hunyuan)
+  // M-RoPE's position sections (Qwen2-VL's rope_scaling, Qwen3-VL's
+  // rope_parameters): the text positions' tables are 1-D RoPE's; the
+  // sections are part of the plan so that two artifacts of one model
+  // compare them.
+  if (rs.contains("mrope_section")) {
+    const json& m = rs["mrope_section"];
+    if (!m.is_array() || m.size() != 3)
+      ThrowInput(what, "mrope_section must be a list of 3 section sizes (t, h, w)");
+    std::string text;
+    for (const auto& v : m) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxWidth)
+        ThrowInput(what, "mrope_section must be a list of 3 section sizes (t, h, w)");
+      text += (text.empty() ? "" : ",") + std::to_string(v.get<std::int64_t>());
+    }
+    s->mrope_section = text;
+  }
+  if (rs.contains("mrope_interleaved") && rs["mrope_interleaved"].is_boolean())
+    s->mrope_interleaved = rs["mrope_interleaved"].get<bool>();
+}
+
+std::int64_t PositiveInt(const json& c, const char* key, std::int64_t fallback, std::int64_t max, const std::string& what) {
+  if (!c.contains(key) || c[key].is_null()) return fallback;
+  if (!c[key].is_number_integer() || c[key].get<std::int64_t>() < 1 || c[key].get<std::int64_t>() > max)
+    ThrowInput(what, fmt::format("{} must be an integer in [1, {}]", key, max));
+  return c[key].get<std::int64_t>();
+}
+
+// The first of `keys` the config holds as a positive integer, with its key.
+std::optional<std::pair<std::int64_t, std::string>> FirstInt(const json& c, std::initializer_list<const char*> keys,
+                                                             const std::string& what) {
+  for (const char* k : keys)
+    if (c.contains(k) && !c[k].is_null()) return std::make_pair(PositiveInt(c, k, 0, std::int64_t{1} << 40, what), std::string(k));
+  return std::nullopt;
+}
+
+// Model types whose rotary module is not a 1-D table of token positions:
+// the scheme that computes them.
+const char* VisionScheme(const std::string& type) {
+  static const std::set<std::string> kAxial = {"sam2_video",        "sam3_tracker_video", "sam3_vit_model",
+                                               "sam2_vision_model", "sam3_vision_model",  "kimi_k25_vision",
+                                               "mlcd_vision_model", "mlcd",               "video_llama_3_vision",
+                                               "efficientloftr",    "pixtral",            "dinov3_vit"};
+  return kAxial.count(type) ? "vision-rope" : nullptr;
+}
+
+}  // namespace
+
+const std::vector<FamilyRule>& FamilyRules() {
+  static const std::vector<FamilyRule> kRules = MakeRules();
+  return kRules;
+}
+
+const FamilyRule* FindFamilyRule(const std::string& model_type) {
+  for (const FamilyRule& r : FamilyRules())
+    if (model_type == r.model_type) return &r;
+  if (model_type.size() > 5 && model_type.compare(model_type.size() - 5, 5, "_text") == 0)
+    return FindFamilyRule(model_type.substr(0, model_type.size() - 5));
+  for (const FamilyRule& r : FamilyRules())  // "gemma3" for "gemma3_text"
+    if (model_type + "_text" == r.model_type) return &r;
+  return nullptr;
+}
+
+const PlanGroup& FlatGroup(const PePlan& plan, const std::string& what) {
+  if (plan.groups.empty()) ThrowInput(what, "no layer of this model has RoPE (every layer is NoPE)");
+  for (const PlanLayer& l : plan.layers)
+    if (l.group != PlanLayer::kNoPE && l.layer_type == "full_attention") return plan.groups[l.group];
+  return plan.groups.front();
+}
+
+namespace {
+
+// The text model's config inside a composite one, as transformers'
+// get_text_config() finds it: text_config (ReadHfConfigJson takes it),
+// decoder (T5Gemma), decoder_config (Dia), thinker_config.text_config
+// (Qwen2.5-Omni).
+const json& TextConfig(const json& top) {
+  const json* c = &top;
+  for (int depth = 0; depth < 4; ++depth) {
+    bool own = false;
+    for (const char* k : {"rope_parameters", "rope_scaling", "rope_theta", "head_dim", "hidden_size", "num_attention_heads"})
+      own = own || (c->contains(k) && !(*c)[k].is_null());
+    if (own) break;
+    const json* next = nullptr;
+    for (const char* k : {"text_config", "decoder", "decoder_config", "thinker_config"})
+      if (!next && c->contains(k) && (*c)[k].is_object()) next = &(*c)[k];
+    if (!next) break;
+    c = next;
+  }
+  return *c;
+}
+
+}  // namespace
+
+std::vector<ConfigLint> LintRopeConfig(const json& top) {
+  std::vector<ConfigLint> out;
+  if (!top.is_object()) return out;
+  const json& c = TextConfig(top);
+  const std::string prefix = &c == &top ? "config.json " : "config.json text_config.";
+  // transformers' ROPE_INIT_FUNCTIONS, its legacy names ("su", Qwen2-VL's
+  // "mrope"), Gemma 4's "proportional" and the vision configs' "axial".
+  static const std::set<std::string> kKnown = {"default", "linear",   "dynamic",      "yarn", "longrope",
+                                               "llama3",  "su",       "proportional", "mrope", "axial"};
+  const auto text = [](const json& v) { return Clip(v.dump()); };
+  const auto lint_block = [&](const json& b, const std::string& at) {
+    if (!b.is_object()) return;
+    std::string type_key = b.contains("rope_type") ? "rope_type" : b.contains("type") ? "type" : "";
+    std::string type = "default";
+    if (!type_key.empty()) {
+      if (!b[type_key].is_string()) {
+        out.push_back({fmt::format("{}{}: {}: not a rope type name", at, type_key, text(b[type_key]))});
+        return;
+      }
+      type = b[type_key].get<std::string>();
+      if (!kKnown.count(type)) {
+        out.push_back({fmt::format("{}{}: '{}' is not a rope type transformers knows (default, linear, dynamic, yarn, "
+                                   "longrope, llama3): transformers warns and has no frequencies for it",
+                                   at, type_key, Clip(type))});
+        return;
+      }
+    }
+    const auto num = [&](const char* key) -> std::optional<double> {
+      if (b.contains(key) && b[key].is_number()) return b[key].get<double>();
+      return std::nullopt;
+    };
+    const bool scaled = type == "linear" || type == "dynamic" || type == "yarn" || type == "llama3" ||
+                        type == "longrope" || type == "su";
+    if (scaled)
+      if (auto f = num("factor"); f && *f < 1)
+        out.push_back({fmt::format("{}factor: {}: must be at least 1 for rope_type {} (a factor below 1 shrinks the "
+                                   "context; transformers warns)",
+                                   at, *f, type)});
+    if (type == "yarn" || type == "longrope" || type == "su")
+      if (auto a = num("attention_factor"); a && *a < 0)
+        out.push_back({fmt::format("{}attention_factor: {}: must be at least 0 (transformers warns)", at, *a)});
+    if (type == "yarn") {
+      const double fast = num("beta_fast").value_or(32), slow = num("beta_slow").value_or(1);
+      if (fast < slow)
+        out.push_back({fmt::format("{}beta_fast: {} is below {}beta_slow {} (defaults 32 and 1): the ramp is inverted "
+                                   "(transformers warns)",
+                                   at, fast, at, slow)});
+    }
+    if (type == "llama3") {
+      const auto lo = num("low_freq_factor"), hi = num("high_freq_factor");
+      if (lo && hi && *hi < *lo)
+        out.push_back({fmt::format("{}low_freq_factor: {} is above {}high_freq_factor {}: the smoothed band is "
+                                   "inverted (transformers warns)",
+                                   at, *lo, at, *hi)});
+      else if (lo && hi && *hi == *lo)
+        out.push_back({fmt::format("{}low_freq_factor = {}high_freq_factor = {}: no band is smoothed (transformers "
+                                   "warns, and computes it: each frequency is either scaled or kept)",
+                                   at, at, *lo),
+                       false});
+    }
+  };
+  if (c.contains("rope_scaling")) lint_block(c["rope_scaling"], prefix + "rope_scaling.");
+  if (c.contains("rope_parameters") && c["rope_parameters"].is_object()) {
+    const json& p = c["rope_parameters"];
+    bool keyed = !p.empty() && !p.contains("rope_type") && !p.contains("type") && !p.contains("rope_theta");
+    for (auto it = p.begin(); keyed && it != p.end(); ++it) keyed = it.value().is_object();
+    if (keyed) {
+      for (auto it = p.begin(); it != p.end(); ++it)
+        lint_block(it.value(), prefix + "rope_parameters." + Clip(it.key()) + ".");
+    } else {
+      lint_block(p, prefix + "rope_parameters.");
+    }
+  }
+  return out;
+}
+
+PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::string& what) {
+  if (!top.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
+  const json& c = TextConfig(top);
+  std::string model_type = Str(c, "model_type");
+  if (model_type.empty()) model_type = Str(top, "model_type");
+  if (const char* scheme = VisionScheme(model_type))
+    ThrowInput(what, fmt::format("model_type '{}' has a 2-D (axial) rotary embedding of image patches, not a table of "
+                                 "token positions: use --scheme {}",
+                                 Clip(model_type), scheme));
+  PePlan plan;
+  plan.source = model_type.empty() ? "unknown" : model_type;
+  const FamilyRule* found = FindFamilyRule(model_type);
+  const FamilyRule& rule = found ? *found : kGeneric;
+  const std::string cls = rule.config_class;
+  auto setting = [&](const std::string& key, const std::string& value, const std::string& source) {
+    plan.settings.push_back({key, value, source});
+  };
+  if (!found)
+    plan.notes.push_back(fmt::format("model_type '{}' has no row in pe's family table (docs/models.md): read with the "
+                                     "generic Llama rule (rotate_half pairs, head_dim or hidden_size / "
+                                     "num_attention_heads, rope_theta 10000 when absent, every layer type but "
+                                     "linear_attention rotates)",
+                                     Clip(model_type.empty() ? std::string("(none)") : model_type)));
+  else
+    setting("family_rule", rule.model_type, rule.source);
+
+  // The number of layers.
+  std::int64_t n = 0;
+  if (auto v = FirstInt(c, {"num_hidden_layers", "n_layer", "num_layers"}, what)) {
+    n = v->first;
+  } else if (c.contains("layer_types") && c["layer_types"].is_array() && !c["layer_types"].empty()) {
+    n = static_cast<std::int64_t>(c["layer_types"].size());
+  } else {
+    n = 1;
+    setting("num_layers", "1", "absent from the config: one layer assumed (the plan of every layer is the same)");
+  }
+  if (n > kMaxPlanLayers) ThrowInput(what, fmt::format("num_hidden_layers must be at most {}", kMaxPlanLayers));
+
+  // The head dimension (of the rotary part).
+  SchemeSpec base = spec;
+  base.scheme = "rope";
+  base.hf_config.clear();
+  base.tensor.clear();
+  const auto hidden = FirstInt(c, {"hidden_size", "n_embd", "d_model"}, what);
+  const auto heads = FirstInt(c, {"num_attention_heads", "n_head", "n_heads", "decoder_num_attention_heads"}, what);
+  std::string head_src;
+  const std::string rule_key = rule.head_dim_key;
+  if (auto r = Int(c, "qk_rope_head_dim"); r && *r > 0) {
+    base.d_model = *r;  // MLA (DeepSeek-V2/V3 ...): RoPE covers the qk_rope_head_dim part of each head
+    head_src = "config.json qk_rope_head_dim";
+  } else if (rule_key == "qk_rope_head_dim" && rule.head_dim > 0) {
+    base.d_model = rule.head_dim;
+    head_src = fmt::format("qk_rope_head_dim absent: default of {}", cls);
+  } else if (auto h = Int(c, "head_dim"); h && *h > 0 && rule_key != "hidden/heads") {
+    base.d_model = *h;
+    head_src = "config.json head_dim";
+  } else if (auto kv = Int(c, "kv_channels"); kv && *kv > 0 && model_type == "chatglm") {
+    base.d_model = *kv;
+    head_src = "config.json kv_channels";
+  } else if (hidden && heads) {
+    base.d_model = hidden->first / heads->first;
+    head_src = fmt::format("config.json {} / {}", hidden->second, heads->second);
+  } else if (rule.head_dim > 0) {
+    base.d_model = rule.head_dim;
+    head_src = fmt::format("head_dim absent: default of {}", cls);
+  } else {
+    ThrowInput(what, "no head_dim (nor hidden_size and num_attention_heads) in the config");
+  }
+  if (base.d_model < 2 || base.d_model > kMaxWidth)
+    ThrowInput(what, fmt::format("head dimension {} is outside [2, {}]", base.d_model, kMaxWidth));
+  setting("head_dim", fmt::format("{}", base.d_model), head_src);
+
+  // Theta, partial rotary factor, rotary dim: the config's top level (4.x),
+  // then the rope block (5.x), else the class default.
+  const json* v4 = c.contains("rope_scaling") && c["rope_scaling"].is_object() ? &c["rope_scaling"] : nullptr;
+  const json* v5 = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? &c["rope_parameters"] : nullptr;
+  const json* per_type = nullptr;  // 5.x rope_parameters keyed by layer type
+  if (v5 && !v5->empty() && !v5->contains("rope_type") && !v5->contains("type") && !v5->contains("rope_theta")) {
+    bool keyed = true;
+    for (auto it = v5->begin(); it != v5->end(); ++it) keyed = keyed && it.value().is_object();
+    if (keyed) per_type = v5;
+  }
+  std::string theta_src;
+  base.base = rule.theta;
+  theta_src = fmt::format("rope_theta absent: default of {}", cls);
+  for (const char* key : {"rope_theta", "rotary_emb_base", "global_rope_theta"})
+    if (auto v = Num(c, key)) {
+      base.base = *v;
+      theta_src = std::string("config.json ") + key;
+      break;
+    }
+  if (v5 && !per_type && Num(*v5, "rope_theta")) theta_src = "config.json rope_parameters.rope_theta";
+  base.partial_rotary_factor = rule.partial;
+  std::string partial_src = rule.partial != 1 ? fmt::format("partial_rotary_factor absent: default of {}", cls) : "";
+  if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v, partial_src = "config.json partial_rotary_factor";
+  else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2, partial_src = "config.json rotary_pct";
+  // GPT-J / CodeGen's rotary_dim (other classes that hold a rotary_dim,
+  // MiniMax-M3's, do not pass it to their rotary module).
+  if (auto v = Int(c, "rotary_dim"); v && (model_type == "gptj" || model_type == "codegen")) {
+    if (*v <= 0) ThrowInput(what, fmt::format("rotary_dim: {}: must be a positive integer", *v));
+    base.rotary_dim = *v;
+    setting("rotary_dim", fmt::format("{}", *v), "config.json rotary_dim");
+  }
+  if (model_type == "chatglm" && base.rotary_dim <= 0) base.rotary_dim = base.d_model / 2;
+  if (auto v = Num(c, "rope_ratio"); v && model_type == "chatglm") {
+    if (!(*v > 0)) ThrowInput(what, fmt::format("rope_ratio: {}: must be a finite number above 0", *v));
+    base.rope_ratio = *v;
+  }  // ChatGLM: base x rope_ratio
+  if (auto v = Int(c, "max_position_embeddings")) base.max_position_embeddings = *v;
+  base.rope_scaling = "none";
+
+  // Layout: the module's cos/sin columns (the tables pe writes) and the
+  // attention's channel pairs (shown and compared between artifacts).
+  std::string pairing = rule.pairing;
+  if ((model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "youtu") && c.contains("rope_interleave") &&
+      c["rope_interleave"].is_boolean() && !c["rope_interleave"].get<bool>())
+    pairing = "half";  // DeepseekV3Attention: apply_rotary_pos_emb_interleave only when rope_interleave
+  if (spec.layout.empty()) base.layout = rule.table;
+  // DeepSeek-V3.2: the MLA part rotates as V3 (interleaved when
+  // rope_interleave); its lightning indexer rotates its own rope part with
+  // the same cos/sin and rotate_half pairs (DeepseekV32Indexer:
+  // apply_rotary_pos_emb): one table, two pairings.
+  if (model_type == "deepseek_v32")
+    setting("indexer.pairing", "half",
+            "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32Indexer (apply_rotary_pos_emb, rotate_half) on "
+            "the same cos/sin");
+  // Errors about a value from the config name the config, not a flag.
+  for (const char* flag : {"--head-dim", "--base", "--factor", "--rotary-dim", "--partial-rotary-factor",
+                           "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",
+                           "--low-freq-factor/--high-freq-factor", "--beta-fast/--beta-slow", "--attention-factor",
+                           "--floor-scale", "--attn-scale", "--alpha", "--rope-ratio"})
+    base.origin[flag] = fmt::format("{} (config value for {})", what, flag);
+
+  // The layer types.
+  std::vector<std::string> types;
+  const bool llama4 = std::string(rule.model_type) == "llama4_text";
+  if (c.contains("layer_types") && !c["layer_types"].is_null()) {
+    const json& v = c["layer_types"];
+    if (!v.is_array()) ThrowInput(what, "layer_types must be a list of strings");
+    if (static_cast<std::int64_t>(v.size()) != n)
+      ThrowInput(what, fmt::format("layer_types lists {} layers but num_hidden_layers is {}", v.size(), n));
+    for (const auto& t : v) {
+      if (!t.is_string() || t.get<std::string>().empty() || t.get<std::string>().size() > 64)
+        ThrowInput(what, "layer_types must be a list of layer type names");
+      const std::string s = t.get<std::string>();
+      if (!std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }))
+        ThrowInput(what, fmt::format("layer_types holds '{}', not a layer type name", Clip(s)));
+      types.push_back(s);
+    }
+  } else if (c.contains("sliding_window_pattern") && c["sliding_window_pattern"].is_string()) {
+    // EXAONE 4 (4.x): a string such as "LLLG", L = local (sliding), G = global, repeated over the layers.
+    const std::string pat = c["sliding_window_pattern"].get<std::string>();
+    if (pat.empty() || pat.size() > 64 || pat.find_first_not_of("LG") != std::string::npos)
+      ThrowInput(what, "sliding_window_pattern must be a number or a string of L (sliding) and G (global)");
+    for (std::int64_t i = 0; i < n; ++i)
+      types.push_back(pat[static_cast<std::size_t>(i) % pat.size()] == 'L' ? "sliding_attention" : "full_attention");
+  } else if (rule.pattern > 0 || c.contains("sliding_window_pattern")) {
+    // "sliding_attention" if bool((i + 1) % sliding_window_pattern) else "full_attention"
+    const std::int64_t pattern = PositiveInt(c, "sliding_window_pattern", rule.pattern > 0 ? rule.pattern : 1,
+                                             kMaxPlanLayers, what);
+    for (std::int64_t i = 0; i < n; ++i) types.push_back((i + 1) % pattern ? "sliding_attention" : "full_attention");
+  }
+
+  // Which layers rotate: no_rope_layers (1 = RoPE, 0 = NoPE), Llama 4's and
+  // SmolLM3's interval, the row's layer types.
+  std::vector<bool> rope(static_cast<std::size_t>(n), true);
+  bool listed = false;
+  if (c.contains("no_rope_layers") && !c["no_rope_layers"].is_null()) {
+    const json& v = c["no_rope_layers"];
+    if (!v.is_array()) ThrowInput(what, "no_rope_layers must be a list of 0/1");
+    if (!(v.empty() && llama4)) {  // Llama 4: `if self.no_rope_layers` (an empty list is falsy)
+      if (static_cast<std::int64_t>(v.size()) != n)
+        ThrowInput(what, fmt::format("no_rope_layers lists {} layers but num_hidden_layers is {}", v.size(), n));
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_number_integer() || (v[i].get<std::int64_t>() != 0 && v[i].get<std::int64_t>() != 1))
+          ThrowInput(what, "no_rope_layers entries must be 0 (NoPE) or 1 (RoPE)");
+        rope[i] = v[i].get<std::int64_t>() == 1;
+      }
+      listed = true;
+    }
+  }
+  if (!listed && (llama4 || std::string(rule.model_type) == "smollm3")) {
+    const std::int64_t every = PositiveInt(c, "no_rope_layer_interval", 4, kMaxPlanLayers, what);
+    for (std::int64_t i = 0; i < n; ++i) rope[i] = (i + 1) % every != 0;
+  }
+  if (types.empty())
+    for (std::int64_t i = 0; i < n; ++i)
+      // Llama4TextConfig: "chunked_attention" on RoPE layers, else "full_attention".
+      types.push_back(llama4 && rope[i] ? "chunked_attention" : "full_attention");
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::string& t = types[i];
+    if (t == "linear_attention" || InList(rule.nope_types, t)) rope[i] = false;
+    // EXAONE 4: `if self.sliding_window is None or self.is_sliding` rotates; without a
+    // sliding window every layer does.
+    const bool exaone_all = model_type == "exaone4" && c.contains("sliding_window") && c["sliding_window"].is_null();
+    if (*rule.rope_types && !InList(rule.rope_types, t) && !exaone_all) rope[i] = false;
+  }
+
+  // Each layer type's spec.
+  auto spec_for = [&](const std::string& type) {
+    SchemeSpec s = base;
+    const bool full = type != "sliding_attention" && type != "hybrid_sliding";
+    if (*rule.full_head_dim_key && type == "full_attention") {
+      // Gemma 4: full-attention layers have their own (larger) head.
+      s.d_model = 512;
+      std::string src = fmt::format("{} absent: default of {}", rule.full_head_dim_key, cls);
+      if (auto v = Int(c, rule.full_head_dim_key); v && *v > 0) s.d_model = *v, src = std::string("config.json ") + rule.full_head_dim_key;
+      setting(type + ".head_dim", fmt::format("{}", s.d_model), src);
+    }
+    if (per_type) {
+      if (!per_type->contains(type))
+        ThrowInput(what, fmt::format("rope_parameters has no entry for layer type '{}'", Clip(type)));
+      ApplyRopeBlock((*per_type)[type], true, &s, what);
+      if (!Num((*per_type)[type], "rope_theta") && !full && rule.local_theta > 0) s.base = rule.local_theta;
+      setting(type + ".rope_theta", NumText(s.base),
+              Num((*per_type)[type], "rope_theta") ? "config.json rope_parameters." + type + ".rope_theta" : theta_src);
+      return s;
+    }
+    const bool scaled = !*rule.scaled_types || InList(rule.scaled_types, type);
+    if (!full && (*rule.local_theta_key || rule.local_theta > 0)) {
+      // Gemma 3 (4.x): sliding layers use rope_local_base_freq, unscaled.
+      s.base = rule.local_theta;
+      std::string src = fmt::format("{} absent: default of {}", *rule.local_theta_key ? rule.local_theta_key : "local theta", cls);
+      if (*rule.local_theta_key)
+        if (auto v = Num(c, rule.local_theta_key)) s.base = *v, src = std::string("config.json ") + rule.local_theta_key;
+      if (v5)
+        if (auto v = Num(*v5, "partial_rotary_factor")) s.partial_rotary_factor = *v;
+      setting(type + ".rope_theta", NumText(s.base), src);
+      return s;
+    }
+    if (v4) ApplyRopeBlock(*v4, scaled, &s, what);
+    if (v5) ApplyRopeBlock(*v5, scaled, &s, what);
+    // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
+    // whatever the config's mrope_interleaved says.
+    if (!s.mrope_section.empty() && (model_type.rfind("qwen3_vl", 0) == 0 || model_type.rfind("qwen3_5", 0) == 0))
+      s.mrope_interleaved = true;
+    // Phi-3 keeps original_max_position_embeddings at the top level.
+    if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
+      if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
+    return s;
+  };
+  setting("rope_theta", NumText(base.base), theta_src);
+  if (!partial_src.empty()) setting("partial_rotary_factor", NumText(base.partial_rotary_factor), partial_src);
+  for (std::int64_t i = 0; i < n; ++i) {
+    PlanLayer layer;
+    layer.layer_type = types[i];
+    if (rope[i]) {
+      layer.group = AddPlanGroup(&plan, types[i], spec_for(types[i]));
+      if (pairing != base.layout && spec.layout.empty()) plan.groups[layer.group].pairing = pairing;
+    }
+    plan.layers.push_back(layer);
+  }
+  // Ministral 3 / Mistral 4: a position-dependent query scale beside the rotary tables.
+  for (const json* b : {v4, v5})
+    if (b && Num(*b, "llama_4_scaling_beta"))
+      plan.notes.push_back(fmt::format("llama_4_scaling_beta = {}: the model also scales its queries by position "
+                                       "(get_llama_4_attn_scale); pe's cos/sin tables do not include that scale",
+                                       *Num(*b, "llama_4_scaling_beta")));
+  // Llama 4's attention temperature on NoPE layers (attn_temperature_tuning
+  // is a bool in the class, an int (4) in the published configs: truthy).
+  if (llama4) {
+    bool on = true;
+    if (c.contains("attn_temperature_tuning")) {
+      const json& t = c["attn_temperature_tuning"];
+      if (t.is_boolean()) on = t.get<bool>();
+      else if (t.is_number()) on = t.get<double>() != 0;
+      else if (!t.is_null()) ThrowInput(what, "attn_temperature_tuning must be a bool or a number");
+    }
+    plan.temperature.floor_scale = Num(c, "floor_scale").value_or(8192);
+    plan.temperature.attn_scale = Num(c, "attn_scale").value_or(0.1);
+    for (PlanLayer& l : plan.layers) l.temperature = on && l.group == PlanLayer::kNoPE;
+  }
+  return plan;
+}
+
+namespace {
+
+std::mutex note_mutex;
+std::function<void(const std::string&)> note_sink;
+
+}  // namespace
+
+void SetPlanNoteSink(std::function<void(const std::string&)> sink) {
+  std::lock_guard<std::mutex> lock(note_mutex);
+  note_sink = std::move(sink);
+}
+
+void ReportPlanNotes(const PePlan& plan) {
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(note_mutex);
+  for (const std::string& n : plan.notes) {
+    if (!said.insert(n).second) continue;
+    if (note_sink) note_sink(n);
+    else std::fprintf(stderr, "pe: warning: %s\n", n.c_str());
+  }
+}
+
+PePlan PlanFromHfConfig(const SchemeSpec& spec) {
+  const std::string what = fmt::format("--hf-config '{}'", spec.hf_config);
+  return PlanFromConfigJson(ReadHfConfigJson(spec.hf_config, what, true), spec, what);
+}
+
+}  // namespace pe
