@@ -594,7 +594,14 @@ def resize(table: Any, rule: str = "", grid: Any = None, from_grid: Any = None, 
         a = a[0]
     fh, fw = _grid(from_grid, "from_grid")
     th, tw = _grid(grid, "grid")
-    out, text = _pe.resize(_np.ascontiguousarray(a, dtype=_np.float32), rule, fh, fw, th, tw, int(max_len), mode,
-                           antialias, align_corners, int(prefix_tokens), int(offset), interpolate_offset,
-                           int(merge_size), int(frames))
+    try:
+        out, text = _pe.resize(_np.ascontiguousarray(a, dtype=_np.float32), rule, fh, fw, th, tw, int(max_len), mode,
+                               antialias, align_corners, int(prefix_tokens), int(offset), interpolate_offset,
+                               int(merge_size), int(frames))
+    except UsageError as e:
+        # The library names the CLI's --resize-rule; this function's keyword is `rule`.
+        msg = str(e)
+        if msg.startswith("resize_rule"):
+            raise UsageError("rule" + msg[len("resize_rule"):]) from None
+        raise
     return (out, text) if describe else out

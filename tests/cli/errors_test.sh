@@ -97,7 +97,7 @@ expect_error "missing input" "cannot read 'missing.npy': No such file or directo
 expect_error "directory as input" "'adir': is a directory" -- inspect adir --format npy
 expect_error "FIFO as input (no hang)" "'fifo': is not a regular file" -- inspect fifo --format csv
 expect_error "device as input" "'/dev/zero': is not a regular file" -- inspect /dev/zero --format npy
-expect_error "unknown input extension" "unknown file extension" -- inspect keep.txt
+expect_error "unknown input extension" "unknown file extension" -- inspect afile
 printf 'position,dim_0\n0,1\n' >t.csv
 expect_error "CSV read as NPY" "not an NPY file" -- inspect t.csv --format npy
 expect_error "CSV read as HDF5" "not an HDF5 file" -- inspect t.csv --format hdf5

@@ -232,12 +232,12 @@ def test_siglip2_naflex(h, w):
     assert np.array_equal(got, ref)
 
 
-@pytest.mark.parametrize("kw,flag", [(dict(rule="nope", grid=4), "--resize-rule"), (dict(mode="cubic", grid=4), "--mode"),
-                                     (dict(mode="nearest", antialias=True, grid=4), "--antialias"),
-                                     (dict(rule="hf-vit", grid=4, from_grid=(3, 3)), "--from-grid"),
+@pytest.mark.parametrize("kw,flag", [(dict(rule="nope", grid=4), "rule"), (dict(mode="cubic", grid=4), "mode"),
+                                     (dict(mode="nearest", antialias=True, grid=4), "antialias"),
+                                     (dict(rule="hf-vit", grid=4, from_grid=(3, 3)), "from_grid"),
                                      (dict(rule="hf-vit", grid=4, prefix_tokens=0, mode="bilinear"), None),
-                                     (dict(rule="bert-tile"), "--max-len")])
-def test_bad_values_name_the_flag(kw, flag):
+                                     (dict(rule="bert-tile"), "max_len")])
+def test_bad_values_name_the_keyword(kw, flag):
     if flag is None:  # a valid call, for contrast
         assert pe.resize(table(16, 4, 13), **kw).shape == (16, 4)
         return

@@ -1,4 +1,4 @@
-// pe/resize.h over core/resize/.
+// pe/resize.h over the upsampling kernels (core/numerics/upsample.h), the rules (core/schemes/resize_rules.h) and the fault finder (core/analysis/resize_diagnose.h).
 #include <pe/resize.h>
 
 #include "core/schemes/resize_rules.h"

@@ -257,7 +257,7 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kNpy: return OpenNpy(path);
     case Format::kHdf5: return OpenHdf5(path, options.dataset);
     case Format::kSafetensors: return OpenSafetensors(path, options.dataset);
-    // Read-only model containers (core/formats/npz, torch_checkpoint; core/model/gguf, onnx).
+    // Read-only model containers (core/formats/npz, torch_checkpoint, gguf_tables, onnx).
     case Format::kNpz: return OpenNpz(path, options.dataset);
     case Format::kTorch: return OpenTorch(path, options.dataset);
     case Format::kGguf: return OpenGgufTensor(path, options.dataset);
@@ -286,7 +286,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
       break;
     case Format::kCsv:
     case Format::kNpy: break;
-    // Read-only model containers (core/formats/npz, torch_checkpoint; core/model/gguf, onnx).
+    // Read-only model containers (core/formats/npz, torch_checkpoint, gguf_tables, onnx).
     case Format::kNpz: names = ListNpz(path); break;
     case Format::kTorch: names = ListTorch(path); break;
     case Format::kGguf: names = ListGgufTensorNames(path); break;

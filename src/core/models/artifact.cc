@@ -1,5 +1,5 @@
 // LooksLikeModelArtifact and OpenModelArtifact: which reader of
-// core/model/ reads a path (a folder with config.json; else the file's
+// core/models/ reads a path (a folder with config.json; else the file's
 // magic bytes; else its extension). Contract in artifact.h.
 #include "core/models/artifact.h"
 

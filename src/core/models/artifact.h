@@ -98,7 +98,7 @@ bool LooksLikeModelArtifact(const std::string& path);
 /// the reason when it is unreadable, malformed or unsafe.
 ModelArtifact OpenModelArtifact(const std::string& path);
 
-// One reader per artifact kind, each in its own file of core/model/ (the
+// One reader per artifact kind, each in its own file of core/models/ (the
 // dispatcher, OpenModelArtifact, is in artifact.cc).
 ModelArtifact ReadGgufArtifact(const std::string& path);      ///< gguf_artifact.cc
 ModelArtifact ReadHfFolderArtifact(const std::string& path);  ///< hf_folder.cc (a folder with config.json)
