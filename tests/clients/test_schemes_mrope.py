@@ -18,6 +18,7 @@ import os
 import numpy as np
 import torch
 
+from peer_tables import qwen2vl_get_rope_index
 from schemes_util import read_safetensors
 
 
@@ -25,53 +26,10 @@ VISION_START, IMAGE, VIDEO = 151652, 151655, 151656
 MERGE = 2
 
 
-# ---- transformers qwen2_vl get_rope_index (one sequence, no padding) ----
+# transformers qwen2_vl get_rope_index (one sequence, no padding), transcribed
+# in peer_tables.py.
 def get_rope_index(input_ids, image_grid_thw, video_grid_thw, spatial_merge_size=MERGE):
-    input_ids = torch.tensor(input_ids)
-    image_grid_thw = torch.tensor(image_grid_thw) if image_grid_thw else None
-    video_grid_thw = torch.tensor(video_grid_thw) if video_grid_thw else None
-    vision_start_indices = torch.argwhere(input_ids == VISION_START).squeeze(1)
-    vision_tokens = input_ids[vision_start_indices + 1]
-    image_nums = (vision_tokens == IMAGE).sum()
-    video_nums = (vision_tokens == VIDEO).sum()
-    input_tokens = input_ids.tolist()
-    llm_pos_ids_list = []
-    st = 0
-    image_index, video_index = 0, 0
-    remain_images, remain_videos = image_nums, video_nums
-    for _ in range(image_nums + video_nums):
-        if IMAGE in input_tokens and remain_images > 0:
-            ed_image = input_tokens.index(IMAGE, st)
-        else:
-            ed_image = len(input_tokens) + 1
-        if VIDEO in input_tokens and remain_videos > 0:
-            ed_video = input_tokens.index(VIDEO, st)
-        else:
-            ed_video = len(input_tokens) + 1
-        if ed_image < ed_video:
-            t, h, w = image_grid_thw[image_index]
-            image_index += 1
-            remain_images -= 1
-            ed = ed_image
-        else:
-            t, h, w = video_grid_thw[video_index]
-            video_index += 1
-            remain_videos -= 1
-            ed = ed_video
-        llm_grid_t, llm_grid_h, llm_grid_w = t.item(), h.item() // spatial_merge_size, w.item() // spatial_merge_size
-        text_len = ed - st
-        st_idx = llm_pos_ids_list[-1].max() + 1 if len(llm_pos_ids_list) > 0 else 0
-        llm_pos_ids_list.append(torch.arange(text_len).view(1, -1).expand(3, -1) + st_idx)
-        t_index = torch.arange(llm_grid_t).view(-1, 1).expand(-1, llm_grid_h * llm_grid_w).flatten()
-        h_index = torch.arange(llm_grid_h).view(1, -1, 1).expand(llm_grid_t, -1, llm_grid_w).flatten()
-        w_index = torch.arange(llm_grid_w).view(1, 1, -1).expand(llm_grid_t, llm_grid_h, -1).flatten()
-        llm_pos_ids_list.append(torch.stack([t_index, h_index, w_index]) + text_len + st_idx)
-        st = ed + llm_grid_t * llm_grid_h * llm_grid_w
-    if st < len(input_tokens):
-        st_idx = llm_pos_ids_list[-1].max() + 1 if len(llm_pos_ids_list) > 0 else 0
-        text_len = len(input_tokens) - st
-        llm_pos_ids_list.append(torch.arange(text_len).view(1, -1).expand(3, -1) + st_idx)
-    return torch.cat(llm_pos_ids_list, dim=1).reshape(3, -1)
+    return qwen2vl_get_rope_index(input_ids, image_grid_thw, video_grid_thw, spatial_merge_size)
 
 
 def tokens_for(layout):
