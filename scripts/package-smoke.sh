@@ -160,7 +160,8 @@ if [ "$python_built" = 1 ]; then
   for d in python3 python3-numpy; do
     echo "$pydepends" | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep -qx "$d" || fail "python3-pe does not depend on $d: $pydepends"
   done
-  dpkg-deb -c "$py" | grep -q '/usr/lib/python3/dist-packages/pe/__init__.py' || fail "python3-pe lacks dist-packages/pe"
+  dpkg-deb -c "$py" >"$scratch/py-contents.txt"
+  grep -q '/usr/lib/python3/dist-packages/pe/__init__.py' "$scratch/py-contents.txt" || fail "python3-pe lacks dist-packages/pe"
 fi
 
 say "dpkg -i ${names[*]}"
