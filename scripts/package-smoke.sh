@@ -105,7 +105,7 @@ consumer_builds "$prefix"
 python_built=0
 if grep -q '^PE_BUILD_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then python_built=1; fi
 if [ "$python_built" = 1 ]; then
-  pydir=$(/usr/bin/python3 "$root/cmake/pe_python_dir.py" "$prefix" | head -1)
+  pydir=$(/usr/bin/python3 "$root/cmake/pe_python_dir.py" "$prefix" | sed -n 1p)
   [ -f "$pydir/pe/__init__.py" ] || fail "cmake --install did not put the Python package in $pydir"
   (cd "$scratch" && PYTHONPATH=$pydir /usr/bin/python3 -c 'import pe; assert pe.__file__.startswith("'"$pydir"'"); print("import pe from", pe.__file__, pe.__version__)') \
     || fail "python3 cannot import pe from $pydir"
@@ -169,7 +169,7 @@ trap 'dpkg -r "${names[@]}" >/dev/null 2>&1; dpkg -P "${names[@]}" >/dev/null 2>
 dpkg -i "${debs[@]}" >/dev/null
 mkdir -p "$scratch/x"
 pe generate --d-model 64 --max-len 16 -o "$scratch/x/pe.h5"
-pe inspect "$scratch/x/pe.h5" | head -3
+pe inspect "$scratch/x/pe.h5" | sed -n 1,3p
 man -w pe || fail "man -w pe after dpkg -i"
 man -w pe-generate >/dev/null || fail "man -w pe-generate after dpkg -i"
 got=$(bash -c 'source /usr/share/bash-completion/completions/pe; COMP_WORDS=(pe gen); COMP_CWORD=1; _pe; echo "${COMPREPLY[*]}"')
