@@ -4,7 +4,7 @@
 The library's folders form layers, lowest first (docs/architecture.md):
 
   base -> numerics -> containers -> formats -> spec -> schemes -> models
-       -> analysis -> plot -> api
+       -> analysis -> report -> plot -> api
 
 A file may include its own folder and the folders below it, never one
 above; nothing in src/core includes src/cli or python/. The public headers
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "numerics", "containers", "formats", "spec", "schemes", "models", "analysis", "plot", "api"]
+LAYERS = ["base", "numerics", "containers", "formats", "spec", "schemes", "models", "analysis", "report", "plot", "api"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 

@@ -7,11 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <pe/table.h>
+#include <pe/text.h>
 #include <pe/types.h>
 
 namespace pe {
@@ -47,6 +50,13 @@ struct VerifyRequest {
   std::optional<Spec> spec;
   /// Compare with this table instead of a scheme (not owned).
   RowStream* reference = nullptr;
+  /// A reference given by name, as `pe verify --reference REF`: a table
+  /// file (its tensor `reference_tensor`), or an inline spec
+  /// ("rope:head-dim=128,base=500000"; docs/cli.md) whose shape, dtype and
+  /// tensor default to the table's, the table's metadata unused. Not with
+  /// `reference`, nor with a spec that sets scheme, d_model, base or start.
+  std::string reference_source;
+  std::string reference_tensor;
   /// Property checks ("rotation", "shift", "bounds", "norm", "unique",
   /// "all"); nullopt: the scheme's defaults; empty: none.
   std::optional<std::vector<std::string>> checks;
@@ -61,6 +71,12 @@ struct VerifyRequest {
   /// ("nothing was compared" in the report).
   bool allow_empty = false;
   std::string name;      ///< the table's name in the report (a path); empty: "<memory>"
+  /// Parameters of `spec` that name something else here and are not
+  /// checked against its scheme (the CLI's "--tensor" selects a file's
+  /// tensor).
+  std::vector<std::string> ignore_flags;
+  /// Called as the entry-by-entry comparison goes: (rows compared, rows).
+  std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 /// One check's verdict.
@@ -82,6 +98,9 @@ struct VerifyResult {
   std::vector<std::string> notes;    ///< flag/metadata conflicts
   std::string diagnosis;             ///< what the table matches, when a check failed; else empty
   std::string json;                  ///< the `pe verify --json` document
+  /// The report behind the fields, for VerifyText and VerifyJUnit.
+  struct Details;
+  std::shared_ptr<const Details> details;
 };
 
 /// Verifies `table`. A failed check is a result (passed = false), not an
@@ -100,6 +119,7 @@ struct VerifySetResult {
     VerifyResult result;    ///< when verified
   };
   std::vector<Tensor> tensors;
+  std::string name;  ///< the request's name ("<memory>" when it had none)
   std::string json;  ///< the `pe verify --json FILE` document of a file of several tensors
 };
 
@@ -109,6 +129,22 @@ struct VerifySetResult {
 /// error stands. request.reference must be null (compare one tensor with
 /// VerifyTable). Throws pe::Error (kUsage) when no tensor can be verified.
 VerifySetResult VerifyTableSet(Table& table, const VerifyRequest& request = {});
+
+/// The human report of `pe verify`: the verdict with the figure that
+/// decides it, the reference, notes, the tolerance rule, one line per
+/// check, the diagnosis, and a last line "result: PASS (...)". Every text
+/// from the file is escaped (pe/text.h).
+std::string VerifyText(const VerifyResult& result, const TextStyle& style = {});
+/// The same for a file of several tensors: one section per tensor.
+std::string VerifyText(const VerifySetResult& result, const TextStyle& style = {});
+/// The last line of VerifyText alone.
+std::string VerifyResultLine(const VerifyResult& result, const TextStyle& style = {});
+
+/// JUnit XML (`pe verify --junit`): one testsuite, one testcase per check
+/// with `classname`, a failing "compared" case when nothing was compared.
+std::string VerifyJUnit(const VerifyResult& result, const std::string& classname = "pe.verify");
+/// The same for a file of several tensors: one testsuite per verified tensor.
+std::string VerifyJUnit(const VerifySetResult& result, const std::string& classname = "pe.verify");
 
 // ---- dot curves ---------------------------------------------------------------
 

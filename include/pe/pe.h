@@ -11,9 +11,11 @@
 
 #include <pe/analysis.h>
 #include <pe/error.h>
+#include <pe/output.h>
 #include <pe/resize.h>
 #include <pe/runtime.h>
 #include <pe/table.h>
+#include <pe/text.h>
 #include <pe/types.h>
 #include <pe/view.h>
 

@@ -178,6 +178,17 @@ struct ReadOptions {
 /// or of an unsupported kind.
 Table OpenTableFile(const std::string& path, const ReadOptions& options = {});
 
+/// The names of the tensors of a file of several (HDF5 datasets, tensors of
+/// safetensors, JSON, npz, checkpoints, GGUF, ONNX), in file order; empty
+/// for a file of one table. Same errors as OpenTableFile.
+std::vector<std::string> ListTableTensors(const std::string& path, const ReadOptions& options = {});
+
+/// The format names ReadOptions::format and WriteOptions::format accept
+/// ("csv", "json", "npy", "hdf5", "safetensors", ...).
+std::vector<std::string> TableFormats();
+/// Whether `name` is one of TableFormats() (or "h5", another name of hdf5).
+bool KnownTableFormat(std::string_view name);
+
 /// A tensor in the caller's memory: `data` holds product(shape) elements of
 /// `dtype`, C order. Not copied: it must outlive the Table wrapping it.
 struct TensorView {

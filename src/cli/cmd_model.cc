@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "cli/cmd_verify.h"
-#include "cli/verify_text.h"
+#include "core/report/verify_text.h"
 #include "core/analysis/onnx_cache_identify.h"
 #include "core/base/error.h"
 #include "core/formats/format.h"
@@ -342,7 +342,7 @@ int RunModelVerify(const std::vector<std::string>& models, bool json, const std:
         const char* status = c.skipped ? "SKIP" : c.passed ? "PASS" : "FAIL";
         WriteStdout(console.Status(status) + EscapeText(fmt::format(" {:<{}}  {}", c.name, width, c.summary)) + "\n");
       }
-      WriteStdout(ResultLine(rep, console));
+      WriteStdout(ResultLine(rep, TextStyle{console.stdout_color()}));
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return verdict;

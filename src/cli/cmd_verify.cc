@@ -7,17 +7,16 @@
 #include <map>
 #include <cstdio>
 
-#include "core/analysis/properties.h"
-#include "core/base/error.h"
-#include "core/formats/format.h"
-#include "core/base/output.h"
-#include "cli/inline_spec.h"
+#include <optional>
+
+#include <pe/pe.h>
+
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
-#include "cli/tensor_set_view.h"
 #include "cli/stdin_table.h"
-#include "cli/verify_text.h"
 #include "core/analysis/resize_diagnose.h"
+#include "core/base/error.h"
+#include "core/formats/format.h"
 
 namespace pe::cli {
 namespace {
@@ -36,254 +35,12 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-std::optional<Format> ForcedFormat(const std::string& name, const char* flag) {
-  if (name.empty()) return std::nullopt;
-  auto f = FormatFromName(name);
-  if (!f) ThrowUsage(fmt::format("{} '{}'", flag, name), fmt::format("unknown format (known: {})", FormatNames()));
-  return f;
-}
-
 bool Given(const VerifyCliOptions& o, const std::string& name) {
   const CLI::Option* opt = o.cmd ? o.cmd->get_option_no_throw(name) : nullptr;
   return opt && opt->count() > 0;
 }
 
-// The reference spec: metadata, then flags over it. The common fields go
-// through core's ResolveReferenceSpec; every other scheme parameter flag
-// (--layout, --padding-idx, ...) is matched to the metadata key of the same
-// name, so schemes added to the registry need no change here.
-std::optional<SchemeSpec> BuildSpec(const VerifyCliOptions& o, const TableInfo& info, std::vector<std::string>* notes) {
-  static const std::vector<std::string> kCommon = {"scheme", "d-model", "max-len", "base", "start", "dtype", "help"};
-  CLI::App probe;
-  SpecFlags probe_flags;
-  AddSpecFlags(probe, probe_flags);
-  std::vector<std::string> args;
-  bool extra_given = false;
-  // Scheme-specific metadata belongs to the file's scheme: when --scheme
-  // names another one, only the common fields (d_model, base, ...) carry over.
-  const MetaValue* meta_scheme = info.meta.Find("scheme");
-  const bool other_scheme = Given(o, "--scheme") && meta_scheme && MetaToString(*meta_scheme) != FindScheme(o.spec.scheme).name;
-  bool skipped_meta = false;
-  std::map<std::string, std::string> origin;  // flag -> the metadata value behind it
-  for (const CLI::Option* opt : probe.get_options()) {
-    if (opt->get_lnames().empty()) continue;
-    const std::string ln = opt->get_lnames()[0];
-    if (std::find(kCommon.begin(), kCommon.end(), ln) != kCommon.end()) continue;
-    std::string key = ln;
-    std::replace(key.begin(), key.end(), '-', '_');
-    const MetaValue* meta = info.meta.Find(key);
-    const bool is_flag = opt->get_expected_min() == 0;
-    const CLI::Option* mine = o.cmd->get_option_no_throw("--" + ln);
-    if (ln == "tensor" && !o.reference_dataset.empty())  // --reference-tensor names the scheme's tensor
-      mine = o.cmd->get_option_no_throw("--reference-tensor");
-    else if (ln == "tensor" && [&] {  // FILE's named tensor (a container): its metadata says which scheme tensor it is
-               const auto f = o.format.empty() ? FormatFromExtension(o.file) : FormatFromName(o.format);
-               return f && HoldsSeveralTensors(*f) && !info.name.empty() && info.name != "pe";
-             }())
-      mine = nullptr;
-    if (mine && mine->count() > 0) {
-      extra_given = true;
-      std::string joined;
-      for (const auto& r : mine->results()) {
-        joined += (joined.empty() ? "" : ",") + r;
-        args.push_back(is_flag ? "--" + ln : "--" + ln + "=" + r);
-      }
-      if (meta && !is_flag && MetaToString(*meta) != joined)
-        notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}",
-                                     mine->get_lnames().empty() ? "--" + ln : "--" + mine->get_lnames()[0], joined, key,
-                                     MetaToString(*meta)));
-    } else if (meta && other_scheme) {
-      skipped_meta = true;
-    } else if (meta) {
-      const std::string v = MetaToString(*meta);
-      std::vector<std::string> one;
-      if (is_flag) {
-        if (v == "1" || v == "true") one.push_back("--" + ln);
-      } else {
-        one.push_back("--" + ln + "=" + v);
-      }
-      if (one.empty()) continue;
-      // A metadata value the flag refuses is reported and left out.
-      CLI::App check;
-      SpecFlags check_flags;
-      AddSpecFlags(check, check_flags);
-      try {
-        std::vector<std::string> rev(one.rbegin(), one.rend());
-        check.parse(rev);
-        args.insert(args.end(), one.begin(), one.end());
-        origin["--" + ln] = fmt::format("'{}': metadata {}={}", o.file, key, v);  // errors name the file, not a flag
-      } catch (const CLI::ParseError&) {
-        // Present but invalid: an input error naming the file and key, never
-        // silently left out (the default would then be verified instead).
-        ThrowInput(fmt::format("'{}': metadata {}={}", o.file, key, v), fmt::format("not a valid value of --{}", ln));
-      }
-    }
-  }
-  if (skipped_meta)
-    notes->push_back(fmt::format("the file's {}-specific metadata is not applied to --scheme {}", MetaToString(*meta_scheme),
-                                 o.spec.scheme));
-  SpecOverrides ov;
-  ov.path = o.file;
-  // A scheme flag alone keeps the file's scheme; with no scheme in the metadata it
-  // describes the default (sinusoidal) one.
-  if (Given(o, "--scheme") || (extra_given && !meta_scheme)) ov.scheme = o.spec.scheme;
-  if (Given(o, "--d-model")) ov.d_model = o.spec.d_model;
-  if (Given(o, "--max-len")) ov.max_len = o.spec.max_len;
-  if (Given(o, "--base")) ov.base = o.spec.base;
-  if (Given(o, "--start")) ov.start = o.spec.start;
-  if (Given(o, "--dtype")) ov.dtype = o.spec.dtype;
-  auto common = ResolveReferenceSpec(info, ov, notes);
-  if (!common) return std::nullopt;
-  std::vector<std::string> rev(args.rbegin(), args.rend());
-  try {
-    probe.parse(rev);
-  } catch (const CLI::ParseError& e) {
-    ThrowUsage("scheme parameters", e.what());
-  }
-  probe_flags.scheme = common->scheme;
-  SchemeSpec spec = ToSpec(probe_flags);
-  spec.scheme = common->scheme;
-  spec.d_model = common->d_model;
-  spec.max_len = common->max_len;
-  spec.base = common->base;
-  spec.start = common->start;
-  spec.dtype = common->dtype;
-  spec.origin = common->origin;
-  spec.origin.insert(origin.begin(), origin.end());
-  return spec;
-}
-
-// XML character data or attribute value for any bytes: the specials as
-// entities, invalid UTF-8 and XML-illegal control characters spelled as
-// text (XmlText), line breaks kept as character references.
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  std::size_t from = 0;
-  for (std::size_t nl; (nl = s.find('\n', from)) != std::string::npos; from = nl + 1)
-    out += XmlText(std::string_view(s).substr(from, nl - from)) + "&#10;";
-  return out + XmlText(std::string_view(s).substr(from));
-}
-
-std::string JsonValueText(const nlohmann::ordered_json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return fmt::format("{}", v.get<double>());  // 8, not 8.0
-  return v.dump();
-}
-
-// The parameters of the reference beyond the common ones, as the reference
-// used them (a RoPE scaling and its values), then where they came from
-// (--hf-config, --gguf, the file's metadata): "", or text starting ", ".
-std::string UsedParameters(const VerifyReport& r) {
-  std::string out;
-  if (r.reference.contains("parameters") && r.reference["parameters"].is_object()) {
-    const auto& p = r.reference["parameters"];
-    const auto& s = r.reference["spec"];
-    if (p.contains("rotary_dim") && p["rotary_dim"].is_number_integer() && s.contains("d_model") &&
-        p["rotary_dim"] != s["d_model"])
-      out += ", rotary_dim " + JsonValueText(p["rotary_dim"]);
-    if (p.contains("rope_scaling") && p["rope_scaling"].is_string()) {
-      const std::string scaling = p["rope_scaling"].get<std::string>();
-      if (scaling == "none") {
-        out += ", no scaling";
-      } else {
-        std::vector<std::string> kv;
-        for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings",
-                              "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "alpha", "rope_ratio"})
-          if (p.contains(k)) kv.push_back(fmt::format("{} {}", k, JsonValueText(p[k])));
-        if (p.contains("attention_factor") && !(p["attention_factor"].is_number() && p["attention_factor"] == 1.0))
-          kv.push_back("attention_factor " + JsonValueText(p["attention_factor"]));
-        out += fmt::format(", {} scaling{}", scaling, kv.empty() ? "" : fmt::format(" ({})", fmt::join(kv, ", ")));
-      }
-    }
-    if (p.contains("semantics") && p["semantics"].is_string() && p["semantics"] != "hf")
-      out += ", semantics " + p["semantics"].get<std::string>();
-  }
-  if (r.reference.contains("sources") && r.reference["sources"].is_object()) {
-    std::vector<std::pair<std::string, std::vector<std::string>>> by_source;  // in order of first use
-    for (const auto& [key, v] : r.reference["sources"].items()) {
-      // "--hf-config FILE", or "'t.h5': metadata base=500000" (the value is in the line already)
-      std::string src = JsonValueText(v);
-      if (const auto at = src.find(" metadata "); src.rfind("--", 0) != 0 && at != std::string::npos) {
-        std::string file = src.substr(0, at);
-        if (!file.empty() && file.back() == ':') file.pop_back();
-        src = file + " metadata";
-      }
-      auto it = std::find_if(by_source.begin(), by_source.end(), [&](const auto& e) { return e.first == src; });
-      if (it == by_source.end()) by_source.push_back({src, {key}});
-      else it->second.push_back(key);
-    }
-    for (const auto& [src, keys] : by_source) out += fmt::format("; {} from {}", fmt::join(keys, ", "), src);
-  }
-  return out;
-}
-
-std::string ReferenceLine(const VerifyReport& r) {
-  if (r.reference_kind == "scheme" && r.reference.contains("frequencies")) {
-    const auto& s = r.reference["spec"];
-    return fmt::format("scheme {}, {}, {} frequencies (head_dim {}, base {}{})", s["scheme"].get<std::string>(),
-                       r.reference["tensor"].get<std::string>(), r.reference["frequencies"].get<std::int64_t>(),
-                       s["d_model"].get<std::int64_t>(), s["base"].get<double>(), UsedParameters(r));
-  }
-  if (r.reference_kind == "scheme") {
-    const auto& s = r.reference["spec"];
-    return fmt::format("scheme {}{} (d_model {}, max_len {}, base {}, start {}{})", s["scheme"].get<std::string>(),
-                       r.reference.contains("tensor") ? ", tensor " + r.reference["tensor"].get<std::string>() : "",
-                       s["d_model"].get<std::int64_t>(), s["max_len"].get<std::int64_t>(), s["base"].get<double>(),
-                       s["start"].get<std::int64_t>(), UsedParameters(r));
-  }
-  if (r.reference_kind == "file") return fmt::format("file {}", r.reference["path"].get<std::string>());
-  return "no reference (property checks only)";
-}
-
 }  // namespace
-
-std::string JUnitXml(const VerifyReport& r, const std::string& classname) {
-  int failures = 0, skipped = 0;
-  for (const auto& c : r.checks) {
-    if (c.skipped) ++skipped;
-    else if (!c.passed) ++failures;
-  }
-  const std::size_t tests = r.checks.size() + (r.nothing_compared.empty() ? 0 : 1);
-  if (!r.nothing_compared.empty()) ++(r.allow_empty ? skipped : failures);
-  const std::string suite = "pe verify " + r.file;
-  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", tests,
-                   failures, skipped);
-  x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", XmlEscape(suite),
-                   tests, failures, skipped);
-  x += "    <properties>\n";
-  x += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", XmlEscape(ReferenceLine(r)));
-  x += fmt::format("      <property name=\"tolerance\" value=\"{}\"/>\n", XmlEscape(r.tolerance.why));
-  x += fmt::format("      <property name=\"compared\" value=\"{}\"/>\n", XmlEscape(r.compared.Describe()));
-  for (const auto& n : r.notes) x += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", XmlEscape(n));
-  x += "    </properties>\n";
-  for (const auto& c : r.checks) {
-    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n", XmlEscape(classname), XmlEscape(c.name),
-                     XmlEscape(r.file));
-    if (c.skipped) {
-      x += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscape(c.summary));
-    } else if (!c.passed) {
-      std::string body = fmt::format("{}\nmeasured {} against limit {}: {}\n", c.summary, c.measured, c.limit, c.limit_why);
-      if (r.diagnosed) body += "diagnosis: " + r.diagnosis_text + "\n";
-      x += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", XmlEscape(c.summary), XmlEscape(c.name),
-                       XmlEscape(body));
-    }
-    x += fmt::format("      <system-out>{}</system-out>\n", XmlEscape(c.summary + "\nlimit: " + c.limit_why));
-    x += "    </testcase>\n";
-  }
-  if (!r.nothing_compared.empty()) {
-    // A report that compared nothing fails as a test case of its own (or is
-    // skipped, with --allow-empty): a CI report must not be all green.
-    const std::string msg = "nothing was compared: " + r.nothing_compared;
-    x += fmt::format("    <testcase classname=\"{}\" name=\"compared\" file=\"{}\">\n", XmlEscape(classname),
-                     XmlEscape(r.file));
-    if (r.allow_empty) x += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscape(msg));
-    else x += fmt::format("      <failure message=\"{}\" type=\"compared\">{}</failure>\n", XmlEscape(msg), XmlEscape(msg));
-    x += "    </testcase>\n";
-  }
-  x += "  </testsuite>\n</testsuites>\n";
-  return x;
-}
 
 CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   auto* cmd = app.add_subcommand("verify", "Check a table against the exact reference or another table; exit 1 if it differs");
@@ -400,79 +157,49 @@ int RunResizeVerify(const VerifyCliOptions& o, Console& console) {
 }
 
 namespace {
-int RunVerifyOne(const VerifyCliOptions& o, Console& console);
-int RunVerifyMany(const VerifyCliOptions& o, Console& console);
-}  // namespace
 
-int RunVerify(const VerifyCliOptions& o, Console& console) {
-  if (!o.resize.from.empty()) return RunResizeVerify(o, console);
-  if (o.files.size() > 1) {
-    if (!o.models.empty()) ThrowUsage("--model", "verifies models; give the tables to a separate pe verify");
-    return RunVerifyMany(o, console);
-  }
-  if (o.file == "-" && o.open_path.empty()) {
-    VerifyCliOptions one = o;
-    one.open_path = TablePathOrStdin(o.file, o.format, "--input-format");
-    return RunVerifyOne(one, console);
-  }
-  return RunVerifyOne(o, console);
+// One file's verdict and its reports, rendered but not yet printed.
+struct FileVerdict {
+  int code = kExitOk;
+  std::string text, json, junit;
+};
+
+// --input-format, checked here so the message names the flag.
+void CheckInputFormat(const std::string& format) {
+  if (format.empty() || pe::KnownTableFormat(format)) return;
+  std::string known;
+  for (const std::string& f : pe::TableFormats()) known += (known.empty() ? "" : ", ") + f;
+  ThrowUsage(fmt::format("--input-format '{}'", format), fmt::format("unknown format (known: {})", known));
 }
 
-namespace {
-
-int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
-  if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
-    if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
-    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
-  }
-  if (o.file.empty()) ThrowUsage("verify", "FILE is required (a table to verify), or --model MODEL");
-  // A file of several tensors: each one the metadata describes (cli/verify_text.h).
-  const std::string& path = o.open_path.empty() ? o.file : o.open_path;
-  if (!o.report_out)
-    if (auto names = WholeFileTensors(path, o.dataset, o.format); !names.empty()) return RunVerifySet(o, console, names);
-  OpenOptions oo;
-  oo.format = ForcedFormat(o.format, "--format");
-  oo.dataset = o.dataset;
-  auto table = OpenTable(path, oo);
-  const TableInfo& info = table->info();
-
-  VerifyOptions vo;
-  std::unique_ptr<RowSource> ref_file;
-  const std::optional<InlineSpec> inline_ref = ParseInlineSpec(o.reference);
-  if (inline_ref) {
-    // A reference computed from an inline spec: the shape and dtype the
-    // spec leaves out are the file's (as with metadata).
-    if (Given(o, "--scheme") || Given(o, "--d-model") || Given(o, "--base") || Given(o, "--start"))
-      ThrowUsage("--reference", "is an inline spec; give its parameters inside it, not as --scheme/--d-model/--base/--start");
-    SpecFlags f = inline_ref->flags;
-    const SchemeInfo& si = FindScheme(f.scheme);
-    if (!inline_ref->given.count("max-len") && si.needs_max_len) f.max_len = info.rows;
-    if (!inline_ref->given.count("d-model") && si.needs_d_model) f.d_model = info.cols;
-    if (!inline_ref->given.count("dtype")) f.dtype = Traits(info.dtype).name;
-    if (!inline_ref->given.count("tensor") && !si.tensors.empty() && !info.name.empty())
-      for (auto t : si.tensors)
-        if (t == info.name) f.extra.tensor = info.name;
-    vo.spec = BuildInline(o.reference, [&] {
-      SchemeSpec spec = ToSpec(f);
-      MakeTableSet(spec);  // validates it here, so an error names the inline spec
-      return spec;
-    });
-  } else if (!o.reference.empty()) {
-    OpenOptions ro;
-    ro.dataset = o.reference_dataset;
-    ref_file = OpenTable(o.reference, ro);
-    vo.reference_file = ref_file.get();
-    vo.reference_path = o.reference;
-    if (Given(o, "--scheme") || Given(o, "--d-model") || Given(o, "--base") || Given(o, "--start"))
-      ThrowUsage("--reference", "compares with a file; scheme flags (--scheme, --d-model, --base, --start) cannot be combined with it");
-  } else {
-    vo.spec = BuildSpec(o, info, &vo.notes);
-    if (vo.spec) CheckSchemeFlags(o.spec, vo.spec->scheme);
+// The request the flags stand for: the library merges the flags with the
+// file's metadata, resolves --reference and words every refusal.
+pe::VerifyRequest RequestOf(const VerifyCliOptions& o, const std::string& opened_tensor) {
+  pe::VerifyRequest r;
+  r.name = o.file;
+  pe::Spec given = GivenSpecFlags(*o.cmd);
+  // --tensor selects FILE's tensor; for a file of one unnamed table (.npy,
+  // .csv) it also says which of the scheme's tensors that table is, and
+  // --reference-tensor names the scheme's tensor when it differs.
+  r.ignore_flags = {"--tensor"};
+  if (!o.reference_dataset.empty() && o.reference.empty()) given.Set("tensor", o.reference_dataset);
+  else if (!o.dataset.empty() && (opened_tensor.empty() || opened_tensor == "pe")) given.Set("tensor", o.dataset);
+  if (!given.scheme.empty() || !given.params.empty()) r.spec = given;
+  if (!o.reference.empty()) {
+    r.reference_source = o.reference;
+    r.reference_tensor = o.reference_dataset;
+    if (r.spec) {  // only the fields that conflict with a reference are refused; the tensor is FILE's
+      pe::Spec common("");
+      common.scheme = r.spec->scheme;
+      for (const auto& [k, v] : r.spec->params)
+        if (k != "tensor") common.params.emplace_back(k, v);
+      r.spec = common;
+    }
   }
   if (!o.checks.empty()) {
-    vo.checks_given = true;
-    if (o.checks == "all") vo.checks = PropertyCheckNames();
-    else if (o.checks != "none") vo.checks = SplitList(o.checks);
+    r.checks = std::vector<std::string>{};
+    if (o.checks == "all" || o.checks == "none") r.checks->push_back(o.checks);
+    else r.checks = SplitList(o.checks);
   }
   for (const auto& k : SplitList(o.offsets)) {
     std::size_t used = 0;
@@ -482,80 +209,84 @@ int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
     } catch (const std::exception&) {
     }
     if (used != k.size() || v < 1) ThrowUsage(fmt::format("--offsets '{}'", o.offsets), "expected positive integers, comma-separated");
-    vo.offsets.push_back(v);
+    r.offsets.push_back(v);
   }
   // --dtype: judge the table in this dtype (a CSV of float32 numbers written
   // with 9 digits reads as float64).
-  DType judged = info.dtype;
   if (Given(o, "--dtype")) {
-    auto d = DTypeFromName(o.spec.dtype);
-    if (!d) ThrowUsage(fmt::format("--dtype '{}'", o.spec.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
-    judged = *d;
-    if (vo.reference_file && judged != info.dtype)
-      vo.notes.push_back(fmt::format("--dtype {}: the {} file is judged as a {} table (tolerance and ulps in {})",
-                                     o.spec.dtype, Traits(info.dtype).name, o.spec.dtype, o.spec.dtype));
+    try {
+      r.judge_as = pe::ParseDType(o.spec.dtype);
+    } catch (const pe::Error& e) {  // "dtype 'x': ...", named by its flag here
+      throw pe::Error(e.kind(), std::string("--") + e.what(), e.hint());
+    }
   }
-  vo.tolerance = DefaultTolerance(judged);
-  if (o.atol || o.rtol || o.max_ulp) {
-    for (auto [name, v] : {std::pair{"--atol", o.atol}, {"--rtol", o.rtol}, {"--max-ulp", o.max_ulp}})
-      if (v && !(*v >= 0)) ThrowUsage(fmt::format("{} {}", name, *v), "must be a number >= 0");
-    vo.tolerance = ExplicitTolerance(judged, o.atol.value_or(0), o.rtol.value_or(0),
-                                     o.max_ulp.value_or(o.atol || o.rtol ? 0 : 1));
-  }
-  vo.diagnose = !o.no_diagnose;
-  vo.allow_empty = o.allow_empty;
-  if (!vo.spec && !vo.reference_file && vo.checks.empty()) {
-    ThrowUsage(fmt::format("'{}'", o.file),
-               vo.checks_given ? "--check none leaves nothing to verify: the file has no scheme metadata"
-                               : "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model "
-                                 "(see 'pe inspect' to identify it), --reference REF, or --check");
-  }
-  // The JUnit target is checked before the work (fail before the long part).
-  std::unique_ptr<AtomicFile> junit;
-  const bool junit_stdout = IsStdStream(o.junit);
-  if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
-  if (!o.junit.empty() && !junit_stdout) junit = std::make_unique<AtomicFile>(o.junit);
-  if (o.json_out || o.junit_out) junit.reset();
+  r.atol = o.atol;
+  r.rtol = o.rtol;
+  r.max_ulp = o.max_ulp;
+  r.diagnose = !o.no_diagnose;
+  r.allow_empty = o.allow_empty;
+  return r;
+}
 
+// `pe verify FILE` of one file (every tensor of a file of several),
+// rendered as the flags ask; nothing printed.
+FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, Console& console) {
+  if (o.file.empty()) ThrowUsage("verify", "FILE is required (a table to verify), or --model MODEL");
+  const std::string& path = o.open_path.empty() ? o.file : o.open_path;
+  CheckInputFormat(o.format);
+  pe::ReadOptions ro;
+  ro.format = o.format;
+  ro.tensor = o.dataset;
+  const bool whole = o.dataset.empty() && !IsStdStream(path) && pe::ListTableTensors(path, ro).size() > 1;
+  pe::Table table = pe::OpenTableFile(path, ro);
+  pe::VerifyRequest request = RequestOf(o, whole ? std::string() : table.tensor(0).info().name);
   // Progress of the entry-by-entry comparison (the long part), on a terminal.
   ProgressBar bar(console.stderr_is_tty() && !console.quiet() && !o.json, "verifying " + o.file);
-  const std::int64_t rows = table->info().rows;
-  vo.on_rows = [&bar, rows](std::int64_t done) { bar.Update(done, rows); };
-  const VerifyReport rep = Verify(*table, o.file, vo);
-  bar.Finish();
-  if (o.report_out) {
-    *o.report_out = rep;
-    if (o.reference_line_out) *o.reference_line_out = ReferenceLine(rep);
-    return rep.passed ? kExitOk : kExitCheckFailed;
+  request.progress = [&bar](std::int64_t done, std::int64_t rows) { bar.Update(done, rows); };
+  const pe::TextStyle style{console.stdout_color()};
+  FileVerdict v;
+  if (whole) {
+    const pe::VerifySetResult set = pe::VerifyTableSet(table, request);
+    bar.Finish();
+    v.code = set.passed ? kExitOk : kExitCheckFailed;
+    v.text = pe::VerifyText(set, style);
+    v.json = set.json;
+    v.junit = pe::VerifyJUnit(set, classname);
+  } else {
+    const pe::VerifyResult one = pe::VerifyTable(table.tensor(0), request);
+    bar.Finish();
+    v.code = one.passed ? kExitOk : kExitCheckFailed;
+    v.text = pe::VerifyText(one, style);
+    v.json = one.json;
+    v.junit = pe::VerifyJUnit(one, classname);
   }
+  return v;
+}
 
-  if (junit) {
-    const std::string xml = JUnitXml(rep);
-    if (std::fwrite(xml.data(), 1, xml.size(), junit->file()) != xml.size())
-      ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
-    junit->Commit();
+int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
+  if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
+    if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
+    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
   }
-  const int verdict = rep.passed ? kExitOk : kExitCheckFailed;
-  if (o.junit_out) *o.junit_out = JUnitXml(rep, o.junit_classname);
-  if (o.json_out) {
-    *o.json_out = rep.ToJson();
-    return verdict;
+  // The JUnit target is checked before the work (fail before the long part).
+  const bool junit_stdout = IsStdStream(o.junit);
+  if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
+  std::optional<pe::AtomicOutput> junit;
+  if (!o.junit.empty() && !junit_stdout) junit.emplace(o.junit);
+  const FileVerdict v = VerifyFile(o, "pe.verify", console);
+  if (junit) {
+    junit->Write(v.junit);
+    junit->Commit();
   }
   // The verdict stands when the reader of the report goes away
   // (`pe verify x | head -3` under pipefail must still fail a bad table).
   try {
-    if (junit_stdout) {
-      WriteStdout(JUnitXml(rep));
-    } else if (o.json) {
-      WriteStdout(JsonText(rep.ToJson(), 2) + "\n");
-    } else {
-      PrintVerifyText(rep, ReferenceLine(rep), console);
-    }
+    WriteStdout(junit_stdout ? v.junit : o.json ? v.json + "\n" : v.text);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kBrokenPipe) return verdict;
+    if (e.kind() == ErrorKind::kBrokenPipe) return v.code;
     throw;
   }
-  return verdict;
+  return v.code;
 }
 
 // One attribute's integer value in the first tag of a JUnit document.
@@ -574,8 +305,8 @@ int JUnitCount(const std::string& xml, const char* attr) {
 int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
   const bool junit_stdout = IsStdStream(o.junit);
   if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
-  std::unique_ptr<AtomicFile> junit_file;
-  if (!o.junit.empty() && !junit_stdout) junit_file = std::make_unique<AtomicFile>(o.junit);
+  std::optional<pe::AtomicOutput> junit_file;
+  if (!o.junit.empty() && !junit_stdout) junit_file.emplace(o.junit);
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   std::string suites;
   int tests = 0, failures = 0, errors = 0, skipped = 0, failed_files = 0, error_files = 0;
@@ -584,23 +315,18 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
     each.files.clear();
     each.file = f;
     each.junit.clear();
-    nlohmann::ordered_json doc;
-    std::string xml;
-    if (o.json) each.json_out = &doc;
-    if (!o.junit.empty()) each.junit_out = &xml;
-    each.junit_classname = f;
     if (!o.json) PrintLine(fmt::format("== {} ==", f));
-    int rc = kExitError;
+    FileVerdict v;
     try {
       if (f == "-") each.open_path = TablePathOrStdin(f, o.format, "--input-format");
-      rc = RunVerifyOne(each, console);
+      v = VerifyFile(each, f, console);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kBrokenPipe) throw;
       console.Error(e.what());
       ++error_files;
       ++errors;
       ++tests;
-      doc = nlohmann::ordered_json::object();
+      nlohmann::ordered_json doc = nlohmann::ordered_json::object();
       doc["file"] = f;
       doc["passed"] = false;
       doc["exit_code"] = ExitCodeFor(e.kind());
@@ -609,25 +335,28 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
           "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
           "    <testcase classname=\"{}\" name=\"read\" file=\"{}\">\n      <error message=\"{}\" type=\"error\">{}</error>\n"
           "    </testcase>\n  </testsuite>\n",
-          XmlEscape("pe verify " + f), XmlEscape(f), XmlEscape(f), XmlEscape(e.what()), XmlEscape(e.what()));
+          XmlTextKeepLines("pe verify " + f), XmlTextKeepLines(f), XmlTextKeepLines(f), XmlTextKeepLines(e.what()),
+          XmlTextKeepLines(e.what()));
       if (o.json) files.push_back(std::move(doc));
       if (!o.json) PrintLine("");
       continue;
     }
-    if (rc != kExitOk) ++failed_files;
+    if (v.code != kExitOk) ++failed_files;
     if (o.json) {
-      doc["exit_code"] = rc;
+      nlohmann::ordered_json doc = nlohmann::ordered_json::parse(v.json);
+      doc["exit_code"] = v.code;
       files.push_back(std::move(doc));
     } else {
+      WriteStdout(v.text);
       PrintLine("");
     }
-    if (!xml.empty()) {
-      tests += JUnitCount(xml, "tests");
-      failures += JUnitCount(xml, "failures");
-      skipped += JUnitCount(xml, "skipped");
-      const auto b = xml.find("  <testsuite ");
-      const auto e = xml.rfind("</testsuites>");
-      if (b != std::string::npos && e != std::string::npos) suites += xml.substr(b, e - b);
+    if (!o.junit.empty()) {
+      tests += JUnitCount(v.junit, "tests");
+      failures += JUnitCount(v.junit, "failures");
+      skipped += JUnitCount(v.junit, "skipped");
+      const auto b = v.junit.find("  <testsuite ");
+      const auto e = v.junit.rfind("</testsuites>");
+      if (b != std::string::npos && e != std::string::npos) suites += v.junit.substr(b, e - b);
     }
   }
   const int verdict = error_files ? kExitError : failed_files ? kExitCheckFailed : kExitOk;
@@ -636,8 +365,7 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
       "errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
       tests, failures, errors, skipped, suites);
   if (junit_file) {
-    if (std::fwrite(junit.data(), 1, junit.size(), junit_file->file()) != junit.size())
-      ThrowIo(fmt::format("cannot write '{}'", o.junit), "write failed");
+    junit_file->Write(junit);
     junit_file->Commit();
   }
   try {
@@ -665,5 +393,19 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
 }
 
 }  // namespace
+
+int RunVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.resize.from.empty()) return RunResizeVerify(o, console);
+  if (o.files.size() > 1) {
+    if (!o.models.empty()) ThrowUsage("--model", "verifies models; give the tables to a separate pe verify");
+    return RunVerifyMany(o, console);
+  }
+  if (o.file == "-" && o.open_path.empty()) {
+    VerifyCliOptions one = o;
+    one.open_path = TablePathOrStdin(o.file, o.format, "--input-format");
+    return RunVerifyOne(one, console);
+  }
+  return RunVerifyOne(o, console);
+}
 
 }  // namespace pe::cli

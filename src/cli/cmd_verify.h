@@ -15,7 +15,6 @@
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
 #include "cli/resize_flags.h"
-#include "core/analysis/verify.h"
 #include <nlohmann/json.hpp>
 
 namespace pe::cli {
@@ -39,22 +38,10 @@ struct VerifyCliOptions {
   bool allow_empty = false;        ///< --allow-empty: nothing compared passes
   std::vector<std::string> models; ///< --model A [--model B] (cli/cmd_model.h)
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
-  /// When set (cli/verify_text.h, one tensor of a multi-tensor file): the
-  /// report and its reference line are stored here and nothing is printed.
-  VerifyReport* report_out = nullptr;
-  std::string* reference_line_out = nullptr;
-  /// When set (several FILEs): the JSON document and the JUnit XML of this
-  /// file are stored here instead of printed or written.
-  nlohmann::ordered_json* json_out = nullptr;
-  std::string* junit_out = nullptr;
-  std::string junit_classname = "pe.verify";
 };
 
 CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& options);
 /// Returns kExitOk when every check passed, kExitCheckFailed otherwise.
 int RunVerify(const VerifyCliOptions& options, Console& console);
-
-/// JUnit XML for `report` (one testsuite, one testcase per check).
-std::string JUnitXml(const VerifyReport& report, const std::string& classname = "pe.verify");
 
 }  // namespace pe::cli

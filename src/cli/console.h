@@ -4,22 +4,14 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <pe/text.h>
 #include <string>
 #include <string_view>
 
 namespace pe::cli {
 
-/// Text from files (names, metadata, dataset names) made safe for a
-/// terminal and for one-line messages: control characters (bytes below
-/// 0x20, 0x7f), C1 controls (U+0080..U+009F) and bytes that are not valid
-/// UTF-8 are written as escapes (`\n`, `\t`, `\r`, `\xNN`,
-/// `\u0085`); valid UTF-8 is kept. Idempotent on its own output's
-/// printable part, and never produces a control byte or a line break.
-std::string EscapeText(std::string_view s);
-
-/// As EscapeText, and additionally the XML specials & < > " ' as entities:
-/// the result is well-formed XML 1.0 character data or attribute value.
-std::string XmlText(std::string_view s);
+// EscapeText and XmlText (text from files made safe to print) are the
+// library's (pe/text.h), so the CLI and the reports escape one way.
 
 /// A JSON document as text: invalid UTF-8 in strings is replaced by U+FFFD
 /// instead of throwing; control characters are escaped by JSON itself.

@@ -58,4 +58,26 @@ void CheckSchemeFlags(const SpecFlags& f, std::string_view scheme, const std::ve
 }
 
 
+pe::Spec GivenSpecFlags(const CLI::App& cmd) {
+  static const std::vector<std::string> kCommon = {"d-model", "max-len", "base", "start", "dtype"};
+  pe::Spec spec("");
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+    const std::string name = opt->get_lnames()[0];
+    if (name == "scheme") {
+      spec.scheme = opt->results().empty() ? std::string() : opt->results().back();
+      continue;
+    }
+    if (opt->get_group() != kSchemeGroup && std::find(kCommon.begin(), kCommon.end(), name) == kCommon.end()) continue;
+    if (opt->get_expected_min() == 0) {  // a switch: given means set
+      spec.Set(name, true);
+      continue;
+    }
+    std::string joined;
+    for (const auto& r : opt->results()) joined += (joined.empty() ? "" : ",") + r;
+    spec.Set(name, std::string_view(joined));
+  }
+  return spec;
+}
+
 }  // namespace pe::cli

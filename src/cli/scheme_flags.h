@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <pe/table.h>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +31,11 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& flags);
 /// null), except those in `ignore` (flags a command also uses for files).
 void CheckSchemeFlags(const SpecFlags& flags, std::string_view scheme, const std::vector<std::string>& ignore = {});
 
+/// The scheme flags and common spec flags (--d-model, --max-len, --base,
+/// --start, --dtype) given on `cmd`'s command line, as a pe::Spec keyed by
+/// the flags' names (a switch as true, a repeated flag's values joined by
+/// commas); the scheme empty when --scheme was not given. The library
+/// merges it with a table's metadata (pe::VerifyRequest::spec).
+pe::Spec GivenSpecFlags(const CLI::App& cmd);
 
 }  // namespace pe::cli

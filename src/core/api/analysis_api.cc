@@ -17,6 +17,12 @@
 #include "core/analysis/stats.h"
 #include "core/api/api_impl.h"
 #include "core/api/identify_table.h"
+#include "core/analysis/reference_spec.h"
+#include "core/formats/format.h"
+#include "core/plot/view_compute.h"
+#include "core/report/verify_text.h"
+#include "core/schemes/inline_spec.h"
+#include "core/schemes/registry.h"
 #include "core/spec/params.h"
 #include "core/base/error.h"
 #include "core/analysis/verify.h"
@@ -28,75 +34,7 @@ std::string Dump(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-bool IsCommonKey(const std::string& key) {
-  return key == "d_model" || key == "max_len" || key == "base" || key == "start" || key == "dtype";
-}
-
 }  // namespace
-
-std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
-                                             const std::string& name, std::vector<std::string>* notes) {
-  SpecOverrides ov;
-  ov.path = name;
-  std::vector<std::pair<std::string, std::string>> extras;  // canonical key -> value
-  std::vector<std::string> given_common;                     // the common fields the caller gave
-  if (given) {
-    if (!given->scheme.empty()) ov.scheme = given->scheme;
-    SchemeSpec probe;  // parses every value, so a bad one is refused before any work
-    for (const auto& [k, v] : given->params) {
-      SetSpecParam(probe, k, v);
-      const std::string key = CanonicalSpecKey(k);
-      if (IsCommonKey(key)) given_common.push_back(key);
-      if (key == "d_model") ov.d_model = probe.d_model;
-      else if (key == "max_len") ov.max_len = probe.max_len;
-      else if (key == "start") ov.start = probe.start;
-      else if (key == "base") ov.base = probe.base;
-      else if (key == "dtype") ov.dtype = std::string(Traits(probe.dtype).name);
-      else extras.emplace_back(key, v);
-    }
-  }
-  auto common = ResolveReferenceSpec(info, ov, notes);
-  if (!common) return std::nullopt;
-  SchemeSpec spec = *common;
-  // Scheme-specific metadata belongs to the file's scheme: when the spec
-  // names another one, only the common fields carry over.
-  const MetaValue* meta_scheme = info.meta.Find("scheme");
-  const bool other_scheme = ov.scheme && meta_scheme && MetaToString(*meta_scheme) != *ov.scheme;
-  bool skipped = false;
-  for (const std::string& key : SpecParamKeys()) {
-    if (IsCommonKey(key) || key == "tensor" || key == "truncate") continue;
-    // A metadata alias of a common field (rope_theta for base) yields to the caller's value.
-    const std::string canon = key == "rope_theta" ? std::string("base") : CanonicalSpecKey(key);
-    if (IsCommonKey(canon) &&
-        std::find(given_common.begin(), given_common.end(), canon) != given_common.end())
-      continue;
-    const MetaValue* meta = info.meta.Find(key);
-    const auto mine = std::find_if(extras.begin(), extras.end(), [&](const auto& e) { return e.first == key; });
-    std::string flag = "--" + key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    if (mine != extras.end()) {
-      if (meta && MetaToString(*meta) != mine->second)
-        notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}", flag, mine->second, key,
-                                     MetaToString(*meta)));
-    } else if (meta && other_scheme) {
-      skipped = true;
-    } else if (meta) {
-      const std::string v = MetaToString(*meta);
-      const std::string what = fmt::format("{} metadata {}={}", name.empty() ? "the table's" : "'" + name + "':", key, v);
-      try {
-        SetSpecParam(spec, key, v);
-      } catch (const Error&) {
-        ThrowInput(what, fmt::format("not a valid value of {}", flag));
-      }
-      spec.origin[flag] = what;
-    }
-  }
-  for (const auto& [k, v] : extras) SetSpecParam(spec, k, v);
-  if (skipped)
-    notes->push_back(fmt::format("the file's {}-specific metadata is not applied to scheme {}", MetaToString(*meta_scheme),
-                                 spec.scheme));
-  return spec;
-}
 
 IdentifyResult IdentifyTable(RowStream& table) { return IdentifyTable(table, nullptr); }
 
@@ -120,17 +58,66 @@ IdentifyResult IdentifyTable(RowStream& table, RowStream* pair) {
 
 namespace {
 
+bool SetsCommonField(const std::optional<Spec>& spec) {
+  if (!spec) return false;
+  if (!spec->scheme.empty()) return true;
+  for (const auto& [k, v] : spec->params) {
+    const std::string key = CanonicalSpecKey(k);
+    if (key == "d_model" || key == "base" || key == "start") return true;
+  }
+  return false;
+}
+
+// The reference an inline spec names: what it leaves out is the table's
+// (its shape, dtype and tensor), never the table's metadata.
+SchemeSpec InlineReference(const TableInfo& info, const std::string& text) {
+  return BuildInline(text, [&] {
+    std::optional<ParsedInlineSpec> parsed = ParseInlineSpecText(text);
+    SchemeSpec spec = parsed->spec;
+    const SchemeInfo& si = FindScheme(spec.scheme);
+    if (!parsed->given.count("max-len") && si.needs_max_len) spec.max_len = info.rows;
+    if (!parsed->given.count("d-model") && si.needs_d_model) spec.d_model = info.cols;
+    if (!parsed->given.count("dtype")) spec.dtype = info.dtype;
+    if (!parsed->given.count("tensor") && !si.tensors.empty() && !info.name.empty())
+      for (auto t : si.tensors)
+        if (t == info.name) spec.tensor = info.name;
+    MakeTableSet(spec);  // validates it here, so an error names the inline spec
+    return spec;
+  });
+}
+
+// One request, every client: the CLI's flags, pe::VerifyTable's callers and
+// the Python module's keywords become the same VerifyOptions here.
 VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
   RowSource& src = *table.impl().source;
   const TableInfo& info = src.info();
   const std::string name = request.name.empty() ? "<memory>" : request.name;
   VerifyOptions vo;
+  std::unique_ptr<RowSource> reference_file;
+  if (request.reference && !request.reference_source.empty())
+    ThrowUsage("--reference", "one reference: a table or a named source, not both");
   if (request.reference) {
     if (request.spec) ThrowUsage("reference", "compares with a table; a reference spec cannot be combined with it");
     vo.reference_file = request.reference->impl().source;
     vo.reference_path = request.reference->info().name;
+  } else if (!request.reference_source.empty()) {
+    const bool inline_spec = ParseInlineSpecText(request.reference_source).has_value();
+    if (SetsCommonField(request.spec))
+      ThrowUsage("--reference", inline_spec ? "is an inline spec; give its parameters inside it, not as "
+                                              "--scheme/--d-model/--base/--start"
+                                            : "compares with a file; scheme flags (--scheme, --d-model, --base, "
+                                              "--start) cannot be combined with it");
+    if (inline_spec) {
+      vo.spec = InlineReference(info, request.reference_source);
+    } else {
+      OpenOptions ro;
+      ro.dataset = request.reference_tensor;
+      reference_file = OpenTable(request.reference_source, ro);
+      vo.reference_file = reference_file.get();
+      vo.reference_path = request.reference_source;
+    }
   } else {
-    vo.spec = BuildReferenceSpec(info, request.spec, request.name, &vo.notes);
+    vo.spec = BuildReferenceSpec(info, request.spec, request.name, &vo.notes, request.ignore_flags);
   }
   if (request.checks) {
     vo.checks_given = true;
@@ -143,16 +130,16 @@ VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
     }
   }
   for (const std::int64_t k : request.offsets)
-    if (k < 1) ThrowUsage(fmt::format("offset {}", k), "offsets must be positive integers");
+    if (k < 1) ThrowUsage(fmt::format("--offsets {}", k), "expected positive integers, comma-separated");
   vo.offsets = request.offsets;
   const DType judged = request.judge_as.value_or(info.dtype);
   if (request.judge_as && vo.reference_file && judged != info.dtype)
-    vo.notes.push_back(fmt::format("dtype {}: the {} table is judged as a {} table (tolerance and ulps in {})",
+    vo.notes.push_back(fmt::format("--dtype {}: the {} file is judged as a {} table (tolerance and ulps in {})",
                                    Traits(judged).name, Traits(info.dtype).name, Traits(judged).name,
                                    Traits(judged).name));
   vo.tolerance = DefaultTolerance(judged);
   if (request.atol || request.rtol || request.max_ulp) {
-    for (auto [what, v] : {std::pair{"atol", request.atol}, {"rtol", request.rtol}, {"max_ulp", request.max_ulp}})
+    for (auto [what, v] : {std::pair{"--atol", request.atol}, {"--rtol", request.rtol}, {"--max-ulp", request.max_ulp}})
       if (v && !(*v >= 0)) ThrowUsage(fmt::format("{} {}", what, *v), "must be a number >= 0");
     vo.tolerance = ExplicitTolerance(judged, request.atol.value_or(0), request.rtol.value_or(0),
                                      request.max_ulp.value_or(request.atol || request.rtol ? 0 : 1));
@@ -161,9 +148,13 @@ VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
   vo.allow_empty = request.allow_empty;
   if (!vo.spec && !vo.reference_file && vo.checks.empty())
     ThrowUsage(fmt::format("'{}'", name),
-               vo.checks_given ? "no checks leave nothing to verify: the table has no scheme metadata"
-                               : "nothing to verify against: the table has no scheme metadata; give a scheme and "
-                                 "d_model, a reference table, or checks");
+               vo.checks_given ? "--check none leaves nothing to verify: the file has no scheme metadata"
+                               : "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model "
+                                 "(see 'pe inspect' to identify it), --reference REF, or --check");
+  if (request.progress) {
+    const std::int64_t rows = info.rows;
+    vo.on_rows = [&request, rows](std::int64_t done) { request.progress(done, rows); };
+  }
   return Verify(src, name, vo);
 }
 
@@ -177,6 +168,7 @@ VerifyResult ResultOf(const VerifyReport& rep) {
   r.notes = rep.notes;
   if (rep.diagnosed) r.diagnosis = rep.diagnosis_text;
   r.json = Dump(rep.ToJson());
+  r.details = std::make_shared<const VerifyResult::Details>(VerifyResult::Details{rep});
   return r;
 }
 
@@ -186,61 +178,74 @@ VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
   return ResultOf(VerifyReportOf(table, request));
 }
 
+namespace {
+
+std::vector<VerifySection> SectionsOf(const VerifySetResult& result) {
+  std::vector<VerifySection> sections;
+  for (const auto& t : result.tensors)
+    sections.push_back({t.name, t.verified, t.skip_reason, t.verified ? &t.result.details->report : nullptr});
+  return sections;
+}
+
+}  // namespace
+
 VerifySetResult VerifyTableSet(Table& table, const VerifyRequest& request) {
   if (request.reference)
     ThrowUsage("reference", "compares one tensor with a table; verify that tensor alone (VerifyTable, tensor=)");
   VerifySetResult out;
-  out.passed = true;
-  Compared total;  // what the tensors' checks compared, together
-  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  out.name = request.name.empty() ? "<memory>" : request.name;
+  const bool reference_file = !request.reference_source.empty() && !ParseInlineSpecText(request.reference_source);
   std::vector<std::string> names;
   for (std::size_t i = 0; i < table.size(); ++i) {
     RowStream& t = table.tensor(i);
     VerifySetResult::Tensor s;
     s.name = t.info().name;
     names.push_back(s.name);
-    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    VerifyRequest each = request;
+    // A reference file of several tensors: each tensor against its namesake.
+    if (reference_file && each.reference_tensor.empty()) each.reference_tensor = s.name;
     try {
-      const VerifyReport rep = VerifyReportOf(t, request);
+      s.result = ResultOf(VerifyReportOf(t, each));
       s.verified = true;
-      s.result = ResultOf(rep);
-      out.passed = out.passed && rep.passed;
-      total.tensors += rep.compared.tensors;
-      total.entries += rep.compared.entries;
-      total.plan_values += rep.compared.plan_values;
-      total.properties += rep.compared.properties;
-      j = rep.ToJson();
     } catch (const Error& e) {
       // Only "nothing describes this tensor" makes a tensor skipped; every
       // other error stands.
       if (std::string(e.what()).find("nothing to verify against") == std::string::npos) throw;
       s.skip_reason = "no scheme metadata describes it (give --tensor NAME and the scheme flags to verify it alone)";
     }
-    j["tensor"] = s.name;
-    if (!s.verified) {
-      j["status"] = "skip";
-      j["reason"] = s.skip_reason;
-    }
-    tensors.push_back(std::move(j));
     out.tensors.push_back(std::move(s));
   }
   const bool any = std::any_of(out.tensors.begin(), out.tensors.end(), [](const auto& t) { return t.verified; });
-  const std::string name = request.name.empty() ? "<memory>" : request.name;
   if (!any)
-    ThrowUsage(fmt::format("'{}'", name),
+    ThrowUsage(fmt::format("'{}'", out.name),
                fmt::format("nothing to verify against: none of its {} tensors ({}) has scheme metadata; give --scheme "
                            "and its parameters (checked against every tensor), --reference REF, or --check, or name one "
                            "with --tensor NAME",
                            names.size(), fmt::join(names, ", ")));
-  nlohmann::ordered_json j;
-  j["schema"] = "pe.verify/1";
-  j["file"] = name;
-  j["passed"] = out.passed;
-  j["exit_code"] = out.passed ? 0 : 1;
-  j["compared"] = total.ToJson();
-  j["tensors"] = std::move(tensors);
-  out.json = Dump(j);
+  const std::vector<VerifySection> sections = SectionsOf(out);
+  out.passed = VerifySetPassed(sections);
+  out.json = Dump(VerifySetJson(out.name, sections));
   return out;
+}
+
+std::string VerifyText(const VerifyResult& result, const TextStyle& style) {
+  return VerifyText(result.details->report, style);
+}
+
+std::string VerifyText(const VerifySetResult& result, const TextStyle& style) {
+  return VerifySetText(result.name, SectionsOf(result), style);
+}
+
+std::string VerifyResultLine(const VerifyResult& result, const TextStyle& style) {
+  return ResultLine(result.details->report, style);
+}
+
+std::string VerifyJUnit(const VerifyResult& result, const std::string& classname) {
+  return JUnitXml(result.details->report, classname);
+}
+
+std::string VerifyJUnit(const VerifySetResult& result, const std::string& classname) {
+  return VerifySetJUnit(SectionsOf(result), classname);
 }
 
 DotCurve ComputeDot(RowStream& table, const DotOptions& options) {

@@ -6,10 +6,12 @@
 #include <memory>
 #include <vector>
 
+#include <pe/analysis.h>
 #include <pe/table.h>
 
 #include "core/base/table.h"
 #include "core/base/table_set.h"
+#include "core/analysis/verify.h"
 
 namespace pe {
 
@@ -22,6 +24,10 @@ struct Table::Impl {
   TableSet set;
   MetaList meta;
   std::vector<RowStream> streams;  ///< one per set.tensors entry, same order
+};
+
+struct VerifyResult::Details {
+  VerifyReport report;
 };
 
 /// The public description of a core table.

@@ -268,6 +268,24 @@ Table OpenTableFile(const std::string& path, const ReadOptions& options) {
   return MakeTable(OpenTableSet(path, oo));
 }
 
+std::vector<std::string> ListTableTensors(const std::string& path, const ReadOptions& options) {
+  OpenOptions oo;
+  if (!options.format.empty()) {
+    oo.format = FormatFromName(options.format);
+    if (!oo.format)
+      ThrowUsage(fmt::format("format '{}'", options.format), fmt::format("unknown format (known: {})", FormatNames()));
+  }
+  return ListTensorNames(path, oo);
+}
+
+std::vector<std::string> TableFormats() {
+  std::vector<std::string> out;
+  for (const auto& f : Formats()) out.emplace_back(f.name);
+  return out;
+}
+
+bool KnownTableFormat(std::string_view name) { return FormatFromName(name).has_value(); }
+
 // ---- wrap and write ---------------------------------------------------------------
 
 namespace {

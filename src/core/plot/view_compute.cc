@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 
+#include "core/analysis/reference_spec.h"
 #include "core/analysis/relative_views.h"
 #include "core/analysis/rope_views.h"
 #include "core/analysis/table_views.h"

@@ -77,13 +77,5 @@ std::string SpecParamFlag(const SchemeSpec& spec, std::string_view key);
 /// reads a model's config.
 void CheckParamDomains(const SchemeSpec& spec, const SchemeSpec* before_files = nullptr);
 
-/// The reference spec of a table (analysis_api.cc), as `pe verify` resolves
-/// it: the metadata of `info`, then `given` over it (the common fields
-/// through ResolveReferenceSpec, every other scheme parameter matched to the
-/// metadata key of the same name). `name` names the table in errors; notes
-/// get every override. nullopt: neither names a scheme. Throws pe::Error
-/// (input) for a metadata value its flag refuses, (usage) for a bad `given`.
-std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
-                                             const std::string& name, std::vector<std::string>* notes);
 
 }  // namespace pe
