@@ -56,6 +56,9 @@ struct VerifyRequest {
   /// tensor default to the table's, the table's metadata unused. Not with
   /// `reference`, nor with a spec that sets scheme, d_model, base or start.
   std::string reference_source;
+  /// The reference's tensor: of the file `reference_source`, or, with no
+  /// reference file, the scheme's tensor to compare with (a cos_cache
+  /// checked against the scheme's cos).
   std::string reference_tensor;
   /// Property checks ("rotation", "shift", "bounds", "norm", "unique",
   /// "all"); nullopt: the scheme's defaults; empty: none.

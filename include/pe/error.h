@@ -44,4 +44,11 @@ class Error : public std::runtime_error {
 /// "usage", "input", "io", "broken-pipe", "internal".
 const char* ErrorKindName(ErrorKind kind);
 
+/// Shorthands that throw an Error reading "<what>: <why>" (`what` the
+/// subject, such as "--d-model 0" or "'t.npy'"; `why` the reason).
+[[noreturn]] void ThrowUsage(const std::string& what, const std::string& why);
+[[noreturn]] void ThrowUsage(const std::string& what, const std::string& why, const std::string& hint);
+[[noreturn]] void ThrowInput(const std::string& what, const std::string& why);
+[[noreturn]] void ThrowIo(const std::string& what, const std::string& why);
+
 }  // namespace pe

@@ -2,10 +2,11 @@
 // how files are read, how long the HDF5 probe may run, the dot product's
 // memory. The library reads no environment variable; a program sets these
 // (the CLI from PE_NO_MMAP, PE_HDF5_PROBE_SECONDS, PE_DOT_MEMORY_BUDGET,
-// PE_DOT_READ_AHEAD and PE_VERIFY_NO_FUSED: docs/cli.md, "Environment").
+// PE_DOT_READ_AHEAD, PE_VERIFY_NO_FUSED and PE_ISA: docs/cli.md, "Environment").
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace pe {
 
@@ -22,13 +23,18 @@ struct RuntimeOptions {
   /// loop (off: the reference's rows are written, then read back; the
   /// same report).
   bool verify_fused_filter = true;
+  /// The widest vector instructions the analyses may use: "scalar",
+  /// "avx2" or "avx512" (the same bytes on every path; for A/B runs); empty:
+  /// the best the CPU has.
+  std::string isa;
 };
 
 /// The options in effect (the defaults until SetRuntimeOptions).
 const RuntimeOptions& GetRuntimeOptions();
 
 /// Replaces the options; set them before the calls they are meant for
-/// (not while another thread reads a table).
+/// (not while another thread reads a table). Throws pe::Error (kUsage,
+/// naming "isa") for an unknown isa, leaving the options as they were.
 void SetRuntimeOptions(const RuntimeOptions& options);
 
 }  // namespace pe

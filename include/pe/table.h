@@ -74,6 +74,7 @@ struct SchemeParamInfo {
   std::string key;       ///< "rope_scaling"; two keys of one row: "beta_fast, beta_slow"
   std::string meaning;
   std::string fallback;  ///< the default, as text
+  std::string flag;      ///< as `pe schemes` shows it: "--beta-fast / --beta-slow N"
 };
 struct SchemeDescription {
   std::string name, summary, source;
@@ -82,6 +83,9 @@ struct SchemeDescription {
 };
 /// Every scheme pe can generate.
 std::vector<SchemeDescription> ListSchemes();
+/// The scheme called `name` (case-insensitive; aliases accepted). Throws
+/// pe::Error (kUsage) with a "did you mean" for an unknown name.
+SchemeDescription DescribeScheme(std::string_view name);
 
 /// A block of consecutive rows handed to a ForEachBlock callback.
 struct RowBlock {

@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 
 #include "core/analysis/decay.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 #include "core/formats/metadata_json.h"
 #include "core/base/output.h"

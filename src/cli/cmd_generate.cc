@@ -7,7 +7,9 @@
 
 #include "core/spec/params.h"
 #include "core/base/dtype.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 #include "core/base/output.h"
 #include "core/spec/param_table.h"

@@ -11,7 +11,9 @@
 #include "cli/cmd_verify.h"
 #include "core/report/verify_text.h"
 #include "core/analysis/onnx_cache_identify.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 #include "core/models/artifact.h"
 #include "core/analysis/artifact_checks.h"

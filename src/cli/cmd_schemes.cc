@@ -5,8 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "core/base/output.h"
-#include "core/schemes/registry.h"
+#include <pe/pe.h>
 
 namespace pe::cli {
 
@@ -29,11 +28,11 @@ Examples:
 
 namespace {
 
-void PrintOne(const SchemeInfo& s, std::string& out) {
+void PrintOne(const pe::SchemeDescription& s, std::string& out) {
   out += fmt::format("{}\n  {}\n  source: {}\n", s.name, s.summary, s.source);
   if (!s.tensors.empty()) {
     std::string t;
-    for (auto n : s.tensors) t += (t.empty() ? "" : ", ") + std::string(n);
+    for (const auto& n : s.tensors) t += (t.empty() ? "" : ", ") + n;
     out += fmt::format("  tensors: {}\n", t);
   }
   std::size_t w = 0;
@@ -48,35 +47,33 @@ int RunSchemes(const SchemesOptions& o, Console&) {
   std::string out;
   if (o.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const auto& s : Schemes()) {
+    for (const auto& s : pe::ListSchemes()) {
       if (!o.name.empty() && s.name != o.name) continue;
       nlohmann::ordered_json j;
       j["name"] = s.name;
       j["summary"] = s.summary;
       j["source"] = s.source;
       j["tensors"] = nlohmann::ordered_json::array();
-      for (auto t : s.tensors) j["tensors"].push_back(t);
+      for (const auto& t : s.tensors) j["tensors"].push_back(t);
       j["params"] = nlohmann::ordered_json::array();
       for (const auto& p : s.params) j["params"].push_back({{"flag", p.flag}, {"meaning", p.meaning}, {"default", p.fallback}});
       all.push_back(j);
     }
-    if (!o.name.empty() && all.empty()) FindScheme(o.name);  // throws with a hint
+    if (!o.name.empty() && all.empty()) pe::DescribeScheme(o.name);  // throws with a hint
     out = JsonText(all, 2) + "\n";
   } else if (!o.name.empty()) {
-    PrintOne(FindScheme(o.name), out);
+    PrintOne(pe::DescribeScheme(o.name), out);
   } else {
     std::size_t w = 0;
-    for (const auto& s : Schemes()) w = std::max(w, s.name.size());
-    for (const auto& s : Schemes()) {
+    for (const auto& s : pe::ListSchemes()) w = std::max(w, s.name.size());
+    for (const auto& s : pe::ListSchemes()) {
       std::string flags;
-      for (const auto& p : s.params) flags += (flags.empty() ? "" : " ") + std::string(p.flag.substr(0, p.flag.find(' ')));
+      for (const auto& p : s.params) flags += (flags.empty() ? "" : " ") + p.flag.substr(0, p.flag.find(' '));
       out += fmt::format("{:<{}}  {}\n{:<{}}  params: {}\n", s.name, w, s.summary, "", w, flags);
     }
     out += "\n'pe schemes NAME' shows a scheme's parameters with their defaults.\n";
   }
-  FileSink sink(stdout, "standard output");
-  sink.Write(out.data(), out.size());
-  sink.Flush();
+  WriteStdout(out);
   return 0;
 }
 

@@ -15,7 +15,9 @@
 #include "cli/scheme_flags.h"
 #include "cli/stdin_table.h"
 #include "core/analysis/resize_diagnose.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 
 namespace pe::cli {
@@ -182,12 +184,12 @@ pe::VerifyRequest RequestOf(const VerifyCliOptions& o, const std::string& opened
   // .csv) it also says which of the scheme's tensors that table is, and
   // --reference-tensor names the scheme's tensor when it differs.
   r.ignore_flags = {"--tensor"};
-  if (!o.reference_dataset.empty() && o.reference.empty()) given.Set("tensor", o.reference_dataset);
-  else if (!o.dataset.empty() && (opened_tensor.empty() || opened_tensor == "pe")) given.Set("tensor", o.dataset);
+  if (o.reference_dataset.empty() && !o.dataset.empty() && (opened_tensor.empty() || opened_tensor == "pe"))
+    given.Set("tensor", o.dataset);
+  r.reference_tensor = o.reference_dataset;
   if (!given.scheme.empty() || !given.params.empty()) r.spec = given;
   if (!o.reference.empty()) {
     r.reference_source = o.reference;
-    r.reference_tensor = o.reference_dataset;
     if (r.spec) {  // only the fields that conflict with a reference are refused; the tensor is FILE's
       pe::Spec common("");
       common.scheme = r.spec->scheme;

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 
 namespace pe::cli {
 namespace {

@@ -14,7 +14,9 @@
 #include "core/analysis/rope_views.h"
 #include "core/analysis/table_views.h"
 #include "core/spec/params.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 #include "core/base/output.h"
 #include "core/plot/view_plot.h"

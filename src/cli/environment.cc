@@ -5,8 +5,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/base/cpu_dispatch.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include <pe/runtime.h>
 
 namespace pe::cli {
@@ -28,12 +29,12 @@ void ApplyEnvironment() {
   }
   if (const char* env = std::getenv("PE_DOT_READ_AHEAD")) o.dot_read_ahead = std::string_view(env) != "0";
   o.verify_fused_filter = std::getenv("PE_VERIFY_NO_FUSED") == nullptr;
-  SetRuntimeOptions(o);
   // The other forms of the vectorised paths, for A/B runs: the same bytes.
-  if (const char* env = std::getenv("PE_ISA")) {
-    const auto isa = cpu::IsaFromName(env);
-    if (!isa) ThrowUsage(fmt::format("PE_ISA '{}'", env), "expected scalar, avx2 or avx512");
-    cpu::SetIsaCap(*isa);
+  if (const char* env = std::getenv("PE_ISA")) o.isa = env;
+  try {
+    SetRuntimeOptions(o);
+  } catch (const Error& e) {
+    ThrowUsage(fmt::format("PE_ISA '{}'", o.isa), "expected scalar, avx2 or avx512");
   }
 }
 

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "cli/scheme_flags.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/schemes/registry.h"
 
 namespace pe::cli {

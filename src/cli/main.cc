@@ -22,10 +22,12 @@
 #include "cli/environment.h"
 #include "cli/help_format.h"
 #include "cli/parse_errors.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/spec/model_rules.h"
 #include "core/base/output.h"
-#include "core/base/version.h"
+#include <pe/pe.h>
 
 namespace {
 
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"pe: positional-encoding tables, exact, in the file formats your toolchain reads"};
   app.name("pe");
-  app.set_version_flag("--version", "pe " PE_VERSION);
+  app.set_version_flag("--version", "pe " + std::string(pe::Version()));
   app.footer(kFooter);
   app.formatter(pe::cli::MakeHelpFormatter());  // before the subcommands: they inherit it
   app.require_subcommand(1);
@@ -127,13 +129,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::RequiredError& e) {
       if (argc == 1) {  // bare `pe`: short usage, exit 2
         std::fputs(app.help().c_str(), stderr);
-        return pe::kExitError;
+        return pe::cli::kExitError;
       }
       console.Error(pe::cli::DescribeParseError(e, app));
-      return pe::kExitError;
+      return pe::cli::kExitError;
     } catch (const CLI::ParseError& e) {
       console.Error(pe::cli::DescribeParseError(e, app));
-      return pe::kExitError;
+      return pe::cli::kExitError;
     }
     console.set_quiet(quiet);
     pe::SetPlanNoteSink([&console](const std::string& note) { console.Warning(note); });
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
     if (ran(inspect_cmd)) memory_subject = "'" + inspect.file + "'";
     if (ran(verify_cmd)) memory_subject = "'" + verify.file + "'";
     if (ran(dot_cmd) && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";
-    int rc = pe::kExitError;
+    int rc = pe::cli::kExitError;
     if (ran(generate_cmd)) command = "generate", rc = pe::cli::RunGenerate(generate, console);
     else if (ran(dot_cmd)) command = "dot", rc = pe::cli::RunDot(dot, console);
     else if (ran(inspect_cmd)) command = "inspect", rc = pe::cli::RunInspect(inspect, console);
@@ -157,33 +159,33 @@ int main(int argc, char** argv) {
     if (std::fflush(stdout) != 0) {
       if (errno == EPIPE) return rc;  // quiet; pe verify's verdict stands
       console.Error(fmt::format("cannot write standard output: {}", std::strerror(errno)));
-      return pe::kExitError;
+      return pe::cli::kExitError;
     }
     return rc;
   } catch (const pe::Error& e) {
-    if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::kExitOk;
+    if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::cli::kExitOk;
     console.Error(e.what());
     if (!e.hint().empty() && !console.quiet()) console.Hint(e.hint());
-    return pe::ExitCodeFor(e.kind());
+    return pe::cli::ExitCodeFor(e.kind());
   } catch (const std::bad_alloc&) {
     // The operation that ran out is usually a reader's or a table's buffer
     // under a memory limit (ulimit -v, a container).
     console.Error(fmt::format("out of memory: pe{}{} needed more memory than is available (or than the limit "
                               "allows: ulimit -v, a container)",
                               command.empty() ? "" : " " + command, memory_subject.empty() ? "" : " " + memory_subject));
-    return pe::kExitError;
+    return pe::cli::kExitError;
   } catch (const std::system_error& e) {
     // fmt::print on stdout: a closed pipe ends quietly (exit 0), as the
     // FileSink paths do; another failure names standard output.
-    if (e.code() == std::errc::broken_pipe) return pe::kExitOk;
+    if (e.code() == std::errc::broken_pipe) return pe::cli::kExitOk;
     if (std::string_view(e.what()).starts_with("cannot write to file")) {
       console.Error(fmt::format("cannot write standard output: {}", e.code().message()));
-      return pe::kExitError;
+      return pe::cli::kExitError;
     }
     console.Error(fmt::format("internal error: {}", e.what()));
-    return pe::kExitError;
+    return pe::cli::kExitError;
   } catch (const std::exception& e) {
     console.Error(fmt::format("internal error: {}", e.what()));
-    return pe::kExitError;
+    return pe::cli::kExitError;
   }
 }

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "core/plot/view_compute.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 #include "core/containers/bounded_json.h"
 

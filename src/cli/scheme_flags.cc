@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/spec/param_table.h"
 
 namespace pe::cli {

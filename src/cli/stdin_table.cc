@@ -9,7 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 
 namespace pe::cli {
 namespace {

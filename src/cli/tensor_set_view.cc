@@ -9,7 +9,9 @@
 #include "core/analysis/identify.h"
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/stats.h"
-#include "core/base/error.h"
+#include <pe/error.h>
+
+#include "cli/exit_codes.h"
 #include "core/formats/format.h"
 #include "core/formats/metadata_json.h"
 #include "core/base/output.h"

@@ -27,7 +27,8 @@ std::string FlagOf(const std::string& key) {
 
 std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
                                              const std::string& name, std::vector<std::string>* notes,
-                                             const std::vector<std::string>& ignore_flags) {
+                                             const std::vector<std::string>& ignore_flags,
+                                             const std::string& tensor_flag) {
   SpecOverrides ov;
   ov.path = name;
   std::vector<std::pair<std::string, std::string>> extras;  // canonical key -> value
@@ -70,7 +71,7 @@ std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::o
       continue;
     const MetaValue* meta = info.meta.Find(key);
     const auto mine = std::find_if(extras.begin(), extras.end(), [&](const auto& e) { return e.first == key; });
-    const std::string flag = FlagOf(key);
+    const std::string flag = key == "tensor" ? tensor_flag : FlagOf(key);
     if (mine != extras.end()) {
       if (meta && MetaToString(*meta) != mine->second)
         notes->push_back(fmt::format("{} {} overrides the file's metadata {} = {}", flag, mine->second, key,

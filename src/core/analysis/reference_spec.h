@@ -29,9 +29,11 @@ namespace pe {
 /// metadata nor `given` describe a scheme. Throws pe::Error (input) for a
 /// metadata value its key refuses (never silently replaced), (usage) for a
 /// bad value of `given` or a parameter the scheme does not take (the
-/// flags of `ignore_flags` excepted).
+/// flags of `ignore_flags` excepted). `tensor_flag` is how notes name the
+/// "tensor" key (the CLI's --reference-tensor names the scheme's tensor).
 std::optional<SchemeSpec> BuildReferenceSpec(const TableInfo& info, const std::optional<Spec>& given,
                                              const std::string& name, std::vector<std::string>* notes,
-                                             const std::vector<std::string>& ignore_flags = {});
+                                             const std::vector<std::string>& ignore_flags = {},
+                                             const std::string& tensor_flag = "--tensor");
 
 }  // namespace pe

@@ -117,7 +117,11 @@ VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
       vo.reference_path = request.reference_source;
     }
   } else {
-    vo.spec = BuildReferenceSpec(info, request.spec, request.name, &vo.notes, request.ignore_flags);
+    // reference_tensor without a reference file names the scheme's tensor.
+    std::optional<Spec> given = request.spec;
+    if (!request.reference_tensor.empty()) (given ? *given : given.emplace("")).Set("tensor", request.reference_tensor);
+    vo.spec = BuildReferenceSpec(info, given, request.name, &vo.notes, request.ignore_flags,
+                                 request.reference_tensor.empty() ? "--tensor" : "--reference-tensor");
   }
   if (request.checks) {
     vo.checks_given = true;

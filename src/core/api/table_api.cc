@@ -99,30 +99,38 @@ Spec& Spec::Set(std::string_view key, bool value) { return Set(key, std::string_
 
 std::vector<std::string> SpecKeys() { return SpecParamKeys(); }
 
+namespace {
+
+SchemeDescription Describe(const SchemeInfo& s) {
+  SchemeDescription d{std::string(s.name), std::string(s.summary), std::string(s.source), {}, {}};
+  for (auto t : s.tensors) d.tensors.emplace_back(t);
+  for (const SchemeParam& p : s.params) {
+    // "--beta-fast / --beta-slow" (two flags in one row) -> "beta_fast, beta_slow"
+    std::string key;
+    std::string_view rest = p.flag;
+    while (!rest.empty()) {
+      const std::size_t slash = rest.find('/');
+      std::string one(rest.substr(0, slash));
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+      one.erase(0, one.find_first_not_of(" -"));
+      one.erase(one.find_last_not_of(' ') + 1);
+      std::replace(one.begin(), one.end(), '-', '_');
+      if (!one.empty()) key += (key.empty() ? "" : ", ") + one;
+    }
+    d.params.push_back({key, std::string(p.meaning), std::string(p.fallback), std::string(p.flag)});
+  }
+  return d;
+}
+
+}  // namespace
+
 std::vector<SchemeDescription> ListSchemes() {
   std::vector<SchemeDescription> out;
-  for (const SchemeInfo& s : Schemes()) {
-    SchemeDescription d{std::string(s.name), std::string(s.summary), std::string(s.source), {}, {}};
-    for (auto t : s.tensors) d.tensors.emplace_back(t);
-    for (const SchemeParam& p : s.params) {
-      // "--beta-fast / --beta-slow" (two flags in one row) -> "beta_fast, beta_slow"
-      std::string key;
-      std::string_view rest = p.flag;
-      while (!rest.empty()) {
-        const std::size_t slash = rest.find('/');
-        std::string one(rest.substr(0, slash));
-        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-        one.erase(0, one.find_first_not_of(" -"));
-        one.erase(one.find_last_not_of(' ') + 1);
-        std::replace(one.begin(), one.end(), '-', '_');
-        if (!one.empty()) key += (key.empty() ? "" : ", ") + one;
-      }
-      d.params.push_back({key, std::string(p.meaning), std::string(p.fallback)});
-    }
-    out.push_back(std::move(d));
-  }
+  for (const SchemeInfo& s : Schemes()) out.push_back(Describe(s));
   return out;
 }
+
+SchemeDescription DescribeScheme(std::string_view name) { return Describe(FindScheme(std::string(name))); }
 
 // ---- RowStream ----------------------------------------------------------------
 

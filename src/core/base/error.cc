@@ -2,12 +2,6 @@
 
 namespace pe {
 
-int ExitCodeFor(ErrorKind kind) {
-  // Internal errors are still reported as 2: CI should treat any non-verdict
-  // exit as "the tool could not answer", not as "the table is wrong" (1).
-  return kind == ErrorKind::kBrokenPipe ? kExitOk : kExitError;
-}
-
 void ThrowUsage(const std::string& what, const std::string& why) {
   throw Error(ErrorKind::kUsage, what + ": " + why);
 }
