@@ -158,7 +158,10 @@ std::string InputsSubtitle(const std::vector<ViewInput>& inputs) {
     if (inputs.size() > 1 && !labelled) continue;  // the legend already names it
     out += (out.empty() ? "" : " · ") + (labelled ? in.name + ": " + params : params);
   }
-  if (out.empty()) out = fmt::format("{} inputs (legend)", inputs.size());
+  if (out.empty()) {  // several inputs the legend names: their parameters when they fit a line
+    for (const ViewInput& in : inputs) out += (out.empty() ? "" : " · ") + InputParams(in);
+    if (out.size() > 120) out = fmt::format("{} inputs, named in the legend", inputs.size());
+  }
   return out;
 }
 
