@@ -193,8 +193,28 @@ std::string SpecSummary(const SchemeSpec& s) {
   if (!s.rope_scaling.empty() && s.rope_scaling != "none")
     add("rope_scaling", s.rope_scaling + (s.factor > 0 ? fmt::format(" ×{}", s.factor) : ""));
   if (s.cls_token) out += " · cls_token";
-  for (const auto& [key, v] : {std::pair{"layout", &s.layout}, {"tensor", &s.tensor}, {"variant", &s.variant}})
+  for (const auto& [key, v] : {std::pair{"layout", &s.layout}, {"tensor", &s.tensor}, {"variant", &s.variant},
+                               {"r1", &s.r1}, {"r2", &s.r2}, {"mrope_section", &s.mrope_section},
+                               {"convention", &s.convention}})
     if (!v->empty()) add(key, *v);
+  // The scheme's other parameters, when given (their defaults go unsaid).
+  const std::pair<const char*, std::string> given[] = {
+      {"kerple_form", s.kerple_form},
+      {"alibi_bias", s.alibi_bias},
+      {"max_bias", fmt::format("{}", s.max_bias)},
+      {"num_buckets", fmt::format("{}", s.num_buckets)},
+      {"max_distance", fmt::format("{}", s.max_distance)},
+      {"bucket_size", fmt::format("{}", s.bucket_size)},
+      {"max_position", fmt::format("{}", s.max_position)},
+      {"max_relative_position", fmt::format("{}", s.max_relative_position)},
+      {"scale_base", fmt::format("{}", s.scale_base)},
+      {"original_max_position_embeddings", fmt::format("{}", s.original_max_position_embeddings)},
+      {"seed", fmt::format("{}", s.seed)},
+      {"sigma", fmt::format("{}", s.sigma)},
+      {"bidirectional", s.bidirectional ? "true" : "false"},
+  };
+  for (const auto& [key, value] : given)
+    if (s.given.count(key)) add(key, value);
   if (s.dtype != DType::kFloat32) add("dtype", std::string(Traits(s.dtype).name));
   return out;
 }
