@@ -509,6 +509,8 @@ Examples:
   pe dot pe.npy --from 0 --cosine --json
   pe dot rope.safetensors --tensor cos --plot rope-cos.png
   pe dot --d-model 128 --max-len 256 --matrix sim.png
+  pe dot rope:head-dim=64,max-len=256 --matrix qk.png      # RoPE: q·k, not cos rows
+  pe dot ours.npy theirs.npy --label ours --label theirs --plot compare.svg
   pe dot rope:head-dim=128,max-len=32768 rope:head-dim=128,max-len=32768,rope-scaling=llama3,factor=8 --plot qk.png
   pe dot rope:head-dim=128,rope-scaling=yarn,factor=4 --view ratio --plot ratio.svg -o ratio.csv
   pe dot --scheme sincos-2d --d-model 64 --grid 14x14 --plot vit.png
