@@ -585,7 +585,9 @@ int RunDot(const DotOptions& o, Console& console) {
       vi.path = in;
       vi.name = BaseName(in);
       s.qk = RopeSourceOf(vi);
-      s.qk_rows = s.qk->context > 0 ? static_cast<std::int64_t>(s.qk->context) : 4096;
+      // inv_freq alone has no context: --max-offset + 1 positions, else 4096.
+      s.qk_rows = s.qk->context > 0 ? static_cast<std::int64_t>(s.qk->context)
+                                    : o.max_offset >= 0 ? o.max_offset + 1 : 4096;
       OpenOptions oo;
       oo.dataset = ListTensorNames(in).front();
       s.table = OpenTable(in, oo);

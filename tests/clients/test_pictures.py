@@ -77,6 +77,14 @@ def test_rope_matrix_is_qk(pe, scratch, check):
     p, q, v = read_matrix(f("file.csv"))
     err = np.abs(v - rope_qk(p, q, d)).max()
     check(err < 1e-4, f"cos+sin file matrix vs numpy: max error {err:g} (θ read back from float32 tables)")
+    # A file with inv_freq alone (float32): --max-offset + 1 positions.
+    np.savez(f("inv.npz"), inv_freq=theta.astype(np.float32))
+    pe("dot", f("inv.npz"), "--matrix", f("inv.csv"), "--max-offset", 99)
+    p, q, v = read_matrix(f("inv.csv"))
+    theta32 = theta.astype(np.float32).astype(np.float64)
+    want = np.cos(np.outer(q - p, theta32)).sum(axis=1) / (d // 2)
+    check(len(v) == 100 * 100 and np.abs(v - want).max() < 1e-12,
+          f"inv_freq file matrix: {len(v)} entries, max error {np.abs(v - want).max():g}")
     # The picture says q·k, with the sum, and the parameters.
     pe("dot", f"rope:head-dim={d},max-len={L}", "--matrix", f("qk.svg"))
     title, sub = title_and_subtitle(f("qk.svg"))
