@@ -711,6 +711,7 @@ int RunDot(const DotOptions& o, Console& console) {
     const bool color = to_stdout ? stdout_tty && console.color() : console.color();
     const std::string text = TermChart(all, o, color);
     if (text.empty()) {
+      // Only q·k matrices: no decay curve to chart.
     } else if (to_stdout) {
       FileSink out(stdout, "standard output");
       out.Write(text.data(), text.size());
