@@ -8,10 +8,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include "core/analysis/decay.h"
+#include "core/analysis/identify_rope.h"
+#include "core/analysis/blocks.h"
+#include "core/analysis/rope_views.h"
+#include "core/plot/view_compute.h"
 #include <pe/error.h>
 
 #include "cli/exit_codes.h"
@@ -39,6 +44,14 @@ struct Series {
   std::unique_ptr<RowSource> table;
   DecayCurve curve;
   AnchorCurve anchor;
+  // A RoPE input drawn by --matrix: its q·k (from its frequencies), not the
+  // dot products of cos rows; `qk_rows` positions.
+  std::optional<RopeSource> qk;
+  std::int64_t qk_rows = 0;
+  bool rope_rows = false;  // a RoPE cos/sin tensor named on purpose: its rows
+  std::string rope_kind;   // "cos" / "sin" when known
+  bool labelled = false;   // `name` is a --label
+  bool is_file = false;
 };
 
 std::string BaseName(const std::string& path) {
@@ -246,7 +259,8 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
     spec.note = o.mean_only ? "line: mean over p" : "line: mean over p · shaded: min–max over p";
   }
   if (all.size() == 1) {
-    spec.subtitle = Parameters(all[0].table->info());
+    const Series& s = all[0];
+    spec.subtitle = (s.labelled ? s.name + ": " : s.is_file ? s.name + " · " : "") + Parameters(s.table->info());
   } else {
     std::int64_t k_max = 0;
     for (const Series& s : all)
@@ -254,6 +268,9 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
                                                    : static_cast<std::int64_t>(s.curve.mean.size()) - 1);
     spec.subtitle = anchor ? fmt::format("{} tables", all.size())
                            : fmt::format("{} tables · offsets 0..{}", all.size(), k_max);
+    // Labelled series: the legend names them, the subtitle says what each is.
+    if (!o.labels.empty())
+      for (const Series& s : all) spec.subtitle += fmt::format(" · {}: {}", s.name, s.source);
   }
   bool has_closed_form = false;
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -300,17 +317,56 @@ void DrawPlot(const std::vector<Series>& all, const DotOptions& o) {
   plot::RenderLineChart(spec, o.plot, "--plot");
 }
 
+// --matrix FILE.csv: the matrix's numbers, long format p,q,value.
+void WriteMatrixCsv(const SimilarityMatrix& m, const std::string& path) {
+  AtomicFile file(path);
+  FileSink file_sink(file.file(), fmt::format("'{}'", path), file.replaces());
+  ByteSink& sink = file_sink;
+  sink.Write("p,q,value\n");
+  const std::size_t n = m.positions.size();
+  std::string buf;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) buf += fmt::format("{},{},{}\n", m.positions[i], m.positions[j], m.values[i * n + j]);
+    if (buf.size() > (1 << 16)) sink.Write(buf), buf.clear();
+  }
+  sink.Write(buf);
+  file_sink.Flush();
+  file.Commit();
+}
+
+bool IsCsvPath(const std::string& path) {
+  return path.size() >= 4 && (path.compare(path.size() - 4, 4, ".csv") == 0 || path.compare(path.size() - 4, 4, ".CSV") == 0);
+}
+
 void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
-  const SimilarityMatrix m = ComputeSimilarityMatrix(*s.table, o.cosine, o.matrix_size);
+  const SimilarityMatrix m = s.qk ? RopeQkMatrix(*s.qk, s.qk_rows, o.matrix_size)
+                                  : ComputeSimilarityMatrix(*s.table, o.cosine, o.matrix_size);
+  if (IsCsvPath(path)) return WriteMatrixCsv(m, path);
   const TableInfo& info = s.table->info();
   plot::HeatmapSpec spec;
-  spec.title = fmt::format("{} between positions", o.cosine ? "Cosine similarity" : "Dot product");
   const auto n = static_cast<std::int64_t>(m.positions.size());
-  spec.subtitle = Parameters(info);
-  if (n < info.rows) spec.subtitle += fmt::format(" · {} of {} positions, evenly spread", n, info.rows);
+  const std::int64_t rows = s.qk ? s.qk_rows : info.rows;
+  if (s.qk) {
+    // Unit vectors: q·k is also their cosine similarity (--cosine changes nothing).
+    spec.title = "RoPE q·k between positions (unit all-ones q and k)";
+    const std::string what = s.source.find('/') != std::string::npos ? BaseName(s.source) : s.source;
+    spec.subtitle = fmt::format("{} · {} pairs (d = {})", what, s.qk->theta.size(), 2 * s.qk->theta.size());
+    if (s.labelled) spec.subtitle = s.name + ": " + spec.subtitle;
+    spec.value_label = "q·k = (1/(d/2))·Σᵢ cos((q − p)·θᵢ)";
+  } else {
+    spec.title = fmt::format("{} between positions", o.cosine ? "Cosine similarity" : "Dot product");
+    spec.subtitle = (s.labelled ? s.name + ": " : "") + Parameters(info);
+    spec.value_label = o.cosine ? "cos(PE(p), PE(q))" : "PE(p) · PE(q)";
+    if (s.rope_rows) {
+      // The rows of one RoPE tensor: say so, it is not what attention sees.
+      const std::string k = s.rope_kind.empty() ? info.name : s.rope_kind;
+      spec.title = fmt::format("{} of RoPE {}-table rows (not q·k)", o.cosine ? "Cosine similarity" : "Dot product", k);
+      spec.value_label = o.cosine ? fmt::format("cos({0}(p), {0}(q))", k) : fmt::format("{0}(p) · {0}(q)", k);
+    }
+  }
+  if (n < rows) spec.subtitle += fmt::format(" · {} of {} positions, evenly spread", n, rows);
   spec.x_label = "position q (row)";
   spec.y_label = "position p (row)";
-  spec.value_label = o.cosine ? "cos(PE(p), PE(q))" : "PE(p) · PE(q)";
   spec.rows = spec.cols = n;
   spec.values = m.values;
   spec.x_first = spec.y_first = static_cast<double>(m.positions.front());
@@ -326,6 +382,28 @@ void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
   plot::RenderHeatmap(spec, path, "--matrix");
 }
 
+// Which tensor of a RoPE set the table `t` alone is ("cos", "sin"), or
+// empty: its metadata names rope/xpos (and the tensor), or (none) its first
+// rows have a RoPE cos or sin table's shape (identify_rope.h, step 1).
+std::string RopeTensorKind(RowSource& t) {
+  const TableInfo& info = t.info();
+  const std::string scheme = MetaText(info.meta, "scheme");
+  if (!scheme.empty()) {
+    if (scheme != "rope" && scheme != "xpos") return "";
+    const std::string tensor = MetaText(info.meta, "tensor");
+    return tensor.empty() ? info.name : tensor;
+  }
+  if (info.rows < 2 || info.cols < 2 || info.cols > 65536) return "";
+  const std::int64_t n = std::min<std::int64_t>(info.rows, std::max<std::int64_t>(3, std::min<std::int64_t>(512, (1 << 22) / info.cols)));
+  std::vector<std::byte> scratch;
+  std::vector<double> head;
+  ReadRowsAsDouble(t, 0, n, &scratch, &head);
+  for (double v : head)
+    if (!std::isfinite(v)) return "";
+  const RopeKind kind = DetectRopeShape(head, n, info.cols, info).kind;
+  return kind == RopeKind::kCos || kind == RopeKind::kSin ? RopeKindName(kind) : "";
+}
+
 std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool color) {
   plot::TermChartSpec spec;
   spec.color = color;
@@ -334,6 +412,7 @@ std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool 
                       : fmt::format("mean {} of positions p and p+k", MeasureLabel(o.cosine));
   spec.x_label = "offset k";
   for (const Series& s : all) {
+    if (s.qk) continue;  // a q·k matrix input has no decay curve
     plot::TermSeries t;
     t.name = EscapeText(s.name);  // a file name: no control bytes on a terminal
     if (anchor) {
@@ -345,8 +424,10 @@ std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool 
     }
     spec.series.push_back(std::move(t));
   }
+  if (spec.series.empty()) return "";
   std::string out = plot::RenderTermChart(spec);
   for (const Series& s : all) {
+    if (s.qk) continue;
     const TableInfo& info = s.table->info();
     out += fmt::format("  {}: {} × {} {}", EscapeText(s.name), info.rows, info.cols, Traits(info.dtype).name);
     const auto& dev = anchor ? s.anchor.deviation
@@ -356,6 +437,23 @@ std::string TermChart(const std::vector<Series>& all, const DotOptions& o, bool 
     out += "\n";
   }
   return out;
+}
+
+// --matrix of a spec: a rope spec with no tensor named is drawn as q·k;
+// xPos (whose q·k also decays by its scale) is refused; a named cos/sin
+// tensor of either draws its rows, said so in the title.
+void MatrixOfSpec(const SchemeSpec& spec, const std::string& text, Series* s) {
+  if (spec.scheme != "rope" && spec.scheme != "xpos") return;
+  if (!spec.tensor.empty()) {
+    s->rope_rows = true;
+    s->rope_kind = spec.tensor;
+    return;
+  }
+  if (spec.scheme == "xpos")
+    ThrowUsage(fmt::format("--matrix of '{}'", text), "draws RoPE q·k; xPos's q·k also decays by its scale and is not drawn",
+               "give tensor=cos (or --tensor cos) to draw the cos rows' dot products");
+  s->qk = BuildInline(text, [&] { return RopeSourceFromSpec(spec, text); });
+  s->qk_rows = spec.max_len;
 }
 
 }  // namespace
@@ -388,8 +486,9 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
   cmd->add_flag("--json", o.json, "Same as --format json");
   cmd->add_option("--plot", o.plot, "Draw the curves into FILE (.png, .svg or .pdf)")->type_name("FILE");
   cmd->add_option("--matrix", o.matrix,
-                  "Draw the position × position similarity heatmap into FILE (.png/.svg/.pdf); "
-                  "give it once per input")
+                  "Draw the position × position similarity heatmap into FILE (.png/.svg/.pdf; .csv: its numbers, "
+                  "p,q,value); give it once per input. A RoPE input (spec, or a file with cos and sin or inv_freq) "
+                  "draws q·k, not the dot products of its cos rows")
       ->type_name("FILE");
   cmd->add_option("--matrix-size", o.matrix_size, "Largest number of positions per heatmap side")
       ->type_name("N")
@@ -412,6 +511,8 @@ Examples:
   pe dot pe.npy --from 0 --cosine --json
   pe dot rope.safetensors --tensor cos --plot rope-cos.png
   pe dot --d-model 128 --max-len 256 --matrix sim.png
+  pe dot rope:head-dim=64,max-len=256 --matrix qk.png      # RoPE: q·k, not cos rows
+  pe dot ours.npy theirs.npy --label ours --label theirs --plot compare.svg
   pe dot rope:head-dim=128,max-len=32768 rope:head-dim=128,max-len=32768,rope-scaling=llama3,factor=8 --plot qk.png
   pe dot rope:head-dim=128,rope-scaling=yarn,factor=4 --view ratio --plot ratio.svg -o ratio.csv
   pe dot --scheme sincos-2d --d-model 64 --grid 14x14 --plot vit.png
@@ -456,7 +557,8 @@ int RunDot(const DotOptions& o, Console& console) {
     plot::ImageFormatFromPath(o.plot, "--plot");
     ParseSize(o.size);
   }
-  for (const auto& m : o.matrix) plot::ImageFormatFromPath(m, "--matrix");
+  for (const auto& m : o.matrix)
+    if (!IsCsvPath(m)) plot::ImageFormatFromPath(m, "--matrix");
 
   // The tensor of multi-tensor files: --tensor or --dataset (one name).
   std::string tensor = o.spec.extra.tensor;
@@ -475,6 +577,23 @@ int RunDot(const DotOptions& o, Console& console) {
     if (inline_spec) {
       s.table = BuildInline(in, [&] { return MakeGenerator(ToSpec(inline_spec->flags)); });
       s.name = in;  // the spec as written: variants side by side stay distinguishable
+      if (!o.matrix.empty()) {
+        const SchemeSpec spec = ToSpec(inline_spec->flags);
+        MatrixOfSpec(spec, in, &s);
+      }
+    } else if (!o.matrix.empty() && tensor.empty() && IsRopeFile(in)) {
+      // A RoPE file: q·k from its frequencies (inv_freq, or cos and sin).
+      ViewInput vi;
+      vi.path = in;
+      vi.name = BaseName(in);
+      s.qk = RopeSourceOf(vi);
+      // inv_freq alone has no context: --max-offset + 1 positions, else 4096.
+      s.qk_rows = s.qk->context > 0 ? static_cast<std::int64_t>(s.qk->context)
+                                    : o.max_offset >= 0 ? o.max_offset + 1 : 4096;
+      OpenOptions oo;
+      oo.dataset = ListTensorNames(in).front();
+      s.table = OpenTable(in, oo);
+      s.name = BaseName(in);
     } else {
       // A file with several tensors and none named is an input error that
       // lists them (OpenTable); one-tensor formats ignore the name.
@@ -484,7 +603,19 @@ int RunDot(const DotOptions& o, Console& console) {
       if (tensor.empty()) oo.dataset = PickDotTensor(in);
       s.table = OpenTable(in, oo);
       s.name = BaseName(in);
+      s.is_file = true;
       if (!tensor.empty() && s.table->info().name == tensor) s.name += "[" + tensor + "]";
+      if (const std::string kind = o.matrix.empty() ? "" : RopeTensorKind(*s.table); !kind.empty()) {
+        if (tensor.empty())
+          ThrowUsage(fmt::format("--matrix '{}'", in),
+                     fmt::format("a RoPE {} table alone is not q·k (the dot products of its rows are not what "
+                                 "attention scores)", kind),
+                     fmt::format("give the sin table too (a file with cos and sin, or inv_freq) or the spec "
+                                 "(rope:head-dim=...) for q·k; or --tensor {} to draw the {} rows' dot products",
+                                 kind, kind));
+        s.rope_rows = true;
+        s.rope_kind = kind;
+      }
     }
     all.push_back(std::move(s));
   }
@@ -499,13 +630,24 @@ int RunDot(const DotOptions& o, Console& console) {
     Series s;
     s.table = MakeGenerator(spec);
     s.name = SpecName(spec);
-    s.source = "generated";
+    s.source = SpecSummary(spec);
+    if (!o.matrix.empty()) MatrixOfSpec(spec, "the --scheme flags", &s);
     all.push_back(std::move(s));
   }
   if (all.empty())
     ThrowUsage("pe dot", "needs an input: a table file, an inline spec, or --d-model and --max-len");
   if (!o.matrix.empty() && o.matrix.size() != all.size())
     ThrowUsage("--matrix", fmt::format("give it once per input ({} inputs, {} --matrix)", all.size(), o.matrix.size()));
+  ApplyLabels(o.labels, all.size(), [&](std::size_t k, const std::string& label) {
+    all[k].name = label;
+    all[k].labelled = true;
+  });
+  // A q·k matrix has no decay curve: its curve is the qk view.
+  for (const Series& s : all)
+    if (s.qk && (to_file || IsStdStream(o.output) || explicit_format || !o.plot.empty() || o.from >= 0))
+      ThrowUsage(fmt::format("--matrix of '{}'", s.source),
+                 "draws RoPE q·k; its curve against distance is the qk view, not the decay of --plot/-o/--from",
+                 fmt::format("pe dot {} --view qk --plot qk.png -o qk.csv", s.source));
   // Two series of the same name get their position appended.
   for (std::size_t i = 0; i < all.size(); ++i)
     for (std::size_t j = i + 1; j < all.size(); ++j)
@@ -518,6 +660,7 @@ int RunDot(const DotOptions& o, Console& console) {
   options.mean_only = o.mean_only;
   options.single_precision = o.fast;
   for (Series& s : all) {
+    if (s.qk) continue;
     if (o.from >= 0) {
       s.anchor = ComputeAnchor(*s.table, o.from, options);
     } else {
@@ -569,7 +712,9 @@ int RunDot(const DotOptions& o, Console& console) {
     const bool to_stdout = !data_to_stdout;
     const bool color = to_stdout ? stdout_tty && console.color() : console.color();
     const std::string text = TermChart(all, o, color);
-    if (to_stdout) {
+    if (text.empty()) {
+      // Only q·k matrices: no decay curve to chart.
+    } else if (to_stdout) {
       FileSink out(stdout, "standard output");
       out.Write(text.data(), text.size());
       out.Flush();

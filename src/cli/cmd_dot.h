@@ -34,6 +34,7 @@ struct DotOptions {
   // Views and plot controls (cli/dot_views.h).
   std::string view;                 ///< --view; empty = by scheme
   std::string title;
+  std::vector<std::string> labels;  ///< --label, one per input
   bool log_x = false, log_y = false, linear_y = false;
   std::string xlim, ylim;           ///< "LO,HI"
   double vmin = std::numeric_limits<double>::quiet_NaN();

@@ -167,8 +167,13 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   cmd->add_option("--heatmap", o.heatmap, "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
       ->type_name("FILE");
   cmd->add_option("--group", o.heatmap_group,
-                  "--heatmap columns: none, or sincos (even columns, then odd: an interleaved sinusoid as two blocks)")
-      ->type_name("HOW");
+                  "--heatmap columns: auto (sincos for an interleaved sinusoid, by its metadata or identification; "
+                  "else none), none (as stored), or sincos (even columns, then odd: sin block, cos block)")
+      ->type_name("HOW")
+      ->capture_default_str();
+  cmd->add_option("--cmap", o.heatmap_cmap,
+                  "--heatmap colour map: viridis, magma, cividis, RdBu, RdBu_r (default RdBu_r, centred on 0)")
+      ->type_name("NAME");
   cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
 (interleaved / concatenated), frequency denominator (d or d/2-1), base, first
 position, zeroed padding rows and precision (exact, float16, bfloat16, float32
@@ -194,7 +199,7 @@ Examples:
   pe inspect model.pt --dataset model.layers.0.self_attn.rotary_emb.inv_freq   # torch.save checkpoint
   pe inspect model.onnx --dataset cos_cache  # an ONNX initializer (no --dataset: lists them)
   pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
-  pe inspect pe.h5 --heatmap table.png --group sincos   # sin columns, then cos columns
+  pe inspect pe.h5 --heatmap table.png --group none     # columns as stored (interleaved sin/cos)
 )");
   cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/cmd_model.h)
   return cmd;
@@ -276,6 +281,30 @@ int RunInspect(const InspectOptions& o, Console& console) {
 
 namespace {
 
+// --heatmap: the table as a picture. --group auto draws an interleaved
+// sinusoid (its metadata's scheme and layout, or what identification found)
+// as its sin block, then its cos block: stored as is, neighbouring columns
+// alternate sin/cos and the picture is a barcode that hides the waves.
+void DrawTableHeatmap(RowSource& src, const InspectOptions& o, const std::optional<Identification>& id) {
+  const TableInfo& info = src.info();
+  bool group = o.heatmap_group == "sincos";
+  if (o.heatmap_group == "auto") {
+    const std::string scheme = MetaText(info.meta, "scheme"), layout = MetaText(info.meta, "layout");
+    const bool sinusoid = scheme == "sinusoidal" || scheme == "tensor2tensor" || scheme == "fairseq" ||
+                          scheme == "marian" || scheme == "sin-only";
+    group = sinusoid ? layout == "interleaved" || (layout.empty() && scheme == "sinusoidal")
+                     : scheme.empty() && id && id->matched && id->variant.layout == SinusoidLayout::kInterleaved;
+  }
+  const auto slash = o.file.find_last_of('/');
+  plot::HeatmapSpec map =
+      plot::TableHeatmap(src, "Table " + (slash == std::string::npos ? o.file : o.file.substr(slash + 1)), 600, 700, group);
+  if (!o.heatmap_cmap.empty()) {
+    map.map = plot::ParseColorMap(o.heatmap_cmap, "--cmap");
+    map.symmetric = plot::IsDiverging(map.map);  // a sequential map spans the data's own range
+  }
+  plot::RenderHeatmap(map, o.heatmap, "--heatmap");
+}
+
 int RunInspectOne(const InspectOptions& o, Console& console) {
   RequireExists(o.open_path.empty() ? o.file : o.open_path, o.format);
   // A model folder or model file: its positional-encoding plan (cli/cmd_model.h).
@@ -289,8 +318,13 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;
   if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
-  if (o.heatmap_group != "none" && o.heatmap_group != "sincos")
-    ThrowUsage(fmt::format("--group '{}'", o.heatmap_group), "expected none or sincos");
+  if (o.heatmap_group != "auto" && o.heatmap_group != "none" && o.heatmap_group != "sincos")
+    ThrowUsage(fmt::format("--group '{}'", o.heatmap_group), "expected auto, none or sincos");
+  if (o.heatmap_group != "auto" && o.heatmap.empty()) ThrowUsage("--group", "orders the columns of --heatmap; give --heatmap FILE");
+  if (!o.heatmap_cmap.empty()) {
+    if (o.heatmap.empty()) ThrowUsage("--cmap", "colours --heatmap; give --heatmap FILE");
+    plot::ParseColorMap(o.heatmap_cmap, "--cmap");
+  }
   const std::string& path = o.open_path.empty() ? o.file : o.open_path;
   std::unique_ptr<RowSource> src;
   try {
@@ -299,13 +333,6 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
     RethrowIfModelConfig(path, e);
   }
   const TableInfo& info = src->info();
-  if (!o.heatmap.empty()) {
-    const auto slash = o.file.find_last_of('/');
-    plot::HeatmapSpec map = plot::TableHeatmap(
-        *src, "Table " + (slash == std::string::npos ? o.file : o.file.substr(slash + 1)), 600, 700,
-        o.heatmap_group == "sincos");
-    plot::RenderHeatmap(map, o.heatmap, "--heatmap");
-  }
   std::string format_name = "?";
   if (oo.format) format_name = std::string(Traits(*oo.format).name);
   else if (auto f = FormatFromExtension(o.file)) format_name = std::string(Traits(*f).name);
@@ -348,6 +375,7 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
     id = reading->sinusoid;
     rope = reading->rope;
   }
+  if (!o.heatmap.empty()) DrawTableHeatmap(*src, o, id);
   const std::int64_t start = [&]() -> std::int64_t {
     if (const MetaValue* s = info.meta.Find("start"))
       if (const auto* v = std::get_if<std::int64_t>(s)) return *v;

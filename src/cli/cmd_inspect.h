@@ -27,7 +27,8 @@ struct InspectOptions {
   bool identify = false;     ///< --identify: even when the metadata names a scheme
   bool no_identify = false;  ///< --no-identify
   std::string heatmap;        ///< --heatmap FILE: draw the table (core/plot/heatmap.h)
-  std::string heatmap_group = "none";  ///< --group none|sincos: heatmap column order
+  std::string heatmap_group = "auto";  ///< --group auto|none|sincos: heatmap column order
+  std::string heatmap_cmap;            ///< --cmap: heatmap colour map (default RdBu_r)
   std::string pair;           ///< --pair FILE: the other tensor (sin or cos) of a RoPE cos+sin pair
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include "cli/inline_spec.h"
@@ -38,11 +39,12 @@ std::vector<ViewInput> Inputs(const DotOptions& o) {
     CheckSchemeFlags(o.spec, o.spec.scheme, {"--tensor"});
     ViewInput i;
     i.spec = ToSpec(o.spec);
-    i.name = fmt::format("{} (flags)", i.spec->scheme);
+    i.name = i.params = SpecSummary(*i.spec);  // the flags' parameters, not "(flags)"
     i.from_flags = true;
     all.push_back(std::move(i));
   }
   if (all.empty()) ThrowUsage("pe dot", "needs an input: a table file, an inline spec, or --scheme flags");
+  ApplyLabels(o.labels, all.size(), [&](std::size_t k, const std::string& label) { all[k].name = label; });
   return all;
 }
 
@@ -56,6 +58,18 @@ std::pair<double, double> ParseLimits(const std::string& text, const char* flag)
 }
 
 }  // namespace
+
+void ApplyLabels(const std::vector<std::string>& labels, std::size_t inputs,
+                 const std::function<void(std::size_t, const std::string&)>& set) {
+  if (labels.empty()) return;
+  if (labels.size() != inputs)
+    ThrowUsage("--label", fmt::format("give it once per input, in input order ({} inputs, {} --label)", inputs,
+                                      labels.size()));
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    if (labels[k].empty()) ThrowUsage("--label", fmt::format("label {} is empty", k + 1));
+    set(k, labels[k]);
+  }
+}
 
 std::pair<int, int> ParseSize(const std::string& text) {
   if (text.empty()) return {960, 600};
@@ -118,6 +132,12 @@ void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
       ->type_name("VIEW")
       ->group(g);
   cmd.add_option("--title", o.title, "Plot title")->type_name("TEXT")->group(g);
+  cmd.add_option("--label", o.labels,
+                 "Name of a series in legends and the CSV/JSON 'series' (once per input, in input order; the "
+                 "subtitle keeps its parameters)")
+      ->type_name("TEXT")
+      ->allow_extra_args(false)
+      ->group(g);
   cmd.add_flag("--log-x", o.log_x, "Logarithmic x axis")->group(g);
   cmd.add_flag("--log-y", o.log_y, "Logarithmic y axis")->group(g);
   cmd.add_flag("--linear-y", o.linear_y, "Linear y axis (views that default to a log y axis)")->group(g);

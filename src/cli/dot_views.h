@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -26,6 +27,11 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console);
 /// --size WxH (each 200..10000, height from 150); empty: 960x600. Throws
 /// pe::Error (usage).
 std::pair<int, int> ParseSize(const std::string& text);
+
+/// --label: one per input, in input order, none empty; calls `set(k, label)`
+/// for input k. Throws pe::Error (usage) naming --label otherwise.
+void ApplyLabels(const std::vector<std::string>& labels, std::size_t inputs,
+                 const std::function<void(std::size_t, const std::string&)>& set);
 
 /// The plot flags shared by every view and the decay curve.
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o);

@@ -406,10 +406,12 @@ def test_dot_views_against_peers(pe_bin, scratch, check):
         return int((np.abs(np.diff(row, axis=0)).max(axis=1) > 60).sum())
 
 
-    pe("inspect", f("inter.npy"), "--heatmap", f("bar.png"))
+    pe("inspect", f("inter.npy"), "--heatmap", f("bar.png"), "--group", "none")
     pe("inspect", f("inter.npy"), "--heatmap", f("grouped.png"), "--group", "sincos")
-    tb, tg = transitions(f("bar.png")), transitions(f("grouped.png"))
+    pe("inspect", f("inter.npy"), "--heatmap", f("auto.png"))  # identified as an interleaved sinusoid
+    tb, tg, ta = transitions(f("bar.png")), transitions(f("grouped.png")), transitions(f("auto.png"))
     check(tg * 4 < tb, f"--group sincos: {tg} colour jumps along a row, interleaved {tb} (a barcode)")
+    check(ta == tg, f"default --group auto on an identified interleaved sinusoid: {ta} jumps, sincos {tg}")
     r = pe("inspect", f("inter.npy"), "--heatmap", f("g.png"), "--group", "zigzag", ok=False)
     check(r.returncode == 2 and "--group 'zigzag'" in r.stderr, f"--group refusal: {r.stderr!r}")
 

@@ -144,6 +144,28 @@ ViewData RopeDecayView(const std::vector<RopeSource>& sources, std::int64_t max_
   return v;
 }
 
+SimilarityMatrix RopeQkMatrix(const RopeSource& s, std::int64_t rows, std::int64_t max_side) {
+  if (rows < 1 || s.theta.empty()) ThrowInput(fmt::format("'{}'", s.name), "no positions or no frequencies");
+  SimilarityMatrix m;
+  const std::int64_t n = std::min(rows, std::max<std::int64_t>(1, max_side));
+  for (std::int64_t i = 0; i < n; ++i)
+    m.positions.push_back(n == 1 ? 0 : (i * (rows - 1) + (n - 1) / 2) / (n - 1));
+  // q·k depends on q − p only: one value per distinct difference.
+  const double pairs = static_cast<double>(s.theta.size());
+  auto qk = [&](double k) {
+    double sum = 0;
+    for (double t : s.theta) sum += std::cos(k * t);
+    return sum / pairs;
+  };
+  m.values.resize(static_cast<std::size_t>(n * n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = i; j < n; ++j) {
+      const double v = qk(static_cast<double>(m.positions[j] - m.positions[i]));
+      m.values[i * n + j] = m.values[j * n + i] = v;
+    }
+  return m;
+}
+
 ViewData RopeSpectrumView(const std::vector<RopeSource>& sources) {
   ViewData v;
   v.kind = ViewKind::kSpectrum;

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/decay.h"
 #include "core/analysis/view_data.h"
 #include "core/schemes/registry.h"
 #include "core/base/table.h"
@@ -55,6 +56,14 @@ RopeSource RopeSourceFromTables(const DenseTable* inv_freq, const DenseTable* co
 std::vector<double> OffsetGrid(std::int64_t max_k, std::int64_t points = 20000);
 
 ViewData RopeDecayView(const std::vector<RopeSource>& sources, std::int64_t max_k, bool qk, bool bound);
+
+/// The q·k matrix of `rows` positions (`pe dot --matrix` of a RoPE input):
+/// for unit all-ones q and k rotated to positions p and q, q·k =
+/// (1/(d/2))·Σᵢ cos((q − p)·θᵢ) (each pair (1, 1)/√d contributes
+/// (2/d)·cos of its angle difference); the attention factor is left out, as
+/// in the qk view. At most `max_side` positions a side, spread evenly as
+/// ComputeSimilarityMatrix spreads them.
+SimilarityMatrix RopeQkMatrix(const RopeSource& source, std::int64_t rows, std::int64_t max_side);
 ViewData RopeSpectrumView(const std::vector<RopeSource>& sources);
 /// Throws pe::Error (usage) when a source has no unscaled frequencies (a file).
 ViewData RopeRatioView(const std::vector<RopeSource>& sources);

@@ -37,14 +37,14 @@ ViewData ToCore(const View& v) {
   return d;
 }
 
-// The recipe as the --scheme flags would give it: a series named
-// "<scheme> (flags)", the file's recipe for the precision view.
+// The recipe as the --scheme flags would give it: a series named by its
+// parameters (as the CLI names it), the file's recipe for the precision view.
 ViewInput RecipeInput(const Spec& recipe) {
   SchemeSpec s;
   s.scheme = std::string(FindScheme(recipe.scheme).name);
   for (const auto& [k, v] : recipe.params) SetSpecParam(s, k, v);
   ViewInput i;
-  i.name = fmt::format("{} (flags)", s.scheme);
+  i.name = i.params = SpecSummary(s);
   i.spec = std::move(s);
   i.from_flags = true;
   return i;

@@ -113,14 +113,17 @@ std::string AxisLabel(double v, double step, bool log) {
 
 }  // namespace
 
-void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const std::string& flag) {
-  Canvas canvas(path, flag, spec_in.width, spec_in.height);
-  cairo_t* cr = canvas.cr();
-  ChartSpec spec = spec_in;
-  for (auto& s : spec.series) s = ToAxisSpace(s, spec.log_x, spec.log_y);
-  auto axis = [](double v, bool lg) { return lg ? (v > 0 ? std::log10(v) : std::nan("")) : v; };
+namespace {
 
-  // Data ranges over every series and band.
+double Axis(double v, bool lg) { return lg ? (v > 0 ? std::log10(v) : std::nan("")) : v; }
+
+// The drawn data range (axis space): every series, band and y marker,
+// padded so the extremes stand clear of the frame, then the user's limits.
+struct Ranges {
+  double x_lo, x_hi, y_lo, y_hi;
+};
+
+Ranges DataRanges(const ChartSpec& spec) {
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
   double y_lo = x_lo, y_hi = -x_lo;
   for (const auto& s : spec.series) {
@@ -130,7 +133,7 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     for (double v : s.band_hi) y_hi = std::max(y_hi, v);
   }
   for (const auto& [my, text] : spec.y_markers) {  // a marker line stays in view
-    const double v = axis(my, spec.log_y);
+    const double v = Axis(my, spec.log_y);
     if (std::isfinite(v)) y_lo = std::min(y_lo, v), y_hi = std::max(y_hi, v);
   }
   if (!std::isfinite(x_lo)) x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
@@ -145,124 +148,149 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
   // the frame; limits given by the user are taken as they are.
   const double x_pad = (x_hi - x_lo) * 0.02, y_pad = (y_hi - y_lo) * 0.04;
   x_lo -= x_pad, x_hi += x_pad, y_lo -= y_pad, y_hi += y_pad;
-  if (!std::isnan(spec.x_min)) x_lo = axis(spec.x_min, spec.log_x);
-  if (!std::isnan(spec.x_max)) x_hi = axis(spec.x_max, spec.log_x);
-  if (!std::isnan(spec.y_min)) y_lo = axis(spec.y_min, spec.log_y);
-  if (!std::isnan(spec.y_max)) y_hi = axis(spec.y_max, spec.log_y);
+  if (!std::isnan(spec.x_min)) x_lo = Axis(spec.x_min, spec.log_x);
+  if (!std::isnan(spec.x_max)) x_hi = Axis(spec.x_max, spec.log_x);
+  if (!std::isnan(spec.y_min)) y_lo = Axis(spec.y_min, spec.log_y);
+  if (!std::isnan(spec.y_max)) y_hi = Axis(spec.y_max, spec.log_y);
   if (!(x_hi > x_lo)) x_hi = x_lo + 1;
   if (!(y_hi > y_lo)) y_hi = y_lo + 1;
+  return {x_lo, x_hi, y_lo, y_hi};
+}
 
-  // Layout: room for the title lines, y tick labels and axis labels.
-  SetFont(cr, 12);
-  const std::vector<double> y_ticks = spec.log_y ? LogTicks(y_lo, y_hi, 7) : NiceTicks(y_lo, y_hi, 7);
-  const double y_step = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
-  double label_w = 0;
-  for (double t : y_ticks) label_w = std::max(label_w, TextWidth(cr, AxisLabel(t, y_step, spec.log_y)));
-  const double top = spec.subtitle.empty() ? 52 : 70;
-  Box plot{28 + label_w + 18, top, spec.width - 28.0, spec.height - 62.0};
-
-  // The legend's size, then its place: a corner of the plot where it hides
-  // no drawn point, else outside on the right (the plot narrows).
+// The legend: its entries, text size, box and place. Entries sit in
+// `columns` columns of `col_w` (more than one only under the plot).
+struct Legend {
+  bool shown = false;
   std::vector<ChartSeries*> entries;
-  for (auto& s : spec.series)
-    if (!s.name.empty()) entries.push_back(&s);
-  const bool legend = entries.size() > 1 || !spec.note.empty();
-  // Legend text shrinks (down to 6 pt) until the box fits the picture's width.
-  double legend_font = 12;
-  double row_h = 19;
-  double box_w = 0, box_h = 0;
-  if (legend) {
-    SetFont(cr, 12);
-    double w = 0;
-    for (const auto* s : entries) w = std::max(w, TextWidth(cr, s->name));
-    SetFont(cr, 11);
-    double note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
-    const double room = spec.width - 16.0;
-    const double need = std::max(w + 44, note_w + 16);
-    if (need > room) legend_font = std::max(6.0, 12 * (room - 44) / std::max(w, note_w * 12 / 11) * 0.98);
-    // Still too wide at the smallest size: names and note end in "…".
-    auto shorten = [&](std::string& text, double size, double max_w) {
-      SetFont(cr, size);
-      if (TextWidth(cr, text) <= max_w) return;
-      while (!text.empty() && TextWidth(cr, text + "…") > max_w) {
-        text.pop_back();
-        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-      }
-      text += "…";
-    };
-    w = 0;
-    for (auto* s : entries) {
-      shorten(s->name, legend_font, room - 44);
-      SetFont(cr, legend_font);
-      w = std::max(w, TextWidth(cr, s->name) * 12 / legend_font);
-    }
-    shorten(spec.note, legend_font * 11 / 12, room - 16);
-    SetFont(cr, legend_font * 11 / 12);
-    note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note) * 12 / legend_font;
-    row_h = legend_font * 1.6;
-    box_w = std::max(w * legend_font / 12 + 44, note_w * legend_font / 12 + 16);
-    box_h = entries.size() * row_h + (spec.note.empty() ? 0 : legend_font * 1.4) + 10;
+  double font = 12, row_h = 19;
+  double entry_w = 0;  // widest entry: line sample and name
+  double note_w = 0;
+  int columns = 1;
+  double box_w = 0, box_h = 0, bx = 0, by = 0;
+  void Layout(int cols) {
+    columns = std::max(1, cols);
+    const std::size_t rows = (entries.size() + columns - 1) / columns;
+    box_w = std::max(columns * entry_w + (columns - 1) * 12.0, note_w + 16);
+    box_h = static_cast<double>(rows) * row_h + (note_w > 0 ? font * 1.4 : 0) + 10;
   }
+};
+
+// Ends `text` in "…" until it is at most `max_w` wide at `size`.
+void Shorten(cairo_t* cr, std::string& text, double size, double max_w) {
+  SetFont(cr, size);
+  if (TextWidth(cr, text) <= max_w) return;
+  while (!text.empty() && TextWidth(cr, text + "…") > max_w) {
+    text.pop_back();
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+  }
+  text += "…";
+}
+
+// The legend's size (one column): its text shrinks (down to 6 pt) until
+// the box fits the picture's width; still too wide, names end in "…".
+Legend MeasureLegend(cairo_t* cr, ChartSpec& spec) {
+  Legend g;
+  for (auto& s : spec.series)
+    if (!s.name.empty()) g.entries.push_back(&s);
+  g.shown = g.entries.size() > 1 || !spec.note.empty();
+  if (!g.shown) return g;
+  SetFont(cr, 12);
+  double w = 0;
+  for (const auto* s : g.entries) w = std::max(w, TextWidth(cr, s->name));
+  SetFont(cr, 11);
+  double note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
+  const double room = spec.width - 16.0;
+  const double need = std::max(w + 44, note_w + 16);
+  if (need > room) g.font = std::max(6.0, 12 * (room - 44) / std::max(w, note_w * 12 / 11) * 0.98);
+  w = 0;
+  for (auto* s : g.entries) {
+    Shorten(cr, s->name, g.font, room - 44);
+    SetFont(cr, g.font);
+    w = std::max(w, TextWidth(cr, s->name));
+  }
+  Shorten(cr, spec.note, g.font * 11 / 12, room - 16);
+  SetFont(cr, g.font * 11 / 12);
+  g.note_w = spec.note.empty() ? 0 : TextWidth(cr, spec.note);
+  g.row_h = g.font * 1.6;
+  g.entry_w = w + 44;
+  g.Layout(1);
+  return g;
+}
+
+// How many 2-px samples of the drawn data fall inside the box at (cx, cy).
+long HiddenPoints(const std::vector<Envelope>& envs, const Scale& sx, const Scale& sy, const Box& plot,
+                  const Legend& g, double cx, double cy) {
+  long hidden = 0;
+  auto count = [&](double px, double py) {
+    hidden += px >= cx - 4 && px <= cx + g.box_w + 4 && py >= cy - 4 && py <= cy + g.box_h + 4;
+  };
+  for (const Envelope& e : envs) {
+    for (std::size_t j = 0; j < e.x.size(); ++j) {
+      const double px = sx(e.x[j]);
+      if (px < plot.left || px > plot.right) continue;
+      // The segment to the next point counts too (a line crossing the box).
+      const double ny_lo = j + 1 < e.x.size() ? std::min(e.y_lo[j + 1], e.y_lo[j]) : e.y_lo[j];
+      const double ny_hi = j + 1 < e.x.size() ? std::max(e.y_hi[j + 1], e.y_hi[j]) : e.y_hi[j];
+      const double top_px = std::max(plot.top, std::min(sy(ny_hi), plot.bottom));
+      const double bot_px = std::max(plot.top, std::min(sy(ny_lo), plot.bottom));
+      for (double v = top_px; v <= bot_px + 0.5; v += 2) count(px, v);
+      if (!e.band_lo.empty())
+        for (double v = sy(e.band_hi[j]); v <= sy(e.band_lo[j]) + 0.5; v += 2) count(px, v);
+    }
+  }
+  return hidden;
+}
+
+// The legend's place: the corner of the plot where it hides no drawn
+// point; else under the plot (in as many columns as the width holds) when
+// a box on the right would take more than a quarter of the width or the
+// room below is enough, so long names never squeeze the plot; else right
+// of the plot; else the corner that hides least. `plot` shrinks to make
+// room outside.
+void PlaceLegend(const ChartSpec& spec, const Ranges& r, Legend& g, Box& plot) {
   auto scales = [&](const Box& b) {
-    return std::make_pair(Scale{x_lo, x_hi, b.left, b.right}, Scale{y_lo, y_hi, b.bottom, b.top});
+    return std::make_pair(Scale{r.x_lo, r.x_hi, b.left, b.right}, Scale{r.y_lo, r.y_hi, b.bottom, b.top});
   };
   auto [sx, sy] = scales(plot);
   std::vector<Envelope> envs;
   for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
-  double bx = 0, by = 0;
-  if (legend) {
-    long best = -1;
-    const double xs[] = {std::max(4.0, plot.right - box_w - 10), std::max(4.0, std::min(plot.left + 10, spec.width - box_w - 4))};
-    const double ys[] = {plot.top + 10, plot.bottom - box_h - 10};
-    for (double cy : ys) {
-      for (double cx : xs) {
-        long hidden = 0;
-        auto count = [&](double px, double py) {
-          hidden += px >= cx - 4 && px <= cx + box_w + 4 && py >= cy - 4 && py <= cy + box_h + 4;
-        };
-        for (const Envelope& e : envs) {
-          for (std::size_t j = 0; j < e.x.size(); ++j) {
-            const double px = sx(e.x[j]);
-            if (px < plot.left || px > plot.right) continue;
-            // The segment to the next point counts too (a line crossing the box).
-            const double ny_lo = j + 1 < e.x.size() ? std::min(e.y_lo[j + 1], e.y_lo[j]) : e.y_lo[j];
-            const double ny_hi = j + 1 < e.x.size() ? std::max(e.y_hi[j + 1], e.y_hi[j]) : e.y_hi[j];
-            const double top_px = std::max(plot.top, std::min(sy(ny_hi), plot.bottom));
-            const double bot_px = std::max(plot.top, std::min(sy(ny_lo), plot.bottom));
-            for (double v = top_px; v <= bot_px + 0.5; v += 2) count(px, v);
-            if (!e.band_lo.empty())
-              for (double v = sy(e.band_hi[j]); v <= sy(e.band_lo[j]) + 0.5; v += 2) count(px, v);
-          }
-        }
-        if (best < 0 || hidden < best) {
-          best = hidden;
-          bx = cx;
-          by = cy;
-        }
-      }
+  long best = -1;
+  const double xs[] = {std::max(4.0, plot.right - g.box_w - 10),
+                       std::max(4.0, std::min(plot.left + 10, spec.width - g.box_w - 4))};
+  const double ys[] = {plot.top + 10, plot.bottom - g.box_h - 10};
+  for (double cy : ys)
+    for (double cx : xs) {
+      const long hidden = HiddenPoints(envs, sx, sy, plot, g, cx, cy);
+      if (best < 0 || hidden < best) best = hidden, g.bx = cx, g.by = cy;
     }
-    if (best > 0) {
-      if (spec.width - box_w - 40 > plot.left + std::max(120.0, spec.width * 0.45)) {  // right of the plot
-        plot.right = spec.width - box_w - 40;
-        bx = plot.right + 14;
-        by = plot.top;
-      } else if (plot.bottom - box_h - 8 >= plot.top + 60) {  // under the x axis label
-        plot.bottom = plot.bottom - box_h - 8;
-        bx = std::max(4.0, (spec.width - box_w) / 2);
-        by = plot.bottom + 52;
-      }  // else no room outside: the corner that hides least
-      std::tie(sx, sy) = scales(plot);
-      envs.clear();
-      for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
-    }
-  }
+  if (best == 0) return;
+  // Under the plot: columns side by side, as many as the width holds.
+  const int fit = static_cast<int>((spec.width - 16.0 + 12) / (g.entry_w + 12));
+  const int cols = std::clamp(fit, 1, static_cast<int>(std::max<std::size_t>(1, g.entries.size())));
+  Legend below = g;
+  below.Layout(cols);
+  const bool below_fits = plot.bottom - below.box_h - 8 >= plot.top + std::max(60.0, plot.h() * 0.55);
+  const bool right_fits = spec.width - g.box_w - 40 > plot.left + std::max(120.0, spec.width * 0.45);
+  const bool right_small = g.box_w + 40 <= spec.width * 0.25;
+  if (below_fits && !(right_small && right_fits)) {
+    g = below;
+    plot.bottom = plot.bottom - g.box_h - 8;
+    g.bx = std::max(4.0, (spec.width - g.box_w) / 2);
+    g.by = plot.bottom + 52;
+  } else if (right_fits) {
+    plot.right = spec.width - g.box_w - 40;
+    g.bx = plot.right + 14;
+    g.by = plot.top;
+  }  // else no room outside: the corner that hides least
+}
 
-  // x ticks: as many as fit with their labels apart (12 px at least).
+// x ticks: as many as fit with their labels apart (12 px at least).
+std::vector<double> XTicks(cairo_t* cr, const ChartSpec& spec, const Ranges& r, const Box& plot, const Scale& sx) {
   SetFont(cr, 12);
   std::vector<double> x_ticks;
   for (int target = std::max(3, static_cast<int>(plot.w() / 110)); target >= 1; --target) {
-    x_ticks = spec.log_x ? LogTicks(x_lo, x_hi, target) : NiceTicks(x_lo, x_hi, target);
+    x_ticks = spec.log_x ? LogTicks(r.x_lo, r.x_hi, target) : NiceTicks(r.x_lo, r.x_hi, target);
     const double step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
     double widest = 0;
     for (double t : x_ticks) widest = std::max(widest, TextWidth(cr, AxisLabel(t, step, spec.log_x)));
@@ -272,9 +300,13 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
       if (std::abs(sx(x_ticks[1]) - sx(x_ticks[0])) < widest + 12) x_ticks.resize(1);
     }
   }
-  const double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
+  return x_ticks;
+}
 
-  // Title and subtitle.
+// Title, subtitle, the shaded region beyond the training length, the grid
+// and the tick labels: everything under the data.
+void DrawBackground(cairo_t* cr, const ChartSpec& spec, const Box& plot, const Scale& sx,
+                    const Scale& sy, const std::vector<double>& x_ticks, const std::vector<double>& y_ticks) {
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   FitFont(cr, spec.title, 17, spec.width - 16.0, true);
   DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
@@ -283,10 +315,8 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
   }
-
-  // The region beyond the training length, under everything else.
   if (!std::isnan(spec.shade_from)) {
-    const double from = axis(spec.shade_from, spec.log_x);
+    const double from = Axis(spec.shade_from, spec.log_x);
     const double x0 = std::isnan(from) ? plot.left : std::clamp(sx(from), plot.left, plot.right);
     if (x0 < plot.right) {
       cairo_rectangle(cr, x0, plot.top, plot.right - x0, plot.h());
@@ -294,8 +324,8 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
       cairo_fill(cr);
     }
   }
-
-  // Grid and ticks.
+  const double y_step = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
+  const double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1;
   cairo_set_line_width(cr, 1);
   SetFont(cr, 12);
   for (double t : y_ticks) {
@@ -320,8 +350,12 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     cairo_stroke(cr);
     DrawText(cr, x, plot.bottom + 20, AxisLabel(t, x_step, spec.log_x), Align::kCenter);
   }
+}
 
-  // Data, clipped to the plot box: bands first, then lines on top.
+// The data, clipped to the plot box: bands first, then lines on top (the
+// "under" halos before the others).
+void DrawData(cairo_t* cr, const ChartSpec& spec, const std::vector<Envelope>& envs, const Box& plot,
+              const Scale& sx, const Scale& sy) {
   cairo_save(cr);
   cairo_rectangle(cr, plot.left, plot.top, plot.w(), plot.h());
   cairo_clip(cr);
@@ -364,12 +398,16 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
   }
   cairo_set_dash(cr, nullptr, 0, 0);
   cairo_restore(cr);
+}
 
-  // Frame and axis labels.
+// The frame, the axis labels, the marker lines with their labels and the
+// label of the shaded region.
+void DrawFrameAndMarkers(cairo_t* cr, const ChartSpec& spec, const Ranges& r, const Box& plot, const Scale& sx,
+                         const Scale& sy) {
   cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
   cairo_set_line_width(cr, 1);
-  cairo_rectangle(cr, std::round(plot.left) + 0.5, std::round(plot.top) + 0.5,
-                  std::round(plot.w()), std::round(plot.h()));
+  cairo_rectangle(cr, std::round(plot.left) + 0.5, std::round(plot.top) + 0.5, std::round(plot.w()),
+                  std::round(plot.h()));
   cairo_stroke(cr);
   SetFont(cr, 13.5);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
@@ -378,12 +416,11 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
   FitFont(cr, spec.y_label, 13.5, plot.h());
   DrawTextVertical(cr, 18, (plot.top + plot.bottom) / 2, spec.y_label);
 
-  // Markers (L_orig, ...): a dashed line and its label at the top.
-  for (const auto& [mx, text] : spec.markers) {
-    const double v = axis(mx, spec.log_x);
-    if (std::isnan(v) || v < x_lo || v > x_hi) continue;
+  const double dashes[] = {4, 3};
+  for (const auto& [mx, text] : spec.markers) {  // a dashed line and its label at the top
+    const double v = Axis(mx, spec.log_x);
+    if (std::isnan(v) || v < r.x_lo || v > r.x_hi) continue;
     const double x = std::round(sx(v)) + 0.5;
-    const double dashes[] = {4, 3};
     cairo_set_dash(cr, dashes, 2, 0);
     cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
     cairo_move_to(cr, x, plot.top);
@@ -399,10 +436,9 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
       DrawText(cr, right ? x + 4 : x - 4, plot.top + 14, text, right ? Align::kLeft : Align::kRight);
   }
   for (const auto& [my, text] : spec.y_markers) {
-    const double v = axis(my, spec.log_y);
-    if (std::isnan(v) || v < y_lo || v > y_hi) continue;
+    const double v = Axis(my, spec.log_y);
+    if (std::isnan(v) || v < r.y_lo || v > r.y_hi) continue;
     const double y = std::round(sy(v)) + 0.5;
-    const double dashes[] = {4, 3};
     cairo_set_dash(cr, dashes, 2, 0);
     cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
     cairo_move_to(cr, plot.left, y);
@@ -414,8 +450,8 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
     DrawText(cr, plot.left + 6, above ? y - 5 : y + 14, text, Align::kLeft);
   }
   if (!std::isnan(spec.shade_from) && !spec.shade_label.empty()) {
-    const double from = axis(spec.shade_from, spec.log_x);
-    if (!std::isnan(from) && from < x_hi) {
+    const double from = Axis(spec.shade_from, spec.log_x);
+    if (!std::isnan(from) && from < r.x_hi) {
       const double x0 = std::max(sx(from), plot.left);
       cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
       const double right = plot.right - x0 - 8, left = x0 - plot.left - 8;
@@ -425,40 +461,74 @@ void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const st
       }
     }
   }
+}
 
-  // Legend on a white box, where it was placed above.
-  if (legend) {
-    cairo_rectangle(cr, bx, by, box_w, box_h);
-    cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
-    cairo_fill_preserve(cr);
-    cairo_set_source_rgb(cr, 0.8, 0.8, 0.8);
+// The legend on a white box, where PlaceLegend put it; entries fill its
+// columns row by row.
+void DrawLegend(cairo_t* cr, const ChartSpec& spec, const Legend& g) {
+  cairo_rectangle(cr, g.bx, g.by, g.box_w, g.box_h);
+  cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
+  cairo_fill_preserve(cr);
+  cairo_set_source_rgb(cr, 0.8, 0.8, 0.8);
+  cairo_stroke(cr);
+  SetFont(cr, g.font);
+  double y = g.by + 5 + g.row_h / 2;
+  for (std::size_t i = 0; i < g.entries.size(); ++i) {
+    const ChartSeries* s = g.entries[i];
+    const int col = static_cast<int>(i % static_cast<std::size_t>(g.columns));
+    const double x = g.bx + col * (g.entry_w + 12);
+    if (!s->band_lo.empty()) {
+      cairo_rectangle(cr, x + 8, y - 6, 24, 12);
+      SetColor(cr, s->color, 0.2);
+      cairo_fill(cr);
+    }
+    const double dashes[] = {5, 3};
+    cairo_set_dash(cr, dashes, s->dashed ? 2 : 0, 0);
+    cairo_set_line_width(cr, s->under ? s->line_width : s->line_width + 0.4);
+    SetColor(cr, s->color, s->alpha);
+    cairo_move_to(cr, x + 8, y);
+    cairo_line_to(cr, x + 32, y);
     cairo_stroke(cr);
-    SetFont(cr, legend_font);
-    double y = by + 5 + row_h / 2;
-    for (const auto* s : entries) {
-      if (!s->band_lo.empty()) {
-        cairo_rectangle(cr, bx + 8, y - 6, 24, 12);
-        SetColor(cr, s->color, 0.2);
-        cairo_fill(cr);
-      }
-      const double dashes[] = {5, 3};
-      cairo_set_dash(cr, dashes, s->dashed ? 2 : 0, 0);
-      cairo_set_line_width(cr, s->under ? s->line_width : s->line_width + 0.4);
-      SetColor(cr, s->color, s->alpha);
-      cairo_move_to(cr, bx + 8, y);
-      cairo_line_to(cr, bx + 32, y);
-      cairo_stroke(cr);
-      cairo_set_dash(cr, nullptr, 0, 0);
-      cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-      DrawText(cr, bx + 38, y + legend_font * 0.375, s->name, Align::kLeft);
-      y += row_h;
-    }
-    if (!spec.note.empty()) {
-      SetFont(cr, legend_font * 11 / 12);
-      cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-      DrawText(cr, bx + 8, y + 4, spec.note, Align::kLeft);
-    }
+    cairo_set_dash(cr, nullptr, 0, 0);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    DrawText(cr, x + 38, y + g.font * 0.375, s->name, Align::kLeft);
+    if (col == g.columns - 1 || i + 1 == g.entries.size()) y += g.row_h;
   }
+  if (!spec.note.empty()) {
+    SetFont(cr, g.font * 11 / 12);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    DrawText(cr, g.bx + 8, y + 4, spec.note, Align::kLeft);
+  }
+}
+
+}  // namespace
+
+void RenderLineChart(const ChartSpec& spec_in, const std::string& path, const std::string& flag) {
+  Canvas canvas(path, flag, spec_in.width, spec_in.height);
+  cairo_t* cr = canvas.cr();
+  ChartSpec spec = spec_in;
+  for (auto& s : spec.series) s = ToAxisSpace(s, spec.log_x, spec.log_y);
+  const Ranges r = DataRanges(spec);
+
+  // Layout: room for the title lines, y tick labels and axis labels.
+  SetFont(cr, 12);
+  const std::vector<double> y_ticks = spec.log_y ? LogTicks(r.y_lo, r.y_hi, 7) : NiceTicks(r.y_lo, r.y_hi, 7);
+  const double y_step = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1;
+  double label_w = 0;
+  for (double t : y_ticks) label_w = std::max(label_w, TextWidth(cr, AxisLabel(t, y_step, spec.log_y)));
+  const double top = spec.subtitle.empty() ? 52 : 70;
+  Box plot{28 + label_w + 18, top, spec.width - 28.0, spec.height - 62.0};
+  Legend legend = MeasureLegend(cr, spec);
+  if (legend.shown) PlaceLegend(spec, r, legend, plot);
+
+  const Scale sx{r.x_lo, r.x_hi, plot.left, plot.right}, sy{r.y_lo, r.y_hi, plot.bottom, plot.top};
+  std::vector<Envelope> envs;
+  for (const auto& s : spec.series) envs.push_back(Reduce(s, sx, plot.w()));
+  const std::vector<double> x_ticks = XTicks(cr, spec, r, plot, sx);
+  DrawBackground(cr, spec, plot, sx, sy, x_ticks, y_ticks);
+  DrawData(cr, spec, envs, plot, sx, sy);
+  DrawFrameAndMarkers(cr, spec, r, plot, sx, sy);
+  if (legend.shown) DrawLegend(cr, spec, legend);
   canvas.Finish();
 }
 

@@ -47,7 +47,8 @@ struct ChartSpec {
 
 /// Draws `spec` into `path` (.png/.svg/.pdf; `flag` names the option in
 /// errors). The legend goes in the plot corner where it covers no drawn
-/// point, else outside, right of the plot; x tick labels are thinned until
+/// point, else under the plot (in columns) unless a narrow box fits on the
+/// right, so long names never squeeze the plot; x tick labels are thinned until
 /// they do not touch. Series longer than the plot is wide are reduced to a per-pixel
 /// min/max envelope, so the image looks the same and stays small. Throws
 /// pe::Error (usage, io).

@@ -43,7 +43,9 @@ DenseTable ReadTensor(const std::string& path, const std::string& tensor) {
   return ReadAll(*t);
 }
 
-RopeSource RopeOf(const ViewInput& in) {
+}  // namespace
+
+RopeSource RopeSourceOf(const ViewInput& in) {
   // A usage error of a spec names the input it came from.
   if (in.spec) return BuildInline(in.name, [&] { return RopeSourceFromSpec(*in.spec, in.name); });
   const std::vector<std::string> names = ListTensorNames(in.path);
@@ -66,6 +68,8 @@ RopeSource RopeOf(const ViewInput& in) {
   ThrowUsage(fmt::format("input '{}'", in.name),
              "has no inv_freq tensor nor cos and sin tensors: a rotary view needs a RoPE file or spec");
 }
+
+namespace {
 
 DenseTable TableOf(const ViewInput& in, const ViewOptions& o) {
   if (in.spec) {
@@ -128,9 +132,97 @@ DenseTable ExactOf(const ViewInput& in, const ViewOptions& o, const std::optiona
   });
 }
 
+// What input `in` is, for a subtitle: the spec as written, or the file's
+// name, shape and dtype with the scheme its metadata records.
+std::string InputParams(const ViewInput& in) {
+  if (!in.params.empty()) return in.params;
+  if (in.spec) return SpecSummary(*in.spec);
+  const auto slash = in.path.find_last_of('/');
+  std::string out = slash == std::string::npos ? in.path : in.path.substr(slash + 1);
+  const TableInfo info = FirstTensorInfo(in.path);
+  if (info.rows > 0) out += fmt::format(" · {} × {} {}", info.rows, info.cols, Traits(info.dtype).name);
+  if (const std::string scheme = MetaText(info.meta, "scheme"); !scheme.empty()) {
+    out += " · " + scheme;
+    for (const char* key : {"d_model", "max_len", "base", "grid"})
+      if (const std::string v = MetaText(info.meta, key); !v.empty()) out += fmt::format(" {}={}", key, v);
+  }
+  return out;
+}
+
+// The subtitle of a view that set none: the parameters of its input (with
+// its label, when the legend shows a label), or of each labelled input.
+std::string InputsSubtitle(const std::vector<ViewInput>& inputs) {
+  std::string out;
+  for (const ViewInput& in : inputs) {
+    const std::string params = InputParams(in);
+    const bool labelled = in.name != params && in.name != in.path.substr(in.path.find_last_of('/') + 1);
+    if (inputs.size() > 1 && !labelled) continue;  // the legend already names it
+    out += (out.empty() ? "" : " · ") + (labelled ? in.name + ": " + params : params);
+  }
+  if (out.empty()) {  // several inputs the legend names: their parameters when they fit a line
+    for (const ViewInput& in : inputs) out += (out.empty() ? "" : " · ") + InputParams(in);
+    if (out.size() > 120) out = fmt::format("{} inputs, named in the legend", inputs.size());
+  }
+  return out;
+}
+
+// The rotary parameters a q·k / bound / spectrum picture depends on:
+// the pairs and their wavelength range, the context.
+std::string RopeParams(const RopeSource& s) {
+  double lo = INFINITY, hi = 0;
+  for (double t : s.theta)
+    if (t > 0) lo = std::min(lo, 2 * M_PI / t), hi = std::max(hi, 2 * M_PI / t);
+  std::string out = fmt::format("{} pairs (d = {})", s.theta.size(), 2 * s.theta.size());
+  if (hi > 0) out += fmt::format(" · wavelengths {:.3g}…{:.3g}", lo, hi);
+  if (s.context > 0) out += fmt::format(" · context {}", s.context);
+  return out;
+}
+
 }  // namespace
 
-ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs) {
+std::string SpecSummary(const SchemeSpec& s) {
+  const bool rotary = s.scheme == "rope" || s.scheme == "xpos";
+  std::string out = s.scheme;
+  auto add = [&out](const std::string& key, const std::string& value) { out += " · " + key + "=" + value; };
+  if (s.d_model > 0) add(rotary ? "head_dim" : "d_model", fmt::format("{}", s.d_model));
+  if (s.max_len > 0) add("max_len", fmt::format("{}", s.max_len));
+  if (s.grid_h > 0) add("grid", fmt::format("{}x{}", s.grid_h, s.grid_w));
+  if (s.heads > 0) add("heads", fmt::format("{}", s.heads));
+  if (s.given.count("base") || rotary || s.scheme == "sinusoidal" || s.scheme == "sincos-2d")
+    add("base", fmt::format("{}", s.base));
+  if (s.start != 0) add("start", fmt::format("{}", s.start));
+  if (!s.rope_scaling.empty() && s.rope_scaling != "none")
+    add("rope_scaling", s.rope_scaling + (s.factor > 0 ? fmt::format(" ×{}", s.factor) : ""));
+  if (s.cls_token) out += " · cls_token";
+  for (const auto& [key, v] : {std::pair{"layout", &s.layout}, {"tensor", &s.tensor}, {"variant", &s.variant},
+                               {"r1", &s.r1}, {"r2", &s.r2}, {"mrope_section", &s.mrope_section},
+                               {"convention", &s.convention}})
+    if (!v->empty()) add(key, *v);
+  // The scheme's other parameters, when given (their defaults go unsaid).
+  const std::pair<const char*, std::string> given[] = {
+      {"kerple_form", s.kerple_form},
+      {"alibi_bias", s.alibi_bias},
+      {"max_bias", fmt::format("{}", s.max_bias)},
+      {"num_buckets", fmt::format("{}", s.num_buckets)},
+      {"max_distance", fmt::format("{}", s.max_distance)},
+      {"bucket_size", fmt::format("{}", s.bucket_size)},
+      {"max_position", fmt::format("{}", s.max_position)},
+      {"max_relative_position", fmt::format("{}", s.max_relative_position)},
+      {"scale_base", fmt::format("{}", s.scale_base)},
+      {"original_max_position_embeddings", fmt::format("{}", s.original_max_position_embeddings)},
+      {"seed", fmt::format("{}", s.seed)},
+      {"sigma", fmt::format("{}", s.sigma)},
+      {"bidirectional", s.bidirectional ? "true" : "false"},
+  };
+  for (const auto& [key, value] : given)
+    if (s.given.count(key)) add(key, value);
+  if (s.dtype != DType::kFloat32) add("dtype", std::string(Traits(s.dtype).name));
+  return out;
+}
+
+namespace {
+
+ViewData ComputeViewOf(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs) {
   const std::string vname = ViewKindName(view);
   switch (view) {
     case ViewKind::kQk:
@@ -143,7 +235,7 @@ ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<View
         if (in.spec && in.spec->scheme != "rope" && in.spec->scheme != "xpos")
           ThrowUsage(fmt::format("--view {}", vname),
                      fmt::format("needs a rotary input (rope); '{}' is scheme '{}'", in.name, in.spec->scheme));
-        src.push_back(RopeOf(in));
+        src.push_back(RopeSourceOf(in));
       }
       std::int64_t max_k = o.max_offset;
       if (max_k < 0) {
@@ -152,11 +244,14 @@ ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<View
         max_k = ctx > 1 ? static_cast<std::int64_t>(ctx) - 1 : 4095;
       }
       if (max_k > (std::int64_t{1} << 40)) ThrowUsage("--max-offset", "too large (at most 2^40)");
-      if (view == ViewKind::kQk) return RopeDecayView(src, max_k, true, false);
-      if (view == ViewKind::kBound) return RopeDecayView(src, max_k, false, true);
-      if (view == ViewKind::kSpectrum) return RopeSpectrumView(src);
-      if (view == ViewKind::kRatio) return RopeRatioView(src);
-      return TemperatureView(src, max_k);
+      ViewData v = view == ViewKind::kQk          ? RopeDecayView(src, max_k, true, false)
+                   : view == ViewKind::kBound     ? RopeDecayView(src, max_k, false, true)
+                   : view == ViewKind::kSpectrum  ? RopeSpectrumView(src)
+                   : view == ViewKind::kRatio     ? RopeRatioView(src)
+                                                  : TemperatureView(src, max_k);
+      // One input: what it is and the rotary numbers the curve depends on.
+      if (src.size() == 1) v.subtitle = InputsSubtitle(inputs) + " · " + RopeParams(src[0]);
+      return v;
     }
     case ViewKind::kOffsets:
       // A learned table and the t5-bucket spec that indexes it.
@@ -236,7 +331,9 @@ ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<View
       if (g.grid_h <= 0 || g.grid_w <= 0)
         ThrowUsage("--view grid", fmt::format("needs the grid of '{}': give --grid HxW", in.name));
       const DenseTable t = TableOf(in, o);
-      return GridView({in.name, &t}, g.grid_h, g.grid_w, g.cls_token || o.cls_token, o.patches);
+      ViewData v = GridView({in.name, &t}, g.grid_h, g.grid_w, g.cls_token || o.cls_token, o.patches);
+      v.subtitle = InputsSubtitle(inputs);
+      return v;
     }
     case ViewKind::kColumns:
     case ViewKind::kCollisions:
@@ -302,6 +399,16 @@ ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<View
   ThrowUsage("--view", "decay is drawn by pe dot itself");
 }
 
+}  // namespace
+
+ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs) {
+  ViewData v = ComputeViewOf(view, o, inputs);
+  // Every picture says what it shows: a view that set no subtitle gets its
+  // inputs' parameters.
+  if (v.subtitle.empty()) v.subtitle = InputsSubtitle(inputs);
+  return v;
+}
+
 std::vector<ViewInput> ViewInputsOf(const std::vector<std::string>& texts) {
   std::vector<ViewInput> all;
   for (const std::string& text : texts) {
@@ -309,6 +416,7 @@ std::vector<ViewInput> ViewInputsOf(const std::vector<std::string>& texts) {
     if (auto parsed = ParseInlineSpecText(text)) {
       i.spec = std::move(parsed->spec);
       i.name = text;
+      i.params = text;
     } else {
       i.path = text;
       const auto slash = text.find_last_of('/');

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/rope_views.h"
 #include "core/analysis/view_data.h"
 #include "core/base/error.h"
 #include "core/schemes/registry.h"
@@ -25,7 +26,15 @@ struct ViewInput {
   std::optional<SchemeSpec> spec;  ///< a generated table; else `path`
   std::string path;
   bool from_flags = false;  ///< the --scheme flags (a file's recipe for the precision view)
+  /// What the input is, for subtitles: the spec as written (or SpecSummary
+  /// of the flags); empty for a file (its name, shape and metadata are read
+  /// when a subtitle needs them). Kept when `name` becomes a --label.
+  std::string params;
 };
+
+/// A spec's parameters in one line: "sincos-2d · d_model=64 · grid=14x14",
+/// the scheme's own keys that matter to a picture, defaults left out.
+std::string SpecSummary(const SchemeSpec& spec);
 
 // ViewOptions, the options of the views, is the public struct of
 // include/pe/view.h (through view_data.h).
@@ -46,6 +55,11 @@ ViewKind ChooseView(const std::string& first_input, const std::string& tensor, c
 /// Computes `view` of `inputs`. Throws pe::Error (usage) for a view that
 /// does not apply to an input, naming both; (input/io) when reading fails.
 ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs);
+
+/// The rotary frequencies of a RoPE input: a rope/xpos spec, or a file
+/// holding inv_freq (with cos and sin for the context), or cos and sin.
+/// Throws pe::Error (usage) for any other input, naming it.
+RopeSource RopeSourceOf(const ViewInput& in);
 
 /// True when `path` holds inv_freq, or cos and sin (a RoPE file).
 bool IsRopeFile(const std::string& path);
