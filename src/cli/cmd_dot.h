@@ -44,6 +44,7 @@ struct DotOptions {
   std::int64_t window = 64;               ///< --window (view collisions)
   std::vector<std::string> collision_dtypes;  ///< --collision-dtype
   std::vector<std::int64_t> patches;      ///< --patches (view grid)
+  std::int64_t prefix_tokens = -1;        ///< --prefix-tokens (view grid); -1: not given
 };
 
 CLI::App* SetupDot(CLI::App& app, DotOptions& options);

@@ -30,9 +30,12 @@ bool FlagSeries(const DotOptions& o) {
   return o.spec.d_model != 0 || o.spec.max_len != 0 || !o.spec.grid.empty() || o.spec.extra.heads != 0;
 }
 
-std::vector<ViewInput> Inputs(const DotOptions& o) {
+std::vector<ViewInput> Inputs(const DotOptions& o, ViewKind view) {
   std::vector<ViewInput> all = ViewInputsOf(o.inputs);
-  if (FlagSeries(o)) {
+  // The grid view of inputs: --grid (and --cls-token) are their grids,
+  // not a sincos-2d series of their own, unless --d-model asks for one.
+  const bool grid_of_inputs = view == ViewKind::kGrid && !all.empty() && o.spec.d_model == 0 && o.spec.max_len == 0;
+  if (FlagSeries(o) && !grid_of_inputs) {
     CheckSchemeFlags(o.spec, o.spec.scheme, {"--tensor"});
     ViewInput i;
     i.spec = ToSpec(o.spec);
@@ -140,9 +143,16 @@ void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
       ->delimiter(',')
       ->group(g);
   cmd.add_option("--patches", o.patches, "view grid: grid cells i·W+j to compare with every cell (default: all, or 9 "
-                                         "when the grid has over 256 cells)")
+                                         "when the grid has over 256 cells; with several inputs, cells of the first "
+                                         "input's grid, 4 by default, at the same relative place in the others)")
       ->type_name("N,...")
       ->delimiter(',')
+      ->group(g);
+  cmd.add_option("--prefix-tokens", o.prefix_tokens,
+                 "view grid: rows before the grid cells (CLS, registers), left out; a learned table's grid is the "
+                 "square of the rows after them unless --grid HxW (one, or one per input: 14x14,24x24)")
+      ->type_name("N")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->group(g);
 }
 
@@ -167,7 +177,7 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   const plot::PlotControls controls = Controls(o);
   if (!o.plot.empty()) plot::ImageFormatFromPath(o.plot, "--plot");
 
-  const std::vector<ViewInput> inputs = Inputs(o);
+  const std::vector<ViewInput> inputs = Inputs(o, view);
   ViewOptions vo;
   vo.max_offset = o.max_offset;
   vo.tensor = Tensor(o);
@@ -177,6 +187,7 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   vo.patches = o.patches;
   vo.grid = o.spec.grid;
   vo.cls_token = o.spec.extra.cls_token;
+  vo.prefix_tokens = o.prefix_tokens;
   const ViewData data = ComputeView(view, vo, inputs);
 
   auto write = [&](ByteSink& sink) {
