@@ -209,9 +209,12 @@ std::pair<std::int64_t, std::int64_t> InferSquareGrid(const std::string& name, s
 
 std::pair<std::int64_t, std::int64_t> MapCell(std::int64_t r, std::int64_t c, std::int64_t from_h, std::int64_t from_w,
                                               std::int64_t to_h, std::int64_t to_w) {
+  // A tie (x.5, as cell 0 of 12 rows in 24) goes toward the nearer edge:
+  // corners stay corners, and the map is symmetric about the centre.
   auto map = [](std::int64_t i, std::int64_t from, std::int64_t to) {
     const double x = (static_cast<double>(i) + 0.5) * static_cast<double>(to) / static_cast<double>(from) - 0.5;
-    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(x + 0.5)), 0, to - 1);
+    const double r = 2 * i + 1 <= from ? std::ceil(x - 0.5) : std::floor(x + 0.5);
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(r), 0, to - 1);
   };
   return {map(r, from_h, to_h), map(c, from_w, to_w)};
 }

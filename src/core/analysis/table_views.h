@@ -80,7 +80,8 @@ std::pair<std::int64_t, std::int64_t> InferSquareGrid(const std::string& name, s
 
 /// Cell (r, c) of a from_h × from_w grid at the same relative position of
 /// a to_h × to_w grid: cell centres scaled as align_corners=False does,
-/// rounded to the nearest cell (corners stay corners, centre stays centre).
+/// rounded to the nearest cell, a tie toward the nearer edge (corners stay
+/// corners, the centre stays the centre).
 std::pair<std::int64_t, std::int64_t> MapCell(std::int64_t r, std::int64_t c, std::int64_t from_h, std::int64_t from_w,
                                               std::int64_t to_h, std::int64_t to_w);
 
