@@ -366,6 +366,7 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
       ->type_name("INPUT...");
   AddSpecFlags(*cmd, o.spec);
   AddPlotControlFlags(*cmd, o);
+  AddResizeFlags(*cmd, o.resize);  // the inputs resized and drawn beside them (--view grid; cli/dot_views.cc)
   // --tensor (a scheme flag, above) also names the tensor read from
   // multi-tensor files; --dataset is its spelling in inspect and verify.
   if (CLI::Option* t = cmd->get_option_no_throw("--tensor"))

@@ -11,6 +11,7 @@
 
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
+#include "cli/resize_flags.h"
 
 namespace pe::cli {
 
@@ -44,7 +45,7 @@ struct DotOptions {
   std::int64_t window = 64;               ///< --window (view collisions)
   std::vector<std::string> collision_dtypes;  ///< --collision-dtype
   std::vector<std::int64_t> patches;      ///< --patches (view grid)
-  std::int64_t prefix_tokens = -1;        ///< --prefix-tokens (view grid); -1: not given
+  ResizeFlags resize;                     ///< --resize-rule ...: the inputs resized, drawn beside them (view grid)
 };
 
 CLI::App* SetupDot(CLI::App& app, DotOptions& options);

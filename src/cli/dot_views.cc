@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/inline_spec.h"
+#include "cli/resize_flags.h"
 #include "cli/scheme_flags.h"
 #include "core/plot/view_compute.h"
 #include "core/analysis/relative_views.h"
@@ -56,6 +57,87 @@ std::pair<double, double> ParseLimits(const std::string& text, const char* flag)
   return {a, b};
 }
 
+bool Given(const CLI::App* cmd, const char* name) {
+  const CLI::Option* opt = cmd ? cmd->get_option_no_throw(name) : nullptr;
+  return opt && opt->count() > 0;
+}
+
+// The first resize flag given, or "": with one, pe dot draws each table
+// beside its resized versions (the flags of pe generate --resize-from).
+std::string ResizeFlagGiven(const DotOptions& o) {
+  for (const char* f : {"--resize-from", "--resize-rule", "--mode", "--antialias", "--no-antialias", "--align-corners",
+                        "--no-align-corners", "--offset", "--from-grid", "--interpolate-offset"})
+    if (Given(o.resize.cmd, f)) return f;
+  return "";
+}
+
+// The tables to resize (the file inputs and --resize-from), each followed
+// by one resized version per rule of --resize-rule (a comma list), with
+// their grids and prefix rows: the rows the rule kept before the grid.
+std::vector<ViewInput> ResizedInputs(const DotOptions& o) {
+  std::vector<std::string> sources = o.inputs;
+  if (!o.resize.from.empty()) sources.push_back(o.resize.from);
+  if (sources.empty()) ThrowUsage("pe dot", "needs a learned table to resize: a file input or --resize-from SRC");
+  if (o.spec.grid.empty()) ThrowUsage("--grid", "is required with --resize-rule: the target grid HxW, e.g. 24x24");
+  std::vector<std::string> rules;
+  for (std::size_t a = 0; a <= o.resize.rule.size();) {
+    const std::size_t b = std::min(o.resize.rule.find(',', a), o.resize.rule.size());
+    rules.push_back(o.resize.rule.substr(a, b - a));
+    a = b + 1;
+  }
+  SchemeSpec to;
+  ParseGrid(o.spec.grid, &to);
+  std::vector<ViewInput> all;
+  for (const std::string& src : sources) {
+    if (ParseInlineSpec(src))
+      ThrowUsage(fmt::format("input '{}'", src), "is a spec; --resize-rule resizes a learned table (a file)");
+    const LearnedTable t = ReadLearnedTable(src, "input");
+    std::string base = src;
+    if (const auto slash = base.find_last_of('/'); slash != std::string::npos && slash + 1 < base.size())
+      base = base.substr(slash + 1);
+    ViewInput orig;
+    orig.name = base;
+    std::vector<ViewInput> resized;
+    std::int64_t prefix = -1;
+    for (const std::string& rule : rules) {
+      if (rule == "bert-tile" || rule == "linear" || rule == "qwen3-vl")
+        ThrowUsage(fmt::format("--resize-rule {}", rule),
+                   rule == "qwen3-vl" ? "gives rows in spatial-merge order, not a row-major grid: no --view grid"
+                                      : "resizes a 1-D table: no grid to draw");
+      ResizeFlags f = o.resize;
+      f.rule = rule;
+      const ResizeOptions ro = ResizeOptionsFrom(f, t, o.spec.grid, 0, 1, 0);
+      const ResizedTable r = Resize(t.values.data(), t.rows, t.cols, ro);
+      const std::int64_t pre = r.rows - to.grid_h * to.grid_w;  // the prefix rows the rule kept
+      if (prefix >= 0 && pre != prefix)
+        ThrowUsage("--resize-rule", fmt::format("the rules keep different prefix rows ({} and {}): give --prefix-tokens N", prefix, pre));
+      prefix = pre;
+      auto d = std::make_shared<DenseTable>();
+      d->info.name = "position_embeddings";
+      d->info.rows = r.rows;
+      d->info.cols = r.cols;
+      d->info.dtype = DType::kFloat32;
+      d->values.assign(r.values.begin(), r.values.end());
+      ViewInput in;
+      in.name = fmt::format("{} → {}", base, rule.empty() ? std::string("resized") : rule);
+      in.table = std::move(d);
+      in.grid = fmt::format("{}x{}", to.grid_h, to.grid_w);
+      resized.push_back(std::move(in));
+    }
+    auto d = std::make_shared<DenseTable>();
+    d->info.rows = t.rows;
+    d->info.cols = t.cols;
+    d->values.assign(t.values.begin(), t.values.end());
+    orig.table = std::move(d);
+    orig.grid = o.resize.from_grid;  // else the square after the prefix rows
+    orig.prefix_tokens = prefix;
+    for (ViewInput& in : resized) in.prefix_tokens = prefix;
+    all.push_back(std::move(orig));
+    for (ViewInput& in : resized) all.push_back(std::move(in));
+  }
+  return all;
+}
+
 }  // namespace
 
 std::pair<int, int> ParseSize(const std::string& text) {
@@ -90,6 +172,11 @@ plot::PlotControls Controls(const DotOptions& o) {
 }  // namespace
 
 std::optional<ViewKind> PickDotView(const DotOptions& o) {
+  if (const std::string flag = ResizeFlagGiven(o); !flag.empty()) {
+    if (!o.view.empty() && ParseViewKind(o.view) != ViewKind::kGrid)
+      ThrowUsage(flag, fmt::format("draws resized tables in --view grid, not --view {}", o.view));
+    return ViewKind::kGrid;
+  }
   if (!o.view.empty()) {
     const ViewKind v = ParseViewKind(o.view);
     if (v == ViewKind::kDecay) return std::nullopt;
@@ -148,12 +235,7 @@ void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
       ->type_name("N,...")
       ->delimiter(',')
       ->group(g);
-  cmd.add_option("--prefix-tokens", o.prefix_tokens,
-                 "view grid: rows before the grid cells (CLS, registers), left out; a learned table's grid is the "
-                 "square of the rows after them unless --grid HxW (one, or one per input: 14x14,24x24)")
-      ->type_name("N")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
-      ->group(g);
+
 }
 
 int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
@@ -177,7 +259,7 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   const plot::PlotControls controls = Controls(o);
   if (!o.plot.empty()) plot::ImageFormatFromPath(o.plot, "--plot");
 
-  const std::vector<ViewInput> inputs = Inputs(o, view);
+  const std::vector<ViewInput> inputs = ResizeFlagGiven(o).empty() ? Inputs(o, view) : ResizedInputs(o);
   ViewOptions vo;
   vo.max_offset = o.max_offset;
   vo.tensor = Tensor(o);
@@ -185,9 +267,9 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   vo.window = o.window;
   vo.collision_dtypes = o.collision_dtypes;
   vo.patches = o.patches;
-  vo.grid = o.spec.grid;
+  if (ResizeFlagGiven(o).empty()) vo.grid = o.spec.grid;  // resized: each input's own
   vo.cls_token = o.spec.extra.cls_token;
-  vo.prefix_tokens = o.prefix_tokens;
+  vo.prefix_tokens = o.resize.prefix_tokens;
   const ViewData data = ComputeView(view, vo, inputs);
 
   auto write = [&](ByteSink& sink) {

@@ -190,3 +190,34 @@ def test_pe_resized_and_plot(pe, scratch, check):
     want = cosine_row(sig, 1, 10 * 20 + 10)  # (7,7) of 14x14 -> (10,10) of 20x20 (7.5*20/14-0.5 = 10.21)
     got = np.array([float(row["value"]) for row in mine])
     check(got.shape == want.shape and np.max(np.abs(got - want)) < 1e-12, "siglip2 panel (10,10): not numpy's")
+
+
+def test_resized_on_the_fly(pe, scratch, check):
+    # pe dot ORIG --resize-rule hf-vit --grid 24x24: the table and its
+    # resized version in one command; the hf-vit panels are numpy's cosines
+    # of torch's resized table.
+    x, big = write_pair(scratch)
+    r = pe("dot", "orig.npy", "--resize-rule", "hf-vit", "--grid", "24x24", "--patches", "105", "-o", "-", cwd=scratch)
+    rows = read_csv(r.stdout)
+    series = [row["series"] for row in rows]
+    check(series == ["orig.npy"] * 196 + ["orig.npy → hf-vit"] * 576, f"series: {sorted(set(series))}, {len(series)} rows")
+    got = np.array([float(row["value"]) for row in rows[196:]])
+    want = cosine_row(big, 1, 12 * 24 + 12)  # (7,7) of 14x14 -> (12,12) of 24x24; hf-vit keeps 1 class row
+    check(got.shape == want.shape and np.max(np.abs(got - want)) < 1e-12, "hf-vit on the fly: not numpy's cosines of torch's table")
+    got = np.array([float(row["value"]) for row in rows[:196]])
+    check(np.max(np.abs(got - cosine_row(x, 1, 105))) < 1e-12, "original on the fly: not numpy's cosines")
+    # Several rules, one resized version each, in order.
+    doc = json.loads(pe("dot", "orig.npy", "--resize-rule", "hf-vit,dinov2", "--grid", "16x16", "--patches", 0, "--json",
+                        "-o", "-", cwd=scratch).stdout)
+    got = [(p["series"], p["rows"]) for p in doc["panels"]]
+    check(got == [("orig.npy", 14), ("orig.npy → hf-vit", 16), ("orig.npy → dinov2", 16)], f"rules: {got}")
+    for args, flag in [
+        (["--resize-rule", "bert-tile", "--grid", "24x24"], "--resize-rule bert-tile"),
+        (["--resize-rule", "qwen3-vl", "--grid", "24x24"], "--resize-rule qwen3-vl"),
+        (["--resize-rule", "hf-vit"], "--grid"),
+        (["--resize-rule", "hf-vit", "--grid", "24x24", "--view", "qk"], "--resize-rule"),
+    ]:
+        r = pe("dot", "orig.npy", *args, "-o", "-", ok=False, cwd=scratch)
+        err = r.stderr.strip()
+        check(r.returncode == 2 and err.startswith("pe: error: " + flag) and "\n" not in err,
+              f"{args}: exit {r.returncode}, {err!r}")

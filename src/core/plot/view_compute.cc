@@ -68,6 +68,7 @@ RopeSource RopeOf(const ViewInput& in) {
 }
 
 DenseTable TableOf(const ViewInput& in, const ViewOptions& o) {
+  if (in.table) return *in.table;
   if (in.spec) {
     auto g = BuildInline(in.name, [&] { return MakeGenerator(*in.spec); });
     return ReadAll(*g);
@@ -242,8 +243,12 @@ ViewData ComputeView(ViewKind view, const ViewOptions& o, const std::vector<View
       for (std::size_t i = 0; i < inputs.size(); ++i) {
         const ViewInput& in = inputs[i];
         SchemeSpec g;
-        std::int64_t pre = prefix;
-        if (in.spec) {
+        std::int64_t pre = in.prefix_tokens >= 0 ? in.prefix_tokens : prefix;
+        if (!in.grid.empty()) {
+          ParseGrid(in.grid, &g);
+        } else if (in.table) {
+          // a table made in memory: its grid is inferred below
+        } else if (in.spec) {
           if (in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
             ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope) or a table file; '{}' is "
                                                   "scheme '{}'",

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ struct ViewInput {
   std::optional<SchemeSpec> spec;  ///< a generated table; else `path`
   std::string path;
   bool from_flags = false;  ///< the --scheme flags (a file's recipe for the precision view)
+  /// A table made in memory (a learned table resized by `pe dot --resize-rule`); else `spec` or `path`.
+  std::shared_ptr<const DenseTable> table;
+  /// grid view: this input's grid ("HxW") and prefix rows, over ViewOptions' (-1 / "": those)
+  std::string grid;
+  std::int64_t prefix_tokens = -1;
 };
 
 // ViewOptions, the options of the views, is the public struct of
