@@ -414,6 +414,7 @@ Examples:
   pe dot rope:head-dim=128,max-len=32768 rope:head-dim=128,max-len=32768,rope-scaling=llama3,factor=8 --plot qk.png
   pe dot rope:head-dim=128,rope-scaling=yarn,factor=4 --view ratio --plot ratio.svg -o ratio.csv
   pe dot --scheme sincos-2d --d-model 64 --grid 14x14 --plot vit.png
+  pe dot vit.npy --resize-rule hf-vit,siglip2 --prefix-tokens 1 --grid 24x24 --plot resized.png
   pe dot t5-bucket: --plot t5-buckets.png
   pe dot alibi:heads=8 --view bias --max-offset 23 --plot alibi.png
   pe dot t5_bias.npy t5-bucket:bidirectional --view offsets --plot learned.png
