@@ -427,6 +427,7 @@ offsets buckets grid columns precision collisions.
 
 int RunDot(const DotOptions& o, Console& console) {
   if (const auto view = PickDotView(o)) return RunDotView(*view, o, console);
+  if (o.resize.prefix_tokens >= 0) ThrowUsage("--prefix-tokens", "applies to --view grid (rows left out before the grid)");
   // Validate every flag and name every output before the long work.
   std::string format = o.format;
   if (o.json) {

@@ -256,6 +256,8 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   if (format.empty()) format = "csv";
   if (!o.matrix.empty()) ThrowUsage("--matrix", fmt::format("draws the decay view's matrix, not --view {}", ViewKindName(view)));
   if (o.from >= 0) ThrowUsage("--from", fmt::format("belongs to the decay view, not --view {}", ViewKindName(view)));
+  if (o.resize.prefix_tokens >= 0 && view != ViewKind::kGrid)
+    ThrowUsage("--prefix-tokens", fmt::format("applies to --view grid, not --view {}", ViewKindName(view)));
   const plot::PlotControls controls = Controls(o);
   if (!o.plot.empty()) plot::ImageFormatFromPath(o.plot, "--plot");
 
@@ -283,7 +285,19 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
     sink.Flush();
     file.Commit();
   }
-  if (!o.plot.empty()) plot::RenderView(data, controls, o.plot, "--plot");
+  if (!o.plot.empty()) {
+    plot::PlotControls c = controls;
+    // Several tables' grids, one row of panels each: without --size, a
+    // picture as tall as the rows of square panels need.
+    if (o.size.empty() && !data.panels.empty() && !data.panels[0].series.empty()) {
+      std::size_t ncol = 0;
+      while (ncol < data.panels.size() && data.panels[ncol].series == data.panels[0].series) ++ncol;
+      const std::size_t nrow = (data.panels.size() + ncol - 1) / ncol;
+      const double cell = (c.width - 160.0) / static_cast<double>(ncol);
+      c.height = std::clamp(static_cast<int>(70 + cell * static_cast<double>(nrow) + 45), 300, 2000);
+    }
+    plot::RenderView(data, c, o.plot, "--plot");
+  }
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   if (CurveToStdout(o, tty, explicit_format)) {
     FileSink out(stdout, "standard output");

@@ -165,6 +165,10 @@ def test_grid_inference_and_refusals(pe, scratch, check):
         (["r577.npy", "r577.npy", "--prefix-tokens", 1, "--patches", 576], "--patches"),
         (["r577.npy", "--cls-token", "--prefix-tokens", 2], "--cls-token"),
     ]
+    # --prefix-tokens belongs to the grid view.
+    for view in (["--view", "decay"], ["--view", "columns"], []):
+        r = pe("dot", "r577.npy", "--prefix-tokens", 1, *view, "-o", "-", ok=False, cwd=scratch)
+        check(r.returncode == 2 and r.stderr.startswith("pe: error: --prefix-tokens"), f"{view}: {r.stderr!r}")
     for args, flag in bad:
         r = pe("dot", *args, "--view", "grid", "-o", "-", ok=False, cwd=scratch)
         err = r.stderr.strip()
