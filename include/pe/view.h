@@ -54,6 +54,8 @@ struct ViewOptions {
   std::vector<std::int64_t> patches;   ///< grid view: cells i·W+j (default: all, or 9 above 256 cells)
   std::string grid;                    ///< grid view: "HxW" of a file without metadata
   bool cls_token = false;              ///< grid view: row 0 of the file is a CLS token
+  /// grid view: rows before the cells (class token, registers), left out; -1: none (1 with cls_token)
+  std::int64_t prefix_tokens = -1;
 };
 
 /// A view's options and, optionally, the --scheme flags as a spec: a series
@@ -82,6 +84,10 @@ struct View {
     std::string title;
     std::int64_t rows = 0, cols = 0;
     std::vector<double> values;  ///< rows × cols, row-major
+    /// Grid views of several tables: the table (input name) and the patch
+    /// (grid row, column) the panel compares with every cell; "" and -1 otherwise.
+    std::string series;
+    std::int64_t patch_row = -1, patch_col = -1;
   };
 
   std::string name;  ///< "qk", "spectrum", ... (ViewNames())
@@ -116,7 +122,8 @@ std::string DefaultViewName(const std::vector<std::string>& inputs, const ViewRe
 View ComputeView(const std::string& name, const std::vector<std::string>& inputs, const ViewRequest& request = {});
 
 /// The view as CSV (one header `series,<x>,<column>...`, one line per point
-/// of every series; panels as panel,<row>,<col>,value) or JSON (schema
+/// of every series; panels as panel,<row>,<col>,value, or with several
+/// grids series,patch_row,patch_col,<row>,<col>,value) or JSON (schema
 /// "pe.view/1"): the bytes `pe dot --view NAME -o x.csv` (x.json) writes.
 /// Throws pe::Error (kUsage) for an unknown view name.
 std::string ViewCsv(const View& view);

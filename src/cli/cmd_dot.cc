@@ -466,6 +466,7 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
       ->type_name("INPUT...");
   AddSpecFlags(*cmd, o.spec);
   AddPlotControlFlags(*cmd, o);
+  AddResizeFlags(*cmd, o.resize);  // the inputs resized and drawn beside them (--view grid; cli/dot_views.cc)
   // --tensor (a scheme flag, above) also names the tensor read from
   // multi-tensor files; --dataset is its spelling in inspect and verify.
   if (CLI::Option* t = cmd->get_option_no_throw("--tensor"))
@@ -516,6 +517,7 @@ Examples:
   pe dot rope:head-dim=128,max-len=32768 rope:head-dim=128,max-len=32768,rope-scaling=llama3,factor=8 --plot qk.png
   pe dot rope:head-dim=128,rope-scaling=yarn,factor=4 --view ratio --plot ratio.svg -o ratio.csv
   pe dot --scheme sincos-2d --d-model 64 --grid 14x14 --plot vit.png
+  pe dot vit.npy --resize-rule hf-vit,siglip2 --prefix-tokens 1 --grid 24x24 --plot resized.png
   pe dot t5-bucket: --plot t5-buckets.png
   pe dot alibi:heads=8 --view bias --max-offset 23 --plot alibi.png
   pe dot t5_bias.npy t5-bucket:bidirectional --view offsets --plot learned.png
@@ -528,6 +530,7 @@ offsets buckets grid columns precision collisions.
 
 int RunDot(const DotOptions& o, Console& console) {
   if (const auto view = PickDotView(o)) return RunDotView(*view, o, console);
+  if (o.resize.prefix_tokens >= 0) ThrowUsage("--prefix-tokens", "applies to --view grid (rows left out before the grid)");
   // Validate every flag and name every output before the long work.
   std::string format = o.format;
   if (o.json) {

@@ -11,6 +11,7 @@
 
 #include "cli/cmd_generate.h"
 #include "cli/console.h"
+#include "cli/resize_flags.h"
 
 namespace pe::cli {
 
@@ -45,6 +46,7 @@ struct DotOptions {
   std::int64_t window = 64;               ///< --window (view collisions)
   std::vector<std::string> collision_dtypes;  ///< --collision-dtype
   std::vector<std::int64_t> patches;      ///< --patches (view grid)
+  ResizeFlags resize;                     ///< --resize-rule ...: the inputs resized, drawn beside them (view grid)
 };
 
 CLI::App* SetupDot(CLI::App& app, DotOptions& options);

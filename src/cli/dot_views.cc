@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/inline_spec.h"
+#include "cli/resize_flags.h"
 #include "cli/scheme_flags.h"
 #include "core/plot/view_compute.h"
 #include "core/analysis/relative_views.h"
@@ -33,9 +34,12 @@ bool FlagSeries(const DotOptions& o) {
   return o.spec.d_model != 0 || o.spec.max_len != 0 || !o.spec.grid.empty() || o.spec.extra.heads != 0;
 }
 
-std::vector<ViewInput> Inputs(const DotOptions& o) {
+std::vector<ViewInput> Inputs(const DotOptions& o, ViewKind view) {
   std::vector<ViewInput> all = ViewInputsOf(o.inputs);
-  if (FlagSeries(o)) {
+  // The grid view of inputs: --grid (and --cls-token) are their grids,
+  // not a sincos-2d series of their own, unless --d-model asks for one.
+  const bool grid_of_inputs = view == ViewKind::kGrid && !all.empty() && o.spec.d_model == 0 && o.spec.max_len == 0;
+  if (FlagSeries(o) && !grid_of_inputs) {
     CheckSchemeFlags(o.spec, o.spec.scheme, {"--tensor"});
     ViewInput i;
     i.spec = ToSpec(o.spec);
@@ -55,6 +59,87 @@ std::pair<double, double> ParseLimits(const std::string& text, const char* flag)
       !std::isfinite(a) || !std::isfinite(b) || !(b > a))
     ThrowUsage(fmt::format("{} '{}'", flag, text), "expected LO,HI with LO < HI, e.g. 0,1.5");
   return {a, b};
+}
+
+bool Given(const CLI::App* cmd, const char* name) {
+  const CLI::Option* opt = cmd ? cmd->get_option_no_throw(name) : nullptr;
+  return opt && opt->count() > 0;
+}
+
+// The first resize flag given, or "": with one, pe dot draws each table
+// beside its resized versions (the flags of pe generate --resize-from).
+std::string ResizeFlagGiven(const DotOptions& o) {
+  for (const char* f : {"--resize-from", "--resize-rule", "--mode", "--antialias", "--no-antialias", "--align-corners",
+                        "--no-align-corners", "--offset", "--from-grid", "--interpolate-offset"})
+    if (Given(o.resize.cmd, f)) return f;
+  return "";
+}
+
+// The tables to resize (the file inputs and --resize-from), each followed
+// by one resized version per rule of --resize-rule (a comma list), with
+// their grids and prefix rows: the rows the rule kept before the grid.
+std::vector<ViewInput> ResizedInputs(const DotOptions& o) {
+  std::vector<std::string> sources = o.inputs;
+  if (!o.resize.from.empty()) sources.push_back(o.resize.from);
+  if (sources.empty()) ThrowUsage("pe dot", "needs a learned table to resize: a file input or --resize-from SRC");
+  if (o.spec.grid.empty()) ThrowUsage("--grid", "is required with --resize-rule: the target grid HxW, e.g. 24x24");
+  std::vector<std::string> rules;
+  for (std::size_t a = 0; a <= o.resize.rule.size();) {
+    const std::size_t b = std::min(o.resize.rule.find(',', a), o.resize.rule.size());
+    rules.push_back(o.resize.rule.substr(a, b - a));
+    a = b + 1;
+  }
+  SchemeSpec to;
+  ParseGrid(o.spec.grid, &to);
+  std::vector<ViewInput> all;
+  for (const std::string& src : sources) {
+    if (ParseInlineSpec(src))
+      ThrowUsage(fmt::format("input '{}'", src), "is a spec; --resize-rule resizes a learned table (a file)");
+    const LearnedTable t = ReadLearnedTable(src, "input");
+    std::string base = src;
+    if (const auto slash = base.find_last_of('/'); slash != std::string::npos && slash + 1 < base.size())
+      base = base.substr(slash + 1);
+    ViewInput orig;
+    orig.name = base;
+    std::vector<ViewInput> resized;
+    std::int64_t prefix = -1;
+    for (const std::string& rule : rules) {
+      if (rule == "bert-tile" || rule == "linear" || rule == "qwen3-vl")
+        ThrowUsage(fmt::format("--resize-rule {}", rule),
+                   rule == "qwen3-vl" ? "gives rows in spatial-merge order, not a row-major grid: no --view grid"
+                                      : "resizes a 1-D table: no grid to draw");
+      ResizeFlags f = o.resize;
+      f.rule = rule;
+      const ResizeOptions ro = ResizeOptionsFrom(f, t, o.spec.grid, 0, 1, 0);
+      const ResizedTable r = Resize(t.values.data(), t.rows, t.cols, ro);
+      const std::int64_t pre = r.rows - to.grid_h * to.grid_w;  // the prefix rows the rule kept
+      if (prefix >= 0 && pre != prefix)
+        ThrowUsage("--resize-rule", fmt::format("the rules keep different prefix rows ({} and {}): give --prefix-tokens N", prefix, pre));
+      prefix = pre;
+      auto d = std::make_shared<DenseTable>();
+      d->info.name = "position_embeddings";
+      d->info.rows = r.rows;
+      d->info.cols = r.cols;
+      d->info.dtype = DType::kFloat32;
+      d->values.assign(r.values.begin(), r.values.end());
+      ViewInput in;
+      in.name = fmt::format("{} → {}", base, rule.empty() ? std::string("resized") : rule);
+      in.table = std::move(d);
+      in.grid = fmt::format("{}x{}", to.grid_h, to.grid_w);
+      resized.push_back(std::move(in));
+    }
+    auto d = std::make_shared<DenseTable>();
+    d->info.rows = t.rows;
+    d->info.cols = t.cols;
+    d->values.assign(t.values.begin(), t.values.end());
+    orig.table = std::move(d);
+    orig.grid = o.resize.from_grid;  // else the square after the prefix rows
+    orig.prefix_tokens = prefix;
+    for (ViewInput& in : resized) in.prefix_tokens = prefix;
+    all.push_back(std::move(orig));
+    for (ViewInput& in : resized) all.push_back(std::move(in));
+  }
+  return all;
 }
 
 }  // namespace
@@ -103,6 +188,11 @@ plot::PlotControls Controls(const DotOptions& o) {
 }  // namespace
 
 std::optional<ViewKind> PickDotView(const DotOptions& o) {
+  if (const std::string flag = ResizeFlagGiven(o); !flag.empty()) {
+    if (!o.view.empty() && ParseViewKind(o.view) != ViewKind::kGrid)
+      ThrowUsage(flag, fmt::format("draws resized tables in --view grid, not --view {}", o.view));
+    return ViewKind::kGrid;
+  }
   if (!o.view.empty()) {
     const ViewKind v = ParseViewKind(o.view);
     if (v == ViewKind::kDecay) return std::nullopt;
@@ -162,10 +252,12 @@ void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
       ->delimiter(',')
       ->group(g);
   cmd.add_option("--patches", o.patches, "view grid: grid cells i·W+j to compare with every cell (default: all, or 9 "
-                                         "when the grid has over 256 cells)")
+                                         "when the grid has over 256 cells; with several inputs, cells of the first "
+                                         "input's grid, 4 by default, at the same relative place in the others)")
       ->type_name("N,...")
       ->delimiter(',')
       ->group(g);
+
 }
 
 int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
@@ -186,10 +278,12 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   if (format.empty()) format = "csv";
   if (!o.matrix.empty()) ThrowUsage("--matrix", fmt::format("draws the decay view's matrix, not --view {}", ViewKindName(view)));
   if (o.from >= 0) ThrowUsage("--from", fmt::format("belongs to the decay view, not --view {}", ViewKindName(view)));
+  if (o.resize.prefix_tokens >= 0 && view != ViewKind::kGrid)
+    ThrowUsage("--prefix-tokens", fmt::format("applies to --view grid, not --view {}", ViewKindName(view)));
   const plot::PlotControls controls = Controls(o);
   if (!o.plot.empty()) plot::ImageFormatFromPath(o.plot, "--plot");
 
-  const std::vector<ViewInput> inputs = Inputs(o);
+  const std::vector<ViewInput> inputs = ResizeFlagGiven(o).empty() ? Inputs(o, view) : ResizedInputs(o);
   ViewOptions vo;
   vo.max_offset = o.max_offset;
   vo.tensor = Tensor(o);
@@ -197,8 +291,9 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   vo.window = o.window;
   vo.collision_dtypes = o.collision_dtypes;
   vo.patches = o.patches;
-  vo.grid = o.spec.grid;
+  if (ResizeFlagGiven(o).empty()) vo.grid = o.spec.grid;  // resized: each input's own
   vo.cls_token = o.spec.extra.cls_token;
+  vo.prefix_tokens = o.resize.prefix_tokens;
   const ViewData data = ComputeView(view, vo, inputs);
 
   auto write = [&](ByteSink& sink) {
@@ -212,7 +307,19 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
     sink.Flush();
     file.Commit();
   }
-  if (!o.plot.empty()) plot::RenderView(data, controls, o.plot, "--plot");
+  if (!o.plot.empty()) {
+    plot::PlotControls c = controls;
+    // Several tables' grids, one row of panels each: without --size, a
+    // picture as tall as the rows of square panels need.
+    if (o.size.empty() && !data.panels.empty() && !data.panels[0].series.empty()) {
+      std::size_t ncol = 0;
+      while (ncol < data.panels.size() && data.panels[ncol].series == data.panels[0].series) ++ncol;
+      const std::size_t nrow = (data.panels.size() + ncol - 1) / ncol;
+      const double cell = (c.width - 160.0) / static_cast<double>(ncol);
+      c.height = std::clamp(static_cast<int>(70 + cell * static_cast<double>(nrow) + 45), 300, 2000);
+    }
+    plot::RenderView(data, c, o.plot, "--plot");
+  }
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   if (CurveToStdout(o, tty, explicit_format)) {
     FileSink out(stdout, "standard output");

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/analysis/view_data.h"
@@ -48,11 +49,40 @@ DenseTable RopeRowsWithPositionsIn(const std::vector<double>& theta, std::int64_
 ViewData PrecisionView(const std::vector<NamedTable>& tables, const std::vector<const DenseTable*>& exact,
                        const std::vector<std::string>& recipes = {});
 
+/// A table drawn on an H × W grid of cells after `prefix` leading rows
+/// (class token, registers) that are left out.
+struct GridTable {
+  NamedTable table;
+  std::int64_t grid_h = 0, grid_w = 0, prefix = 0;
+};
+
 /// `table` has grid_h·grid_w rows (+1 leading class-token row with `cls`);
 /// `patches` are grid cells (row-major index); empty = every cell when the
 /// grid has at most 256 cells, else 9 spread over it. Throws pe::Error
 /// (usage) for a patch outside the grid or a table of another size.
 ViewData GridView(const NamedTable& table, std::int64_t grid_h, std::int64_t grid_w, bool cls,
                   std::vector<std::int64_t> patches);
+ViewData GridView(const GridTable& table, std::vector<std::int64_t> patches);
+
+/// Several tables (an original and its resized versions), each on its own
+/// grid: per table one panel per patch, the patches given as cells of the
+/// first table's grid and placed at the same relative position in every
+/// other grid (MapCell). Empty `patches`: a corner, the centre, one cell
+/// off the diagonal and the opposite corner. Panels carry their table's
+/// name (`series`) and patch. Throws pe::Error (usage) for a patch outside
+/// the first grid, more than 16 patches, or a table of another size.
+ViewData GridCompareView(const std::vector<GridTable>& tables, std::vector<std::int64_t> patches);
+
+/// The square grid of `rows` rows after `prefix` leading rows. Throws
+/// pe::Error (usage) naming --grid when rows − prefix is not a square
+/// (suggesting --prefix-tokens when a few leading rows would make it one).
+std::pair<std::int64_t, std::int64_t> InferSquareGrid(const std::string& name, std::int64_t rows, std::int64_t prefix);
+
+/// Cell (r, c) of a from_h × from_w grid at the same relative position of
+/// a to_h × to_w grid: cell centres scaled as align_corners=False does,
+/// rounded to the nearest cell, a tie toward the nearer edge (corners stay
+/// corners, the centre stays the centre).
+std::pair<std::int64_t, std::int64_t> MapCell(std::int64_t r, std::int64_t c, std::int64_t from_h, std::int64_t from_w,
+                                              std::int64_t to_h, std::int64_t to_w);
 
 }  // namespace pe

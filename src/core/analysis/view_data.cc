@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -66,10 +68,15 @@ ViewKind DefaultView(const std::string& scheme, bool tensor_named) {
 
 void WriteViewCsv(ByteSink& sink, const ViewData& view) {
   if (!view.panels.empty()) {
-    sink.Write(fmt::format("panel,{},{},{}\n", CsvField(view.row_label), CsvField(view.col_label), "value"));
+    // Panels of several tables (grid views of an original and its resized
+    // versions) say their table and patch in columns of their own.
+    const bool keyed = std::any_of(view.panels.begin(), view.panels.end(), [](const ViewPanel& p) { return !p.series.empty(); });
+    sink.Write(fmt::format("{},{},{},{}\n", keyed ? "series,patch_row,patch_col" : "panel", CsvField(view.row_label),
+                           CsvField(view.col_label), "value"));
     std::string buf;
     for (const ViewPanel& p : view.panels) {
-      const std::string name = CsvField(p.title);
+      const std::string name =
+          keyed ? fmt::format("{},{},{}", CsvField(p.series), p.patch_row, p.patch_col) : CsvField(p.title);
       for (std::int64_t r = 0; r < p.rows; ++r)
         for (std::int64_t c = 0; c < p.cols; ++c) {
           buf += fmt::format("{},{},{},{}\n", name, r, c, Num(p.values[static_cast<std::size_t>(r * p.cols + c)]));
@@ -120,8 +127,12 @@ void WriteViewJson(ByteSink& sink, const ViewData& view) {
   }
   if (!view.panels.empty()) {
     doc["panels"] = Json::array();
-    for (const ViewPanel& p : view.panels)
-      doc["panels"].push_back({{"title", p.title}, {"rows", p.rows}, {"cols", p.cols}, {"values", nums(p.values)}});
+    for (const ViewPanel& p : view.panels) {
+      Json j = {{"title", p.title}, {"rows", p.rows}, {"cols", p.cols}};
+      if (!p.series.empty()) j["series"] = p.series, j["patch"] = {p.patch_row, p.patch_col};
+      j["values"] = nums(p.values);
+      doc["panels"].push_back(std::move(j));
+    }
   }
   if (!view.markers.empty()) {
     doc["markers"] = Json::array();

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <memory>
+#include <tuple>
 
 #include "core/analysis/reference_spec.h"
 #include "core/analysis/relative_views.h"
@@ -72,6 +73,7 @@ RopeSource RopeSourceOf(const ViewInput& in) {
 namespace {
 
 DenseTable TableOf(const ViewInput& in, const ViewOptions& o) {
+  if (in.table) return *in.table;
   if (in.spec) {
     auto g = BuildInline(in.name, [&] { return MakeGenerator(*in.spec); });
     return ReadAll(*g);
@@ -316,22 +318,51 @@ ViewData ComputeViewOf(ViewKind view, const ViewOptions& o, const std::vector<Vi
       return BucketsView(specs, max_r);
     }
     case ViewKind::kGrid: {
-      if (inputs.size() != 1) ThrowUsage("--view grid", "takes one input (one grid)");
-      const ViewInput& in = inputs[0];
-      SchemeSpec g;
-      if (in.spec) g = *in.spec;
-      else if (!o.grid.empty()) ParseGrid(o.grid, &g);
-      else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m.meta, "grid").empty()) {
-        ParseGrid(MetaText(m.meta, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
-        g.cls_token = MetaText(m.meta, "cls_token") == "1";
+      // --grid: one HxW for every input, or one per input ("14x14,24x24").
+      std::vector<std::string> grids;
+      for (std::size_t a = 0; !o.grid.empty() && a <= o.grid.size();) {
+        const std::size_t b = std::min(o.grid.find(',', a), o.grid.size());
+        grids.push_back(o.grid.substr(a, b - a));
+        a = b + 1;
       }
-      if (in.spec && in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
-        ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope); '{}' is scheme '{}'",
-                                              in.name, in.spec->scheme));
-      if (g.grid_h <= 0 || g.grid_w <= 0)
-        ThrowUsage("--view grid", fmt::format("needs the grid of '{}': give --grid HxW", in.name));
-      const DenseTable t = TableOf(in, o);
-      ViewData v = GridView({in.name, &t}, g.grid_h, g.grid_w, g.cls_token || o.cls_token, o.patches);
+      if (grids.size() > 1 && grids.size() != inputs.size())
+        ThrowUsage(fmt::format("--grid '{}'", o.grid),
+                   fmt::format("give one HxW for every input or one per input ({} inputs, {} grids)", inputs.size(),
+                               grids.size()));
+      if (o.cls_token && o.prefix_tokens >= 0 && o.prefix_tokens != 1)
+        ThrowUsage("--cls-token", fmt::format("is one prefix row; given with --prefix-tokens {}", o.prefix_tokens));
+      const bool prefix_given = o.prefix_tokens >= 0 || o.cls_token;
+      const std::int64_t prefix = o.prefix_tokens >= 0 ? o.prefix_tokens : (o.cls_token ? 1 : 0);
+      std::vector<DenseTable> tables;
+      tables.reserve(inputs.size());
+      std::vector<GridTable> grid_tables;
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const ViewInput& in = inputs[i];
+        SchemeSpec g;
+        std::int64_t pre = in.prefix_tokens >= 0 ? in.prefix_tokens : prefix;
+        if (!in.grid.empty()) {
+          ParseGrid(in.grid, &g);
+        } else if (in.table) {
+          // a table made in memory: its grid is inferred below
+        } else if (in.spec) {
+          if (in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
+            ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope) or a table file; '{}' is "
+                                                  "scheme '{}'",
+                                                  in.name, in.spec->scheme));
+          g = *in.spec;
+          if (g.cls_token) pre = 1;
+        } else if (!grids.empty()) {
+          ParseGrid(grids.size() == 1 ? grids[0] : grids[i], &g);
+        } else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m.meta, "grid").empty()) {
+          ParseGrid(MetaText(m.meta, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
+          if (!prefix_given) pre = MetaText(m.meta, "cls_token") == "1" ? 1 : 0;
+        }
+        tables.push_back(TableOf(in, o));
+        if (g.grid_h <= 0 || g.grid_w <= 0)  // a learned table: a square grid after the prefix rows
+          std::tie(g.grid_h, g.grid_w) = InferSquareGrid(in.name, tables.back().info.rows, pre);
+        grid_tables.push_back({{in.name, &tables.back()}, g.grid_h, g.grid_w, pre});
+      }
+      ViewData v = grid_tables.size() == 1 ? GridView(grid_tables[0], o.patches) : GridCompareView(grid_tables, o.patches);
       v.subtitle = InputsSubtitle(inputs);
       return v;
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct ViewInput {
   /// of the flags); empty for a file (its name, shape and metadata are read
   /// when a subtitle needs them). Kept when `name` becomes a --label.
   std::string params;
+  /// A table made in memory (a learned table resized by `pe dot --resize-rule`); else `spec` or `path`.
+  std::shared_ptr<const DenseTable> table;
+  /// grid view: this input's grid ("HxW") and prefix rows, over ViewOptions' (-1 / "": those)
+  std::string grid;
+  std::int64_t prefix_tokens = -1;
 };
 
 /// A spec's parameters in one line: "sincos-2d · d_model=64 · grid=14x14",

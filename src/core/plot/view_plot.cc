@@ -115,6 +115,11 @@ void DrawPanels(const ViewData& v, const PlotControls& c, ColorMap map, bool div
   // A grid view of every cell: the panels sit where their patches are.
   if (v.kind == ViewKind::kGrid && n == static_cast<std::size_t>(v.panels[0].rows * v.panels[0].cols))
     ncol = static_cast<std::size_t>(v.panels[0].cols);
+  // Several tables' grids: one row per table, its patches side by side.
+  if (!v.panels[0].series.empty()) {
+    ncol = 0;
+    while (ncol < n && v.panels[ncol].series == v.panels[0].series) ++ncol;
+  }
   const std::size_t nrow = (n + ncol - 1) / ncol;
   SetFont(cr, 11.5);
   // As many colour-bar ticks as its height holds (about 28 px apart).
