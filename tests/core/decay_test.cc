@@ -216,6 +216,38 @@ TEST(DecayStream, TinyBudgetsMatchTheDefinition) {
   }
 }
 
+// Progress counts the table's rows in every mode, though the work is
+// several passes (the FFT mean's reads and transforms, the Gram window's
+// reads and blocks: four row-passes with --fast): it ends at (L, L) and
+// never goes back or beyond L.
+TEST(DecayStream, ProgressCountsTableRows) {
+  const std::int64_t L = 3000, d = 6;
+  std::vector<double> v(L * d);
+  for (std::int64_t i = 0; i < L * d; ++i) v[i] = std::sin(0.37 * static_cast<double>(i));
+  const DenseTable t = Dense(L, d, v);
+  for (int mode = 0; mode < 3; ++mode) {
+    SCOPED_TRACE(mode == 0 ? "float64 Gram" : mode == 1 ? "fast" : "mean only");
+    MemoryRowSource source = Memory(t);
+    DecayOptions o;
+    o.max_offset = 100;
+    o.single_precision = mode == 1;
+    o.mean_only = mode == 2;
+    DecayStreamOptions so;
+    so.memory_budget = 60000;  // several panels
+    std::int64_t last = -1, calls = 0;
+    so.progress = [&](std::int64_t done, std::int64_t total) {
+      EXPECT_EQ(total, L);
+      EXPECT_GE(done, last);
+      EXPECT_LE(done, L);
+      last = done;
+      ++calls;
+    };
+    ComputeDecay(source, o, so);
+    EXPECT_EQ(last, L);
+    EXPECT_GT(calls, 2);
+  }
+}
+
 TEST(DecayStream, PlansFollowTheBudget) {
   // Fits: one pass, columns whole (the in-memory plan).
   DecayMeanPlan p = PlanDecayMean(32768, 1024, 32767, std::int64_t{768} << 20);
