@@ -265,7 +265,8 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
   cmd->add_option("--max-offset", o.max_offset, "Largest offset k (default: rows - 1)")->type_name("K");
   cmd->add_flag("--mean-only", o.mean_only, "Only the mean curve, by FFT: O(d·L log L), no min/max/std");
   cmd->add_flag("--fast", o.fast, "min/max/std from float32 Gram blocks (2x faster, ~1e-6 relative)");
-  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-': standard output (absent: standard output unless --plot/--matrix); "
+  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-': standard output (absent: standard output unless --plot/--matrix "
+                 "without --json/--output-format); "
                  "/dev/null: none")->type_name("PATH");
   cmd->add_option("--output-format,--format", o.format,
                   "Curve format: csv or json (default: from the extension; CSV on stdout); given, the curve also "
@@ -284,7 +285,7 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
       ->type_name("N")
       ->capture_default_str();
   cmd->add_option("--size", o.size,
-                  "Plot size in pixels (points for SVG/PDF): default 960x600, 860x800 for --matrix; e.g. --size 640x400")
+                  "Plot size in pixels (points for SVG/PDF): default 960x600, 860x800 for the matrix; e.g. --size 640x400")
       ->type_name("WxH");
   cmd->add_flag("--term", o.term, "Draw a Unicode chart of the curve (default when stdout is a terminal)");
   cmd->footer(R"(For each offset k = 0..K, over every p with p+k in the table, of
