@@ -21,13 +21,12 @@
 
 #include "cli/exit_codes.h"
 #include "core/formats/format.h"
-#include "core/formats/metadata_json.h"
 #include "core/base/output.h"
-#include "core/base/parallel_for.h"
 #include "core/plot/chart.h"
 #include "core/plot/heatmap.h"
 #include "core/plot/term_chart.h"
 #include "core/plot/view_plot.h"
+#include "core/report/decay_curves.h"
 #include "cli/dot_views.h"
 #include "cli/inline_spec.h"
 #include "cli/progress.h"
@@ -88,134 +87,22 @@ std::string Parameters(const TableInfo& info) {
   return out + " · " + std::string(Traits(info.dtype).name);
 }
 
-std::string Num(double v) { return fmt::format("{}", v); }
-
-template <typename T>
-std::string At(const std::vector<T>& v, std::size_t i) {
-  return i < v.size() ? fmt::format("{}", v[i]) : std::string();
-}
-
-// Quotes a CSV field when it holds a comma, quote or newline (RFC 4180).
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 double MaxOf(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, x);
   return m;
 }
 
-void WriteCsv(ByteSink& sink, const std::vector<Series>& all, bool anchor_mode) {
-  if (anchor_mode) {
-    sink.Write("series,offset,row,value,closed_form,deviation\n");
-    for (const Series& s : all) {
-      const AnchorCurve& a = s.anchor;
-      const std::string name = CsvField(EscapeText(s.name));  // a label: no control bytes
-      std::string buf;
-      for (std::size_t i = 0; i < a.offset.size(); ++i) {
-        buf += fmt::format("{},{},{},{},{},{}\n", name, a.offset[i], a.row[i], Num(a.value[i]),
-                           At(a.closed_form, i), At(a.deviation, i));
-        if (buf.size() > (1 << 16)) sink.Write(buf), buf.clear();
-      }
-      sink.Write(buf);
-    }
-    return;
-  }
-  sink.Write("series,offset,pairs,mean,min,max,std,closed_form,mean_deviation,max_deviation\n");
-  for (const Series& s : all) {
-    const DecayCurve& c = s.curve;
-    const std::string name = CsvField(EscapeText(s.name));  // a label: no control bytes
-    // Rows [k0, k1) into `buf`, each number in its shortest round-trip
-    // form; an absent column leaves its field empty.
-    auto rows = [&](std::size_t k0, std::size_t k1, fmt::memory_buffer& buf) {
-      auto out = std::back_inserter(buf);
-      auto field = [&](const std::vector<double>& v, std::size_t k) {
-        buf.push_back(',');
-        if (k < v.size()) fmt::format_to(out, "{}", v[k]);
-      };
-      for (std::size_t k = k0; k < k1; ++k) {
-        fmt::format_to(out, "{},{},{},{}", name, k, c.pairs[k], c.mean[k]);
-        field(c.min, k), field(c.max, k), field(c.std, k), field(c.closed_form, k);
-        field(c.mean_deviation, k), field(c.max_deviation, k);
-        buf.push_back('\n');
-      }
-    };
-    // A long curve (a million offsets for the full curve of a million
-    // rows) is formatted by both cores, 64 Ki rows at a time, and written
-    // in order.
-    constexpr std::size_t kRows = std::size_t{1} << 16;
-    const std::size_t n = c.mean.size();
-    for (std::size_t k0 = 0; k0 < n; k0 += 2 * kRows) {
-      fmt::memory_buffer bufs[2];
-      const std::size_t mid = std::min(n, k0 + kRows), end = std::min(n, k0 + 2 * kRows);
-      ParallelFor(mid < end ? 2 : 1, [&](int h) { h == 0 ? rows(k0, mid, bufs[0]) : rows(mid, end, bufs[1]); });
-      sink.Write(bufs[0].data(), bufs[0].size());
-      sink.Write(bufs[1].data(), bufs[1].size());
-    }
-  }
+// The series as the curve writers take them (core/report/decay_curves.h).
+std::vector<DecaySeries> CurveSeries(const std::vector<Series>& all) {
+  std::vector<DecaySeries> out;
+  for (const Series& s : all) out.push_back({s.name, s.source, &s.table->info(), &s.curve, &s.anchor});
+  return out;
 }
 
-void WriteJson(ByteSink& sink, const std::vector<Series>& all, const DotOptions& o) {
-  using Json = nlohmann::ordered_json;
-  Json doc;
-  doc["schema"] = "pe.dot/1";
-  doc["measure"] = o.cosine ? "cosine" : "dot";
-  doc["mode"] = o.from >= 0 ? "anchor" : "curve";
-  doc["series"] = Json::array();
-  for (const Series& s : all) {
-    const TableInfo& info = s.table->info();
-    Json j;
-    j["name"] = s.name;
-    j["source"] = s.source;
-    j["rows"] = info.rows;
-    j["cols"] = info.cols;
-    j["dtype"] = Traits(info.dtype).name;
-    j["meta"] = MetadataToJson(info.meta);
-    Json cols;
-    if (o.from >= 0) {
-      const AnchorCurve& a = s.anchor;
-      j["anchor"] = a.anchor;
-      j["has_closed_form"] = !a.closed_form.empty();
-      j["summary"] = {{"max_deviation", a.deviation.empty() ? Json(nullptr) : Json(MaxOf(a.deviation))}};
-      cols["offset"] = a.offset;
-      cols["row"] = a.row;
-      cols["value"] = a.value;
-      if (!a.closed_form.empty()) {
-        cols["closed_form"] = a.closed_form;
-        cols["deviation"] = a.deviation;
-      }
-    } else {
-      const DecayCurve& c = s.curve;
-      j["max_offset"] = static_cast<std::int64_t>(c.mean.size()) - 1;
-      j["has_closed_form"] = !c.closed_form.empty();
-      j["summary"] = {
-          {"max_mean_deviation", c.mean_deviation.empty() ? Json(nullptr) : Json(MaxOf(c.mean_deviation))},
-          {"max_deviation", c.max_deviation.empty() ? Json(nullptr) : Json(MaxOf(c.max_deviation))},
-          {"zero_rows", c.zero_rows}};
-      std::vector<std::int64_t> offsets(c.mean.size());
-      for (std::size_t k = 0; k < offsets.size(); ++k) offsets[k] = static_cast<std::int64_t>(k);
-      cols["offset"] = offsets;
-      cols["pairs"] = c.pairs;
-      cols["mean"] = c.mean;
-      if (!c.min.empty()) {
-        cols["min"] = c.min;
-        cols["max"] = c.max;
-        cols["std"] = c.std;
-      }
-      if (!c.closed_form.empty()) {
-        cols["closed_form"] = c.closed_form;
-        cols["mean_deviation"] = c.mean_deviation;
-        if (!c.max_deviation.empty()) cols["max_deviation"] = c.max_deviation;
-      }
-    }
-    j["columns"] = std::move(cols);
-    doc["series"].push_back(std::move(j));
-  }
-  sink.Write(JsonText(doc, 1) + "\n");
+void WriteCurves(ByteSink& sink, const std::vector<Series>& all, const std::string& format, const DotOptions& o) {
+  if (format == "json") WriteDecayJson(sink, CurveSeries(all), o.cosine, o.from >= 0);
+  else WriteDecayCsv(sink, CurveSeries(all), o.from >= 0);
 }
 
 std::string MeasureLabel(bool cosine) { return cosine ? "cosine similarity" : "dot product"; }
@@ -338,7 +225,7 @@ bool IsCsvPath(const std::string& path) {
   return path.size() >= 4 && (path.compare(path.size() - 4, 4, ".csv") == 0 || path.compare(path.size() - 4, 4, ".CSV") == 0);
 }
 
-void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
+void DrawMatrix(Series& s, const std::string& path, const DotOptions& o, const char* flag) {
   const SimilarityMatrix m = s.qk ? RopeQkMatrix(*s.qk, s.qk_rows, o.matrix_size)
                                   : ComputeSimilarityMatrix(*s.table, o.cosine, o.matrix_size);
   if (IsCsvPath(path)) return WriteMatrixCsv(m, path);
@@ -379,7 +266,7 @@ void DrawMatrix(Series& s, const std::string& path, const DotOptions& o) {
   spec.square_cells = true;
   // A square picture unless --size asks for another.
   std::tie(spec.width, spec.height) = o.size.empty() ? std::pair<int, int>{860, 800} : ParseSize(o.size);
-  plot::RenderHeatmap(spec, path, "--matrix");
+  plot::RenderHeatmap(spec, path, flag);
 }
 
 // Which tensor of a RoPE set the table `t` alone is ("cos", "sin"), or
@@ -480,22 +367,28 @@ CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
   cmd->add_option("--max-offset", o.max_offset, "Largest offset k (default: rows - 1)")->type_name("K");
   cmd->add_flag("--mean-only", o.mean_only, "Only the mean curve, by FFT: O(d·L log L), no min/max/std");
   cmd->add_flag("--fast", o.fast, "min/max/std from float32 Gram blocks (2x faster, ~1e-6 relative)");
-  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-': standard output (absent: standard output unless --plot/--matrix); "
+  cmd->add_option("-o,--output", o.output, "Curve file (.csv or .json); '-': standard output (absent: standard output unless --plot/--matrix "
+                 "without --json/--output-format); "
                  "/dev/null: none")->type_name("PATH");
-  cmd->add_option("--format", o.format, "Curve format: csv or json (default: from the extension; CSV on stdout)")
+  cmd->add_option("--output-format,--format", o.format,
+                  "Curve format: csv or json (default: from the extension; CSV on stdout); given, the curve also "
+                  "reaches standard output beside --plot/--matrix when -o names no file")
       ->type_name("FMT");
-  cmd->add_flag("--json", o.json, "Same as --format json");
-  cmd->add_option("--plot", o.plot, "Draw the curves into FILE (.png, .svg or .pdf)")->type_name("FILE");
+  cmd->add_flag("--json", o.json, "Same as --output-format json");
+  cmd->add_option("--plot", o.plot,
+                  "Draw the view's picture into FILE (.png, .svg or .pdf): the curves (decay and the other views), "
+                  "the similarity heatmap with --view matrix")
+      ->type_name("FILE");
   cmd->add_option("--matrix", o.matrix,
                   "Draw the position × position similarity heatmap into FILE (.png/.svg/.pdf; .csv: its numbers, "
-                  "p,q,value); give it once per input. A RoPE input (spec, or a file with cos and sin or inv_freq) "
-                  "draws q·k, not the dot products of its cos rows")
+                  "p,q,value); give it once per input (one input: same as --view matrix --plot FILE). A RoPE input "
+                  "(spec, or a file with cos and sin or inv_freq) draws q·k, not the dot products of its cos rows")
       ->type_name("FILE");
   cmd->add_option("--matrix-size", o.matrix_size, "Largest number of positions per heatmap side")
       ->type_name("N")
       ->capture_default_str();
   cmd->add_option("--size", o.size,
-                  "Plot size in pixels (points for SVG/PDF): default 960x600, 860x800 for --matrix; e.g. --size 640x400")
+                  "Plot size in pixels (points for SVG/PDF): default 960x600, 860x800 for the matrix; e.g. --size 640x400")
       ->type_name("WxH");
   cmd->add_flag("--term", o.term, "Draw a Unicode chart of the curve (default when stdout is a terminal)");
   cmd->footer(R"(For each offset k = 0..K, over every p with p+k in the table, of
@@ -511,7 +404,7 @@ Examples:
   pe dot sinusoidal:d-model=64,max-len=512,base=100 sinusoidal:d-model=64,max-len=512 --plot bases.png
   pe dot pe.npy --from 0 --cosine --json
   pe dot rope.safetensors --tensor cos --plot rope-cos.png
-  pe dot --d-model 128 --max-len 256 --matrix sim.png
+  pe dot --d-model 128 --max-len 256 --view matrix --plot sim.png
   pe dot rope:head-dim=64,max-len=256 --matrix qk.png      # RoPE: q·k, not cos rows
   pe dot ours.npy theirs.npy --label ours --label theirs --plot compare.svg
   pe dot rope:head-dim=128,max-len=32768 rope:head-dim=128,max-len=32768,rope-scaling=llama3,factor=8 --plot qk.png
@@ -522,31 +415,40 @@ Examples:
   pe dot alibi:heads=8 --view bias --max-offset 23 --plot alibi.png
   pe dot t5_bias.npy t5-bucket:bidirectional --view offsets --plot learned.png
   pe dot table-bf16.safetensors --view precision --plot error.png
-Views (--view; docs/dot.md): decay qk bound spectrum ratio temperature heads bias
-offsets buckets grid columns precision collisions.
+Views (--view; docs/dot.md): decay matrix qk bound spectrum ratio temperature heads
+bias offsets buckets grid columns precision collisions.
 )");
   return cmd;
 }
 
-int RunDot(const DotOptions& o, Console& console) {
-  if (const auto view = PickDotView(o)) return RunDotView(*view, o, console);
+int RunDot(const DotOptions& given, Console& console) {
+  if (const auto view = PickDotView(given)) return RunDotView(*view, given, console);
+  // --view matrix --plot FILE is --matrix FILE: one picture, one input.
+  DotOptions o = given;
+  if (IsMatrixView(o)) {
+    if (o.plot.empty()) ThrowUsage("--view matrix", "draws into --plot FILE (.png, .svg or .pdf)");
+    if (!o.matrix.empty()) ThrowUsage("--view matrix", "draws into --plot FILE; --matrix FILE is the same picture (give one)");
+    if (o.from >= 0) ThrowUsage("--from", "belongs to the decay curve, not --view matrix");
+    o.matrix = {o.plot};
+    o.plot.clear();
+  }
   if (o.resize.prefix_tokens >= 0) ThrowUsage("--prefix-tokens", "applies to --view grid (rows left out before the grid)");
   // Validate every flag and name every output before the long work.
   std::string format = o.format;
   if (o.json) {
     if (!format.empty() && format != "json")
-      ThrowUsage("--json", fmt::format("conflicts with --format {}", format));
+      ThrowUsage("--json", fmt::format("conflicts with --output-format {}", format));
     format = "json";
   }
   if (!format.empty() && format != "csv" && format != "json")
-    ThrowUsage(fmt::format("--format '{}'", format), "pe dot writes csv or json");
+    ThrowUsage(fmt::format("--output-format '{}'", format), "pe dot writes csv or json");
   const bool discard = o.output == "/dev/null";
   const bool to_file = !o.output.empty() && !IsStdStream(o.output) && !discard;
   if (format.empty() && to_file) {
     const auto f = FormatFromExtension(o.output);
     if (f == Format::kCsv) format = "csv";
     else if (f == Format::kJson) format = "json";
-    else ThrowUsage(fmt::format("-o '{}'", o.output), "pe dot writes .csv or .json; or give --format csv|json");
+    else ThrowUsage(fmt::format("-o '{}'", o.output), "pe dot writes .csv or .json; or give --output-format csv|json");
   }
   const bool explicit_format = !format.empty();
   if (format.empty()) format = "csv";
@@ -560,8 +462,10 @@ int RunDot(const DotOptions& o, Console& console) {
     plot::ImageFormatFromPath(o.plot, "--plot");
     ParseSize(o.size);
   }
+  // The heatmap's flag as typed: --plot with --view matrix.
+  const char* matrix_flag = IsMatrixView(o) ? "--plot" : "--matrix";
   for (const auto& m : o.matrix)
-    if (!IsCsvPath(m)) plot::ImageFormatFromPath(m, "--matrix");
+    if (!IsCsvPath(m)) plot::ImageFormatFromPath(m, matrix_flag);
 
   // The tensor of multi-tensor files: --tensor or --dataset (one name).
   std::string tensor = o.spec.extra.tensor;
@@ -639,6 +543,9 @@ int RunDot(const DotOptions& o, Console& console) {
   }
   if (all.empty())
     ThrowUsage("pe dot", "needs an input: a table file, an inline spec, or --d-model and --max-len");
+  if (IsMatrixView(o) && all.size() != 1)
+    ThrowUsage("--view matrix", fmt::format("draws one input's heatmap into --plot ({} inputs): give --matrix FILE once "
+                                            "per input instead", all.size()));
   if (!o.matrix.empty() && o.matrix.size() != all.size())
     ThrowUsage("--matrix", fmt::format("give it once per input ({} inputs, {} --matrix)", all.size(), o.matrix.size()));
   ApplyLabels(o.labels, all.size(), [&](std::size_t k, const std::string& label) {
@@ -695,19 +602,17 @@ int RunDot(const DotOptions& o, Console& console) {
   if (to_file) {
     AtomicFile file(o.output);
     FileSink sink(file.file(), fmt::format("'{}'", o.output), file.replaces());
-    if (format == "json") WriteJson(sink, all, o);
-    else WriteCsv(sink, all, o.from >= 0);
+    WriteCurves(sink, all, format, o);
     sink.Flush();
     file.Commit();
   }
   if (!o.plot.empty()) DrawPlot(all, o);
-  for (std::size_t i = 0; i < o.matrix.size(); ++i) DrawMatrix(all[i], o.matrix[i], o);
+  for (std::size_t i = 0; i < o.matrix.size(); ++i) DrawMatrix(all[i], o.matrix[i], o, matrix_flag);
 
   const bool chart = o.term || (stdout_tty && !data_to_stdout);
   if (data_to_stdout) {
     FileSink out(stdout, "standard output");
-    if (format == "json") WriteJson(out, all, o);
-    else WriteCsv(out, all, o.from >= 0);
+    WriteCurves(out, all, format, o);
     out.Flush();
   }
   if (chart) {

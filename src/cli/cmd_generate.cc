@@ -76,7 +76,8 @@ CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   auto* cmd = app.add_subcommand("generate", "Build an encoding table and write it to a file or stdout");
   AddSpecFlags(*cmd, o.spec);
   cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
-  cmd->add_option("--format", o.format, "Output format: " + WritableFormatNames() + " (default: from the extension; CSV on stdout)")
+  cmd->add_option("--output-format,--format", o.format,
+                  "Output format: " + WritableFormatNames() + " (default: from the extension; CSV on stdout)")
       ->type_name("FMT");
   cmd->add_option("--threads", o.threads, "Threads that compute rows (default: all cores)")
       ->type_name("N")->check(CLI::Range(1, 1024));
@@ -101,7 +102,7 @@ Examples:
   pe generate --d-model 8 --max-len 16                 # CSV on stdout
   pe generate --d-model 64 --max-len 1000 --dtype float64 -o pe.npy
   pe generate --d-model 512 --max-len 4096 -o pe.npy --json   # {"schema":"pe.generate/1",...}
-  pe generate --d-model 16 --max-len 4 --start 1000000 --format json
+  pe generate --d-model 16 --max-len 4 --start 1000000 --output-format json
   pe generate --scheme fairseq --d-model 512 --max-len 1026 -o fairseq.npy
   pe generate --scheme rope --head-dim 128 --base 500000 --max-len 8192 \
       --rope-scaling llama3 --factor 8 -o rope.safetensors
@@ -148,7 +149,7 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
     std::optional<Format> forced;
     if (!o.format.empty()) {
       forced = FormatFromName(o.format);
-      if (!forced) ThrowUsage(fmt::format("--format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
+      if (!forced) ThrowUsage(fmt::format("--output-format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
     }
     const Format format = ResolveOutputFormat(o.output, forced);
     if (o.compress > 0 && format != Format::kHdf5)
@@ -173,7 +174,7 @@ int RunGenerate(const GenerateOptions& o, Console& console) {
   std::optional<Format> forced;
   if (!o.format.empty()) {
     forced = FormatFromName(o.format);
-    if (!forced) ThrowUsage(fmt::format("--format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
+    if (!forced) ThrowUsage(fmt::format("--output-format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
   }
   // Validate everything before any work or any file is created.
   const Format format = ResolveOutputFormat(o.output, forced);

@@ -36,7 +36,7 @@ using Json = nlohmann::ordered_json;
 std::optional<Format> ForcedFormat(const std::string& name) {
   if (name.empty()) return std::nullopt;
   auto f = FormatFromName(name);
-  if (!f) ThrowUsage(fmt::format("--format '{}'", name), fmt::format("unknown format (known: {})", FormatNames()));
+  if (!f) ThrowUsage(fmt::format("--input-format '{}'", name), fmt::format("unknown format (known: {})", FormatNames()));
   return f;
 }
 
@@ -164,15 +164,16 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
   cmd->add_option("--pair", o.pair,
                   "The other tensor of a RoPE cos+sin pair, from a second file (same shape): phases from both")
       ->type_name("FILE");
-  cmd->add_option("--heatmap", o.heatmap, "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
+  cmd->add_option("--plot,--heatmap", o.heatmap,
+                  "Also draw the table (positions × dimensions) into FILE (.png, .svg, .pdf)")
       ->type_name("FILE");
   cmd->add_option("--group", o.heatmap_group,
-                  "--heatmap columns: auto (sincos for an interleaved sinusoid, by its metadata or identification; "
+                  "--plot columns: auto (sincos for an interleaved sinusoid, by its metadata or identification; "
                   "else none), none (as stored), or sincos (even columns, then odd: sin block, cos block)")
       ->type_name("HOW")
       ->capture_default_str();
   cmd->add_option("--cmap", o.heatmap_cmap,
-                  "--heatmap colour map: viridis, magma, cividis, RdBu, RdBu_r (default RdBu_r, centred on 0)")
+                  "--plot colour map: viridis, magma, cividis, RdBu, RdBu_r (default RdBu_r, centred on 0)")
       ->type_name("NAME");
   cmd->footer(R"(Identification (when the file has no 'scheme' metadata) finds the layout
 (interleaved / concatenated), frequency denominator (d or d/2-1), base, first
@@ -198,8 +199,8 @@ Examples:
   pe inspect rope.npz --dataset cos                                  # numpy's np.savez
   pe inspect model.pt --dataset model.layers.0.self_attn.rotary_emb.inv_freq   # torch.save checkpoint
   pe inspect model.onnx --dataset cos_cache  # an ONNX initializer (no --dataset: lists them)
-  pe inspect pe.h5 --heatmap table.png      # positions × dimensions picture
-  pe inspect pe.h5 --heatmap table.png --group none     # columns as stored (interleaved sin/cos)
+  pe inspect pe.h5 --plot table.png         # positions × dimensions picture
+  pe inspect pe.h5 --plot table.png --group none     # columns as stored (interleaved sin/cos)
 )");
   cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/cmd_model.h)
   return cmd;
@@ -246,7 +247,7 @@ int RunInspect(const InspectOptions& o, Console& console) {
   // Several files: text sections, or one JSON document {"schema", "files":
   // [one pe.inspect/1 document each]}; a file that cannot be read is
   // reported (an error entry) and the run exits 2 after the others.
-  if (!o.heatmap.empty()) ThrowUsage("--heatmap", "draws one table; give one FILE");
+  if (!o.heatmap.empty()) ThrowUsage("--plot", "draws one table; give one FILE");
   if (!o.pair.empty()) ThrowUsage("--pair", "pairs one table; give one FILE");
   int errors = 0;
   if (o.json) WriteStdout("{\n  \"schema\": \"pe.inspect/1\",\n  \"files\": [\n");
@@ -302,7 +303,7 @@ void DrawTableHeatmap(RowSource& src, const InspectOptions& o, const std::option
     map.map = plot::ParseColorMap(o.heatmap_cmap, "--cmap");
     map.symmetric = plot::IsDiverging(map.map);  // a sequential map spans the data's own range
   }
-  plot::RenderHeatmap(map, o.heatmap, "--heatmap");
+  plot::RenderHeatmap(map, o.heatmap, "--plot");
 }
 
 int RunInspectOne(const InspectOptions& o, Console& console) {
@@ -317,12 +318,12 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
   OpenOptions oo;
   oo.format = ForcedFormat(o.format);
   oo.dataset = o.dataset;
-  if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--heatmap");  // fail before work
+  if (!o.heatmap.empty()) plot::ImageFormatFromPath(o.heatmap, "--plot");  // fail before work
   if (o.heatmap_group != "auto" && o.heatmap_group != "none" && o.heatmap_group != "sincos")
     ThrowUsage(fmt::format("--group '{}'", o.heatmap_group), "expected auto, none or sincos");
-  if (o.heatmap_group != "auto" && o.heatmap.empty()) ThrowUsage("--group", "orders the columns of --heatmap; give --heatmap FILE");
+  if (o.heatmap_group != "auto" && o.heatmap.empty()) ThrowUsage("--group", "orders the columns of --plot; give --plot FILE");
   if (!o.heatmap_cmap.empty()) {
-    if (o.heatmap.empty()) ThrowUsage("--cmap", "colours --heatmap; give --heatmap FILE");
+    if (o.heatmap.empty()) ThrowUsage("--cmap", "colours --plot; give --plot FILE");
     plot::ParseColorMap(o.heatmap_cmap, "--cmap");
   }
   const std::string& path = o.open_path.empty() ? o.file : o.open_path;

@@ -187,12 +187,15 @@ plot::PlotControls Controls(const DotOptions& o) {
 
 }  // namespace
 
+bool IsMatrixView(const DotOptions& o) { return o.view == "matrix"; }
+
 std::optional<ViewKind> PickDotView(const DotOptions& o) {
   if (const std::string flag = ResizeFlagGiven(o); !flag.empty()) {
     if (!o.view.empty() && ParseViewKind(o.view) != ViewKind::kGrid)
       ThrowUsage(flag, fmt::format("draws resized tables in --view grid, not --view {}", o.view));
     return ViewKind::kGrid;
   }
+  if (IsMatrixView(o)) return std::nullopt;  // the decay path's heatmap (cmd_dot.cc)
   if (!o.view.empty()) {
     const ViewKind v = ParseViewKind(o.view);
     if (v == ViewKind::kDecay) return std::nullopt;
@@ -208,14 +211,15 @@ std::optional<ViewKind> PickDotView(const DotOptions& o) {
 bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format) {
   if (IsStdStream(o.output)) return true;  // -o - asks for it
   if (!o.output.empty()) return false;
-  if (!o.plot.empty() || !o.matrix.empty()) return false;  // a picture was the point
+  // A picture was the point, unless --json or --output-format asks for the curve too.
+  if (!o.plot.empty() || !o.matrix.empty()) return explicit_format;
   return !stdout_tty || explicit_format;
 }
 
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o) {
   const char* g = "Views and plot controls";
   cmd.add_option("--view", o.view,
-                 "What to compute and draw: decay, qk, bound, spectrum, ratio, temperature, heads, bias, offsets, buckets, grid, "
+                 "What to compute and draw (into --plot FILE): decay, matrix, qk, bound, spectrum, ratio, temperature, heads, bias, offsets, buckets, grid, "
                  "columns, precision, collisions (default by scheme: rope → qk, alibi/kerple/sandwich → heads, "
                  "t5-bucket/deberta-bucket/relative-index → buckets, sincos-2d → grid, else decay); e.g. "
                  "pe dot t5-bucket --view buckets --plot t5.png")
@@ -266,13 +270,13 @@ int RunDotView(ViewKind view, const DotOptions& o, Console& console) {
   std::string format = o.format;
   if (o.json) format = "json";
   if (!format.empty() && format != "csv" && format != "json")
-    ThrowUsage(fmt::format("--format '{}'", format), "pe dot writes csv or json");
+    ThrowUsage(fmt::format("--output-format '{}'", format), "pe dot writes csv or json");
   const bool discard = o.output == "/dev/null";
   if (format.empty() && !o.output.empty() && !IsStdStream(o.output) && !discard) {
     const auto f = FormatFromExtension(o.output);
     if (f == Format::kCsv) format = "csv";
     else if (f == Format::kJson) format = "json";
-    else ThrowUsage(fmt::format("-o '{}'", o.output), "pe dot writes .csv or .json; or give --format csv|json");
+    else ThrowUsage(fmt::format("-o '{}'", o.output), "pe dot writes .csv or .json; or give --output-format csv|json");
   }
   const bool explicit_format = !format.empty();
   if (format.empty()) format = "csv";

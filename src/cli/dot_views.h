@@ -16,8 +16,12 @@
 
 namespace pe::cli {
 
+/// True for --view matrix: the decay path's similarity heatmap, drawn into
+/// --plot (the same picture as --matrix).
+bool IsMatrixView(const DotOptions& o);
+
 /// The view `o` asks for (--view), else the default for its first input;
-/// nullopt = the decay curve of cmd_dot.cc.
+/// nullopt = the decay curve of cmd_dot.cc (and its matrix).
 std::optional<ViewKind> PickDotView(const DotOptions& o);
 
 /// Computes, writes and draws `view`. Throws pe::Error (usage) for a view
@@ -36,8 +40,9 @@ void ApplyLabels(const std::vector<std::string>& labels, std::size_t inputs,
 /// The plot flags shared by every view and the decay curve.
 void AddPlotControlFlags(CLI::App& cmd, DotOptions& o);
 
-/// True when the curve goes to standard output: -o - (or no -o) with no
-/// picture asked for and stdout not a terminal, or -o - given explicitly.
+/// True when the curve goes to standard output: -o - given explicitly; or
+/// no -o and either a format asked for (--json, --output-format) or, with
+/// no picture asked for, stdout not a terminal.
 bool CurveToStdout(const DotOptions& o, bool stdout_tty, bool explicit_format);
 
 }  // namespace pe::cli

@@ -128,7 +128,7 @@ int RunInspectSet(const InspectOptions& o, Console& console, const std::vector<s
   else if (auto f = FormatFromExtension(o.file)) format_name = std::string(Traits(*f).name);
   if (!o.rows.empty() || !o.heatmap.empty() || !o.pair.empty())
     ThrowUsage(fmt::format("'{}'", o.file),
-               fmt::format("holds {} tensors ({}); --rows, --heatmap and --pair need one: add --tensor NAME",
+               fmt::format("holds {} tensors ({}); --rows, --plot and --pair need one: add --tensor NAME",
                            names.size(), FirstNames(names, 16)));
   const std::size_t listed = std::min(names.size(), kMaxListedTensors);
   const std::size_t detailed = std::min(names.size(), kMaxDetailedTensors);

@@ -38,7 +38,7 @@ expect_error "non-numeric base" "--base" -- generate --d-model 4 --max-len 4 --b
 expect_error "zero base" "--base" -- generate --d-model 4 --max-len 4 --base 0 -o a.csv
 expect_error "byte count overflow" "exceed|overflow|too large" -- generate --d-model 4611686018427387904 --max-len 4611686018427387904 -o a.npy
 expect_error "over the size ceiling" "exceed" -- generate --d-model 1000000000 --max-len 1000000000 -o a.npy
-expect_error "unknown format" "--format.*unknown format" -- generate --d-model 4 --max-len 4 --format xlsx -o a.csv
+expect_error "unknown format" "--output-format.*unknown format" -- generate --d-model 4 --max-len 4 --format xlsx -o a.csv
 expect_error "unknown extension" "extension.*--format" -- generate --d-model 4 --max-len 4 -o a.xlsx
 expect_error "unknown option" "--foo.*unexpected" -- generate --d-model 4 --max-len 4 --foo
 expect_error "mistyped option" "did you mean '--max-len'" -- generate --d-model 4 --max-lenn 4

@@ -21,7 +21,7 @@ expect_error "inspect: no file" "FILE|required" -- inspect
 expect_error "inspect: bad --rows" "--rows" -- inspect t.h5 --rows abc
 expect_error "inspect: --rows out of range" "--rows '70:80'" -- inspect t.h5 --rows 70:80
 expect_error "inspect: empty --cols" "--cols '5:5'" -- inspect t.h5 --cols 5:5
-expect_error "inspect: unknown --format" "--format 'xls'" -- inspect t.h5 --format xls
+expect_error "inspect: unknown --format" "--input-format 'xls'" -- inspect t.h5 --format xls
 expect_error "inspect: missing dataset" "nope" -- inspect t.h5 --dataset nope
 expect_error "verify: missing file" "nope.npy" -- verify nope.npy
 expect_error "verify: npy without reference" "nothing to verify against" -- verify t.npy

@@ -188,6 +188,7 @@ TEST(DecayStream, TinyBudgetsMatchTheDefinition) {
     };
     const DecayCurve s = ComputeDecay(source, o, so);
     EXPECT_EQ(last_done, last_total);
+    EXPECT_EQ(last_total, L);  // progress counts the table's rows, whatever the passes
     DenseTable ref = t;
     if (c.cosine) {
       for (std::int64_t p = 0; p < L; ++p) {
@@ -212,6 +213,38 @@ TEST(DecayStream, TinyBudgetsMatchTheDefinition) {
     MemoryRowSource again = Memory(t);
     const DecayCurve m = ComputeDecay(again, o, so);
     for (std::int64_t k = 0; k <= c.k_max; ++k) EXPECT_NEAR(m.mean[k], n.mean[k], 1e-11) << k;
+  }
+}
+
+// Progress counts the table's rows in every mode, though the work is
+// several passes (the FFT mean's reads and transforms, the Gram window's
+// reads and blocks: four row-passes with --fast): it ends at (L, L) and
+// never goes back or beyond L.
+TEST(DecayStream, ProgressCountsTableRows) {
+  const std::int64_t L = 3000, d = 6;
+  std::vector<double> v(L * d);
+  for (std::int64_t i = 0; i < L * d; ++i) v[i] = std::sin(0.37 * static_cast<double>(i));
+  const DenseTable t = Dense(L, d, v);
+  for (int mode = 0; mode < 3; ++mode) {
+    SCOPED_TRACE(mode == 0 ? "float64 Gram" : mode == 1 ? "fast" : "mean only");
+    MemoryRowSource source = Memory(t);
+    DecayOptions o;
+    o.max_offset = 100;
+    o.single_precision = mode == 1;
+    o.mean_only = mode == 2;
+    DecayStreamOptions so;
+    so.memory_budget = 60000;  // several panels
+    std::int64_t last = -1, calls = 0;
+    so.progress = [&](std::int64_t done, std::int64_t total) {
+      EXPECT_EQ(total, L);
+      EXPECT_GE(done, last);
+      EXPECT_LE(done, L);
+      last = done;
+      ++calls;
+    };
+    ComputeDecay(source, o, so);
+    EXPECT_EQ(last, L);
+    EXPECT_GT(calls, 2);
   }
 }
 

@@ -1067,10 +1067,18 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
     total = total * passes + rows;  // reads, then the FFT work as rows
   }
   if (!options.mean_only) total += 2 * rows;  // the Gram window's reads and blocks
+  // Reported as rows of the table: the work done so far scaled to `rows`,
+  // so a bar reads "65.5k/131.1k rows" for a 131k-row table, not its
+  // passes' sum.
   std::int64_t done = 0;
+  auto report = [&](std::int64_t work) {
+    const auto r = static_cast<std::int64_t>(static_cast<double>(rows) * static_cast<double>(work) /
+                                             static_cast<double>(std::max<std::int64_t>(total, 1)));
+    stream.progress(std::min(r, rows), rows);
+  };
   auto advance = [&](std::int64_t n) {
     done += n;
-    if (stream.progress) stream.progress(std::min(done, total), total);
+    if (stream.progress) report(std::min(done, total));
   };
 
   RowReader reader(source, options.cosine);
@@ -1107,7 +1115,7 @@ DecayCurve ComputeDecay(RowSource& source, const DecayOptions& options,
   out.zero_rows = reader.zero_rows;
   timing.read = reader.seconds;
   if (stream.timing) *stream.timing = timing;
-  if (stream.progress) stream.progress(total, total);  // the shares' rounding
+  if (stream.progress) stream.progress(rows, rows);  // the shares' rounding
   AddClosedForm(info, options, k_max, out);
   return out;
 }

@@ -75,7 +75,9 @@ struct DecayStreamOptions {
   /// RuntimeOptions::dot_memory_budget when set, else 768 MiB. A budget smaller than one
   /// column still works (one column per pass).
   std::int64_t memory_budget = 0;
-  /// Called after every block with (rows read so far, rows to read in all).
+  /// Called after every block with (done, rows): the work done so far (the
+  /// mean's passes, the FFTs and the Gram blocks together) as a number of
+  /// the table's rows, and the table's rows; the last call is (rows, rows).
   std::function<void(std::int64_t, std::int64_t)> progress;
   /// When set, receives where the time went (wall seconds): reading and
   /// widening rows (with the finiteness check and the cosine's scaling),

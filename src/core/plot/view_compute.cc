@@ -8,9 +8,11 @@
 #include <memory>
 #include <tuple>
 
+#include "core/analysis/identify_rope.h"
 #include "core/analysis/reference_spec.h"
 #include "core/analysis/relative_views.h"
 #include "core/analysis/rope_views.h"
+#include "core/analysis/stats.h"
 #include "core/analysis/table_views.h"
 #include "core/spec/params.h"
 #include "core/base/error.h"
@@ -66,8 +68,33 @@ RopeSource RopeSourceOf(const ViewInput& in) {
     const DenseTable c = ReadTensor(in.path, "cos"), sn = ReadTensor(in.path, "sin");
     return RopeSourceFromTables(nullptr, &c, &sn, in.name);
   }
+  if (names.size() <= 1) {
+    // One table: the frequencies of its identification as RoPE (a bare cos
+    // or sin table, as pe inspect reads it).
+    const auto t = OpenTable(in.path, OpenOptions{});
+    const TableStats stats = ComputeStats(*t);
+    const RopeIdentification id = IdentifyRope(*t, stats);
+    if (id.detected && id.matched) return RopeSourceFromSpec(id.spec, in.name);
+    if (id.detected && !id.omega.empty()) {  // measured, unexplained by a recipe: the measured ω
+      RopeSource s;
+      s.name = in.name;
+      s.theta = id.omega;
+      std::sort(s.theta.begin(), s.theta.end(), std::greater<>());
+      s.attention_factor = id.amplitude;
+      s.context = static_cast<double>(t->info().rows);
+      return s;
+    }
+    if (id.detected)
+      ThrowUsage(fmt::format("input '{}'", in.name),
+                 fmt::format("reads as {} but its frequencies were not measured ({}): give its recipe as a spec, "
+                             "e.g. rope:head-dim={}{}",
+                             id.Describe(), id.reason.empty() ? "no recipe matched" : id.reason,
+                             id.spec.d_model > 0 ? id.spec.d_model : id.shape.rotary_dim,
+                             id.spec.base > 0 ? fmt::format(",base={}", id.spec.base) : std::string()));
+  }
   ThrowUsage(fmt::format("input '{}'", in.name),
-             "has no inv_freq tensor nor cos and sin tensors: a rotary view needs a RoPE file or spec");
+             "has no inv_freq tensor nor cos and sin tensors and does not read as a RoPE cos or sin table: a rotary "
+             "view needs a RoPE file or spec");
 }
 
 namespace {
@@ -93,6 +120,18 @@ HeadBias HeadBiasOfFile(const ViewInput& in, std::int64_t max_d) {
   return HeadBiasFromTable(in.name, ReadTensor(in.path, ""), max_d);
 }
 
+// The rows (max_len), and the columns (d_model) where not given, of a
+// scheme spec that stands beside table file `in`: the file's shape. Only
+// for a tensor whose columns are the model's (the whole table, cos, sin).
+void FillFromFile(SchemeSpec* spec, const ViewInput& in, const std::string& tensor) {
+  if (spec->max_len != 0 && spec->d_model != 0) return;
+  OpenOptions oo;
+  oo.dataset = tensor;
+  const TableInfo info = OpenTable(in.path, oo)->info();
+  if (spec->max_len == 0) spec->max_len = info.rows;
+  if (spec->d_model == 0 && (tensor.empty() || tensor == "cos" || tensor == "sin")) spec->d_model = info.cols;
+}
+
 // The exact (float64) values of a precision input: its spec in float64;
 // for a file, the --scheme flags when given, else the recipe its metadata
 // records (as pe verify resolves it), one tensor of a multi-tensor scheme.
@@ -106,6 +145,16 @@ DenseTable ExactOf(const ViewInput& in, const ViewOptions& o, const std::optiona
     }
   }
   std::optional<SchemeSpec> e = in.spec ? in.spec : flags;
+  if (!in.spec && flags && flags->max_len != 0) {  // the one real conflict: the recipe's rows are not the file's
+    OpenOptions oo;
+    oo.dataset = o.tensor;
+    const std::int64_t rows = OpenTable(in.path, oo)->info().rows;
+    if (flags->max_len != rows)
+      ThrowUsage(fmt::format("--max-len {}", flags->max_len),
+                 fmt::format("conflicts with '{}', which has {} rows (the precision view compares them row by row; "
+                             "leave --max-len out to take the file's)",
+                             in.name, rows));
+  }
   if (!e) {
     OpenOptions oo;
     oo.dataset = o.tensor;
@@ -120,6 +169,9 @@ DenseTable ExactOf(const ViewInput& in, const ViewOptions& o, const std::optiona
   }
   if (!in.spec) {
     e->tensor = o.tensor;
+    // The recipe's rows, and its columns when it names none, are the file's
+    // (a different --max-len or --d-model is refused by PrecisionView).
+    FillFromFile(&*e, in, o.tensor);
     // What the picture compares with, said in its subtitle.
     const bool scaled = !e->rope_scaling.empty() && e->rope_scaling != "none";
     *recipe = fmt::format("{}{}{}{} (from {})", e->scheme, e->d_model > 0 ? fmt::format(" d_model={}", e->d_model) : "",
@@ -383,6 +435,12 @@ ViewData ComputeViewOf(ViewKind view, const ViewOptions& o, const std::vector<Vi
           used.erase(flags);
         }
         for (const ViewInput& in : used) exact.push_back(ExactOf(in, o, flag_spec, &recipes.emplace_back()));
+      }
+      if (view != ViewKind::kPrecision) {  // the --scheme flags beside a file: a series as long as the file
+        const auto file = std::find_if(used.begin(), used.end(), [](const ViewInput& i) { return !i.spec; });
+        if (file != used.end())
+          for (ViewInput& in : used)
+            if (in.from_flags && in.spec) FillFromFile(&*in.spec, *file, o.tensor);
       }
       for (const ViewInput& in : used) tables.push_back(TableOf(in, o));
       std::vector<NamedTable> named;
