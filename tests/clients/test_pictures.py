@@ -221,7 +221,7 @@ def test_inspect_heatmap_group_and_cmap(pe, scratch, check):
         check(r.returncode == 0 and os.path.getsize(f(f"{cmap}.png")) > 1000, f"--cmap {cmap}: {r.stderr!r}")
     r = pe("inspect", f("inter.npy"), "--heatmap", f("jet.png"), "--cmap", "jet", ok=False)
     check(r.returncode == 2 and r.stderr.startswith("pe: error: --cmap 'jet'"), f"--cmap jet: {r.stderr!r}")
-    r = pe("inspect", f("inter.npy"), "--cmap", "magma", ok=False)
-    check(r.returncode == 2 and "--heatmap" in r.stderr, f"--cmap without --heatmap: {r.stderr!r}")
+    r = pe("inspect", f("inter.npy"), "--cmap", "magma", ok=False)  # --heatmap is the other name of --plot
+    check(r.returncode == 2 and "give --plot FILE" in r.stderr, f"--cmap without --plot: {r.stderr!r}")
     r = pe("inspect", f("inter.npy"), "--heatmap", f("z.png"), "--group", "zigzag", ok=False)
     check(r.returncode == 2 and "--group 'zigzag'" in r.stderr, f"--group zigzag: {r.stderr!r}")
