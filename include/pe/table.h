@@ -80,6 +80,7 @@ struct SchemeDescription {
   std::string name, summary, source;
   std::vector<std::string> tensors;  ///< empty for single-tensor schemes
   std::vector<SchemeParamInfo> params;
+  std::vector<std::string> flags;  ///< every flag it takes ("--scheme", "--dtype", "--d-model", "--layout", ...)
 };
 /// Every scheme pe can generate.
 std::vector<SchemeDescription> ListSchemes();

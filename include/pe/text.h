@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pe {
 
@@ -25,6 +26,10 @@ std::string XmlText(std::string_view s);
 /// As XmlText, with line breaks kept as character references (`&#10;`):
 /// a multi-line message as one attribute value.
 std::string XmlTextKeepLines(std::string_view s);
+
+/// The closest name in `candidates` to `name` by edit distance, or empty
+/// when nothing is close (for "did you mean" hints).
+std::string ClosestName(std::string_view name, const std::vector<std::string_view>& candidates);
 
 /// How a human-readable report is rendered.
 struct TextStyle {

@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "cli/scheme_flags.h"
 #include <pe/error.h>
 
 #include "cli/exit_codes.h"
-#include "core/schemes/registry.h"
+#include <pe/table.h>
 
 namespace pe::cli {
 
@@ -49,20 +50,25 @@ std::string LongName(const CLI::Option* opt) {
 // The scheme named by --scheme on `app`'s command line, when one was given
 // and is known (a --help with a scheme: the parse stopped at --help with the
 // results stored).
-const SchemeInfo* ChosenScheme(const CLI::App* app) {
+std::optional<pe::SchemeDescription> ChosenScheme(const CLI::App* app) {
   const CLI::Option* opt = app->get_option_no_throw("--scheme");
-  if (!opt || opt->count() == 0 || opt->results().empty()) return nullptr;
+  if (!opt || opt->count() == 0 || opt->results().empty()) return std::nullopt;
   try {
-    return &FindScheme(opt->results().back());
+    return pe::DescribeScheme(opt->results().back());
   } catch (const Error&) {
-    return nullptr;
+    return std::nullopt;
   }
+}
+
+// Whether `scheme` takes `flag` (its long name as --help shows it).
+bool TakesFlag(const pe::SchemeDescription& scheme, const std::string& flag) {
+  return std::find(scheme.flags.begin(), scheme.flags.end(), flag) != scheme.flags.end();
 }
 
 // The scheme's default for `flag`, from its params (the contract): "10000",
 // "required", or "" when it has none. A param "--beta-fast / --beta-slow"
 // with fallback "32 / 1" gives the i-th value to the i-th flag.
-std::string SchemeDefault(const SchemeInfo& scheme, const std::string& flag) {
+std::string SchemeDefault(const pe::SchemeDescription& scheme, const std::string& flag) {
   auto split = [](std::string_view text, std::string_view sep) {
     std::vector<std::string> out;
     std::size_t pos = 0;
@@ -75,7 +81,7 @@ std::string SchemeDefault(const SchemeInfo& scheme, const std::string& flag) {
       pos = end + sep.size();
     }
   };
-  for (const SchemeParam& p : scheme.params) {
+  for (const pe::SchemeParamInfo& p : scheme.params) {
     const std::vector<std::string> flags = split(p.flag, "/");
     const std::vector<std::string> values = split(p.fallback, " / ");
     for (std::size_t i = 0; i < flags.size(); ++i) {
@@ -108,7 +114,7 @@ class HelpFormatter : public CLI::Formatter {
   std::string make_option_desc(const CLI::Option* opt) const override {
     std::string desc = opt->get_description();
     if (IsSpecFlag(opt)) {
-      const SchemeInfo* scheme = current_ ? ChosenScheme(current_) : nullptr;
+      const std::optional<pe::SchemeDescription> scheme = current_ ? ChosenScheme(current_) : std::nullopt;
       if (scheme && !is_verify_) {
         const std::string d = SchemeDefault(*scheme, LongName(opt));
         if (d == "required") desc += fmt::format(" (required for {})", scheme->name);
@@ -166,7 +172,7 @@ class HelpFormatter : public CLI::Formatter {
   std::string Groups(const CLI::App* app, CLI::AppFormatMode mode) const {
     current_ = app;
     is_verify_ = app->get_name() == "verify";
-    const SchemeInfo* scheme = ChosenScheme(app);
+    const std::optional<pe::SchemeDescription> scheme = ChosenScheme(app);
     std::stringstream out;
     // The scheme's parameters come last, after the command's own groups
     // (dot's views and plot controls among them), so they read as one block.
@@ -181,7 +187,7 @@ class HelpFormatter : public CLI::Formatter {
         if (opt->get_group() != group || !opt->nonpositional()) return false;
         if (mode == CLI::AppFormatMode::Sub && (app->get_help_ptr() == opt || app->get_help_all_ptr() == opt)) return false;
         // With --scheme NAME: only the flags that scheme takes.
-        if (scheme && IsSpecFlag(opt) && !SchemeTakesFlag(*scheme, LongName(opt))) return false;
+        if (scheme && IsSpecFlag(opt) && !TakesFlag(*scheme, LongName(opt))) return false;
         return true;
       });
       if (group == kSchemeParamGroup) {

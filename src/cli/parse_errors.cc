@@ -5,8 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/closest_name.h"
-#include "core/schemes/registry.h"
+#include <pe/text.h>
 
 namespace pe::cli {
 namespace {

@@ -14,6 +14,7 @@
 #include <pe/pe.h>
 
 #include "core/api/api_impl.h"
+#include "core/spec/param_table.h"
 #include "core/spec/params.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
@@ -118,6 +119,16 @@ SchemeDescription Describe(const SchemeInfo& s) {
       if (!one.empty()) key += (key.empty() ? "" : ", ") + one;
     }
     d.params.push_back({key, std::string(p.meaning), std::string(p.fallback), std::string(p.flag)});
+  }
+  d.flags = {"--scheme", "--dtype"};
+  for (const ParamRow& row : ParamTable()) {
+    std::string_view names = row.flag;  // "--d-model,--head-dim": each spelling
+    while (!names.empty()) {
+      const std::size_t comma = names.find(',');
+      const std::string_view one = names.substr(0, comma);
+      names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+      if (one != "--dtype" && SchemeTakesFlag(s, one)) d.flags.emplace_back(one);
+    }
   }
   return d;
 }
