@@ -294,7 +294,9 @@ PYBIND11_MODULE(_pe, m) {
         pe::VerifyRequest r;
         if (scheme || !params.empty()) r.spec = MakeSpec(scheme.value_or(""), params);
         Source ref;
-        if (!reference.is_none()) {
+        if (py::isinstance<py::str>(reference) && pe::IsInlineSpec(reference.cast<std::string>())) {
+          r.reference_source = reference.cast<std::string>();  // the table an inline spec generates
+        } else if (!reference.is_none()) {
           ref = OpenSource(reference, reference_tensor, "", py::none());
           r.reference = &OneTensor(*ref.table, reference_tensor);
         }
@@ -307,18 +309,23 @@ PYBIND11_MODULE(_pe, m) {
         r.diagnose = diagnose;
         r.allow_empty = allow_empty;
         r.name = s.name;
+        std::pair<std::string, std::string> out;  // the JSON document and the text report
         if (tensor.empty() && s.table->size() > 1 && !r.reference) {  // every tensor, as `pe verify FILE`
           py::gil_scoped_release unlocked;
-          return pe::VerifyTableSet(*s.table, r).json;
+          const pe::VerifySetResult set = pe::VerifyTableSet(*s.table, r);
+          out = {set.json, pe::VerifyText(set)};
+        } else {
+          pe::RowStream& t = OneTensor(*s.table, tensor);
+          py::gil_scoped_release unlocked;
+          const pe::VerifyResult one = pe::VerifyTable(t, r);
+          out = {one.json, pe::VerifyText(one)};
         }
-        pe::RowStream& t = OneTensor(*s.table, tensor);
-        py::gil_scoped_release unlocked;
-        return pe::VerifyTable(t, r).json;
+        return out;
       },
       py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"), py::arg("scheme"),
       py::arg("params"), py::arg("reference"), py::arg("reference_tensor"), py::arg("checks"), py::arg("offsets"),
       py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("judge_as"), py::arg("diagnose"),
-      py::arg("allow_empty") = false, "verify(...) -> the pe.verify/1 report as JSON text");
+      py::arg("allow_empty") = false, "verify(...) -> (the pe.verify/1 report as JSON text, the text report of pe verify)");
 
   m.def(
       "identify",

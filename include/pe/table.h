@@ -188,6 +188,12 @@ Table OpenTableFile(const std::string& path, const ReadOptions& options = {});
 /// for a file of one table. Same errors as OpenTableFile.
 std::vector<std::string> ListTableTensors(const std::string& path, const ReadOptions& options = {});
 
+/// Whether `text` is an inline spec ("rope:head-dim=64,base=500000";
+/// docs/cli.md) rather than a file name: it starts with a scheme's name and
+/// a colon and names no existing file. Throws pe::Error (kUsage) for an
+/// inline spec with an unknown key or a bad value.
+bool IsInlineSpec(const std::string& text);
+
 /// The format names ReadOptions::format and WriteOptions::format accept
 /// ("csv", "json", "npy", "hdf5", "safetensors", ...).
 std::vector<std::string> TableFormats();

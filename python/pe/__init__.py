@@ -356,7 +356,8 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     has ``tensors`` (one report each; a tensor nothing describes is
     skipped). The reference is ``scheme`` with its parameters as keywords (the names
     of :func:`generate`), over the file's metadata; or ``reference=`` (a
-    path or an array). ``checks``: "rotation,shift,bounds,norm,unique",
+    path, an array, or an inline spec such as "rope:head-dim=64,base=500000"
+    whose shape and dtype default to the table's). ``checks``: "rotation,shift,bounds,norm,unique",
     "all", "none" or a list; None: the scheme's defaults. ``atol``/``rtol``/
     ``max_ulp`` replace the default tolerance. ``dtype="bfloat16"`` marks a
     uint16 array as bfloat16 bits; ``judge_as`` judges the table as another
@@ -365,19 +366,22 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
 
     Returns the report (schema "pe.verify/1") as a dict: the document of
     ``pe verify --json`` plus ``report["pass"]``, the verdict (the same value
-    as ``report["passed"]``). A failed check is a report, not an exception; a bad
+    as ``report["passed"]``), and ``report["text"]``, the report as
+    ``pe verify`` prints it. A failed check is a report, not an exception; a bad
     argument or unreadable file raises :class:`pe.Error`.
     """
     p = _params(params, rope_scaling)
     if isinstance(checks, str):
         checks = [c.strip() for c in checks.split(",") if c.strip()]
+    # A path string may also be an inline spec ("rope:head-dim=64"): the library tells them apart.
     ref = None if reference is None else _source(reference, None, None)
     judge_as = _dtype_name(judge_as)
     text = _pe.verify(_source(table, metadata, dtype), tensor or "", format or "", _meta(table, metadata),
                       scheme, p, ref, reference_tensor or "", None if checks is None else list(checks),
                       list(offsets or []), atol, rtol, max_ulp, judge_as, diagnose, allow_empty)
-    report = _json.loads(text)
+    report = _json.loads(text[0])
     report["pass"] = report["passed"]  # the verdict under its short name too
+    report["text"] = text[1]  # the report as `pe verify` prints it
     return report
 
 

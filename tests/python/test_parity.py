@@ -143,3 +143,32 @@ def test_permission_denied(scratch):
     with pytest.raises(pe.PermissionDenied) as e:
         pe.read(path)
     assert isinstance(e.value, PermissionError) and e.value.kind in ("input", "io")
+
+
+def test_verify_request_alike(cli, scratch):
+    """One verify request: the CLI's flags and Python's keywords reach the same merge, reference and report.
+
+    The table is a numpy-written float32 sinusoid with a wrong start (position 1 first), so the
+    metadata-free verification fails both ways with the same diagnosis and the same text.
+    """
+    pos = np.arange(1, 33, dtype=np.float64)[:, None]
+    w = 10000.0 ** (-np.arange(0, 16, 2, dtype=np.float64) / 16)
+    table = np.zeros((32, 16), dtype=np.float32)
+    table[:, 0::2] = np.sin(pos * w)
+    table[:, 1::2] = np.cos(pos * w)
+    path = os.path.join(scratch, "shifted.npy")
+    np.save(path, table)
+    code, out, _ = cli("verify", path, "--d-model", 16, "--json")
+    got = pe.verify(path, d_model=16)
+    assert code == 1 and got["passed"] is json.loads(out)["passed"] is False
+    code, out, _ = cli("verify", path, "--d-model", 16, "--color", "never")
+    assert got["text"] == out and "--start 1" in out
+    # An inline spec as the reference: its shape defaults to the table's, with --start 1 it passes.
+    code, out, _ = cli("verify", path, "--reference", "sinusoidal:d-model=16,start=1", "--json")
+    got = pe.verify(path, reference="sinusoidal:d-model=16,start=1")
+    assert code == 0 and got["passed"] is json.loads(out)["passed"] is True
+    # The refusal of scheme flags beside an inline reference is the same, in keywords.
+    want = _cli_error(cli, "verify", path, "--reference", "sinusoidal:d-model=16", "--d-model", 16)
+    with pytest.raises(pe.UsageError) as e:
+        pe.verify(path, reference="sinusoidal:d-model=16", d_model=16)
+    assert str(e.value) == _as_keywords(want)

@@ -229,6 +229,7 @@ def test_verify_report_equals_cli_json(cli, scratch):
     got = pe.verify(os.path.join(scratch, "v.npy"), scheme="sinusoidal", d_model=64)
     got["file"] = want["file"]  # the CLI names the file as given on its command line
     assert got.pop("pass") is True  # the module's short name of "passed"
+    assert got.pop("text").startswith("PASS")  # the text report, beside the JSON document
     assert got == want
 
 
@@ -267,6 +268,7 @@ def test_verify_from_metadata_equals_cli_for_scaled_rope(cli, scratch):
         sources[key] = sources[key].replace(os.path.join(scratch, "y.h5"), "y.h5")
     assert sources and sources == want["reference"]["sources"]
     assert got.pop("pass") is True
+    assert got.pop("text").startswith("PASS")
     assert got == want
     # A flag over the metadata: the same note as the CLI's.
     code, out, err = cli("verify", "y.h5", "--dataset", "sin", "--scheme", "rope", "--factor", 2, "--json")
@@ -274,6 +276,7 @@ def test_verify_from_metadata_equals_cli_for_scaled_rope(cli, scratch):
     got = pe.verify(os.path.join(scratch, "y.h5"), tensor="sin", factor=2)
     got["file"] = want["file"]
     assert got.pop("pass") is False and code == 1
+    assert got.pop("text").startswith("FAIL")
     assert got["notes"] == want["notes"] and got["checks"][0] == want["checks"][0]
 
 

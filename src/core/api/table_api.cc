@@ -303,6 +303,8 @@ std::vector<std::string> TableFormats() {
   return out;
 }
 
+bool IsInlineSpec(const std::string& text) { return ParseInlineSpecText(text).has_value(); }
+
 bool KnownTableFormat(std::string_view name) { return FormatFromName(name).has_value(); }
 
 // ---- wrap and write ---------------------------------------------------------------
