@@ -15,6 +15,7 @@
 #include "core/spec/model_rules.h"
 #include "core/spec/gguf_plan.h"
 #include "core/schemes/quad_source.h"
+#include "core/schemes/rotary_tables.h"
 #include "core/schemes/rope_scaling.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/base/version.h"
@@ -25,11 +26,6 @@ namespace {
 using Q = __float128;
 
 double QToD(Q q) { return static_cast<double>(q); }
-
-// base^(-2i/dim) in quad.
-Q DefaultInvFreq(Q base, std::int64_t i, std::int64_t dim) {
-  return expq(-static_cast<Q>(2 * i) / static_cast<Q>(dim) * logq(base));
-}
 
 std::int64_t RotaryDim(const SchemeSpec& spec) {
   if (spec.rotary_dim > 0) return spec.rotary_dim;
@@ -198,157 +194,6 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   return out;
 }
 
-namespace {
-
-// kCache: onnxruntime's cos_cache/sin_cache, [L, dim/2], one column per
-// frequency (the first half of the half layout; docs/formats.md, "ONNX").
-enum class RopeLayout { kHalf, kInterleaved, kCache };
-
-RopeLayout ParseRopeLayout(const std::string& s) {
-  if (s.empty() || s == "half" || s == "neox" || s == "rotate-half") return RopeLayout::kHalf;
-  if (s == "interleaved" || s == "gptj") return RopeLayout::kInterleaved;
-  if (s == "cache" || s == "ort-cache") return RopeLayout::kCache;
-  ThrowUsage(fmt::format("--layout '{}'", s),
-             "the RoPE layouts are half (Llama/NeoX), interleaved (GPT-J/Meta) and cache (onnxruntime's [L, dim/2] "
-             "cos_cache/sin_cache)");
-}
-
-// scale·sin(p·ω) or scale·cos(p·ω), correctly rounded (Ziv's strategy).
-// Fast path in double: θ = p·(ω.hi + ω.lo) = th + tl exactly to about
-// 2^-66 (fma), sin θ ≈ sin th + cos th·tl with glibc's sincos (within 1 ulp),
-// v = double(scale)·that. Its error is below |v|·2^-49 + scale·(tl² + 2^-60)
-// (1 ulp from libm, 2^-53 each from the sum, the scale and the product; tl²
-// bounds the dropped second-order term). When v ± that bound round to the
-// same float32/float16/bfloat16, that value is the correctly rounded
-// result. Otherwise (rarely), and for float64 output, the product is formed
-// in quad and rounded once.
-class ScaledRotarySource : public RowSource {
- public:
-  ScaledRotarySource(TableInfo info, SinusoidPlan plan, std::int64_t start, Q scale)
-      : info_(std::move(info)), plan_(std::move(plan)), start_(start), scale_(scale),
-        scale_d_(static_cast<double>(scale)) {
-    CheckAngleDomain(plan_.frequencies, start_, start_ + std::max<std::int64_t>(info_.rows, 1) - 1);
-  }
-  const TableInfo& info() const override { return info_; }
-  bool concurrent_reads() const override { return true; }
-  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
-    const std::size_t n = plan_.frequencies.size();
-    std::vector<double> s(n), c(n), abs_err(n);
-    for (std::int64_t r = 0; r < count; ++r) {
-      const std::int64_t pos = start_ + first + r;
-      std::byte* row = out + static_cast<std::size_t>(r) * info_.row_bytes();
-      if (info_.dtype != DType::kFloat64) {
-        const auto p = static_cast<double>(pos);  // exact: |pos| <= 2^40
-        for (std::size_t i = 0; i < n; ++i) {
-          const Frequency& f = plan_.frequencies[i];
-          const double th = p * f.hi;
-          const double tl = std::fma(p, f.hi, -th) + p * f.lo;
-          double sh, ch;
-          ::sincos(th, &sh, &ch);
-          s[i] = sh + ch * tl;
-          c[i] = ch - sh * tl;
-          // tl²: the dropped second-order term; |θ|·2^-98: ω's precision
-          // and p·lo's rounding (as FastF64AbsErr), which matters for large
-          // angles (docs/numerics.md, "Domain").
-          abs_err[i] = scale_d_ * (tl * tl + 0x1p-60 + FastF64AbsErr(th));
-        }
-      }
-      for (std::size_t j = 0; j < plan_.columns.size(); ++j) {
-        const SinusoidColumn col = plan_.columns[j];
-        const bool cosine = col.kind == SinusoidColumn::kCos;
-        if (info_.dtype != DType::kFloat64) {
-          const double v = scale_d_ * (cosine ? c[col.pair] : s[col.pair]);
-          const double e = std::fabs(v) * 0x1p-49 + abs_err[col.pair];
-          if (SameRounding(v - e, v + e)) {
-            StoreFromDouble(row, info_.dtype, j, v);
-            continue;
-          }
-        }
-        Q qs, qc;
-        SinCosQuad(pos, plan_.frequencies[col.pair], &qs, &qc);
-        StoreQuad(row, info_.dtype, j, scale_ * (cosine ? qc : qs));
-      }
-    }
-  }
-
- private:
-  bool SameRounding(double a, double b) const {
-    switch (info_.dtype) {
-      case DType::kFloat32: return static_cast<float>(a) == static_cast<float>(b);
-      case DType::kFloat16: return DoubleToHalfBits(a) == DoubleToHalfBits(b);
-      case DType::kBFloat16: return DoubleToBFloat16Bits(a) == DoubleToBFloat16Bits(b);
-      case DType::kFloat64: return false;
-    }
-    return false;
-  }
-
-  TableInfo info_;
-  SinusoidPlan plan_;
-  std::int64_t start_;
-  Q scale_;
-  double scale_d_;
-};
-
-// inv_freq is written as a tensor of the table's dtype: refuse frequencies
-// that would be inf in it (a float16 inv_freq above 65504).
-void CheckInvFreqFinite(const SchemeSpec& spec, const std::vector<Q>& inv_freq) {
-  Q top = 0;
-  for (Q f : inv_freq) top = f > top ? f : top;
-  if (!(top <= static_cast<Q>(MaxFinite(spec.dtype))))
-    ThrowUsage("--base", fmt::format("{:.3g} makes inv_freq up to {:.3g}, beyond {}'s largest finite value {:.5g}",
-                                     spec.base, static_cast<double>(top), Traits(spec.dtype).name,
-                                     MaxFinite(spec.dtype)));
-}
-
-// The cos or sin table [rows, 2·freqs] for `layout`, times `scale`.
-std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv_freq, RopeLayout layout,
-                                       bool cosine, Q scale, std::int64_t start) {
-  const std::int64_t half = static_cast<std::int64_t>(inv_freq.size());
-  SinusoidPlan plan;
-  for (Q f : inv_freq) plan.frequencies.push_back(FrequencyFromQuad(f));
-  const auto kind = cosine ? SinusoidColumn::kCos : SinusoidColumn::kSin;
-  const std::int64_t width = layout == RopeLayout::kCache ? half : 2 * half;
-  for (std::int64_t j = 0; j < width; ++j) {
-    const std::int64_t i = layout == RopeLayout::kInterleaved ? j / 2 : j % half;
-    plan.columns.push_back({static_cast<std::int32_t>(i), kind});
-  }
-  if (scale == 1) return std::make_unique<SinusoidSource>(std::move(info), std::move(plan), start);
-  return std::make_unique<ScaledRotarySource>(std::move(info), std::move(plan), start, scale);
-}
-
-std::unique_ptr<RowSource> VectorTable(TableInfo info, std::vector<Q> values) {
-  info.rows = static_cast<std::int64_t>(values.size());
-  info.cols = 1;
-  info.shape = {info.rows};
-  return std::make_unique<QuadRowSource>(std::move(info), [values](std::int64_t row, Q* v) { v[0] = values[row]; });
-}
-
-Metadata RopeMetadata(const SchemeSpec& spec, std::int64_t dim, const char* layout) {
-  Metadata m;
-  m.Set("scheme", spec.scheme);
-  m.Set("d_model", spec.d_model);  // the head dimension (verify reads d_model)
-  m.Set("head_dim", spec.d_model);
-  m.Set("rotary_dim", dim);
-  m.Set("max_len", spec.max_len);
-  m.Set("start", spec.start);
-  m.Set("base", spec.base);
-  m.Set("rope_theta", spec.base);  // Hugging Face's name for the same number
-  m.Set("layout", std::string(layout));
-  m.Set("dtype", std::string(Traits(spec.dtype).name));
-  return m;
-}
-
-// pe verify's default property checks for a rotary tensor. cos and sin hold
-// one channel of each pair, so there is no (sin, cos) pair to rotate: only
-// "unique" (distinct positions). inv_freq and xPos's scale are per-channel
-// factors, not positional rows: none.
-std::vector<std::string> RotaryDefaultChecks(const SchemeSpec&, std::string_view tensor) {
-  if (tensor == "cos" || tensor == "sin") return {"unique"};
-  return {};
-}
-
-}  // namespace
-
 SchemeInfo RopeSchemeInfo() {
   SchemeInfo info;
   info.name = "rope";
@@ -386,62 +231,6 @@ SchemeInfo RopeSchemeInfo() {
                                       false, f.attention_factor, spec.start));
     CheckInvFreqFinite(spec, f.inv_freq);
     set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));
-    return set;
-  };
-  return info;
-}
-
-SchemeInfo XposSchemeInfo() {
-  SchemeInfo info;
-  info.name = "xpos";
-  info.summary = "xPos (torchscale): interleaved rotary cos, sin [L, D] plus scale [L, D/2] = ζ_i^(n/scale_base)";
-  info.source = "microsoft/torchscale component/xpos_relative_position.py";
-  info.tensors = {"cos", "sin", "scale", "inv_freq"};
-  info.default_checks = RotaryDefaultChecks;
-  info.validate = [](const SchemeSpec& spec) {
-    if (spec.d_model % 2 != 0) ThrowUsage("--head-dim", "xpos needs an even head dimension");
-    if (spec.start < 0) ThrowUsage("--start", "the xpos offset must be 0 or more");
-    if (!(spec.scale_base > 0) || !std::isfinite(spec.scale_base)) ThrowUsage("--scale-base", "must be above 0");
-  };
-  info.make_set = [](const SchemeSpec& spec) {
-    const std::int64_t D = spec.d_model, half = D / 2, L = spec.max_len, off = spec.start;
-    std::vector<Q> inv(static_cast<std::size_t>(half));
-    for (std::int64_t k = 0; k < half; ++k) inv[k] = DefaultInvFreq(spec.base, k, D);
-    TableSet set;
-    set.meta = RopeMetadata(spec, D, "interleaved");
-    set.meta.Set("scale_base", spec.scale_base);
-    // torchscale: min_pos = -(length + offset) // 2 (floor), scale rows are
-    // the last `length` of arange(min_pos, min_pos + length + offset).
-    const std::int64_t total = L + off;
-    const std::int64_t min_pos = -((total + 1) / 2);  // floor(-total/2)
-    set.meta.Set("scale_first_position", min_pos + off);
-    set.meta.Set("pe_version", std::string(PE_VERSION));
-    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", L, D, spec.dtype), inv, RopeLayout::kInterleaved, true,
-                                      1, off));
-    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "sin", L, D, spec.dtype), inv, RopeLayout::kInterleaved, false,
-                                      1, off));
-    std::vector<Q> zeta(static_cast<std::size_t>(half));
-    for (std::int64_t k = 0; k < half; ++k)  // (2k + 0.4 D) / (1.4 D) = (20k + 4D) / (14D)
-      zeta[k] = static_cast<Q>(20 * k + 4 * D) / static_cast<Q>(14 * D);
-    const Q sb = spec.scale_base;
-    const std::int64_t n0 = min_pos + off;
-    // The largest scale is ζ_0^(n0/scale_base) = (2/7)^(n0/scale_base) for
-    // n0 < 0: refuse what would overflow the dtype (never write inf).
-    if (n0 < 0) {
-      const double ln_max = -static_cast<double>(n0) / spec.scale_base * std::log(3.5);
-      if (!(ln_max < std::log(MaxFinite(spec.dtype))))
-        ThrowUsage("--scale-base", fmt::format("{:.3g} with positions from {} makes scale values up to e^{:.3g}, beyond "
-                                               "{}'s largest finite value {:.5g}",
-                                               spec.scale_base, n0, ln_max, Traits(spec.dtype).name,
-                                               MaxFinite(spec.dtype)));
-    }
-    set.tensors.push_back(std::make_unique<QuadRowSource>(
-        SetTensorInfo(set.meta, "scale", L, half, spec.dtype), [zeta, sb, n0](std::int64_t row, Q* v) {
-          const Q e = static_cast<Q>(n0 + row) / sb;
-          for (std::size_t k = 0; k < zeta.size(); ++k) v[k] = powq(zeta[k], e);
-        }));
-    CheckInvFreqFinite(spec, inv);
-    set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), inv));
     return set;
   };
   return info;
