@@ -408,44 +408,51 @@ nlohmann::ordered_json VerifyReport::ToJson() const {
   return j;
 }
 
-VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptions& o) {
-  VerifyReport rep;
-  rep.file = path;
-  rep.info = table.info();
-  rep.notes = o.notes;
-  const TableInfo& info = rep.info;
-  rep.tolerance = o.tolerance.value_or(DefaultTolerance(info.dtype));
-  std::vector<std::string> checks = o.checks;
-  CheckPropertyCheckNames(checks);  // a usage error before a table is read, not after
-  if (!o.spec && !o.reference_file && checks.empty())
-    ThrowUsage(fmt::format("'{}'", path),
-               "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model/... , "
-               "--reference FILE, or --check");
-  // The statistics pass only where a figure needs it (padding rows without
-  // a reference, a pairing found in the file, the diagnosis): a passing
-  // verify against a reference reads the table once less.
-  std::optional<TableStats> stats_pass;
-  const auto stats = [&]() -> const TableStats& {
-    if (!stats_pass) stats_pass = ComputeStats(table);
-    return *stats_pass;
-  };
+namespace {
 
-  // The reference, if any.
+// The statistics pass only where a figure needs it (padding rows without
+// a reference, a pairing found in the file, the diagnosis): a passing
+// verify against a reference reads the table once less.
+class LazyStats {
+ public:
+  explicit LazyStats(RowSource& table) : table_(table) {}
+  const TableStats& Get() {
+    if (!stats_) stats_ = ComputeStats(table_);
+    return *stats_;
+  }
+
+ private:
+  RowSource& table_;
+  std::optional<TableStats> stats_;
+};
+
+// The reference of a verification: a table the spec generates (exact,
+// float64) or the reference file, the first position, the scheme's own
+// property checks, the shape a plain table declares, a RoPE tensor's name.
+// Fills rep's reference description, tolerance and notes.
+struct ReferencePlan {
   std::unique_ptr<RowSource> generated;
-  RowSource* ref = o.reference_file;
-  std::int64_t start = MetaInt(info.meta, "start").value_or(0);
-  // The scheme's own default property checks (grids, buckets, slopes: rows
-  // that are not a 1-D position sequence); nullopt = the generic rule below.
+  RowSource* ref = nullptr;
+  std::int64_t start = 0;
+  /// The scheme's own default property checks (grids, buckets, slopes: rows
+  /// that are not a 1-D position sequence); nullopt = the generic rule.
   std::optional<std::vector<std::string>> scheme_checks;
   std::optional<std::pair<std::int64_t, std::int64_t>> declared_shape;  // rows, cols
-  // A RoPE reference: its tensor ("cos", "sin", "inv_freq"); an inv_freq is
-  // a vector of frequencies, judged by its own rule (rope_verify.h).
+  /// A RoPE reference: its tensor ("cos", "sin", "inv_freq"); an inv_freq is
+  /// a vector of frequencies, judged by its own rule (rope_verify.h).
   std::string rope_tensor;
+};
+
+ReferencePlan PlanReference(const VerifyOptions& o, VerifyReport& rep) {
+  const TableInfo& info = rep.info;
+  ReferencePlan plan;
+  plan.ref = o.reference_file;
+  plan.start = MetaInt(info.meta, "start").value_or(0);
   if (o.spec) {
     SchemeSpec spec = *o.spec;
     rep.reference_kind = "scheme";
     rep.reference["spec"] = SpecToJson(spec);
-    start = spec.start;
+    plan.start = spec.start;
     spec.dtype = DType::kFloat64;  // compare with the exact value, not a rounded one
     // The declared shape first (cheap): a file whose metadata says
     // d_model=100000000 must not cost a 100,000,000-column plan before its
@@ -453,9 +460,9 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     static const std::set<std::string> kPlainShape = {"sinusoidal", "tensor2tensor", "fairseq",
                                                       "marian",     "sin-only",      "learned"};
     if (kPlainShape.count(spec.scheme) && spec.init_from.empty() && (spec.max_len != info.rows || spec.d_model != info.cols))
-      declared_shape = {spec.max_len, spec.d_model};
+      plan.declared_shape = {spec.max_len, spec.d_model};
   }
-  if (o.spec && !declared_shape) {
+  if (o.spec && !plan.declared_shape) {
     SchemeSpec spec = *o.spec;
     spec.dtype = DType::kFloat64;
     // Multi-tensor schemes (RoPE cos/sin/inv_freq, ALiBi slopes/bias): the
@@ -472,33 +479,33 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
           if (const std::string t = set.Find(info.name) ? info.name : set.tensors.front()->info().name;
               t == "cos" || t == "sin")
             rep.tolerance = AttentionScaledTolerance(rep.tolerance, *a);
-    if (set.tensors.size() == 1) generated = std::move(set.tensors.front());
-    else if (set.Find(info.name)) generated = set.Take(info.name);
-    else generated = std::move(set.tensors.front());
-    ref = generated.get();
+    if (set.tensors.size() == 1) plan.generated = std::move(set.tensors.front());
+    else if (set.Find(info.name)) plan.generated = set.Take(info.name);
+    else plan.generated = std::move(set.tensors.front());
+    plan.ref = plan.generated.get();
     // The schemes whose peers round more than the plain sinusoid recipe
     // (tolerance.h): longrope's factor list, M-RoPE's and the vision
     // rotaries' per-entry ids, ALiBi's float32 powers, xPos's scale.
     if (rep.tolerance.is_default) {
-      const std::string tensor = ref->info().name;
+      const std::string tensor = plan.ref->info().name;
       const MetaValue* scaling = set.meta.Find("rope_scaling");
       if ((spec.scheme == "rope" || spec.scheme == "mrope") && scaling && MetaToString(*scaling) == "longrope" &&
           (tensor == "cos" || tensor == "sin"))
         rep.tolerance = LongropeTolerance(rep.tolerance);
-      if (dynamic_cast<AxisRotarySource*>(ref)) rep.tolerance = AxisRotaryTolerance(rep.tolerance, spec.scheme);
+      if (dynamic_cast<AxisRotarySource*>(plan.ref)) rep.tolerance = AxisRotaryTolerance(rep.tolerance, spec.scheme);
       if (spec.scheme == "alibi") rep.tolerance = AlibiTolerance(rep.tolerance, spec.heads);
       if (spec.scheme == "xpos" && tensor == "scale") {
         const auto first = MetaInt(set.meta, "scale_first_position").value_or(0);
-        const double last = static_cast<double>(first) + static_cast<double>(ref->info().rows) - 1;
+        const double last = static_cast<double>(first) + static_cast<double>(plan.ref->info().rows) - 1;
         rep.tolerance = XposScaleTolerance(
             rep.tolerance, std::max(std::fabs(static_cast<double>(first)), std::fabs(last)) / spec.scale_base);
       }
     }
     if (spec.scheme == "rope") {
-      rope_tensor = ref->info().name;
-      rep.reference["tensor"] = rope_tensor;
-      if (rope_tensor == "inv_freq") {
-        rep.reference["frequencies"] = ref->info().rows;
+      plan.rope_tensor = plan.ref->info().name;
+      rep.reference["tensor"] = plan.rope_tensor;
+      if (plan.rope_tensor == "inv_freq") {
+        rep.reference["frequencies"] = plan.ref->info().rows;
         rep.tolerance.why = InvFreqToleranceWhy(rep.tolerance);
       }
     }
@@ -507,11 +514,11 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     // sinusoid (2^-50 relative; entries near a rounding boundary of the
     // judged dtype from the quad path) is ~30x cheaper (docs/numerics.md).
     if (rep.tolerance.dtype != DType::kFloat64)
-      if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref)) sinusoid->SetFastFloat64(rep.tolerance.dtype);
+      if (auto* sinusoid = dynamic_cast<SinusoidSource*>(plan.ref)) sinusoid->SetFastFloat64(rep.tolerance.dtype);
     if (const SchemeInfo& si = FindScheme(spec.scheme); si.default_checks)
-      scheme_checks = si.default_checks(*o.spec, si.tensors.empty() ? std::string_view() : std::string_view(ref->info().name));
+      plan.scheme_checks = si.default_checks(*o.spec, si.tensors.empty() ? std::string_view() : std::string_view(plan.ref->info().name));
     // Metadata the scheme itself writes (layout, ...) that the file contradicts.
-    for (const auto& [key, value] : ref->info().meta.entries()) {
+    for (const auto& [key, value] : plan.ref->info().meta.entries()) {
       if (key == "pe_version" || key == "dtype" || key == "max_len" || key == "d_model" || key == "base" || key == "rope_theta" ||
           key == "start" || key == "scheme")
         continue;
@@ -519,25 +526,32 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
         rep.notes.push_back(fmt::format("the file's metadata says {} = {}, but scheme '{}' produces {} = {}", key,
                                         MetaToString(*fv), spec.scheme, key, MetaToString(value)));
     }
-  } else if (ref) {
+  } else if (plan.ref) {
     rep.reference_kind = "file";
     rep.reference["path"] = o.reference_path;
-    rep.reference["shape"] = {ref->info().rows, ref->info().cols};
-    rep.reference["dtype"] = std::string(Traits(ref->info().dtype).name);
-    start = MetaInt(ref->info().meta, "start").value_or(start);
+    rep.reference["shape"] = {plan.ref->info().rows, plan.ref->info().cols};
+    rep.reference["dtype"] = std::string(Traits(plan.ref->info().dtype).name);
+    plan.start = MetaInt(plan.ref->info().meta, "start").value_or(plan.start);
   }
 
-  HeadAnalysis ref_head;
+  return plan;
+}
+
+// The "shape" check against the reference (or the declared shape); true
+// when the shapes agree. `ref_head`: the reference's head, when it does.
+bool AddShapeCheck(const ReferencePlan& plan, VerifyReport& rep, HeadAnalysis* ref_head_out) {
+  const TableInfo& info = rep.info;
+  HeadAnalysis& ref_head = *ref_head_out;
   bool shape_ok = true;
-  if (ref || declared_shape) {
+  if (plan.ref || plan.declared_shape) {
     Check shape;
     shape.name = "shape";
     TableInfo ri;
-    if (ref) {
-      ri = ref->info();
+    if (plan.ref) {
+      ri = plan.ref->info();
     } else {
-      ri.rows = declared_shape->first;
-      ri.cols = declared_shape->second;
+      ri.rows = plan.declared_shape->first;
+      ri.cols = plan.declared_shape->second;
     }
     shape_ok = ri.rows == info.rows && ri.cols == info.cols;
     shape.passed = shape_ok;
@@ -547,13 +561,191 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     shape.summary = fmt::format("file [{}, {}], reference [{}, {}]", info.rows, info.cols, ri.rows, ri.cols);
     shape.details = {{"file", {info.rows, info.cols}}, {"reference", {ri.rows, ri.cols}}};
     rep.checks.push_back(shape);
-    if (shape_ok && ref) ref_head = AnalyseHead(*ref);
+    if (shape_ok && plan.ref) ref_head = AnalyseHead(*plan.ref);
   }
+
+  return shape_ok;
+}
+
+// The entry-by-entry comparison with the reference, streamed over row
+// blocks on every core (analysis/reference_compare.h); `folds` ride on its
+// read of the table (bounds, norm, unique).
+Check ReferenceCheck(RowSource& table, const ReferencePlan& plan, const VerifyReport& rep, const HeadAnalysis& ref_head,
+                     const VerifyOptions& o, RowFolds& folds) {
+  const TableInfo& info = rep.info;
+  Check c;
+  c.name = "reference";
+  // Streamed over row blocks on every core; the same figures as one
+  // sequential pass (analysis/reference_compare.h).
+  ReferenceCompareOptions ro;
+  ro.tolerance = rep.tolerance;
+  ro.col_omega = ref_head.col_omega;
+  // Rows whose columns take different ids (M-RoPE's t, h, w; a patch's
+  // row and column): each entry's own angle for the angle term.
+  if (auto* axis = dynamic_cast<AxisRotarySource*>(plan.ref); axis && rep.tolerance.angle_unit > 0) {
+    ro.col_omega = axis->ColumnOmega();
+    ro.entry_angle = [axis](std::int64_t first, std::int64_t count, double* out) { axis->EntryAngles(first, count, out); };
+  }
+  ro.start = plan.start;
+  ro.inv_freq = plan.rope_tensor == "inv_freq";
+  ro.on_rows = o.on_rows;
+  if (!folds.empty()) ro.fold = &folds;
+  // The recurrence's rows as a filter, when the reference is a sinusoid
+  // with fast float64 rows: most entries then never need the reference.
+  if (auto* sinusoid = dynamic_cast<SinusoidSource*>(plan.ref); sinusoid && sinusoid->has_approx_rows())
+    ro.approx_reference = [sinusoid](std::int64_t first, std::int64_t count, double* out, double* bound,
+                                     std::shared_ptr<void>& state) {
+      // The recurrence continues from one chunk of a thread to the next.
+      if (!state) state = std::make_shared<SinCosBatch::RecurrenceState>();
+      return sinusoid->ReadRowsApprox(first, count, out, bound, static_cast<SinCosBatch::RecurrenceState*>(state.get()));
+    };
+  if (auto* sinusoid = dynamic_cast<SinusoidSource*>(plan.ref); sinusoid && sinusoid->has_approx_rows())
+    ro.recurrence = sinusoid->interleaved_recurrence(), ro.recurrence_start = sinusoid->start();
+  const ReferenceComparison cmp = CompareWithReference(table, *plan.ref, ro);
+  const auto entry = [](const ComparedEntry& e) {
+    return EntryRef{e.row, e.position, e.col, e.expected, e.found, e.error, e.limit};
+  };
+  const double max_abs = cmp.max_abs, max_rel = cmp.max_rel, max_ulp = cmp.max_ulp, max_ratio = cmp.max_ratio;
+  const std::int64_t over = cmp.over, nonfinite = cmp.nonfinite, vacuous = cmp.vacuous;
+  const EntryRef worst = entry(cmp.worst), worst_ratio = entry(cmp.worst_ratio), first_over = entry(cmp.first_over);
+  const bool have_first = cmp.have_first;
+  const std::int64_t entries = info.rows * info.cols;
+  c.passed = over == 0;
+  c.compared_entries = entries - vacuous;  // any value passes the vacuous ones
+  c.measured = max_ratio;
+  c.limit = 1;
+  c.limit_why = rep.tolerance.why;
+  c.details = {{"entries", entries},
+               {"count_over", over},
+               {"nonfinite", nonfinite},
+               {"max_abs_err", JsonNumber(max_abs)},
+               {"max_rel_err", JsonNumber(max_rel)},
+               {"max_ulp_err", JsonNumber(max_ulp)},
+               {"ulp_dtype", std::string(Traits(rep.tolerance.dtype).name)},
+               {"max_err_over_limit", JsonNumber(max_ratio)},
+               {"count_unchecked", vacuous},
+               {"worst", worst.ToJson()},
+               {"worst_vs_limit", worst_ratio.ToJson()},
+               {"first_over", have_first ? first_over.ToJson() : nlohmann::ordered_json()}};
+  c.summary = fmt::format(
+      "max |err| {} at {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
+      "{} over tolerance",
+      G(max_abs),
+      plan.rope_tensor == "inv_freq" ? fmt::format("frequency {}", worst.row)
+                                : fmt::format("position {}, column {}", worst.position, worst.col),
+      worst.expected, worst.found, G(max_rel), G(max_ulp), Traits(rep.tolerance.dtype).name, over, entries,
+      plan.rope_tensor == "inv_freq" ? "frequencies" : "entries");
+  if (nonfinite) c.summary += fmt::format(" ({} NaN or infinite)", nonfinite);
+  if (vacuous)
+    c.summary += fmt::format(
+        "; {} of {} entries are unchecked: at their angles the limit exceeds the values' range (an angle computed "
+        "in {} no longer determines the value), so any value passes; --max-ulp N checks them against the exact values",
+        vacuous, entries, Traits(rep.tolerance.dtype).name);
+  return c;
+}
+
+// Diagnosis of a failed verification: what does the table match, and how
+// does that differ from the declared reference?
+void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, bool shape_ok,
+              const HeadAnalysis& ref_head, LazyStats& stats, VerifyReport& rep) {
+  const TableInfo& info = rep.info;
+  const bool failed = true;
+  if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
+    RopeIdentifyOptions ro;
+    if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
+    rep.rope_diagnosis = IdentifyRope(table, stats.Get(), ro);
+    rep.diagnosed = true;
+    rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, plan.rope_tensor);
+  } else if (auto* axis = dynamic_cast<AxisRotarySource*>(plan.ref); failed && o.diagnose && axis && shape_ok) {
+    // M-RoPE and the vision rotaries: no 1-D sinusoid; the declared ids and
+    // frequencies replayed under the common faults.
+    AxisRotaryDiagnosis a = DiagnoseAxisRotary(table, *axis, DefaultTolerance(rep.tolerance.dtype), plan.ref->info().name,
+                                               o.spec ? o.spec->scheme : std::string("rotary"),
+                                               o.spec && o.spec->scheme != "vision-rope" ? o.spec->base
+                                               : o.spec && (o.spec->variant == "pixtral" || o.spec->variant == "qwen2-vl")
+                                                   ? o.spec->base
+                                                   : 0.0);
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(a.text);
+    rep.scheme_diagnosis = std::move(a.json);
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "xpos" && plan.ref && shape_ok && plan.ref->info().name == "scale") {
+    // A scale is a power, no sinusoid: the declared powers replayed with
+    // other scale bases and shifted positions.
+    XposScaleDiagnosis x = DiagnoseXposScale(table, *o.spec, MetaInt(plan.ref->info().meta, "scale_first_position").value_or(0),
+                                             rep.tolerance);
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(x.text);
+    rep.scheme_diagnosis = std::move(x.json);
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "alibi") {
+    // Slopes and biases are no sinusoids: the ALiBi reading of the table.
+    AlibiDiagnosisResult a = DiagnoseAlibi(table, *o.spec, plan.ref ? plan.ref->info().name : std::string("bias"));
+    rep.diagnosed = true;
+    rep.diagnosis_text = std::move(a.text);
+    rep.scheme_diagnosis = std::move(a.json);
+  } else if (failed && o.diagnose) {
+    IdentifyOptions io;
+    if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
+    rep.diagnosis = Identify(table, stats.Get(), io);
+    rep.diagnosed = true;
+    const Identification& id = rep.diagnosis;
+    if (!id.matched) {
+      rep.diagnosis_text = "no known sinusoid variant matches: " + id.reason;
+    } else {
+      rep.diagnosis_text = fmt::format("matches {}{} to within {} (precision: {}{})", id.variant.Describe(),
+                                       id.known_as.empty() ? "" : " (" + id.known_as + ")", G(id.max_abs_err), id.precision,
+                                       id.recipe ? ", recipe " + std::string(RecipeOf(*id.recipe).name) : "");
+      if (stats.Get().grid != info.dtype && stats.Get().grid != rep.tolerance.dtype)
+        rep.diagnosis_text += fmt::format("; its values are {} numbers: --dtype {} judges it at that precision",
+                                          Traits(stats.Get().grid).name, Traits(stats.Get().grid).name);
+      if (plan.ref && shape_ok) {
+        TableStats rs;
+        rs.rows = plan.ref->info().rows;
+        rs.cols = plan.ref->info().cols;
+        rs.grid = plan.ref->info().dtype;
+        rs.zero_rows = ref_head.zero_rows;
+        rs.zero_row_count = static_cast<std::int64_t>(rs.zero_rows.size());
+        IdentifyOptions ro;
+        ro.start_hint = plan.start;
+        ro.max_entries = std::int64_t{1} << 16;  // the reference is exact: a small sample identifies it
+        const Identification rid = Identify(*plan.ref, rs, ro);
+        if (rid.matched) {
+          const std::string diff = Differences(id.variant, rid.variant);
+          if (!diff.empty()) rep.diagnosis_text += "; the reference is " + rid.variant.Describe() + "; differs in: " + diff;
+          else if (id.precision != "exact")
+            rep.diagnosis_text += fmt::format("; the same variant as the reference, differing only in precision ({})", id.precision);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptions& o) {
+  VerifyReport rep;
+  rep.file = path;
+  rep.info = table.info();
+  rep.notes = o.notes;
+  const TableInfo& info = rep.info;
+  rep.tolerance = o.tolerance.value_or(DefaultTolerance(info.dtype));
+  std::vector<std::string> checks = o.checks;
+  CheckPropertyCheckNames(checks);  // a usage error before a table is read, not after
+  if (!o.spec && !o.reference_file && checks.empty())
+    ThrowUsage(fmt::format("'{}'", path),
+               "nothing to verify against: the file has no scheme metadata; give --scheme/--d-model/... , "
+               "--reference FILE, or --check");
+  LazyStats stats(table);
+
+  ReferencePlan plan = PlanReference(o, rep);
+  RowSource* ref = plan.ref;
+  const std::int64_t start = plan.start;
+  HeadAnalysis ref_head;
+  const bool shape_ok = ref || plan.declared_shape ? AddShapeCheck(plan, rep, &ref_head) : true;
 
   // Property checks: which, and their options (set before the comparison,
   // which measures bounds and norm on its read of the table).
   if (!o.checks_given) {
-    if (scheme_checks) checks = *scheme_checks;
+    if (plan.scheme_checks) checks = *plan.scheme_checks;
     else if (ref && shape_ok && ref_head.pairing.found) checks = PropertyCheckNames();
     else if (ref) checks = {"unique"};
   }
@@ -568,7 +760,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
     po.tolerance = DefaultTolerance(rep.tolerance.dtype);
     // Padding rows: those the reference itself zeroes (fairseq's padding_idx
     // row); without a reference, the file's all-zero rows.
-    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats().zero_rows;
+    po.skip_rows = ref && shape_ok ? ref_head.zero_rows : stats.Get().zero_rows;
     po.reference = ref && shape_ok ? ref : nullptr;  // "unique" excuses rows the dtype itself makes equal
     if (ref && shape_ok && ref_head.pairing.found) {
       po.pairing = ref_head.pairing;
@@ -584,7 +776,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
       std::vector<double> head;
       ReadRowsAsDouble(table, 0, n, &scratch, &head);
       std::vector<std::int64_t> skip;
-      for (auto z : stats().zero_rows)
+      for (auto z : stats.Get().zero_rows)
         if (z < n) skip.push_back(z);
       po.pairing = FindPairing(head, n, info.cols, skip, 1e-2);
     }
@@ -605,77 +797,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   if (unique) folds.Add(&*unique);
 
   // Entry-by-entry comparison with the reference.
-  if (ref && shape_ok) {
-    Check c;
-    c.name = "reference";
-    // Streamed over row blocks on every core; the same figures as one
-    // sequential pass (analysis/reference_compare.h).
-    ReferenceCompareOptions ro;
-    ro.tolerance = rep.tolerance;
-    ro.col_omega = ref_head.col_omega;
-    // Rows whose columns take different ids (M-RoPE's t, h, w; a patch's
-    // row and column): each entry's own angle for the angle term.
-    if (auto* axis = dynamic_cast<AxisRotarySource*>(ref); axis && rep.tolerance.angle_unit > 0) {
-      ro.col_omega = axis->ColumnOmega();
-      ro.entry_angle = [axis](std::int64_t first, std::int64_t count, double* out) { axis->EntryAngles(first, count, out); };
-    }
-    ro.start = start;
-    ro.inv_freq = rope_tensor == "inv_freq";
-    ro.on_rows = o.on_rows;
-    if (!folds.empty()) ro.fold = &folds;
-    // The recurrence's rows as a filter, when the reference is a sinusoid
-    // with fast float64 rows: most entries then never need the reference.
-    if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref); sinusoid && sinusoid->has_approx_rows())
-      ro.approx_reference = [sinusoid](std::int64_t first, std::int64_t count, double* out, double* bound,
-                                       std::shared_ptr<void>& state) {
-        // The recurrence continues from one chunk of a thread to the next.
-        if (!state) state = std::make_shared<SinCosBatch::RecurrenceState>();
-        return sinusoid->ReadRowsApprox(first, count, out, bound, static_cast<SinCosBatch::RecurrenceState*>(state.get()));
-      };
-    if (auto* sinusoid = dynamic_cast<SinusoidSource*>(ref); sinusoid && sinusoid->has_approx_rows())
-      ro.recurrence = sinusoid->interleaved_recurrence(), ro.recurrence_start = sinusoid->start();
-    const ReferenceComparison cmp = CompareWithReference(table, *ref, ro);
-    const auto entry = [](const ComparedEntry& e) {
-      return EntryRef{e.row, e.position, e.col, e.expected, e.found, e.error, e.limit};
-    };
-    const double max_abs = cmp.max_abs, max_rel = cmp.max_rel, max_ulp = cmp.max_ulp, max_ratio = cmp.max_ratio;
-    const std::int64_t over = cmp.over, nonfinite = cmp.nonfinite, vacuous = cmp.vacuous;
-    const EntryRef worst = entry(cmp.worst), worst_ratio = entry(cmp.worst_ratio), first_over = entry(cmp.first_over);
-    const bool have_first = cmp.have_first;
-    const std::int64_t entries = info.rows * info.cols;
-    c.passed = over == 0;
-    c.compared_entries = entries - vacuous;  // any value passes the vacuous ones
-    c.measured = max_ratio;
-    c.limit = 1;
-    c.limit_why = rep.tolerance.why;
-    c.details = {{"entries", entries},
-                 {"count_over", over},
-                 {"nonfinite", nonfinite},
-                 {"max_abs_err", JsonNumber(max_abs)},
-                 {"max_rel_err", JsonNumber(max_rel)},
-                 {"max_ulp_err", JsonNumber(max_ulp)},
-                 {"ulp_dtype", std::string(Traits(rep.tolerance.dtype).name)},
-                 {"max_err_over_limit", JsonNumber(max_ratio)},
-                 {"count_unchecked", vacuous},
-                 {"worst", worst.ToJson()},
-                 {"worst_vs_limit", worst_ratio.ToJson()},
-                 {"first_over", have_first ? first_over.ToJson() : nlohmann::ordered_json()}};
-    c.summary = fmt::format(
-        "max |err| {} at {} (expected {}, found {}); max rel err {}; max {} ulp({}); {} of {} "
-        "{} over tolerance",
-        G(max_abs),
-        rope_tensor == "inv_freq" ? fmt::format("frequency {}", worst.row)
-                                  : fmt::format("position {}, column {}", worst.position, worst.col),
-        worst.expected, worst.found, G(max_rel), G(max_ulp), Traits(rep.tolerance.dtype).name, over, entries,
-        rope_tensor == "inv_freq" ? "frequencies" : "entries");
-    if (nonfinite) c.summary += fmt::format(" ({} NaN or infinite)", nonfinite);
-    if (vacuous)
-      c.summary += fmt::format(
-          "; {} of {} entries are unchecked: at their angles the limit exceeds the values' range (an angle computed "
-          "in {} no longer determines the value), so any value passes; --max-ulp N checks them against the exact values",
-          vacuous, entries, Traits(rep.tolerance.dtype).name);
-    rep.checks.push_back(c);
-  }
+  if (ref && shape_ok) rep.checks.push_back(ReferenceCheck(table, plan, rep, ref_head, o, folds));
 
   if (!checks.empty()) {
     // bounds, norm and unique from the comparison's read of the table, when it runs.
@@ -690,76 +812,7 @@ VerifyReport Verify(RowSource& table, const std::string& path, const VerifyOptio
   SettleVerdict(rep, o.allow_empty);
   // A failed check is diagnosed (a report that compared nothing has none).
   const bool failed = std::any_of(rep.checks.begin(), rep.checks.end(), [](const Check& c) { return !c.skipped && !c.passed; });
-
-  // Diagnosis: what does the table match, and how does that differ from the
-  // declared reference?
-  if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
-    RopeIdentifyOptions ro;
-    if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
-    rep.rope_diagnosis = IdentifyRope(table, stats(), ro);
-    rep.diagnosed = true;
-    rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, rope_tensor);
-  } else if (auto* axis = dynamic_cast<AxisRotarySource*>(ref); failed && o.diagnose && axis && shape_ok) {
-    // M-RoPE and the vision rotaries: no 1-D sinusoid; the declared ids and
-    // frequencies replayed under the common faults.
-    AxisRotaryDiagnosis a = DiagnoseAxisRotary(table, *axis, DefaultTolerance(rep.tolerance.dtype), ref->info().name,
-                                               o.spec ? o.spec->scheme : std::string("rotary"),
-                                               o.spec && o.spec->scheme != "vision-rope" ? o.spec->base
-                                               : o.spec && (o.spec->variant == "pixtral" || o.spec->variant == "qwen2-vl")
-                                                   ? o.spec->base
-                                                   : 0.0);
-    rep.diagnosed = true;
-    rep.diagnosis_text = std::move(a.text);
-    rep.scheme_diagnosis = std::move(a.json);
-  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "xpos" && ref && shape_ok && ref->info().name == "scale") {
-    // A scale is a power, no sinusoid: the declared powers replayed with
-    // other scale bases and shifted positions.
-    XposScaleDiagnosis x = DiagnoseXposScale(table, *o.spec, MetaInt(ref->info().meta, "scale_first_position").value_or(0),
-                                             rep.tolerance);
-    rep.diagnosed = true;
-    rep.diagnosis_text = std::move(x.text);
-    rep.scheme_diagnosis = std::move(x.json);
-  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "alibi") {
-    // Slopes and biases are no sinusoids: the ALiBi reading of the table.
-    AlibiDiagnosisResult a = DiagnoseAlibi(table, *o.spec, ref ? ref->info().name : std::string("bias"));
-    rep.diagnosed = true;
-    rep.diagnosis_text = std::move(a.text);
-    rep.scheme_diagnosis = std::move(a.json);
-  } else if (failed && o.diagnose) {
-    IdentifyOptions io;
-    if (MetaInt(info.meta, "start")) io.start_hint = MetaInt(info.meta, "start");
-    rep.diagnosis = Identify(table, stats(), io);
-    rep.diagnosed = true;
-    const Identification& id = rep.diagnosis;
-    if (!id.matched) {
-      rep.diagnosis_text = "no known sinusoid variant matches: " + id.reason;
-    } else {
-      rep.diagnosis_text = fmt::format("matches {}{} to within {} (precision: {}{})", id.variant.Describe(),
-                                       id.known_as.empty() ? "" : " (" + id.known_as + ")", G(id.max_abs_err), id.precision,
-                                       id.recipe ? ", recipe " + std::string(RecipeOf(*id.recipe).name) : "");
-      if (stats().grid != info.dtype && stats().grid != rep.tolerance.dtype)
-        rep.diagnosis_text += fmt::format("; its values are {} numbers: --dtype {} judges it at that precision",
-                                          Traits(stats().grid).name, Traits(stats().grid).name);
-      if (ref && shape_ok) {
-        TableStats rs;
-        rs.rows = ref->info().rows;
-        rs.cols = ref->info().cols;
-        rs.grid = ref->info().dtype;
-        rs.zero_rows = ref_head.zero_rows;
-        rs.zero_row_count = static_cast<std::int64_t>(rs.zero_rows.size());
-        IdentifyOptions ro;
-        ro.start_hint = start;
-        ro.max_entries = std::int64_t{1} << 16;  // the reference is exact: a small sample identifies it
-        const Identification rid = Identify(*ref, rs, ro);
-        if (rid.matched) {
-          const std::string diff = Differences(id.variant, rid.variant);
-          if (!diff.empty()) rep.diagnosis_text += "; the reference is " + rid.variant.Describe() + "; differs in: " + diff;
-          else if (id.precision != "exact")
-            rep.diagnosis_text += fmt::format("; the same variant as the reference, differing only in precision ({})", id.precision);
-        }
-      }
-    }
-  }
+  if (failed && o.diagnose) Diagnose(table, o, plan, shape_ok, ref_head, stats, rep);
   return rep;
 }
 
