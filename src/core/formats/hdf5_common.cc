@@ -99,6 +99,16 @@ herr_t RefuseExternalLink(const char*, const char*, const char*, const char*, un
 // link is traversed; relative external-storage and virtual-dataset file
 // names (refused anyway, CheckStorage) would resolve in a folder that does
 // not exist, not in the current one.
+Handle OpenReadOnly(const std::string& path, const std::string& what) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+#if H5_VERSION_GE(1, 10, 7)
+  H5Pset_file_locking(fapl.get(), false, true);
+#endif
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+  if (!file.ok()) ThrowInput(what, "cannot open as HDF5 (truncated or corrupt?)");
+  return file;
+}
+
 Handle AccessList(hid_t cls) {
   Handle pl(H5Pcreate(cls), H5Pclose);
   H5Pset_elink_cb(pl.get(), RefuseExternalLink, nullptr);

@@ -69,6 +69,11 @@ std::string Printable(std::string_view s);
 // link is traversed (hdf5_common.cc says why).
 Handle AccessList(hid_t cls);
 
+/// `path` opened read-only, without file locking (it fails on read-only and
+/// network file systems and protects nothing pe does). Throws pe::Error
+/// (input) naming `what` when HDF5 cannot open it.
+Handle OpenReadOnly(const std::string& path, const std::string& what);
+
 // The links at the file's root: the names of the datasets (not groups)
 // reached by hard links, and whether a link of another kind is named "pe"
 // (then that one is chosen, and refused with its kind). Only hard links

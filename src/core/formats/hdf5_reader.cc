@@ -106,14 +106,7 @@ std::unique_ptr<RowSource> OpenHdf5InProcess(const std::string& path, const std:
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) ThrowInput(fmt::format("cannot read {}", what), std::strerror(errno));
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
-  // No file locking for reading: it fails on read-only and network file
-  // systems and protects nothing pe does.
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-#if H5_VERSION_GE(1, 10, 7)
-  H5Pset_file_locking(fapl.get(), false, true);
-#endif
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
-  if (!file.ok()) ThrowInput(what, "cannot open as HDF5 (truncated or corrupt?)");
+  Handle file = OpenReadOnly(path, what);
   Handle lapl = AccessList(H5P_LINK_ACCESS);
   std::string name = dataset;
   if (name.empty()) {
@@ -233,12 +226,7 @@ std::vector<std::string> ListHdf5Datasets(const std::string& path) {
   SilenceHdf5();
   const std::string what = fmt::format("'{}'", path);
   if (H5Fis_hdf5(path.c_str()) <= 0) ThrowInput(what, "not an HDF5 file (or it is corrupt)");
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-#if H5_VERSION_GE(1, 10, 7)
-  H5Pset_file_locking(fapl.get(), false, true);
-#endif
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
-  if (!file.ok()) ThrowInput(what, "cannot open as HDF5 (truncated or corrupt?)");
+  Handle file = OpenReadOnly(path, what);
   RootLinks links;
   H5Literate(file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectName, &links);
   return links.datasets;
