@@ -239,8 +239,8 @@ FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, 
   pe::ReadOptions ro;
   ro.format = o.format;
   ro.tensor = o.dataset;
-  const bool whole = o.dataset.empty() && !IsStdStream(path) && pe::ListTableTensors(path, ro).size() > 1;
   pe::Table table = pe::OpenTableFile(path, ro);
+  const bool whole = table.size() > 1;  // a file of several tensors, none named: each one
   pe::VerifyRequest request = RequestOf(o, whole ? std::string() : table.tensor(0).info().name);
   // Progress of the entry-by-entry comparison (the long part), on a terminal.
   ProgressBar bar(console.stderr_is_tty() && !console.quiet() && !o.json, "verifying " + o.file);
