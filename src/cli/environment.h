@@ -7,8 +7,8 @@ namespace pe::cli {
 
 /// Sets the runtime options and the ISA cap from PE_NO_MMAP,
 /// PE_HDF5_PROBE_SECONDS, PE_DOT_MEMORY_BUDGET, PE_DOT_READ_AHEAD,
-/// PE_VERIFY_NO_FUSED and PE_ISA. Throws pe::Error (usage) for a PE_ISA
-/// that names no level.
+/// PE_VERIFY_NO_FUSED and PE_ISA. Throws pe::Error (usage) naming the
+/// variable for a value outside its documented form (docs/cli.md).
 void ApplyEnvironment();
 
 }  // namespace pe::cli
