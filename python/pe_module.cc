@@ -441,7 +441,7 @@ PYBIND11_MODULE(_pe, m) {
             for (const auto& p : v.panels) {
               py::array_t<double> a({static_cast<py::ssize_t>(p.rows), static_cast<py::ssize_t>(p.cols)});
               std::copy(p.values.begin(), p.values.end(), a.mutable_data());
-              out.append(py::make_tuple(p.title, a));
+              out.append(py::make_tuple(p.title, a, p.series, p.patch_row, p.patch_col));
             }
             return out;
           })
@@ -478,7 +478,8 @@ PYBIND11_MODULE(_pe, m) {
       [](const std::string& name, const std::vector<std::string>& inputs, std::int64_t max_offset,
          const std::string& tensor, const std::vector<std::int64_t>& columns, std::int64_t window,
          const std::vector<std::string>& collision_dtypes, const std::vector<std::int64_t>& patches,
-         const std::string& grid, bool cls_token, const std::optional<std::string>& recipe_scheme,
+         const std::string& grid, bool cls_token, std::int64_t prefix_tokens,
+         const std::optional<std::string>& recipe_scheme,
          const std::vector<std::pair<std::string, std::string>>& recipe_params) {
         pe::ViewRequest r;
         r.max_offset = max_offset;
@@ -489,13 +490,14 @@ PYBIND11_MODULE(_pe, m) {
         r.patches = patches;
         r.grid = grid;
         r.cls_token = cls_token;
+        r.prefix_tokens = prefix_tokens;
         if (recipe_scheme) r.recipe = MakeSpec(*recipe_scheme, recipe_params);
         py::gil_scoped_release unlocked;
         return pe::ComputeView(name, inputs, r);
       },
       py::arg("name"), py::arg("inputs"), py::arg("max_offset"), py::arg("tensor"), py::arg("columns"),
       py::arg("window"), py::arg("collision_dtypes"), py::arg("patches"), py::arg("grid"), py::arg("cls_token"),
-      py::arg("recipe_scheme"), py::arg("recipe_params"), "view(...) -> View (pe/view.h ComputeView)");
+      py::arg("prefix_tokens"), py::arg("recipe_scheme"), py::arg("recipe_params"), "view(...) -> View (pe/view.h ComputeView)");
   m.def("view_names", &pe::ViewNames, "The view names");
   m.def(
       "default_view",

@@ -431,8 +431,11 @@ class View:
 
     ``series``: {series name: {x_name: x array, column: values array, ...}}
     (one series per input, named as written; files by their base name),
-    ``panels``: [{"title", "values": 2-D array}] for heatmap views (heads,
-    bias, grid), ``markers``: [(x, label)] (L_orig), and the words of the
+    ``panels``: [{"title", "values": 2-D array, "series", "patch"}] for
+    heatmap views (heads, bias, grid); in a grid view of several tables,
+    ``series`` is the table the panel belongs to and ``patch`` the (row,
+    column) of the cell it compares with every cell (otherwise "" and
+    None), ``markers``: [(x, label)] (L_orig), and the words of the
     picture (``title``, ``x_label``, ``y_label``, ...).
     ``to_csv()``/``to_json()`` give the bytes ``pe dot --view NAME -o x.csv``
     writes (a path writes the file); ``plot(path)`` draws it as ``--plot``.
@@ -466,7 +469,8 @@ class View:
 
     @property
     def panels(self) -> List[Dict[str, Any]]:
-        return [{"title": t, "values": v} for t, v in self._core.panels]
+        return [{"title": t, "values": v, "series": s, "patch": None if r < 0 else (r, c)}
+                for t, v, s, r, c in self._core.panels]
 
     def to_csv(self, path: Union[None, str, _os.PathLike] = None) -> Optional[str]:
         """The CSV text, or with ``path`` the file (atomically) and None."""
@@ -512,7 +516,8 @@ def view(name: Optional[str] = None, inputs: Union[str, _os.PathLike, Sequence[U
          max_offset: Optional[int] = None, tensor: Optional[str] = None, columns: Optional[Sequence[int]] = None,
          window: int = 64, collision_dtypes: Union[None, str, Sequence[str]] = None,
          patches: Optional[Sequence[int]] = None, grid: Union[None, str, Tuple[int, int]] = None,
-         cls_token: bool = False, scheme: Optional[str] = None, rope_scaling: Any = None, **params: Any) -> View:
+         cls_token: bool = False, prefix_tokens: Optional[int] = None, scheme: Optional[str] = None,
+         rope_scaling: Any = None, **params: Any) -> View:
     """Compute a view of ``pe dot --view`` (the same numbers, CSV and pictures).
 
     ``name``: qk, bound, spectrum, ratio, temperature, heads, bias, offsets,
@@ -521,7 +526,9 @@ def view(name: Optional[str] = None, inputs: Union[str, _os.PathLike, Sequence[U
     specs ("rope:head-dim=64,max-len=4096,rope-scaling=llama3,factor=8")
     and/or table file paths. The keywords are the CLI's flags: ``max_offset``,
     ``tensor``, ``columns``, ``window``, ``collision_dtypes``, ``patches``,
-    ``grid`` ("14x14" or (14, 14)), ``cls_token``; ``scheme=`` with its
+    ``grid`` ("14x14" or (14, 14)), ``cls_token``, ``prefix_tokens`` (rows
+    before the grid's cells, left out; None: none, or 1 with ``cls_token``);
+    ``scheme=`` with its
     parameters (as :func:`generate`) is the --scheme flags: a series of
     its own, or the recipe of a file for the precision view.
 
@@ -542,7 +549,8 @@ def view(name: Optional[str] = None, inputs: Union[str, _os.PathLike, Sequence[U
         recipe = _params(params, rope_scaling)
     core = _pe.view(name or "", texts, -1 if max_offset is None else int(max_offset), tensor or "",
                     [int(c) for c in (columns or [])], int(window), list(collision_dtypes or []),
-                    [int(p) for p in (patches or [])], grid or "", bool(cls_token), recipe_scheme, recipe)
+                    [int(p) for p in (patches or [])], grid or "", bool(cls_token),
+                    -1 if prefix_tokens is None else int(prefix_tokens), recipe_scheme, recipe)
     return View(core)
 
 

@@ -199,3 +199,35 @@ def test_errors_name_the_view_and_input():
     with pytest.raises(pe.Error) as e:
         pe.view("qk", "/nonexistent/x.h5")
     assert e.value.kind in ("input", "io", "usage")
+
+
+def _cosine_row(cells, cell):
+    cells = cells.astype(np.float64)
+    norms = np.linalg.norm(cells, axis=1)
+    return cells @ cells[cell] / (norms * norms[cell])
+
+
+def test_grid_of_tables_with_prefix_rows(scratch):
+    # Two learned tables, 1 prefix row then 14x14 and 24x24 cells (the big
+    # one a nearest-neighbour copy of the small, made here in numpy); the
+    # grids come from the square left after prefix_tokens. Each panel names
+    # its table and patch; its values are numpy's cosines over the cells.
+    rng = np.random.default_rng(7)
+    small = rng.standard_normal((1 + 14 * 14, 32)).astype(np.float32)
+    src = (np.arange(24) * 14) // 24
+    cells = small[1:].reshape(14, 14, 32)[src][:, src].reshape(-1, 32)
+    big = np.concatenate([small[:1], cells])
+    a, b = os.path.join(scratch, "a.npy"), os.path.join(scratch, "b.npy")
+    np.save(a, small)
+    np.save(b, big)
+    v = pe.view("grid", [a, b], prefix_tokens=1, patches=[0, 7 * 14 + 7])
+    got = [(p["series"], p["patch"], p["values"].shape) for p in v.panels]
+    assert got == [("a.npy", (0, 0), (14, 14)), ("a.npy", (7, 7), (14, 14)),
+                   ("b.npy", (0, 0), (24, 24)), ("b.npy", (12, 12), (24, 24))]
+    for p in v.panels:
+        table, n = (small, 14) if p["series"] == "a.npy" else (big, 24)
+        want = _cosine_row(table[1:], p["patch"][0] * n + p["patch"][1]).reshape(n, n)
+        assert np.max(np.abs(p["values"] - want)) < 1e-12
+    # Without the prefix row, 197 rows are no square grid: refused, naming --grid.
+    with pytest.raises(pe.Error, match="grid"):
+        pe.view("grid", [a])
