@@ -352,6 +352,26 @@ PYBIND11_MODULE(_pe, m) {
       "identify(...) -> the identification as JSON text");
 
   m.def(
+      "inspect",
+      [](const std::string& path, const std::string& tensor, const std::string& format, const std::string& rows,
+         const std::string& cols, std::int64_t preview, const std::string& identify, bool json) {
+        pe::InspectRequest r;
+        r.path = path;
+        r.tensor = tensor;
+        r.format = format;
+        r.rows = rows;
+        r.cols = cols;
+        r.preview = preview;
+        if (identify == "always") r.identify = pe::InspectRequest::Identify::kAlways;
+        else if (identify == "never") r.identify = pe::InspectRequest::Identify::kNever;
+        py::gil_scoped_release unlocked;
+        const pe::InspectResult in = pe::InspectFile(r);
+        return json ? pe::InspectJson(in) : pe::InspectText(in);
+      },
+      py::arg("path"), py::arg("tensor"), py::arg("format"), py::arg("rows"), py::arg("cols"), py::arg("preview"),
+      py::arg("identify"), py::arg("json"), "inspect(...) -> the pe inspect report (JSON or text)");
+
+  m.def(
       "dot",
       [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta,
          bool cosine, std::int64_t max_offset, bool mean_only) {

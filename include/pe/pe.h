@@ -4,6 +4,7 @@
 //   pe/types.h     DType, metadata, TensorInfo
 //   pe/table.h     Spec -> Table (generate), files -> Table (read), write; row blocks
 //   pe/analysis.h  identify, verify (report as data), dot curves
+//   pe/inspect.h   what a table file holds (stats, identification), as pe inspect shows it
 //   pe/view.h      the views of `pe dot --view` as data, CSV/JSON, pictures
 //
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
@@ -11,6 +12,7 @@
 
 #include <pe/analysis.h>
 #include <pe/error.h>
+#include <pe/inspect.h>
 #include <pe/output.h>
 #include <pe/resize.h>
 #include <pe/runtime.h>

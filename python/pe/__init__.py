@@ -46,7 +46,7 @@ import numpy as _np
 from . import _pe
 
 __all__ = ["Error", "UsageError", "InputError", "FileNotFound", "PermissionDenied", "IOFailure", "Tables",
-           "__version__", "generate", "read", "write", "verify", "identify", "dot", "view", "View", "view_names",
+           "__version__", "generate", "read", "write", "verify", "identify", "inspect", "dot", "view", "View", "view_names",
            "schemes", "spec_keys", "BFLOAT16_AS", "resize"]
 
 #: The library's version (``pe --version``).
@@ -396,6 +396,26 @@ def identify(table: Any, *, tensor: Optional[str] = None, metadata: Optional[Map
     """
     return _json.loads(_pe.identify(_source(table, metadata, dtype), tensor or "", format or "",
                                     _meta(table, metadata)))
+
+
+def inspect(path: Union[str, _os.PathLike], *, tensor: Optional[str] = None, format: Optional[str] = None,
+            rows: Optional[str] = None, cols: Optional[str] = None, preview: int = 3,
+            identify: Optional[bool] = None, text: bool = False) -> Union[Dict[str, Any], str]:
+    """What a table file holds, as ``pe inspect`` shows it.
+
+    The keywords are its flags: ``tensor`` (one tensor of a file of
+    several), ``format``, ``rows``/``cols`` (slices as text, ``"100:104"``,
+    ``"-2:"``), ``preview`` (rows at each end), ``identify`` (None: when the
+    metadata names no scheme; True: always; False: never). Returns the
+    ``pe inspect --json`` document as a dict (``stats``, ``identification``,
+    ``preview`` or ``slice``; for a file of several tensors ``tensors`` and
+    ``details``), or with ``text=True`` the human report, the bytes
+    ``pe inspect`` prints.
+    """
+    how = "auto" if identify is None else ("always" if identify else "never")
+    out = _pe.inspect(_os.fspath(path), tensor or "", format or "", rows or "", cols or "", int(preview), how,
+                      not text)
+    return out if text else _json.loads(out)
 
 
 def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = None, mean_only: bool = False,

@@ -47,6 +47,9 @@ def verify(table: TableLike, scheme: Optional[str] = ..., *, tensor: Optional[st
            rope_scaling: Union[None, str, Mapping[str, Any]] = ..., **params: Any) -> Dict[str, Any]: ...
 def identify(table: TableLike, *, tensor: Optional[str] = ..., metadata: Optional[Mapping[str, Any]] = ...,
              format: Optional[str] = ..., dtype: Optional[str] = ...) -> Dict[str, Any]: ...
+def inspect(path: Union[str, PathLike], *, tensor: Optional[str] = ..., format: Optional[str] = ...,
+            rows: Optional[str] = ..., cols: Optional[str] = ..., preview: int = ...,
+            identify: Optional[bool] = ..., text: bool = ...) -> Union[Dict[str, Any], str]: ...
 def dot(table: Optional[TableLike] = ..., *, cosine: bool = ..., max_offset: Optional[int] = ...,
         mean_only: bool = ..., tensor: Optional[str] = ..., metadata: Optional[Mapping[str, Any]] = ...,
         format: Optional[str] = ..., dtype: Optional[str] = ..., scheme: Optional[str] = ...,

@@ -1,8 +1,8 @@
 // `pe inspect FILE`: what a table file holds (format, shape, dtype, every
 // metadata field, value statistics, a preview or a slice) and, when the
-// metadata does not say, which sinusoid variant it is (core/analysis/
-// identify.h). Human text or one JSON document (--json, schema
-// "pe.inspect/1"). Reads row blocks, never the whole table.
+// metadata does not say, which sinusoid variant it is. Human text or one
+// JSON document (--json, schema "pe.inspect/1"). The flags become one
+// pe::InspectRequest; the library inspects and renders (pe/inspect.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -26,7 +26,7 @@ struct InspectOptions {
   bool json = false;
   bool identify = false;     ///< --identify: even when the metadata names a scheme
   bool no_identify = false;  ///< --no-identify
-  std::string heatmap;        ///< --heatmap FILE: draw the table (core/plot/heatmap.h)
+  std::string heatmap;        ///< --heatmap FILE: draw the table
   std::string heatmap_group = "auto";  ///< --group auto|none|sincos: heatmap column order
   std::string heatmap_cmap;            ///< --cmap: heatmap colour map (default RdBu_r)
   std::string pair;           ///< --pair FILE: the other tensor (sin or cos) of a RoPE cos+sin pair
@@ -34,10 +34,5 @@ struct InspectOptions {
 
 CLI::App* SetupInspect(CLI::App& app, InspectOptions& options);
 int RunInspect(const InspectOptions& options, Console& console);
-
-/// Parses a Python-style slice "A:B" (either end optional, negative counts
-/// from the end) against `size`; throws pe::Error (usage) naming `flag`.
-void ParseSlice(const std::string& text, std::int64_t size, const char* flag, std::int64_t* first,
-                std::int64_t* last);
 
 }  // namespace pe::cli

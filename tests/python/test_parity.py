@@ -91,6 +91,28 @@ def test_identify_bfloat16_alike(cli, scratch):
     assert back.dtypes == {"pe": "bfloat16"} and pe.identify(back)["verdict"] == want["verdict"]
 
 
+def test_inspect_alike(cli, scratch):
+    # pe.inspect gives the bytes of pe inspect (text) and its --json document, for a bare table,
+    # a slice, and a file of several tensors; a bad slice is refused in the same words.
+    np.save(os.path.join(scratch, "bare.npy"), pe.generate(d_model=16, max_len=40).table)
+    code, _, err = cli("generate", "--scheme", "rope", "--head-dim", 8, "--max-len", 16, "-o", "rope.safetensors")
+    assert code == 0, err
+    for args, kw in [(["bare.npy"], {}), (["bare.npy", "--rows", "-3:", "--cols", "2:5"], {"rows": "-3:", "cols": "2:5"}),
+                     (["rope.safetensors"], {}), (["rope.safetensors", "--tensor", "sin", "--identify"],
+                                                  {"tensor": "sin", "identify": True})]:
+        path = os.path.join(scratch, args[0])
+        code, out, err = cli("inspect", path, *args[1:])
+        assert code == 0, err
+        assert pe.inspect(path, text=True, **kw) == out, args
+        code, out, err = cli("inspect", path, *args[1:], "--json")
+        assert code == 0, err
+        assert pe.inspect(path, **kw) == json.loads(out), args
+    want = _cli_error(cli, "inspect", os.path.join(scratch, "bare.npy"), "--rows", "9:2")
+    with pytest.raises(pe.UsageError) as e:
+        pe.inspect(os.path.join(scratch, "bare.npy"), rows="9:2")
+    assert str(e.value) == _as_keywords(want)  # the flag spelled as its keyword: rows
+
+
 def test_verify_every_tensor_alike(cli, scratch):
     path = os.path.join(scratch, "rope.safetensors")
     code, _, err = cli("generate", "--scheme", "rope", "--head-dim", 32, "--max-len", 64, "-o", path)
@@ -116,7 +138,7 @@ def test_missing_file_alike(cli, scratch):
         with pytest.raises(pe.FileNotFound) as e:
             call(os.path.join(scratch, "nope.npy"))
         assert isinstance(e.value, FileNotFoundError) and e.value.kind == "input"
-        assert str(e.value) == want
+        assert str(e.value) == _as_keywords(want)  # the flag spelled as its keyword: rows
 
 
 def test_numpy_dtypes_and_the_return_type(cli, scratch):

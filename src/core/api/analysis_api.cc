@@ -16,7 +16,7 @@
 #include "core/analysis/properties.h"
 #include "core/analysis/stats.h"
 #include "core/api/api_impl.h"
-#include "core/api/identify_table.h"
+#include "core/analysis/identify_table.h"
 #include "core/analysis/reference_spec.h"
 #include "core/formats/format.h"
 #include "core/plot/view_compute.h"
@@ -46,7 +46,10 @@ IdentifyResult IdentifyTable(RowStream& table, RowStream* pair) {
                fmt::format("holds [{}, {}], not the [{}, {}] of '{}'", partner->info().rows, partner->info().cols,
                            src.info().rows, src.info().cols, src.info().name));
   const TableStats stats = ComputeStats(src);
-  const TableIdentification id = IdentifyTableReading(src, stats, partner);
+  return ToIdentifyResult(IdentifyTableReading(src, stats, partner));
+}
+
+IdentifyResult ToIdentifyResult(const TableIdentification& id) {
   IdentifyResult r;
   r.kind = id.json.value("kind", std::string());
   r.matched = id.matched;

@@ -35,6 +35,10 @@ TensorInfo ToTensorInfo(const TableInfo& info);
 MetaList ToMetaList(const Metadata& meta);
 Metadata ToMetadata(const MetaList& meta);
 
+struct TableIdentification;  // core/analysis/identify_table.h
+/// The public form of an identification (IdentifyTable, InspectFile).
+IdentifyResult ToIdentifyResult(const TableIdentification& id);
+
 /// A Table over `set` (takes it).
 Table MakeTable(TableSet set);
 

@@ -1,4 +1,4 @@
-#include "core/api/identify_table.h"
+#include "core/analysis/identify_table.h"
 
 #include <variant>
 #include <vector>
