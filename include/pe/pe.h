@@ -6,11 +6,13 @@
 //   pe/analysis.h  identify, verify (report as data), dot curves
 //   pe/inspect.h   what a table file holds (stats, identification), as pe inspect shows it
 //   pe/view.h      the views of `pe dot --view` as data, CSV/JSON, pictures
+//   pe/dot.h       `pe dot` as one request: curves, heatmaps, views, their files
 //
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
 #pragma once
 
 #include <pe/analysis.h>
+#include <pe/dot.h>
 #include <pe/error.h>
 #include <pe/inspect.h>
 #include <pe/output.h>

@@ -147,4 +147,15 @@ void WriteDecayJson(ByteSink& sink, const std::vector<DecaySeries>& all, bool co
   sink.Write(doc.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
+void WriteSimilarityCsv(ByteSink& sink, const SimilarityMatrix& m) {
+  sink.Write("p,q,value\n");
+  const std::size_t n = m.positions.size();
+  std::string buf;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) buf += fmt::format("{},{},{}\n", m.positions[i], m.positions[j], m.values[i * n + j]);
+    if (buf.size() > (1 << 16)) sink.Write(buf), buf.clear();
+  }
+  sink.Write(buf);
+}
+
 }  // namespace pe

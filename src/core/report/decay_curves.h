@@ -1,7 +1,8 @@
 // The curves of `pe dot`'s decay view as files: CSV (one row per series and
 // offset) and JSON (schema pe.dot/1, one entry per series with its columns).
 // The numbers come from core/analysis/decay.h; these are their renderings,
-// each number in its shortest round-trip form.
+// each number in its shortest round-trip form; and the similarity matrix's
+// numbers.
 #pragma once
 
 #include <string>
@@ -30,5 +31,9 @@ void WriteDecayCsv(ByteSink& sink, const std::vector<DecaySeries>& all, bool anc
 /// JSON document {"schema": "pe.dot/1", "measure": "dot"|"cosine",
 /// "mode": "curve"|"anchor", "series": [...]} and a newline.
 void WriteDecayJson(ByteSink& sink, const std::vector<DecaySeries>& all, bool cosine, bool anchor_mode);
+
+/// The similarity matrix's numbers (`pe dot --matrix FILE.csv`): a header
+/// p,q,value, then one line per pair of its positions, row by row.
+void WriteSimilarityCsv(ByteSink& sink, const SimilarityMatrix& m);
 
 }  // namespace pe
