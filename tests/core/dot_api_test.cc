@@ -157,7 +157,8 @@ TEST(DotApi, Errors) {
   r.resize_flag = "--resize-rule";
   r.resize_rule = "hf-vit";
   r.flags.Set("grid", "4x4");
-  EXPECT_EQ(ErrorOf(r), "usage: input 'sinusoidal:d-model=4,max-len=20': is a spec; --resize-rule resizes a learned table (a file)");
+  EXPECT_EQ(ErrorOf(r),
+            "usage: input 'sinusoidal:d-model=4,max-len=20': is a spec; --resize-rule resizes a learned table (a file)");
   r.inputs = {"vit.npy"};
   EXPECT_NE(ErrorOf(r).find("read_learned"), std::string::npos);
 }

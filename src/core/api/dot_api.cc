@@ -194,7 +194,7 @@ std::vector<DotSeries> OpenSeries(const DotRequest& o, const CurvePlan& plan) {
   if (FlagSeriesGiven(o, false)) {
     if (FlagInt(o.flags, "d_model") == 0) ThrowUsage("--d-model", "is required with --max-len (a scheme series)");
     // sincos-2d takes its rows from --grid, as pe generate does.
-    if (FlagInt(o.flags, "max_len") == 0 && FindScheme(o.flags.scheme.empty() ? "sinusoidal" : o.flags.scheme).needs_max_len)
+    if (FlagInt(o.flags, "max_len") == 0 && FindScheme(FlagsScheme(o)).needs_max_len)
       ThrowUsage("--max-len", "is required with --d-model (a scheme series)");
     CheckFlagsGiven(o);
     const SchemeSpec spec = FlagsSpec(o);
@@ -360,6 +360,8 @@ bool FlagSeriesGiven(const DotRequest& r, bool views) {
          (views && FlagInt(r.flags, "heads") != 0);
 }
 
+std::string FlagsScheme(const DotRequest& r) { return r.flags.scheme.empty() ? "sinusoidal" : r.flags.scheme; }
+
 void CheckFlagsGiven(const DotRequest& r) {
   std::vector<std::string> given;
   for (const auto& [k, v] : r.flags.params) {
@@ -368,12 +370,12 @@ void CheckFlagsGiven(const DotRequest& r) {
     std::replace(flag.begin(), flag.end(), '_', '-');
     given.push_back(flag);
   }
-  CheckFlagsApply(given, r.flags.scheme.empty() ? "sinusoidal" : r.flags.scheme, !r.flags.scheme.empty());
+  CheckFlagsApply(given, FlagsScheme(r), !r.flags.scheme.empty());
 }
 
 SchemeSpec FlagsSpec(const DotRequest& r) {
   SchemeSpec spec;
-  spec.scheme = std::string(FindScheme(r.flags.scheme.empty() ? "sinusoidal" : r.flags.scheme).name);
+  spec.scheme = std::string(FindScheme(FlagsScheme(r)).name);
   for (const auto& [k, v] : r.flags.params) SetSpecParam(spec, k, v);
   if (!r.tensor.empty()) SetSpecParam(spec, "tensor", r.tensor);
   return spec;

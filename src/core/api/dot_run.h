@@ -54,6 +54,9 @@ std::int64_t FlagInt(const Spec& flags, std::string_view key);
 /// --max-len or --grid given (not 0), and for the views --heads too.
 bool FlagSeriesGiven(const DotRequest& r, bool views);
 
+/// The flags' scheme as given, or "sinusoidal" when --scheme was not.
+std::string FlagsScheme(const DotRequest& r);
+
 /// Refuses a scheme flag given that the flags' scheme does not take
 /// (CheckFlagsApply), --tensor aside (it also names the files' tensor).
 void CheckFlagsGiven(const DotRequest& r);

@@ -181,8 +181,7 @@ std::optional<ViewKind> PickDotView(const DotRequest& o) {
   }
   if (o.from >= 0 || !o.matrix.empty()) return std::nullopt;  // the decay path's own modes
   const ViewKind v = ChooseView(o.inputs.empty() ? std::string() : o.inputs[0], Tensor(o),
-                                FlagSeriesGiven(o, true) ? (o.flags.scheme.empty() ? std::string("sinusoidal") : o.flags.scheme)
-                                                         : std::string());
+                                FlagSeriesGiven(o, true) ? FlagsScheme(o) : std::string());
   if (v == ViewKind::kDecay) return std::nullopt;
   return v;
 }
