@@ -122,9 +122,11 @@ struct DotRequest {
   std::vector<std::int64_t> patches;          ///< --patches (view grid)
 
   // ---- resized learned tables (view grid)
-  /// The first resize flag given ("--resize-rule", "--mode", ...); empty:
-  /// none. Given, the inputs and resize_from are learned tables, drawn in
-  /// --view grid beside one resized version per rule of resize_rule.
+  /// The first resize flag given ("--resize-rule", "--mode", ...), named
+  /// in errors; empty: "--resize-from", "--resize-rule" or "--from-grid"
+  /// when that field is set, else no resize. With one, the inputs and
+  /// resize_from are learned tables, drawn in --view grid beside one
+  /// resized version per rule of resize_rule.
   std::string resize_flag;
   std::string resize_from;   ///< --resize-from SRC: one more learned table
   std::string resize_rule;   ///< --resize-rule: a comma list of rules (pe/resize.h)

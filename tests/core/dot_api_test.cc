@@ -154,8 +154,7 @@ TEST(DotApi, Errors) {
   EXPECT_NE(ErrorOf(r).find("usage: --heads: applies to"), std::string::npos) << ErrorOf(r);
   r = {};
   r.inputs = {"sinusoidal:d-model=4,max-len=20"};
-  r.resize_flag = "--resize-rule";
-  r.resize_rule = "hf-vit";
+  r.resize_rule = "hf-vit";  // no resize_flag named: the rule asks for the resize all the same
   r.flags.Set("grid", "4x4");
   EXPECT_EQ(ErrorOf(r),
             "usage: input 'sinusoidal:d-model=4,max-len=20': is a spec; --resize-rule resizes a learned table (a file)");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <pe/dot.h>
 #include <pe/text.h>
@@ -382,8 +383,16 @@ SchemeSpec FlagsSpec(const DotRequest& r) {
 }
 
 DotOutput RunDot(const DotRequest& request) {
-  if (const auto view = PickDotView(request)) return RunDotView(*view, request);
   DotRequest o = request;
+  // A caller that sets a resize field but names no flag asks for the resize all the same.
+  if (o.resize_flag.empty())
+    for (const auto& [flag, value] : {std::pair{"--resize-from", &o.resize_from}, std::pair{"--resize-rule", &o.resize_rule},
+                                      std::pair{"--from-grid", &o.from_grid}})
+      if (!value->empty()) {
+        o.resize_flag = flag;
+        break;
+      }
+  if (const auto view = PickDotView(o)) return RunDotView(*view, o);
   const CurvePlan plan = CheckCurveRequest(o);
   std::vector<DotSeries> all = OpenSeries(o, plan);
   ComputeCurves(all, o);
