@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pe/dot.h>
@@ -121,6 +122,14 @@ bias offsets buckets grid columns precision collisions.
 int RunDot(const DotOptions& o, Console& console) {
   pe::DotRequest request = o;
   request.flags = GivenSpecFlags(*o.cmd);
+  // The common flags' values as CLI11 read them (--max-len 0x10 is 16); the
+  // library reads decimal text.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>(request.flags.params)) {
+    if (key == "d-model") request.flags.Set(key, o.spec.d_model);
+    else if (key == "max-len") request.flags.Set(key, o.spec.max_len);
+    else if (key == "base") request.flags.Set(key, o.spec.base);
+    else if (key == "start") request.flags.Set(key, o.spec.start);
+  }
   SetResizeRequest(o, &request);
   request.pick_tensor = PickDotTensor;  // the file's one table of positions, or a question listing them
   request.stdout_is_terminal = ::isatty(STDOUT_FILENO) == 1;
