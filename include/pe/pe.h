@@ -5,12 +5,14 @@
 //   pe/table.h     Spec -> Table (generate), files -> Table (read), write; row blocks
 //   pe/analysis.h  identify, verify (report as data), dot curves
 //   pe/view.h      the views of `pe dot --view` as data, CSV/JSON, pictures
+//   pe/model.h     model artifacts: their plan, tensors and checks (inspect/verify MODEL)
 //
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
 #pragma once
 
 #include <pe/analysis.h>
 #include <pe/error.h>
+#include <pe/model.h>
 #include <pe/output.h>
 #include <pe/resize.h>
 #include <pe/runtime.h>

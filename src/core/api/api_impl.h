@@ -35,6 +35,9 @@ TensorInfo ToTensorInfo(const TableInfo& info);
 MetaList ToMetaList(const Metadata& meta);
 Metadata ToMetadata(const MetaList& meta);
 
+/// The public result of a core verify report (its fields, JSON and details).
+VerifyResult VerifyResultOf(const VerifyReport& report);
+
 /// A Table over `set` (takes it).
 Table MakeTable(TableSet set);
 
