@@ -18,7 +18,7 @@
 //
 // Reports are data, as in pe/analysis.h: the fields, the full document as
 // JSON (`pe inspect MODEL --json`: schema "pe.inspect-model/1"; `pe verify
-// --model --json`: "pe.verify/1" with reference_kind "model"), and the text
+// --model --json`: "pe.verify/1", its reference of kind "model"), and the text
 // and JUnit renderings the CLI prints.
 //
 // Thread safety: the functions keep no state but the plan-note sink;
