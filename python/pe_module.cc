@@ -571,6 +571,23 @@ PYBIND11_MODULE(_pe, m) {
       py::arg("length"), py::arg("mode"), py::arg("antialias"), py::arg("align_corners"), py::arg("prefix_tokens"),
       py::arg("offset"), py::arg("interpolate_offset"), py::arg("merge_size"), py::arg("frames"),
       "pe::Resize (include/pe/resize.h)");
+  m.def(
+      "inspect_model",
+      [](const std::string& path) {
+        py::gil_scoped_release unlocked;
+        const pe::ModelInspection m = pe::InspectModel(path);
+        return std::make_tuple(m.json, pe::ModelInspectText(m), m.hint);
+      },
+      py::arg("path"), "inspect_model(path) -> (the pe.inspect-model/1 JSON text, the text of pe inspect MODEL, the hint)");
+  m.def(
+      "verify_models",
+      [](const std::vector<std::string>& models, bool diagnose, bool allow_empty) {
+        py::gil_scoped_release unlocked;
+        const pe::ModelVerifyResult r = pe::VerifyModels({models, diagnose, allow_empty});
+        return std::make_pair(r.report.json, pe::ModelVerifyText(r));
+      },
+      py::arg("models"), py::arg("diagnose"), py::arg("allow_empty"),
+      "verify_models(...) -> (the pe.verify/1 JSON text, the text of pe verify --model)");
   m.def("spec_keys", &pe::SpecKeys, "Every spec key (the CLI's flags, underscore spelling)");
   m.def(
       "schemes",

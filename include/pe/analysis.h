@@ -82,6 +82,10 @@ struct VerifyRequest {
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
+/// The property checks VerifyRequest::checks names, in the order they run:
+/// "rotation", "shift", "bounds", "norm", "unique".
+std::vector<std::string> VerifyCheckNames();
+
 /// One check's verdict.
 struct CheckResult {
   std::string name;     ///< "reference", "rotation", ...

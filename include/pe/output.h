@@ -34,4 +34,14 @@ class AtomicOutput {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Makes an interruption leave no temporary file behind: for every
+/// catchable signal whose default action ends the process (and that is not
+/// ignored or handled already), the temporary files of the AtomicOutputs
+/// (and of pe's own writers) not yet committed are removed, then the
+/// process dies of the same signal (exit status 128+N). Ignores SIGPIPE (a
+/// write to a closed pipe then fails with EPIPE) and SIGXFSZ (EFBIG). Call
+/// once, at program start; a program that handles these signals itself
+/// does not call it.
+void InstallInterruptCleanup();
+
 }  // namespace pe

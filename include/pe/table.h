@@ -197,6 +197,9 @@ bool IsInlineSpec(const std::string& text);
 /// The format names ReadOptions::format and WriteOptions::format accept
 /// ("csv", "json", "npy", "hdf5", "safetensors", ...).
 std::vector<std::string> TableFormats();
+/// The formats WriteTableFile writes ("csv", "json", "npy", "hdf5",
+/// "safetensors"), a subset of TableFormats() in its order.
+std::vector<std::string> WritableTableFormats();
 /// Whether `name` is one of TableFormats() (or "h5", another name of hdf5).
 bool KnownTableFormat(std::string_view name);
 

@@ -23,6 +23,9 @@ enum class DType : std::uint8_t { kFloat16, kBFloat16, kFloat32, kFloat64 };
 /// "float16", "bfloat16", "float32", "float64" (the spelling of --dtype).
 std::string_view DTypeName(DType dtype);
 
+/// Every DType, in the order above (as --dtype's help lists them).
+std::vector<DType> AllDTypes();
+
 /// Bytes per element: 2, 2, 4, 8.
 std::size_t DTypeSize(DType dtype);
 

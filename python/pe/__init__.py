@@ -46,7 +46,7 @@ import numpy as _np
 from . import _pe
 
 __all__ = ["Error", "UsageError", "InputError", "FileNotFound", "PermissionDenied", "IOFailure", "Tables",
-           "__version__", "generate", "read", "write", "verify", "identify", "inspect", "dot", "view", "View", "view_names",
+           "__version__", "generate", "read", "write", "verify", "identify", "inspect", "dot", "inspect_model", "verify_models", "view", "View", "view_names",
            "schemes", "spec_keys", "BFLOAT16_AS", "resize"]
 
 #: The library's version (``pe --version``).
@@ -416,6 +416,46 @@ def inspect(path: Union[str, _os.PathLike], *, tensor: Optional[str] = None, for
     out = _pe.inspect(_os.fspath(path), tensor or "", format or "", rows or "", cols or "", int(preview), how,
                       not text)
     return out if text else _json.loads(out)
+
+
+def inspect_model(path: Union[str, _os.PathLike]) -> Dict[str, Any]:
+    """A model artifact's positional encoding, as ``pe inspect MODEL --json``.
+
+    ``path``: a Hugging Face folder (config.json), a .gguf or .onnx file, a
+    checkpoint or .npz (docs/models.md). Returns the document (schema
+    "pe.inspect-model/1") as a dict: ``plan`` (per RoPE group its layers,
+    rope_theta, head_dim, rotary_dim, layout and scaling; NoPE layers),
+    ``settings`` with their sources, ``switches`` (where the plan changes),
+    ``tensors`` with their checks, ``notes``, ``problems``; plus
+    ``report["text"]``, the text ``pe inspect MODEL`` prints, and
+    ``report["hint"]``, its hint ("" when none). An unreadable or unsafe
+    artifact raises :class:`pe.Error`.
+    """
+    doc, text, hint = _pe.inspect_model(_os.fspath(path))
+    report = _json.loads(doc)
+    report["text"] = text
+    report["hint"] = hint
+    return report
+
+
+def verify_models(*models: Union[str, _os.PathLike], diagnose: bool = True,
+                  allow_empty: bool = False) -> Dict[str, Any]:
+    """Check one model artifact's stored positional tensors against its own
+    plan, or compare a second artifact's plan with the first's, as ``pe
+    verify --model A [--model B] --json``.
+
+    Returns the report (schema "pe.verify/1", ``reference["kind"]`` "model") as
+    a dict, plus ``report["pass"]`` and ``report["text"]`` (the text ``pe
+    verify --model`` prints). A verification that compared nothing fails
+    unless ``allow_empty=True``. A failed check is a report, not an
+    exception; no model, more than two, or an unreadable artifact raise
+    :class:`pe.Error`.
+    """
+    doc, text = _pe.verify_models([_os.fspath(m) for m in models], diagnose, allow_empty)
+    report = _json.loads(doc)
+    report["pass"] = report["passed"]
+    report["text"] = text
+    return report
 
 
 def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = None, mean_only: bool = False,

@@ -50,6 +50,9 @@ def identify(table: TableLike, *, tensor: Optional[str] = ..., metadata: Optiona
 def inspect(path: Union[str, PathLike], *, tensor: Optional[str] = ..., format: Optional[str] = ...,
             rows: Optional[str] = ..., cols: Optional[str] = ..., preview: int = ...,
             identify: Optional[bool] = ..., text: bool = ...) -> Union[Dict[str, Any], str]: ...
+def inspect_model(path: Union[str, PathLike]) -> Dict[str, Any]: ...
+def verify_models(*models: Union[str, PathLike], diagnose: bool = ...,
+                  allow_empty: bool = ...) -> Dict[str, Any]: ...
 def dot(table: Optional[TableLike] = ..., *, cosine: bool = ..., max_offset: Optional[int] = ...,
         mean_only: bool = ..., tensor: Optional[str] = ..., metadata: Optional[Mapping[str, Any]] = ...,
         format: Optional[str] = ..., dtype: Optional[str] = ..., scheme: Optional[str] = ...,

@@ -1,8 +1,8 @@
 // `pe inspect MODEL` and `pe verify --model A [--model B]`: a model
 // artifact's positional-encoding plan, its stored positional tensors, and
-// the checks of core/analysis/artifact_checks.h (docs/models.md). The inspect
-// and verify commands call in here when given a model (hooks in
-// cmd_inspect.cc and cmd_verify.cc); everything else is in the core.
+// their checks (docs/models.md). The inspect and verify commands call in
+// here when given a model (hooks in cmd_inspect.cc and cmd_verify.cc); the
+// library (pe/model.h) reads, checks and renders, this prints.
 #pragma once
 
 #include <string>

@@ -1,13 +1,12 @@
 #include "cli/command_model.h"
 
+#include <pe/analysis.h>
+#include <pe/table.h>
+#include <pe/types.h>
 #include <pe/view.h>
 
 #include <algorithm>
 
-#include "core/analysis/properties.h"
-#include "core/base/dtype.h"
-#include "core/formats/format.h"
-#include "core/spec/scheme.h"
 #include "cli/help_format.h"
 
 namespace pe::cli {
@@ -32,7 +31,13 @@ namespace {
 
 std::vector<std::string> SchemeNames() {
   std::vector<std::string> out;
-  for (const auto& s : Schemes()) out.emplace_back(s.name);
+  for (const auto& s : ListSchemes()) out.push_back(s.name);
+  return out;
+}
+
+std::vector<std::string> DTypeNames() {
+  std::vector<std::string> out;
+  for (DType t : AllDTypes()) out.emplace_back(DTypeName(t));
   return out;
 }
 
@@ -44,10 +49,10 @@ std::vector<std::string> ValuesFor(const std::string& command, const OptionModel
     return false;
   };
   if (has_long("scheme") || (command == "schemes" && o.positional == "name")) return SchemeNames();
-  if (has_long("dtype")) return SplitList(DTypeNames());
+  if (has_long("dtype")) return DTypeNames();
   if (has_long("view")) return ViewNames();
   if (has_long("check")) {
-    std::vector<std::string> v = PropertyCheckNames();
+    std::vector<std::string> v = VerifyCheckNames();
     v.insert(v.end(), {"all", "none"});
     return v;
   }
@@ -65,7 +70,7 @@ std::vector<std::string> ValuesFor(const std::string& command, const OptionModel
   }
   if (has_long("format")) {
     if (command == "dot") return {"csv", "json"};  // pe dot writes curves, not tables
-    return SplitList(command == "generate" ? WritableFormatNames() : FormatNames());
+    return command == "generate" ? WritableTableFormats() : TableFormats();
   }
   return {};
 }

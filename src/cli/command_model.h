@@ -1,7 +1,7 @@
 // CommandModel: the command line as data, read from the CLI11 App tree that
 // parses it (every subcommand, option, flag, positional, group, footer), with
-// the values an option accepts taken from the registries (scheme names from
-// core/schemes/registry.cc, dtypes, formats). The man pages (cmd_manpage) and the shell
+// the values an option accepts taken from the library's registries (scheme
+// names, dtypes, formats, views, checks: pe/table.h, pe/analysis.h). The man pages (cmd_manpage) and the shell
 // completions (cmd_completion) are generated from it, so they list exactly
 // what `pe --help` and `pe <command> --help` show. Hidden subcommands and
 // options (empty group) are left out.

@@ -25,8 +25,8 @@
 #include <pe/error.h>
 
 #include "cli/exit_codes.h"
-#include "core/spec/model_rules.h"
-#include "core/base/output.h"
+#include <pe/model.h>
+#include <pe/output.h>
 #include <pe/pe.h>
 
 namespace {
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     console.set_color_mode(pe::cli::ParseColorMode(color));
     pe::cli::ApplyEnvironment();
     if (ran(generate_cmd))
-      memory_subject = pe::IsStdStream(generate.output) ? "(to standard output)" : "-o '" + generate.output + "'";
+      memory_subject = generate.output == "-" ? "(to standard output)" : "-o '" + generate.output + "'";
     if (ran(inspect_cmd)) memory_subject = "'" + inspect.file + "'";
     if (ran(verify_cmd)) memory_subject = "'" + verify.file + "'";
     if (ran(dot_cmd) && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";

@@ -181,6 +181,10 @@ VerifyResult ResultOf(const VerifyReport& rep) {
 
 }  // namespace
 
+std::vector<std::string> VerifyCheckNames() { return PropertyCheckNames(); }
+
+VerifyResult VerifyResultOf(const VerifyReport& report) { return ResultOf(report); }
+
 VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request) {
   return ResultOf(VerifyReportOf(table, request));
 }

@@ -38,6 +38,8 @@ Metadata ToMetadata(const MetaList& meta);
 struct TableIdentification;  // core/analysis/identify_table.h
 /// The public form of an identification (IdentifyTable, InspectFile).
 IdentifyResult ToIdentifyResult(const TableIdentification& id);
+/// The public result of a core verify report (its fields, JSON and details).
+VerifyResult VerifyResultOf(const VerifyReport& report);
 
 /// A Table over `set` (takes it).
 Table MakeTable(TableSet set);

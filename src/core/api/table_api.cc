@@ -45,6 +45,8 @@ const char* ErrorKindName(ErrorKind kind) {
 std::string_view Version() { return PE_VERSION; }
 
 std::string_view DTypeName(DType dtype) { return Traits(dtype).name; }
+
+std::vector<DType> AllDTypes() { return {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}; }
 std::size_t DTypeSize(DType dtype) { return Traits(dtype).size; }
 
 DType ParseDType(std::string_view name) {
@@ -304,6 +306,13 @@ std::vector<std::string> TableFormats() {
 }
 
 bool IsInlineSpec(const std::string& text) { return ParseInlineSpecText(text).has_value(); }
+
+std::vector<std::string> WritableTableFormats() {
+  std::vector<std::string> out;
+  for (const auto& f : Formats())
+    if (f.writable) out.emplace_back(f.name);
+  return out;
+}
 
 bool KnownTableFormat(std::string_view name) { return FormatFromName(name).has_value(); }
 
