@@ -345,202 +345,257 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose) {
   return out;
 }
 
-std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b) {
-  std::vector<Check> out;
-  auto src = [](const ModelArtifact& m, const std::string& name, const std::string& group) {
-    return SettingSource(m, name, group);
-  };
-  auto shown = [](const ModelArtifact& m, const std::string& name, const std::string& group, const std::string& fallback) {
+namespace {
+
+// The checks of one artifact's plan against another's, each value named
+// with both sources (each artifact's setting, or the value shown).
+struct PlanComparer {
+  const ModelArtifact& a;
+  const ModelArtifact& b;
+  std::vector<Check>& out;
+
+  static std::string Shown(const ModelArtifact& m, const std::string& name, const std::string& group,
+                           const std::string& fallback) {
     const ArtifactSetting* s = m.FindSetting(name, group);
     return s ? s->value : fallback;
-  };
+  }
   // A check on one value both state.
-  auto exact = [&](const std::string& check, const std::string& key, const std::string& ga, const std::string& gb,
-                   const std::string& va, const std::string& vb, bool same) {
+  void Exact(const std::string& check, const std::string& key, const std::string& ga, const std::string& gb,
+             const std::string& va, const std::string& vb, bool same) {
     out.push_back(Make(check, same, same ? 0 : 1, 0,
-                       fmt::format("{}: {} = {}, {} = {}", check, src(a, key, ga), shown(a, key, ga, va), src(b, key, gb),
-                                   shown(b, key, gb, vb)),
+                       fmt::format("{}: {} = {}, {} = {}", check, SettingSource(a, key, ga), Shown(a, key, ga, va),
+                                   SettingSource(b, key, gb), Shown(b, key, gb, vb)),
                        "the same value"));
-  };
-  auto real = [&](const std::string& check, const std::string& key, const std::string& ga, const std::string& gb, double va,
-                  double vb) {
+  }
+  // A real both state, equal to float32 copies' precision.
+  void Real(const std::string& check, const std::string& key, const std::string& ga, const std::string& gb, double va,
+            double vb) {
     const double rel = va == vb ? 0 : std::abs(va - vb) / std::max(std::abs(va), std::abs(vb));
     out.push_back(Make(check, rel <= kRealLimit, rel, kRealLimit,
-                       fmt::format("{}: {} = {}, {} = {}", check, src(a, key, ga), shown(a, key, ga, Fmt(va)), src(b, key, gb),
-                                   shown(b, key, gb, Fmt(vb))),
+                       fmt::format("{}: {} = {}, {} = {}", check, SettingSource(a, key, ga), Shown(a, key, ga, Fmt(va)),
+                                   SettingSource(b, key, gb), Shown(b, key, gb, Fmt(vb))),
                        kRealWhy));
+  }
+
+  void AbsolutePositions();
+  void Layers(const PePlan& pa, const PePlan& pb);
+  void Layout(const PlanGroup& ga, const PlanGroup& gb, const std::string& pre, const std::string& gn,
+              const std::string& gbn);
+  void Mrope(const SchemeSpec& sa, const SchemeSpec& sb, const std::string& pre, const std::string& gn,
+             const std::string& gbn);
+  void Scaling(const SchemeSpec& sa, const SchemeSpec& sb, const std::string& pre, const std::string& gn,
+               const std::string& gbn);
+  void ScalingParameters(const SchemeSpec& sa, const SchemeSpec& sb, const std::string& pre, const std::string& gn,
+                         const std::string& gbn);
+  void Group(const PlanGroup& ga, const PePlan& pa, const PePlan& pb);
+};
+
+// Absolute position embeddings (one of the two has them): their kind,
+// offset and width.
+void PlanComparer::AbsolutePositions() {
+  if (!a.absolute || !b.absolute) {
+    out.push_back(Make("position_embedding", false, 1, 0,
+                       fmt::format("position_embedding: {} states {}, {} states {}", Base(a.path),
+                                   a.absolute ? a.absolute->kind + " absolute positions" : "RoPE / no absolute positions",
+                                   Base(b.path),
+                                   b.absolute ? b.absolute->kind + " absolute positions" : "RoPE / no absolute positions"),
+                       "the same kind of positional encoding"));
+    return;
+  }
+  Exact("position_embedding", "position_embedding", "", "", a.absolute->kind, b.absolute->kind,
+        a.absolute->kind == b.absolute->kind);
+  Exact("position_offset", "position_offset", "", "", fmt::format("{}", a.absolute->offset),
+        fmt::format("{}", b.absolute->offset), a.absolute->offset == b.absolute->offset);
+  Exact("d_model", "d_model", "", "", fmt::format("{}", a.absolute->spec.d_model), fmt::format("{}", b.absolute->spec.d_model),
+        a.absolute->spec.d_model == b.absolute->spec.d_model);
+}
+
+// Layers and NoPE layers.
+void PlanComparer::Layers(const PePlan& pa, const PePlan& pb) {
+  if (pa.layers.empty() || pb.layers.empty()) return;
+  Exact("num_layers", "num_layers", "", "", fmt::format("{}", pa.layers.size()), fmt::format("{}", pb.layers.size()),
+        pa.layers.size() == pb.layers.size());
+  if (pa.layers.size() != pb.layers.size()) return;
+  std::vector<std::size_t> differ;
+  for (std::size_t i = 0; i < pa.layers.size(); ++i)
+    if ((pa.layers[i].group == PlanLayer::kNoPE) != (pb.layers[i].group == PlanLayer::kNoPE)) differ.push_back(i);
+  out.push_back(Make("nope_layers", differ.empty(), static_cast<double>(differ.size()), 0,
+                     differ.empty() ? "nope_layers: both leave the same layers without RoPE"
+                                    : fmt::format("nope_layers: {} layers differ in having RoPE (first: layer {}: {} "
+                                                  "{}, {} {})",
+                                                  differ.size(), differ[0], Base(a.path),
+                                                  pa.layers[differ[0]].group == PlanLayer::kNoPE ? "NoPE" : "RoPE",
+                                                  Base(b.path),
+                                                  pb.layers[differ[0]].group == PlanLayer::kNoPE ? "NoPE" : "RoPE"),
+                     "the same layers without RoPE"));
+}
+
+void PlanComparer::Layout(const PlanGroup& ga, const PlanGroup& gb, const std::string& pre, const std::string& gn,
+                          const std::string& gbn) {
+  // A GGUF's rope type against the architecture: convert_hf_to_gguf.py
+  // permutes q/k of the Llama family so that ggml's NORM (interleaved)
+  // rope equals HF's rotate_half; every other model keeps its layout.
+  static const std::set<std::string> kPermuted = {"llama", "mistral", "mixtral", "granite", "granitemoe",
+                                                  "baichuan", "internlm2", "minicpm"};
+  auto expect = [&](const ModelArtifact& hf, const std::string& layout, const ModelArtifact& other) {
+    if (hf.kind == "hf-folder" && other.kind == "gguf" && layout == "half" && kPermuted.count(hf.architecture))
+      return std::string("interleaved");
+    return layout.empty() ? std::string("half") : layout;
   };
+  // The rotation pairs (a group's pairing where its cos/sin columns
+  // differ from them: GLM, Llama 4, DeepSeek-V3).
+  const auto pairs = [](const PlanGroup& g) {
+    return !g.pairing.empty() ? g.pairing : g.spec.layout.empty() ? std::string("half") : g.spec.layout;
+  };
+  const std::string pa_l = pairs(ga), pb_l = pairs(gb);
+  const std::string la = expect(a, pa_l, b), lb = expect(b, pb_l, a);
+  Check c = Make(pre + "layout", la == lb, la == lb ? 0 : 1, 0,
+                 fmt::format("{}layout: {} = {}, {} = {}", pre, SettingSource(a, "layout", gn), pa_l,
+                             SettingSource(b, "layout", gbn), pb_l),
+                 "the same rotation pairs (a llama-family GGUF: NORM, as convert_hf_to_gguf.py permutes q/k)");
+  if (la != pa_l) c.summary += " (HF rotate_half = GGUF NORM after the converter's q/k permutation)";
+  if (la != lb) c.summary += fmt::format("; a model of architecture {} needs {} rotation in {}", a.architecture, la, Base(b.path));
+  out.push_back(std::move(c));
+}
 
-  if (a.context_length > 0 && b.context_length > 0)
-    exact("context_length", "context_length", "", "", fmt::format("{}", a.context_length), fmt::format("{}", b.context_length),
-          a.context_length == b.context_length);
+// M-RoPE's sections and their order (llama.cpp MROPE / IMROPE, the
+// config's mrope_section / Qwen3-VL's interleaving).
+void PlanComparer::Mrope(const SchemeSpec& sa, const SchemeSpec& sb, const std::string& pre, const std::string& gn,
+                         const std::string& gbn) {
+  if (sa.mrope_section.empty() && sb.mrope_section.empty()) return;
+  const auto m = [](const SchemeSpec& s) {
+    return s.mrope_section.empty() ? std::string("none (1-D RoPE)")
+                                   : s.mrope_section + (s.mrope_interleaved ? " interleaved" : " contiguous");
+  };
+  const std::string ma = m(sa), mb = m(sb);
+  out.push_back(Make(pre + "mrope_section", ma == mb, ma == mb ? 0 : 1, 0,
+                     fmt::format("{}mrope_section: {} = {}, {} = {}", pre, SettingSource(a, "mrope_section", gn), ma,
+                                 SettingSource(b, "mrope_section", gbn), mb),
+                     "the same M-RoPE sections, in the same order (MROPE contiguous, IMROPE interleaved)"));
+}
 
-  if (a.absolute || b.absolute) {
-    if (!a.absolute || !b.absolute) {
-      out.push_back(Make("position_embedding", false, 1, 0,
-                         fmt::format("position_embedding: {} states {}, {} states {}", Base(a.path),
-                                     a.absolute ? a.absolute->kind + " absolute positions" : "RoPE / no absolute positions",
-                                     Base(b.path),
-                                     b.absolute ? b.absolute->kind + " absolute positions" : "RoPE / no absolute positions"),
-                         "the same kind of positional encoding"));
-      return out;
+const ArtifactTensor* FactorsTensor(const ModelArtifact& m, const char* role) {
+  for (const auto& t : m.tensors)
+    if (t.role == role) return &t;
+  return nullptr;
+}
+
+// The scaling's type; a GGUF may encode llama3 / longrope as rope_freqs /
+// rope_factors tensors, which are then checked against the other side's
+// formula.
+void PlanComparer::Scaling(const SchemeSpec& sa, const SchemeSpec& sb, const std::string& pre, const std::string& gn,
+                           const std::string& gbn) {
+  std::string ta = sa.rope_scaling, tb = sb.rope_scaling;
+  auto baked = [&](const ModelArtifact& m, const std::string& other_type) -> std::string {
+    if (other_type == "llama3" && FactorsTensor(m, "rope_freqs")) return "llama3";
+    if (other_type == "longrope" && FactorsTensor(m, "rope_factors_long")) return "longrope";
+    return "";
+  };
+  if (tb == "none" && !baked(b, ta).empty()) tb = ta + " (as factor tensors)";
+  if (ta == "none" && !baked(a, tb).empty()) ta = tb + " (as factor tensors)";
+  const bool same_type = ta == tb || ta.rfind(tb, 0) == 0 || tb.rfind(ta, 0) == 0;
+  out.push_back(Make(pre + "rope_scaling.type", same_type, same_type ? 0 : 1, 0,
+                     fmt::format("{}rope_scaling.type: {} = {}, {} = {}", pre, SettingSource(a, "rope_scaling.type", gn), ta,
+                                 SettingSource(b, "rope_scaling.type", gbn), tb),
+                     "the same scaling (llama3 / longrope may be stored as factor tensors)"));
+  const bool sa_params = sa.rope_scaling != "none", sb_params = sb.rope_scaling != "none";
+  if (same_type && sa_params && sb_params) {
+    ScalingParameters(sa, sb, pre, gn, gbn);
+  } else if (same_type && sa_params != sb_params) {
+    // One side encodes the scaling as factor tensors: check them against the other's formula.
+    const ModelArtifact& with = sa_params ? a : b;
+    const ModelArtifact& tensors = sa_params ? b : a;
+    const SchemeSpec& s = sa_params ? sa : sb;
+    for (const char* role : {"rope_freqs", "rope_factors_long", "rope_factors_short"}) {
+      const ArtifactTensor* t = FactorsTensor(tensors, role);
+      if (!t) continue;
+      if (auto want = ExpectedFactors(s, role))
+        out.push_back(FactorCheck(fmt::format("{}{} {}", pre, Base(tensors.path), t->name), *t, *want,
+                                  fmt::format("{} of {}", std::string(role) == "rope_freqs" ? "the llama3 formula"
+                                                                                            : "the list",
+                                              SettingSource(with, "rope_scaling.type", sa_params ? gn : gbn))));
     }
-    exact("position_embedding", "position_embedding", "", "", a.absolute->kind, b.absolute->kind,
-          a.absolute->kind == b.absolute->kind);
-    exact("position_offset", "position_offset", "", "", fmt::format("{}", a.absolute->offset),
-          fmt::format("{}", b.absolute->offset), a.absolute->offset == b.absolute->offset);
-    exact("d_model", "d_model", "", "", fmt::format("{}", a.absolute->spec.d_model), fmt::format("{}", b.absolute->spec.d_model),
-          a.absolute->spec.d_model == b.absolute->spec.d_model);
+  }
+}
+
+// The parameters of a scaling of the same type on both sides.
+void PlanComparer::ScalingParameters(const SchemeSpec& sa, const SchemeSpec& sb, const std::string& pre,
+                                     const std::string& gn, const std::string& gbn) {
+  const std::string& t = sa.rope_scaling;
+  if (t != "longrope") Real(pre + "rope_scaling.factor", "rope_scaling.factor", gn, gbn, sa.factor, sb.factor);
+  if (t == "yarn" || t == "llama3" || t == "longrope" || t == "dynamic")
+    if (sa.original_max_position_embeddings > 0 || sb.original_max_position_embeddings > 0)
+      Exact(pre + "rope_scaling.original_max_position_embeddings", "rope_scaling.original_max_position_embeddings",
+            gn, gbn, fmt::format("{}", sa.original_max_position_embeddings),
+            fmt::format("{}", sb.original_max_position_embeddings),
+            sa.original_max_position_embeddings == sb.original_max_position_embeddings);
+  if (t == "llama3") {
+    Real(pre + "rope_scaling.low_freq_factor", "rope_scaling.low_freq_factor", gn, gbn, sa.low_freq_factor, sb.low_freq_factor);
+    Real(pre + "rope_scaling.high_freq_factor", "rope_scaling.high_freq_factor", gn, gbn, sa.high_freq_factor,
+         sb.high_freq_factor);
+  }
+  if (t == "yarn") {
+    Real(pre + "rope_scaling.beta_fast", "rope_scaling.beta_fast", gn, gbn, sa.beta_fast, sb.beta_fast);
+    Real(pre + "rope_scaling.beta_slow", "rope_scaling.beta_slow", gn, gbn, sa.beta_slow, sb.beta_slow);
+    Exact(pre + "rope_scaling.truncate", "rope_scaling.truncate", gn, gbn, sa.truncate ? "true" : "false",
+          sb.truncate ? "true" : "false", sa.truncate == sb.truncate);
+    if (sa.mscale > 0 || sb.mscale > 0) Real(pre + "rope_scaling.mscale", "rope_scaling.mscale", gn, gbn, sa.mscale, sb.mscale);
+    if (sa.mscale_all_dim > 0 || sb.mscale_all_dim > 0)
+      Real(pre + "rope_scaling.mscale_all_dim", "rope_scaling.mscale_all_dim", gn, gbn, sa.mscale_all_dim, sb.mscale_all_dim);
+  }
+  if (sa.attention_factor > 0 || sb.attention_factor > 0)
+    Real(pre + "rope_scaling.attention_factor", "rope_scaling.attention_factor", gn, gbn, sa.attention_factor,
+         sb.attention_factor);
+  if (t == "longrope") {
+    Exact(pre + "rope_scaling.short_factor", "rope_scaling.short_factor", gn, gbn, sa.short_factor, sb.short_factor,
+          sa.short_factor == sb.short_factor);
+    Exact(pre + "rope_scaling.long_factor", "rope_scaling.long_factor", gn, gbn, sa.long_factor, sb.long_factor,
+          sa.long_factor == sb.long_factor);
+  }
+}
+
+// One layer type's group of a against the group of b for the same type.
+void PlanComparer::Group(const PlanGroup& ga, const PePlan& pa, const PePlan& pb) {
+  const int gbi = MatchGroup(pb, ga.name);
+  const std::string pre = pa.groups.size() > 1 ? ga.name + ": " : "";
+  const std::string gn = pa.groups.size() > 1 ? ga.name : "";
+  if (gbi < 0) {
+    out.push_back(Make(pre + "group", false, 1, 0,
+                       fmt::format("{}{} has layers of type {}, {} has no encoding for them", pre, Base(a.path),
+                                   ga.name, Base(b.path)),
+                       "both artifacts encode every layer type"));
+    return;
+  }
+  const PlanGroup& gb = pb.groups[gbi];
+  const std::string gbn = pb.groups.size() > 1 ? gb.name : "";
+  const SchemeSpec &sa = ga.spec, &sb = gb.spec;
+  Real(pre + "rope_theta", "rope_theta", gn, gbn, sa.base, sb.base);
+  Exact(pre + "rotary_dim", "rotary_dim", gn, gbn, fmt::format("{}", RotaryDim(sa)), fmt::format("{}", RotaryDim(sb)),
+        RotaryDim(sa) == RotaryDim(sb));
+  Layout(ga, gb, pre, gn, gbn);
+  Mrope(sa, sb, pre, gn, gbn);
+  Scaling(sa, sb, pre, gn, gbn);
+}
+
+}  // namespace
+
+std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b) {
+  std::vector<Check> out;
+  PlanComparer cmp{a, b, out};
+  if (a.context_length > 0 && b.context_length > 0)
+    cmp.Exact("context_length", "context_length", "", "", fmt::format("{}", a.context_length),
+              fmt::format("{}", b.context_length), a.context_length == b.context_length);
+  if (a.absolute || b.absolute) {
+    cmp.AbsolutePositions();
     return out;
   }
   if (!a.plan || !b.plan || a.plan->groups.empty() || b.plan->groups.empty()) {
     out.push_back(Skip("plan", fmt::format("{} states {} plan and {} {}: nothing to compare", Base(a.path),
                                            a.plan ? "a" : "no", Base(b.path), b.plan ? "a plan" : "none")));
-  } else {
-    const PePlan &pa = *a.plan, &pb = *b.plan;
-    // Layers and NoPE layers.
-    if (!pa.layers.empty() && !pb.layers.empty()) {
-      exact("num_layers", "num_layers", "", "", fmt::format("{}", pa.layers.size()), fmt::format("{}", pb.layers.size()),
-            pa.layers.size() == pb.layers.size());
-      if (pa.layers.size() == pb.layers.size()) {
-        std::vector<std::size_t> differ;
-        for (std::size_t i = 0; i < pa.layers.size(); ++i)
-          if ((pa.layers[i].group == PlanLayer::kNoPE) != (pb.layers[i].group == PlanLayer::kNoPE)) differ.push_back(i);
-        out.push_back(Make("nope_layers", differ.empty(), static_cast<double>(differ.size()), 0,
-                           differ.empty() ? "nope_layers: both leave the same layers without RoPE"
-                                          : fmt::format("nope_layers: {} layers differ in having RoPE (first: layer {}: {} "
-                                                        "{}, {} {})",
-                                                        differ.size(), differ[0], Base(a.path),
-                                                        pa.layers[differ[0]].group == PlanLayer::kNoPE ? "NoPE" : "RoPE",
-                                                        Base(b.path),
-                                                        pb.layers[differ[0]].group == PlanLayer::kNoPE ? "NoPE" : "RoPE"),
-                           "the same layers without RoPE"));
-      }
-    }
-    for (const PlanGroup& ga : pa.groups) {
-      const int gbi = MatchGroup(pb, ga.name);
-      const std::string pre = pa.groups.size() > 1 ? ga.name + ": " : "";
-      const std::string gn = pa.groups.size() > 1 ? ga.name : "";
-      if (gbi < 0) {
-        out.push_back(Make(pre + "group", false, 1, 0,
-                           fmt::format("{}{} has layers of type {}, {} has no encoding for them", pre, Base(a.path),
-                                       ga.name, Base(b.path)),
-                           "both artifacts encode every layer type"));
-        continue;
-      }
-      const PlanGroup& gb = pb.groups[gbi];
-      const std::string gbn = pb.groups.size() > 1 ? gb.name : "";
-      const SchemeSpec &sa = ga.spec, &sb = gb.spec;
-      real(pre + "rope_theta", "rope_theta", gn, gbn, sa.base, sb.base);
-      exact(pre + "rotary_dim", "rotary_dim", gn, gbn, fmt::format("{}", RotaryDim(sa)), fmt::format("{}", RotaryDim(sb)),
-            RotaryDim(sa) == RotaryDim(sb));
-      {
-        // A GGUF's rope type against the architecture: convert_hf_to_gguf.py
-        // permutes q/k of the Llama family so that ggml's NORM (interleaved)
-        // rope equals HF's rotate_half; every other model keeps its layout.
-        static const std::set<std::string> kPermuted = {"llama", "mistral", "mixtral", "granite", "granitemoe",
-                                                        "baichuan", "internlm2", "minicpm"};
-        auto expect = [&](const ModelArtifact& hf, const std::string& layout, const ModelArtifact& other) {
-          if (hf.kind == "hf-folder" && other.kind == "gguf" && layout == "half" && kPermuted.count(hf.architecture))
-            return std::string("interleaved");
-          return layout.empty() ? std::string("half") : layout;
-        };
-        // The rotation pairs (a group's pairing where its cos/sin columns
-        // differ from them: GLM, Llama 4, DeepSeek-V3).
-        const auto pairs = [](const PlanGroup& g) {
-          return !g.pairing.empty() ? g.pairing : g.spec.layout.empty() ? std::string("half") : g.spec.layout;
-        };
-        const std::string pa_l = pairs(ga), pb_l = pairs(gb);
-        const std::string la = expect(a, pa_l, b), lb = expect(b, pb_l, a);
-        Check c = Make(pre + "layout", la == lb, la == lb ? 0 : 1, 0,
-                       fmt::format("{}layout: {} = {}, {} = {}", pre, src(a, "layout", gn), pa_l, src(b, "layout", gbn), pb_l),
-                       "the same rotation pairs (a llama-family GGUF: NORM, as convert_hf_to_gguf.py permutes q/k)");
-        if (la != pa_l) c.summary += " (HF rotate_half = GGUF NORM after the converter's q/k permutation)";
-        if (la != lb) c.summary += fmt::format("; a model of architecture {} needs {} rotation in {}", a.architecture, la, Base(b.path));
-        out.push_back(std::move(c));
-      }
-      // M-RoPE's sections and their order (llama.cpp MROPE / IMROPE, the
-      // config's mrope_section / Qwen3-VL's interleaving).
-      if (!sa.mrope_section.empty() || !sb.mrope_section.empty()) {
-        const auto m = [](const SchemeSpec& s) {
-          return s.mrope_section.empty() ? std::string("none (1-D RoPE)")
-                                         : s.mrope_section + (s.mrope_interleaved ? " interleaved" : " contiguous");
-        };
-        const std::string ma = m(sa), mb = m(sb);
-        out.push_back(Make(pre + "mrope_section", ma == mb, ma == mb ? 0 : 1, 0,
-                           fmt::format("{}mrope_section: {} = {}, {} = {}", pre, src(a, "mrope_section", gn), ma,
-                                       src(b, "mrope_section", gbn), mb),
-                           "the same M-RoPE sections, in the same order (MROPE contiguous, IMROPE interleaved)"));
-      }
-      // Scaling: a GGUF may encode llama3 / longrope as rope_freqs / rope_factors tensors.
-      auto factors_tensor = [](const ModelArtifact& m, const char* role) -> const ArtifactTensor* {
-        for (const auto& t : m.tensors)
-          if (t.role == role) return &t;
-        return nullptr;
-      };
-      std::string ta = sa.rope_scaling, tb = sb.rope_scaling;
-      auto baked = [&](const ModelArtifact& m, const std::string& other_type) -> std::string {
-        if (other_type == "llama3" && factors_tensor(m, "rope_freqs")) return "llama3";
-        if (other_type == "longrope" && factors_tensor(m, "rope_factors_long")) return "longrope";
-        return "";
-      };
-      if (tb == "none" && !baked(b, ta).empty()) tb = ta + " (as factor tensors)";
-      if (ta == "none" && !baked(a, tb).empty()) ta = tb + " (as factor tensors)";
-      const bool same_type = ta == tb || ta.rfind(tb, 0) == 0 || tb.rfind(ta, 0) == 0;
-      out.push_back(Make(pre + "rope_scaling.type", same_type, same_type ? 0 : 1, 0,
-                         fmt::format("{}rope_scaling.type: {} = {}, {} = {}", pre, src(a, "rope_scaling.type", gn), ta,
-                                     src(b, "rope_scaling.type", gbn), tb),
-                         "the same scaling (llama3 / longrope may be stored as factor tensors)"));
-      const bool sa_params = sa.rope_scaling != "none", sb_params = sb.rope_scaling != "none";
-      if (same_type && sa_params && sb_params) {
-        const std::string& t = sa.rope_scaling;
-        if (t != "longrope") real(pre + "rope_scaling.factor", "rope_scaling.factor", gn, gbn, sa.factor, sb.factor);
-        if (t == "yarn" || t == "llama3" || t == "longrope" || t == "dynamic")
-          if (sa.original_max_position_embeddings > 0 || sb.original_max_position_embeddings > 0)
-            exact(pre + "rope_scaling.original_max_position_embeddings", "rope_scaling.original_max_position_embeddings",
-                  gn, gbn, fmt::format("{}", sa.original_max_position_embeddings),
-                  fmt::format("{}", sb.original_max_position_embeddings),
-                  sa.original_max_position_embeddings == sb.original_max_position_embeddings);
-        if (t == "llama3") {
-          real(pre + "rope_scaling.low_freq_factor", "rope_scaling.low_freq_factor", gn, gbn, sa.low_freq_factor, sb.low_freq_factor);
-          real(pre + "rope_scaling.high_freq_factor", "rope_scaling.high_freq_factor", gn, gbn, sa.high_freq_factor,
-               sb.high_freq_factor);
-        }
-        if (t == "yarn") {
-          real(pre + "rope_scaling.beta_fast", "rope_scaling.beta_fast", gn, gbn, sa.beta_fast, sb.beta_fast);
-          real(pre + "rope_scaling.beta_slow", "rope_scaling.beta_slow", gn, gbn, sa.beta_slow, sb.beta_slow);
-          exact(pre + "rope_scaling.truncate", "rope_scaling.truncate", gn, gbn, sa.truncate ? "true" : "false",
-                sb.truncate ? "true" : "false", sa.truncate == sb.truncate);
-          if (sa.mscale > 0 || sb.mscale > 0) real(pre + "rope_scaling.mscale", "rope_scaling.mscale", gn, gbn, sa.mscale, sb.mscale);
-          if (sa.mscale_all_dim > 0 || sb.mscale_all_dim > 0)
-            real(pre + "rope_scaling.mscale_all_dim", "rope_scaling.mscale_all_dim", gn, gbn, sa.mscale_all_dim, sb.mscale_all_dim);
-        }
-        if (sa.attention_factor > 0 || sb.attention_factor > 0)
-          real(pre + "rope_scaling.attention_factor", "rope_scaling.attention_factor", gn, gbn, sa.attention_factor,
-               sb.attention_factor);
-        if (t == "longrope") {
-          exact(pre + "rope_scaling.short_factor", "rope_scaling.short_factor", gn, gbn, sa.short_factor, sb.short_factor,
-                sa.short_factor == sb.short_factor);
-          exact(pre + "rope_scaling.long_factor", "rope_scaling.long_factor", gn, gbn, sa.long_factor, sb.long_factor,
-                sa.long_factor == sb.long_factor);
-        }
-      } else if (same_type && sa_params != sb_params) {
-        // One side encodes the scaling as factor tensors: check them against the other's formula.
-        const ModelArtifact& with = sa_params ? a : b;
-        const ModelArtifact& tensors = sa_params ? b : a;
-        const SchemeSpec& s = sa_params ? sa : sb;
-        for (const char* role : {"rope_freqs", "rope_factors_long", "rope_factors_short"}) {
-          const ArtifactTensor* t = factors_tensor(tensors, role);
-          if (!t) continue;
-          if (auto want = ExpectedFactors(s, role))
-            out.push_back(FactorCheck(fmt::format("{}{} {}", pre, Base(tensors.path), t->name), *t, *want,
-                                      fmt::format("{} of {}", std::string(role) == "rope_freqs" ? "the llama3 formula"
-                                                                                                : "the list",
-                                                  src(with, "rope_scaling.type", sa_params ? gn : gbn))));
-        }
-      }
-    }
+    return out;
   }
+  cmp.Layers(*a.plan, *b.plan);
+  for (const PlanGroup& ga : a.plan->groups) cmp.Group(ga, *a.plan, *b.plan);
   return out;
 }
 

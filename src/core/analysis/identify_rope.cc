@@ -421,15 +421,18 @@ nlohmann::ordered_json RopeIdentification::ToJson() const {
 
 namespace {
 
-// Step 2-3 for a cos/sin table: amplitude, first position, ω per pair.
-Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<double>& head, std::int64_t n,
-                      std::int64_t cols, const std::vector<double>* partner_head,
-                      std::int64_t rows, const RopeShape& shape, DType grid, std::optional<std::int64_t> start_hint) {
-  Measured m;
-  const std::int64_t half = shape.rotary_dim / 2;
-  const bool cosine = shape.kind == RopeKind::kCos;
-  auto x = [&](std::int64_t r, std::int64_t i) { return head[static_cast<std::size_t>(r * cols + ColumnOf(shape.layout, i))]; };
-  // ω̂ from the second difference.
+// A head's value of pair i's column (its cos or sin column in the layout).
+struct PairColumns {
+  const std::vector<double>& head;
+  std::int64_t cols;
+  const RopeShape& shape;
+  double operator()(std::int64_t r, std::int64_t i) const {
+    return head[static_cast<std::size_t>(r * cols + ColumnOf(shape.layout, i))];
+  }
+};
+
+// ω̂ per pair from the second difference of the head's n rows.
+std::vector<double> SecondDifferenceOmega(const PairColumns& x, std::int64_t n, std::int64_t half) {
   std::vector<double> what(static_cast<std::size_t>(half));
   for (std::int64_t i = 0; i < half; ++i) {
     double num = 0, den = 0;
@@ -440,86 +443,75 @@ Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<d
     const double c = den > 0 ? std::clamp(num / (2 * den), -1.0, 1.0) : 1.0;
     what[static_cast<std::size_t>(i)] = std::acos(c);
   }
-  // Amplitude: row 0 of a cos table at position 0; else the quadrature of
-  // the pair whose ω̂ is closest to π/2 (best conditioned).
-  bool row0_cos = cosine, row0_sin = !cosine;
-  for (std::int64_t i = 0; i < half; ++i) {
-    row0_cos = row0_cos && x(0, i) == x(0, 0) && x(0, 0) > 0;
-    row0_sin = row0_sin && x(0, i) == 0;
-  }
+  return what;
+}
+
+// Amplitude: row 0 of a cos table at position 0 (row0_cos); else the
+// quadrature of the pair whose ω̂ is closest to π/2 (best conditioned),
+// with the partner's values when there is one.
+double MeasureAmplitude(const PairColumns& x, const std::vector<double>* partner_head, const std::vector<double>& what,
+                        std::int64_t n, std::int64_t half, bool row0_cos) {
   std::int64_t best = 0;
   for (std::int64_t i = 1; i < half; ++i)
     if (std::fabs(what[static_cast<std::size_t>(i)] - kPi / 2) < std::fabs(what[static_cast<std::size_t>(best)] - kPi / 2)) best = i;
   if (partner_head) {
     double a = 0;
     for (std::int64_t r = 0; r < n; ++r) {
-      const double c = x(r, best), s = (*partner_head)[static_cast<std::size_t>(r * cols + ColumnOf(shape.layout, best))];
+      const double c = x(r, best), s = (*partner_head)[static_cast<std::size_t>(r * x.cols + ColumnOf(x.shape.layout, best))];
       a += std::sqrt(c * c + s * s);
     }
-    m.amplitude = a / static_cast<double>(n);
-  } else if (row0_cos) {
-    m.amplitude = x(0, 0);
-  } else {
-    const double w = what[static_cast<std::size_t>(best)];
-    double a = 0;
-    std::int64_t k = 0;
-    for (std::int64_t r = 1; r + 1 < n; ++r, ++k) {
-      const double q = (x(r - 1, best) - x(r + 1, best)) / (2 * std::sin(w));
-      a += std::sqrt(x(r, best) * x(r, best) + q * q);
-    }
-    m.amplitude = k ? a / static_cast<double>(k) : 1;
+    return a / static_cast<double>(n);
   }
-  if (!(m.amplitude > 0) || !std::isfinite(m.amplitude)) {
-    m.why = "the amplitude of the columns could not be measured";
-    return m;
+  if (row0_cos) return x(0, 0);
+  const double w = what[static_cast<std::size_t>(best)];
+  double a = 0;
+  std::int64_t k = 0;
+  for (std::int64_t r = 1; r + 1 < n; ++r, ++k) {
+    const double q = (x(r - 1, best) - x(r + 1, best)) / (2 * std::sin(w));
+    a += std::sqrt(x(r, best) * x(r, best) + q * q);
   }
-  const double A = m.amplitude;
-  // First position.
-  if (start_hint) {
-    m.start = *start_hint;
-  } else if (row0_cos || row0_sin) {
-    m.start = 0;
-  } else {
-    // Phase at row 1 of each well-measured pair (quadrature from rows 0 and
-    // 2, or the partner), unwrapped slowest first.
-    std::vector<std::pair<double, double>> wp;  // (ω̂, φ)
-    for (std::int64_t i = 0; i < half; ++i) {
-      const double w = what[static_cast<std::size_t>(i)];
-      if (!(w > 2e-3 && w < 3.0)) continue;
-      const double y = x(1, i) / A;
-      double phi;
-      if (partner_head) {
-        const double o = (*partner_head)[static_cast<std::size_t>(1 * cols + ColumnOf(shape.layout, i))] / A;
-        phi = cosine ? std::atan2(o, y) : std::atan2(y, o);
-      } else if (cosine) {
-        phi = std::atan2((x(0, i) - x(2, i)) / (2 * A * std::sin(w)), y);
-      } else {
-        phi = std::atan2(y, (x(2, i) - x(0, i)) / (2 * A * std::sin(w)));
-      }
-      wp.push_back({w, phi});
-    }
-    if (wp.empty()) {
-      m.start = 0;
+  return k ? a / static_cast<double>(k) : 1;
+}
+
+// The first position from the phase at row 1 of each well-measured pair
+// (quadrature from rows 0 and 2, or the partner), unwrapped slowest first;
+// nullopt when the phases give none.
+std::optional<std::int64_t> StartFromPhases(const PairColumns& x, const std::vector<double>* partner_head,
+                                            const std::vector<double>& what, std::int64_t half, double A) {
+  const bool cosine = x.shape.kind == RopeKind::kCos;
+  std::vector<std::pair<double, double>> wp;  // (ω̂, φ)
+  for (std::int64_t i = 0; i < half; ++i) {
+    const double w = what[static_cast<std::size_t>(i)];
+    if (!(w > 2e-3 && w < 3.0)) continue;
+    const double y = x(1, i) / A;
+    double phi;
+    if (partner_head) {
+      const double o = (*partner_head)[static_cast<std::size_t>(1 * x.cols + ColumnOf(x.shape.layout, i))] / A;
+      phi = cosine ? std::atan2(o, y) : std::atan2(y, o);
+    } else if (cosine) {
+      phi = std::atan2((x(0, i) - x(2, i)) / (2 * A * std::sin(w)), y);
     } else {
-      std::sort(wp.begin(), wp.end());
-      double p = std::fmod(wp[0].second + 2 * kPi, 2 * kPi) / wp[0].first;
-      for (std::size_t k = 1; k < wp.size(); ++k) p += Wrap(wp[k].second - p * wp[k].first) / wp[k].first;
-      if (!(std::fabs(p) < 1e12)) {
-        m.why = "the first position could not be found from the phases";
-        return m;
-      }
-      m.start = static_cast<std::int64_t>(std::llround(p)) - 1;
+      phi = std::atan2(y, (x(2, i) - x(0, i)) / (2 * A * std::sin(w)));
     }
+    wp.push_back({w, phi});
   }
-  // ω from the last row, unwrapped with ω̂.
-  if (!(static_cast<double>(m.start + rows - 1) > 0)) {
-    m.why = "the last row is at position 0 or below: no angle to measure";
-    return m;
-  }
-  // ω refined on rows further and further away (the last head row, then
-  // doubling to the last row): each stage's estimate unwraps the next
-  // stage's angle, so that a noisy ω̂ (bfloat16 values) never picks the
-  // wrong turn.
+  if (wp.empty()) return 0;
+  std::sort(wp.begin(), wp.end());
+  double p = std::fmod(wp[0].second + 2 * kPi, 2 * kPi) / wp[0].first;
+  for (std::size_t k = 1; k < wp.size(); ++k) p += Wrap(wp[k].second - p * wp[k].first) / wp[k].first;
+  if (!(std::fabs(p) < 1e12)) return std::nullopt;
+  return static_cast<std::int64_t>(std::llround(p)) - 1;
+}
+
+// ω refined on rows further and further away (the last head row, then
+// doubling to the last row): each stage's estimate unwraps the next
+// stage's angle, so that a noisy ω̂ (bfloat16 values) never picks the
+// wrong turn. Sets m.omega and m.sigma from m.start and m.amplitude.
+void RefineOmega(RowSource& source, RowSource* partner, const std::vector<double>& what, std::int64_t n,
+                 std::int64_t rows, const RopeShape& shape, DType grid, Measured& m) {
+  const std::int64_t half = shape.rotary_dim / 2;
+  const bool cosine = shape.kind == RopeKind::kCos;
+  const double A = m.amplitude;
   const double eps = 4 * Unit(grid);
   m.omega = what;
   m.sigma.assign(static_cast<std::size_t>(half), 50);
@@ -575,6 +567,44 @@ Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<d
   }
   for (double& w : m.omega)
     if (!(w > 0)) w = 1e-12;
+}
+
+// Step 2-3 for a cos/sin table: amplitude, first position, ω per pair.
+Measured MeasureTable(RowSource& source, RowSource* partner, const std::vector<double>& head, std::int64_t n,
+                      std::int64_t cols, const std::vector<double>* partner_head,
+                      std::int64_t rows, const RopeShape& shape, DType grid, std::optional<std::int64_t> start_hint) {
+  Measured m;
+  const std::int64_t half = shape.rotary_dim / 2;
+  const bool cosine = shape.kind == RopeKind::kCos;
+  const PairColumns x{head, cols, shape};
+  const std::vector<double> what = SecondDifferenceOmega(x, n, half);
+  bool row0_cos = cosine, row0_sin = !cosine;
+  for (std::int64_t i = 0; i < half; ++i) {
+    row0_cos = row0_cos && x(0, i) == x(0, 0) && x(0, 0) > 0;
+    row0_sin = row0_sin && x(0, i) == 0;
+  }
+  m.amplitude = MeasureAmplitude(x, partner_head, what, n, half, row0_cos);
+  if (!(m.amplitude > 0) || !std::isfinite(m.amplitude)) {
+    m.why = "the amplitude of the columns could not be measured";
+    return m;
+  }
+  // First position.
+  if (start_hint) {
+    m.start = *start_hint;
+  } else if (row0_cos || row0_sin) {
+    m.start = 0;
+  } else if (const auto start = StartFromPhases(x, partner_head, what, half, m.amplitude)) {
+    m.start = *start;
+  } else {
+    m.why = "the first position could not be found from the phases";
+    return m;
+  }
+  // ω from the last row, unwrapped with ω̂.
+  if (!(static_cast<double>(m.start + rows - 1) > 0)) {
+    m.why = "the last row is at position 0 or below: no angle to measure";
+    return m;
+  }
+  RefineOmega(source, partner, what, n, rows, shape, grid, m);
   m.ok = true;
   return m;
 }
@@ -688,6 +718,117 @@ Compared CompareCandidate(RowSource& source, const SchemeSpec& spec_in, const Ro
   return out;
 }
 
+// Candidates to confirm: the fit's first six, and the best plain one with
+// a common base (a table whose inv_freq was rounded to bfloat16 is far
+// from every model at float32 precision, closest to its own).
+std::vector<RopeScalingFit> CandidatesToConfirm(const RopeFitResult& fit) {
+  std::vector<RopeScalingFit> tries;
+  for (const auto& c : fit.candidates) {
+    if (tries.size() >= 6) break;
+    tries.push_back(c);
+  }
+  for (const auto& c : fit.candidates)
+    if (c.scaling == "none") {
+      bool have = false;
+      for (const auto& t : tries) have = have || (t.scaling == "none" && t.base == c.base);
+      if (!have) tries.push_back(c);
+    }
+  return tries;
+}
+
+struct Scored {
+  RopeScalingFit fit;
+  SchemeSpec spec;
+  double af = 1;
+  Compared cmp;
+};
+
+// Each candidate rebuilt (at the measured start and one either side) and
+// compared on a sample: the one that reproduces the most entries; within
+// half a percent, the simpler model.
+std::optional<Scored> BestCandidate(RowSource& source, const RopeIdentification& id, const std::vector<RopeScalingFit>& tries,
+                                    DType grid, std::optional<std::int64_t> start_hint) {
+  const std::int64_t rows_for_spec = id.shape.kind == RopeKind::kInvFreq ? 1 : source.info().rows;
+  std::optional<Scored> best;
+  for (const auto& c : tries) {
+    for (std::int64_t ds : {0, 1, -1}) {
+      if (id.shape.kind == RopeKind::kInvFreq && ds != 0) continue;
+      if (ds != 0 && start_hint) continue;
+      SchemeSpec spec = SpecFor(c, id.shape, rows_for_spec, id.start + ds, grid);
+      double af = 1;
+      try {
+        af = static_cast<double>(ComputeRopeFrequencies(spec).attention_factor);
+        // The measured amplitude decides the attention factor: the scaling's
+        // own when it agrees, else the measured one.
+        if (id.shape.kind != RopeKind::kInvFreq) {
+          const double tol = std::max(2 * Unit(grid), 1e-5) * std::max(1.0, id.amplitude);
+          if (std::fabs(af - id.amplitude) > tol) {
+            spec.attention_factor = id.amplitude;
+            af = spec.attention_factor;
+          }
+        }
+        Scored s{c, spec, af, CompareCandidate(source, spec, id.shape, grid, std::int64_t{1} << 15)};
+        const double gain = best ? s.cmp.best_identical() - best->cmp.best_identical() : 1;
+        if (!best || gain > 0.005 ||
+            (gain > -0.005 && RopeScalingComplexity(c.scaling) < RopeScalingComplexity(best->fit.scaling)))
+          best = std::move(s);
+      } catch (const Error&) {
+        continue;  // a candidate pe cannot build (angle domain, invalid parameters)
+      }
+    }
+  }
+  return best;
+}
+
+// The precision of the best candidate's full comparison: a recipe that
+// explains the table, or angles in the values' own precision, or no match
+// (id.reason).
+void JudgeRope(RopeIdentification& id, const Compared& full, const Scored& best, const TableInfo& info, DType grid) {
+  std::size_t bk = 0;
+  for (std::size_t k = 1; k < full.recipes.size(); ++k)
+    if (full.recipes[k].identical > full.recipes[bk].identical + 1e-12) bk = k;
+  const RopeRecipeMatch& br = full.recipes[bk];
+  id.recipe = br.recipe;
+  const std::string values = grid != info.dtype ? fmt::format(", {} values stored as {}", Traits(grid).name, Traits(info.dtype).name) : "";
+  // A recipe explains the table when it reproduces nearly every entry and
+  // the rest are within a couple of ulps (a framework's 1-ulp cos/pow).
+  // Slack: 2 ulps, plus a float32 angle's own error at the largest angle
+  // (an inv_freq an ulp away from the emulated one moves θ by p·ulp).
+  double theta_max = 0;
+  if (id.shape.kind != RopeKind::kInvFreq && !id.omega.empty())
+    theta_max = *std::max_element(id.omega.begin(), id.omega.end()) *
+                std::max(std::fabs(static_cast<double>(id.start)), std::fabs(static_cast<double>(id.start + info.rows - 1)));
+  const double slack = std::max(1.0, id.attention_factor) * (2 * UlpOf(1.0, grid) + 4 * 0x1p-24 * theta_max);
+  if (br.identical >= 0.9 && br.max_abs_err <= slack) {
+    id.matched = true;
+    if (br.recipe == "exact") id.precision = "exact" + values;
+    else if (br.recipe == "hf-float32")
+      id.precision = (id.shape.kind == RopeKind::kInvFreq ? "float32 (HF's torch formula: pow in float32, then 1/x)"
+                                                          : "float32 angles (HF LlamaRotaryEmbedding recipe)") + values;
+    else if (br.recipe == "bf16-angles")
+      id.precision = "angles rounded to bfloat16 before cos/sin (emb.to(bfloat16).cos())" + values;
+    else id.precision = (id.shape.kind == RopeKind::kInvFreq ? "inv_freq rounded to bfloat16" : "float32 angles, inv_freq rounded to bfloat16 before the product") + values;
+  } else if (id.shape.kind != RopeKind::kInvFreq &&
+             full.max_abs_err <= std::max(1.0, id.attention_factor) *
+                                     (2 * UlpOf(1.0, grid) + 4 * Unit(grid) * theta_max)) {
+    // No recipe bit for bit, but within what angles computed in the values'
+    // own precision cost (numpy float64: the product p·ω rounded).
+    id.matched = true;
+    id.recipe = "";
+    id.precision = fmt::format("{} angles (another recipe: within 2 ulp + 4·2^-{}·|θ| of exact)", Traits(grid).name,
+                               grid == DType::kFloat64 ? 53 : grid == DType::kFloat32 ? 24 : grid == DType::kFloat16 ? 11 : 8) + values;
+  } else {
+    id.matched = false;
+    id.precision = "unknown";
+    id.reason = fmt::format("the closest candidate ({}) reproduces {:.1f}% of entries (recipe {}), max |error| {:.3g} vs exact",
+                            best.fit.Describe(), 100 * br.identical, br.recipe, full.max_abs_err);
+  }
+  if (id.matched)
+    id.verdict = fmt::format("{}, {}, {} {:.4g} % of entries bit for bit{}", id.Describe(), id.precision,
+                             id.recipe.empty() ? "the exact table reproduces" : "matches", 100 * (id.recipe.empty() ? full.recipes[0].identical : br.identical),
+                             id.rows_compared < info.rows ? fmt::format(" ({} of {} rows compared)", id.rows_compared, info.rows) : "");
+}
+
 }  // namespace
 
 RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, const RopeIdentifyOptions& options,
@@ -741,57 +882,7 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
   }
   id.fit = FitRopeScaling(id.omega, sigma, id.shape.rotary_dim);
   if (id.fit.candidates.empty()) return fail("no base explains the frequencies (they do not fall from pair to pair)");
-
-  // Candidates to confirm: the fit's first six, and the best plain one with
-  // a common base (a table whose inv_freq was rounded to bfloat16 is far
-  // from every model at float32 precision, closest to its own).
-  std::vector<RopeScalingFit> tries;
-  for (const auto& c : id.fit.candidates) {
-    if (tries.size() >= 6) break;
-    tries.push_back(c);
-  }
-  for (const auto& c : id.fit.candidates)
-    if (c.scaling == "none") {
-      bool have = false;
-      for (const auto& t : tries) have = have || (t.scaling == "none" && t.base == c.base);
-      if (!have) tries.push_back(c);
-    }
-  const std::int64_t rows_for_spec = id.shape.kind == RopeKind::kInvFreq ? 1 : info.rows;
-  struct Scored {
-    RopeScalingFit fit;
-    SchemeSpec spec;
-    double af = 1;
-    Compared cmp;
-  };
-  std::optional<Scored> best;
-  for (const auto& c : tries) {
-    for (std::int64_t ds : {0, 1, -1}) {
-      if (id.shape.kind == RopeKind::kInvFreq && ds != 0) continue;
-      if (ds != 0 && options.start_hint) continue;
-      SchemeSpec spec = SpecFor(c, id.shape, rows_for_spec, id.start + ds, grid);
-      double af = 1;
-      try {
-        af = static_cast<double>(ComputeRopeFrequencies(spec).attention_factor);
-        // The measured amplitude decides the attention factor: the scaling's
-        // own when it agrees, else the measured one.
-        if (id.shape.kind != RopeKind::kInvFreq) {
-          const double tol = std::max(2 * Unit(grid), 1e-5) * std::max(1.0, id.amplitude);
-          if (std::fabs(af - id.amplitude) > tol) {
-            spec.attention_factor = id.amplitude;
-            af = spec.attention_factor;
-          }
-        }
-        Scored s{c, spec, af, CompareCandidate(source, spec, id.shape, grid, std::int64_t{1} << 15)};
-        // The most entries reproduced; within half a percent, the simpler model.
-        const double gain = best ? s.cmp.best_identical() - best->cmp.best_identical() : 1;
-        if (!best || gain > 0.005 ||
-            (gain > -0.005 && RopeScalingComplexity(c.scaling) < RopeScalingComplexity(best->fit.scaling)))
-          best = std::move(s);
-      } catch (const Error&) {
-        continue;  // a candidate pe cannot build (angle domain, invalid parameters)
-      }
-    }
-  }
+  const std::optional<Scored> best = BestCandidate(source, id, CandidatesToConfirm(id.fit), grid, options.start_hint);
   if (!best) return fail("no candidate could be rebuilt");
   // The full comparison of the best.
   const Compared full = CompareCandidate(source, best->spec, id.shape, grid, options.max_entries);
@@ -807,49 +898,8 @@ RopeIdentification IdentifyRope(RowSource& source, const TableStats& stats, cons
   id.last_row_differ = full.last_differ;
   id.last_row_differ_f32 = full.last_differ_f32;
   id.last_row_entries = full.last_entries;
-  std::size_t bk = 0;
-  for (std::size_t k = 1; k < full.recipes.size(); ++k)
-    if (full.recipes[k].identical > full.recipes[bk].identical + 1e-12) bk = k;
-  const RopeRecipeMatch& br = full.recipes[bk];
-  id.recipe = br.recipe;
-  const std::string values = grid != info.dtype ? fmt::format(", {} values stored as {}", Traits(grid).name, Traits(info.dtype).name) : "";
-  // A recipe explains the table when it reproduces nearly every entry and
-  // the rest are within a couple of ulps (a framework's 1-ulp cos/pow).
-  // Slack: 2 ulps, plus a float32 angle's own error at the largest angle
-  // (an inv_freq an ulp away from the emulated one moves θ by p·ulp).
-  double theta_max = 0;
-  if (id.shape.kind != RopeKind::kInvFreq && !id.omega.empty())
-    theta_max = *std::max_element(id.omega.begin(), id.omega.end()) *
-                std::max(std::fabs(static_cast<double>(id.start)), std::fabs(static_cast<double>(id.start + info.rows - 1)));
-  const double slack = std::max(1.0, id.attention_factor) * (2 * UlpOf(1.0, grid) + 4 * 0x1p-24 * theta_max);
-  if (br.identical >= 0.9 && br.max_abs_err <= slack) {
-    id.matched = true;
-    if (br.recipe == "exact") id.precision = "exact" + values;
-    else if (br.recipe == "hf-float32")
-      id.precision = (id.shape.kind == RopeKind::kInvFreq ? "float32 (HF's torch formula: pow in float32, then 1/x)"
-                                                          : "float32 angles (HF LlamaRotaryEmbedding recipe)") + values;
-    else if (br.recipe == "bf16-angles")
-      id.precision = "angles rounded to bfloat16 before cos/sin (emb.to(bfloat16).cos())" + values;
-    else id.precision = (id.shape.kind == RopeKind::kInvFreq ? "inv_freq rounded to bfloat16" : "float32 angles, inv_freq rounded to bfloat16 before the product") + values;
-  } else if (id.shape.kind != RopeKind::kInvFreq &&
-             full.max_abs_err <= std::max(1.0, id.attention_factor) *
-                                     (2 * UlpOf(1.0, grid) + 4 * Unit(grid) * theta_max)) {
-    // No recipe bit for bit, but within what angles computed in the values'
-    // own precision cost (numpy float64: the product p·ω rounded).
-    id.matched = true;
-    id.recipe = "";
-    id.precision = fmt::format("{} angles (another recipe: within 2 ulp + 4·2^-{}·|θ| of exact)", Traits(grid).name,
-                               grid == DType::kFloat64 ? 53 : grid == DType::kFloat32 ? 24 : grid == DType::kFloat16 ? 11 : 8) + values;
-  } else {
-    id.matched = false;
-    id.precision = "unknown";
-    id.reason = fmt::format("the closest candidate ({}) reproduces {:.1f}% of entries (recipe {}), max |error| {:.3g} vs exact",
-                            best->fit.Describe(), 100 * br.identical, br.recipe, full.max_abs_err);
-  }
+  JudgeRope(id, full, *best, info, grid);
   if (!id.matched) return fail(id.reason);
-  id.verdict = fmt::format("{}, {}, {} {:.4g} % of entries bit for bit{}", id.Describe(), id.precision,
-                           id.recipe.empty() ? "the exact table reproduces" : "matches", 100 * (id.recipe.empty() ? full.recipes[0].identical : br.identical),
-                           id.rows_compared < info.rows ? fmt::format(" ({} of {} rows compared)", id.rows_compared, info.rows) : "");
   return id;
 }
 

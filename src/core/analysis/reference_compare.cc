@@ -550,34 +550,94 @@ __attribute__((target("avx512f,avx512dq"))) int LoudLanesApprox8(const std::byte
 
 }  // namespace
 
-ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference, const ReferenceCompareOptions& o) {
+namespace {
+
+// What every block's comparison shares, set up once from the options.
+struct CompareSetup {
+  std::int64_t cols = 0;
+  int threads = 0;
+  std::vector<double> ln_term;  // Tolerance::Limit's angle factor, once per column (the same expression)
+  bool f32_f64 = false;         // a float32 table against a float64 reference, on AVX2
+  // The approximate reference (approx_reference) in use: tried on the first
+  // block; without it (false), the exact rows.
+  bool approx = false;
+  std::vector<double> angle_k;  // the filter's angle factor per column (LoudLanesApproxImpl)
+  double k_max = 0;
+  bool avx512 = false;  // the any-loud test on AVX-512 (AnyLoudApprox8)
+  bool fused = false;   // the recurrence stepped in the filter's own loop (AnyLoudRecurrence8)
+  std::int64_t pairs = 0;
+  std::int64_t step = 0;  // rows per block
+};
+
+// Four lanes (AVX2) for the per-lane test: GCC's 8-lane AVX-512 form of
+// the same generic code ran its comparisons lane by lane, at twice the
+// time; the any-loud test has an AVX-512 form in intrinsics.
+constexpr std::int64_t kLanes = 4;
+
+CompareSetup SetUpCompare(RowSource& table, RowSource& reference, const ReferenceCompareOptions& o) {
   const TableInfo& info = table.info();
   const TableInfo& rinfo = reference.info();
   const Tolerance& tol = o.tolerance;
-  const std::int64_t cols = info.cols;
-  const int threads = o.threads > 0 ? o.threads : CoreCount();
-  // Blocks of ~4 MiB of reference doubles: the exact float64 reference is
-  // generated on every core.
-  const std::int64_t block = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(info.rows, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, cols * 8)));
-  // Tolerance::Limit's angle factor, once per column (the same expression).
-  std::vector<double> ln_term(static_cast<std::size_t>(cols), 0.0);
+  CompareSetup s;
+  const std::int64_t cols = s.cols = info.cols;
+  s.threads = o.threads > 0 ? o.threads : CoreCount();
+  s.ln_term.assign(static_cast<std::size_t>(cols), 0.0);
   for (std::int64_t j = 0; j < cols; ++j) {
     const double w = o.col_omega[static_cast<std::size_t>(j)];
-    if (w > 0) ln_term[static_cast<std::size_t>(j)] = tol.AngleFactorOf(w);
+    if (w > 0) s.ln_term[static_cast<std::size_t>(j)] = tol.AngleFactorOf(w);
   }
-  const UlpRule ulp(tol.dtype);
 #if PE_QUIET_VECTOR
-  const bool f32_f64 = info.dtype == DType::kFloat32 && rinfo.dtype == DType::kFloat64 && cpu::Allows(cpu::Isa::kAvx2);
-#else
-  const bool f32_f64 = false;
+  s.f32_f64 = info.dtype == DType::kFloat32 && rinfo.dtype == DType::kFloat64 && cpu::Allows(cpu::Isa::kAvx2);
 #endif
-  // The per-entry step (the historical loop's body): entry (row, j) of the
-  // table, at `pos`, against `expected`.
-  // `theta`: the entry's |θ| when the caller gives angles per entry
-  // (entry_angle), else NaN (the angle is pos·ω).
-  const auto full_step = [&](Partial& p, std::int64_t row, std::int64_t pos, std::int64_t j, double found, double expected,
-                             double theta = std::numeric_limits<double>::quiet_NaN()) {
+  s.approx = s.f32_f64 && !o.inv_freq && !o.entry_angle && o.approx_reference && rinfo.dtype == DType::kFloat64 &&
+             cols >= 4 && reference.concurrent_reads();
+  // A column whose ω is so small that pos·ω could underflow to 0 (no angle
+  // term in the full step) would make the filter an over-estimate: no
+  // filter then.
+  s.angle_k.assign(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const double w = o.col_omega[static_cast<std::size_t>(j)];
+    if (w > 0 && w < 1e-250) s.approx = false;
+    if (w > 0 && tol.angle_unit > 0)
+      s.angle_k[static_cast<std::size_t>(j)] = tol.angle_unit * w * s.ln_term[static_cast<std::size_t>(j)];
+  }
+  s.k_max = s.angle_k.empty() ? 0.0 : *std::max_element(s.angle_k.begin(), s.angle_k.end());
+  if (s.approx) {
+    std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
+    std::shared_ptr<void> probe_state;
+    s.approx = o.approx_reference(0, 1, probe.data(), probe_bound.data(), probe_state);
+  }
+  // AVX-512 when it covers the same columns as the four lanes.
+#if PE_QUIET_VECTOR
+  s.avx512 = cpu::Allows(cpu::Isa::kAvx512) && cols / 8 * 8 == cols / kLanes * kLanes;
+#endif
+  // The fused filter: AVX-512, the reference's rows whole (sin, cos) pairs
+  // interleaved, 8 pairs to a vector.
+  s.fused = s.approx && s.avx512 && o.recurrence && cols % 16 == 0 &&
+            cols == 2 * static_cast<std::int64_t>(o.recurrence->size()) && GetRuntimeOptions().verify_fused_filter;
+  s.pairs = cols / 2;
+  // Blocks of ~4 MiB of reference doubles (the exact float64 reference is
+  // generated on every core), or of ~8 MiB of the table with the
+  // approximate reference.
+  const std::int64_t block = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(info.rows, (std::int64_t{4} << 20) / std::max<std::int64_t>(1, cols * 8)));
+  s.step = s.approx ? std::max<std::int64_t>(1, std::min<std::int64_t>(info.rows, (std::int64_t{8} << 20) /
+                                                                               std::max<std::int64_t>(1, static_cast<std::int64_t>(info.row_bytes()))))
+                    : block;
+  return s;
+}
+
+// The per-entry step (the historical loop's body): entry (row, j) of the
+// table, at `pos`, against `expected`. `theta`: the entry's |θ| when the
+// caller gives angles per entry (entry_angle), else NaN (the angle is pos·ω).
+struct FullStep {
+  const ReferenceCompareOptions& o;
+  const UlpRule& ulp;
+  const std::vector<double>& ln_term;
+
+  void operator()(Partial& p, std::int64_t row, std::int64_t pos, std::int64_t j, double found, double expected,
+                  double theta = std::numeric_limits<double>::quiet_NaN()) const {
+    const Tolerance& tol = o.tolerance;
     ReferenceComparison& c = p.c;
     double err = std::fabs(found - expected);
     if (!std::isfinite(err)) err = HUGE_VAL, ++c.nonfinite;
@@ -618,64 +678,189 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
       ++c.over;
       if (!c.have_first) c.first_over = ComparedEntry{row, pos, j, expected, found, err, lim}, c.have_first = true;
     }
-  };
-  std::vector<std::byte> raw, ref_raw;
-  Partial total;
-  // The approximate reference (approx_reference): tried on the first block;
-  // without it (false), the exact rows as before.
-  bool approx = f32_f64 && !o.inv_freq && !o.entry_angle && o.approx_reference && rinfo.dtype == DType::kFloat64 && cols >= 4 &&
-                reference.concurrent_reads();
-  // The filter's angle factor per column (LoudLanesApproxImpl). A column
-  // whose ω is so small that pos·ω could underflow to 0 (no angle term in
-  // the full step) would make it an over-estimate: no filter then.
-  std::vector<double> angle_k(static_cast<std::size_t>(cols), 0.0);
-  for (std::int64_t j = 0; j < cols; ++j) {
-    const double w = o.col_omega[static_cast<std::size_t>(j)];
-    if (w > 0 && w < 1e-250) approx = false;
-    if (w > 0 && tol.angle_unit > 0) angle_k[static_cast<std::size_t>(j)] = tol.angle_unit * w * ln_term[static_cast<std::size_t>(j)];
   }
-  const double k_max = angle_k.empty() ? 0.0 : *std::max_element(angle_k.begin(), angle_k.end());
-  if (approx) {
-    std::vector<double> probe(static_cast<std::size_t>(cols)), probe_bound(1);
-    std::shared_ptr<void> probe_state;
-    approx = o.approx_reference(0, 1, probe.data(), probe_bound.data(), probe_state);
-  }
-  // Four lanes (AVX2) for the per-lane test: GCC's 8-lane AVX-512 form of
-  // the same generic code ran its comparisons lane by lane, at twice the
-  // time; the any-loud test has an AVX-512 form in intrinsics.
-  const std::int64_t lanes = 4;
-  // The any-loud test on AVX-512 when it covers the same columns
-  // (AnyLoudApprox8).
-#if PE_QUIET_VECTOR
-  const bool avx512 = cpu::Allows(cpu::Isa::kAvx512) && cols / 8 * 8 == cols / lanes * lanes;
-#else
-  const bool avx512 = false;
+};
+
+struct ThreadScratch {
+  SinCosBatch::RecurrenceState rec;  // the fused filter's recurrence
+  std::vector<double> ns, nc;        // its next row's values
+  std::vector<double> approx, bound;
+  std::vector<std::byte> exact;  // one reference row, read when an entry needs it
+  std::vector<unsigned char> mask;
+  std::shared_ptr<void> state;  // approx_reference's, kept across the thread's chunks
+};
+
+// One thread's rows [r0, r1) of the block at row f, with the approximate
+// reference: a row whose entries are all quiet against the approximate row
+// (within the bound, far from the limit) skips the full step; a loud row's
+// loud lanes take it with the exact reference.
+void CompareApproxRows(const CompareSetup& s, const FullStep& full_step, const ReferenceCompareOptions& o,
+                       RowSource& table, RowSource& reference, const std::byte* rows, std::byte* raw,
+                       bool read_in_parts, std::int64_t f, std::int64_t r0, std::int64_t r1, int t, Partial& p,
+                       ThreadScratch& ts) {
+#if !PE_QUIET_VECTOR
   const auto AnyLoudApprox8 = AnyLoudApprox4;
   const auto LoudLanesApprox8 = [](auto&&...) { return 2; };
   const auto AnyLoudRecurrence8 = [](auto&&...) { return 1; };
 #endif
-  // The recurrence stepped in the filter's own loop (AnyLoudRecurrence8):
-  // AVX-512, the reference's rows whole (sin, cos) pairs interleaved, 8
-  // pairs to a vector.
-  const bool fused = approx && avx512 && o.recurrence && cols % 16 == 0 &&
-                     cols == 2 * static_cast<std::int64_t>(o.recurrence->size()) &&
-                     GetRuntimeOptions().verify_fused_filter;
-  const std::int64_t pairs = cols / 2;
-  struct ThreadScratch {
-    SinCosBatch::RecurrenceState rec;  // the fused filter's recurrence
-    std::vector<double> ns, nc;        // its next row's values
-    std::vector<double> approx, bound;
-    std::vector<std::byte> exact;  // one reference row, read when an entry needs it
-    std::vector<unsigned char> mask;
-    std::shared_ptr<void> state;  // approx_reference's, kept across the thread's chunks
-  };
-  std::vector<ThreadScratch> scratch(static_cast<std::size_t>(threads));
-  const std::int64_t step =
-      approx ? std::max<std::int64_t>(1, std::min<std::int64_t>(info.rows, (std::int64_t{8} << 20) /
-                                                                        std::max<std::int64_t>(1, static_cast<std::int64_t>(info.row_bytes()))))
-             : block;
-  for (std::int64_t f = 0; f < info.rows; f += step) {
-    const std::int64_t n = std::min(step, info.rows - f);
+  const TableInfo& info = table.info();
+  const TableInfo& rinfo = reference.info();
+  const std::int64_t cols = s.cols;
+  const UlpRule& ulp = full_step.ulp;
+  const bool avx512 = s.avx512, fused = s.fused;
+  const std::int64_t pairs = s.pairs;
+  const double k_max = s.k_max;
+  const std::vector<double>& angle_k = s.angle_k;
+  // The approximate rows a few at a time (about 8 KiB, so that they
+  // are still in L1 when tested: 256 KiB chunks, tested from L2, cost
+  // 10% more; the recurrence continues from one call to the next).
+  // The fold takes the table's rows about 256 KiB of doubles' worth
+  // at a time, while they are still in cache (each call has a cost of
+  // its own).
+  const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t{8} << 10) / (8 * cols));
+  const std::int64_t fold_rows = std::max<std::int64_t>(16, (std::int64_t{256} << 10) / (8 * cols));
+  ts.approx.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0) * cols));
+  ts.bound.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0)));
+  ts.exact.resize(rinfo.row_bytes());
+  ts.mask.resize(static_cast<std::size_t>(cols / 4 + 2));
+  if (read_in_parts && r1 > r0)
+    table.ReadRows(f + r0, r1 - r0, raw + static_cast<std::size_t>(r0) * info.row_bytes());
+  const std::int64_t vec_end = cols / kLanes * kLanes;
+  std::int64_t c0 = r0;  // the chunk's first row
+  std::int64_t f0 = r0;  // the first row not yet folded
+  if (fused) ts.ns.resize(static_cast<std::size_t>(pairs)), ts.nc.resize(static_cast<std::size_t>(pairs));
+  for (std::int64_t r = r0; r < r1; ++r) {
+    if (!fused && (r == r0 || r - c0 == chunk)) {
+      c0 = r;
+      if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data(), ts.state))
+        ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed in SetUpCompare
+    }
+    const std::int64_t pos = o.start + f + r;
+    const std::byte* a = rows + static_cast<std::size_t>(r) * info.row_bytes();
+    const auto found_at = [&](std::int64_t j) {
+      float x;
+      std::memcpy(&x, a + 4 * static_cast<std::size_t>(j), 4);
+      return static_cast<double>(x);
+    };
+    bool have_exact = false;
+    const auto expected_at = [&](std::int64_t j) {
+      if (!have_exact) reference.ReadRows(f + r, 1, ts.exact.data()), have_exact = true;
+      double y;
+      std::memcpy(&y, ts.exact.data() + 8 * static_cast<std::size_t>(j), 8);
+      return y;
+    };
+    // The approximate row y and its distance delta to the reference:
+    // the reference within 2^-50·|y| + 2^-48 of the exact value
+    // (docs/numerics.md), the approximation within its bound.
+    const double* y;
+    double delta;
+    int loud = 0;
+    if (fused) {
+      // The recurrence stepped in the filter's loop (AnyLoudRecurrence8);
+      // a loud row's approximate values then written out for its lanes.
+      const std::int64_t at = o.recurrence_start + f + r;
+      delta = o.recurrence->F64RecurrenceAt(at, ts.rec) + 0x1p-47;
+      const double *sv = ts.rec.s.data(), *cv = ts.rec.c.data();
+      loud = AnyLoudRecurrence8(a, sv, cv, o.recurrence->cos_w(), o.recurrence->sin_w(), ts.ns.data(), ts.nc.data(),
+                                pairs, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c);
+      if (loud)
+        for (std::int64_t i = 0; i < pairs; ++i) ts.approx[static_cast<std::size_t>(2 * i)] = sv[i], ts.approx[static_cast<std::size_t>(2 * i + 1)] = cv[i];
+      ts.rec.s.swap(ts.ns);
+      ts.rec.c.swap(ts.nc);
+      ts.rec.next = at + 1;
+      y = ts.approx.data();
+    } else {
+      delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
+      y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
+    }
+    std::int64_t from = vec_end;  // the columns from here take the step
+    if (f + r == 0) {
+      from = 0;
+    } else {
+      // A loud row's lanes: on AVX-512 from the same test with its
+      // masks (LoudLanesApprox8: groups of 8 columns), unless the row's
+      // own test failed; else LoudLanesApprox4's (groups of 4).
+      int groups = 0;
+      if (!fused)
+        loud = avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
+                      : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c);
+      if (loud) {
+        if (avx512 && LoudLanesApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp,
+                                       p.c, ts.mask.data()) != 2)
+          groups = 8;
+        else if (LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
+                                  ts.mask.data()))
+          groups = 4;
+      }
+      if (groups > 0)
+        for (std::int64_t g = 0; g < vec_end / groups; ++g)
+          if (const unsigned m = ts.mask[static_cast<std::size_t>(g)])
+            for (int l = 0; l < groups; ++l)
+              if ((m >> l) & 1u)
+                full_step(p, f + r, pos, groups * g + l, found_at(groups * g + l), expected_at(groups * g + l));
+    }
+    for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
+    if (o.fold && (r + 1 - f0 == fold_rows || r + 1 == r1)) {
+      o.fold->Fold(t, rows + static_cast<std::size_t>(f0) * info.row_bytes(), f + f0, r + 1 - f0);
+      f0 = r + 1;
+    }
+  }
+}
+
+// The block's parts with the exact reference, read whole: a row whose
+// entries QuietRow proves far within their limits skips the full step.
+void CompareExactBlock(const CompareSetup& s, const FullStep& full_step, const ReferenceCompareOptions& o,
+                       RowSource& table, RowSource& reference, const std::byte* rows, std::vector<std::byte>& ref_raw,
+                       std::int64_t f, std::int64_t n, std::vector<Partial>& partial) {
+  const TableInfo& info = table.info();
+  const TableInfo& rinfo = reference.info();
+  const std::int64_t cols = s.cols;
+  const bool f32_f64 = s.f32_f64;
+  const UlpRule& ulp = full_step.ulp;
+  ref_raw.resize(static_cast<std::size_t>(n) * rinfo.row_bytes());
+  ReadRowsParallel(reference, f, n, ref_raw.data(), s.threads);
+  std::vector<double> theta;
+  if (o.entry_angle) theta.resize(static_cast<std::size_t>(n * cols)), o.entry_angle(f, n, theta.data());
+  const int parts = static_cast<int>(partial.size());
+  if (o.fold) o.fold->BeginBlock(parts, rows, f, n);
+  WithLoader(info.dtype, [&](auto load_a) {
+    WithLoader(rinfo.dtype, [&](auto load_b) {
+      ParallelFor(parts, [&](int t) {
+        Partial& p = partial[static_cast<std::size_t>(t)];
+        ReferenceComparison& c = p.c;
+        const std::int64_t r0 = n * t / parts, r1 = n * (t + 1) / parts;
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const std::int64_t pos = o.start + f + r;
+          if (!o.inv_freq && !o.entry_angle && (f != 0 || r != 0) &&
+              (f32_f64 ? QuietRowF32(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
+                                     static_cast<double>(pos), o, s.ln_term.data(), ulp, c)
+                       : QuietRow(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
+                                  static_cast<double>(pos), o, s.ln_term.data(), ulp, c)))
+            continue;
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const std::size_t i = static_cast<std::size_t>(r * cols + j);
+            if (o.entry_angle) full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i), theta[i]);
+            else full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i));
+          }
+        }
+        if (o.fold && r1 > r0) o.fold->Fold(t, rows + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);
+      });
+    });
+  });
+}
+
+}  // namespace
+
+ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference, const ReferenceCompareOptions& o) {
+  const TableInfo& info = table.info();
+  const CompareSetup s = SetUpCompare(table, reference, o);
+  const UlpRule ulp(o.tolerance.dtype);
+  const FullStep full_step{o, ulp, s.ln_term};
+  std::vector<std::byte> raw, ref_raw;
+  Partial total;
+  std::vector<ThreadScratch> scratch(static_cast<std::size_t>(s.threads));
+  for (std::int64_t f = 0; f < info.rows; f += s.step) {
+    const std::int64_t n = std::min(s.step, info.rows - f);
     // The rows in place where the table is mapped (no copy out of the page
     // cache), else read into `raw`; handed back after the block.
     const std::byte* const view = table.ViewRows(f, n);
@@ -683,148 +868,20 @@ ReferenceComparison CompareWithReference(RowSource& table, RowSource& reference,
     const std::byte* const rows = view ? view : raw.data();
     // A table that may be read from several threads (a C-order .npy) is
     // read by each thread, its own rows: no serial read between blocks.
-    const bool read_in_parts = !view && approx && table.concurrent_reads();
+    const bool read_in_parts = !view && s.approx && table.concurrent_reads();
     if (!view && !read_in_parts) table.ReadRows(f, n, raw.data());
-    if (approx) {
-      const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
-      std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
+    const int parts = static_cast<int>(std::min<std::int64_t>(s.threads, n));
+    std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
+    if (s.approx) {
       if (o.fold) o.fold->BeginBlock(parts, read_in_parts ? nullptr : rows, f, n);
       ParallelFor(parts, [&](int t) {
-        Partial& p = partial[static_cast<std::size_t>(t)];
-        ThreadScratch& ts = scratch[static_cast<std::size_t>(t)];
-        const std::int64_t r0 = n * t / parts, r1 = n * (t + 1) / parts;
-        // The approximate rows a few at a time (about 8 KiB, so that they
-        // are still in L1 when tested: 256 KiB chunks, tested from L2, cost
-        // 10% more; the recurrence continues from one call to the next).
-        // The fold takes the table's rows about 256 KiB of doubles' worth
-        // at a time, while they are still in cache (each call has a cost of
-        // its own).
-        const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t{8} << 10) / (8 * cols));
-        const std::int64_t fold_rows = std::max<std::int64_t>(16, (std::int64_t{256} << 10) / (8 * cols));
-        ts.approx.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0) * cols));
-        ts.bound.resize(static_cast<std::size_t>(std::min(chunk, r1 - r0)));
-        ts.exact.resize(rinfo.row_bytes());
-        ts.mask.resize(static_cast<std::size_t>(cols / 4 + 2));
-        if (read_in_parts && r1 > r0)
-          table.ReadRows(f + r0, r1 - r0, raw.data() + static_cast<std::size_t>(r0) * info.row_bytes());
-        const std::int64_t vec_end = cols / lanes * lanes;
-        std::int64_t c0 = r0;  // the chunk's first row
-        std::int64_t f0 = r0;  // the first row not yet folded
-        if (fused) ts.ns.resize(static_cast<std::size_t>(pairs)), ts.nc.resize(static_cast<std::size_t>(pairs));
-        for (std::int64_t r = r0; r < r1; ++r) {
-          if (!fused && (r == r0 || r - c0 == chunk)) {
-            c0 = r;
-            if (!o.approx_reference(f + c0, std::min(chunk, r1 - c0), ts.approx.data(), ts.bound.data(), ts.state))
-              ThrowInput("the reference", "its approximate rows are unavailable");  // not reached: probed above
-          }
-          const std::int64_t pos = o.start + f + r;
-          const std::byte* a = rows + static_cast<std::size_t>(r) * info.row_bytes();
-          const auto found_at = [&](std::int64_t j) {
-            float x;
-            std::memcpy(&x, a + 4 * static_cast<std::size_t>(j), 4);
-            return static_cast<double>(x);
-          };
-          bool have_exact = false;
-          const auto expected_at = [&](std::int64_t j) {
-            if (!have_exact) reference.ReadRows(f + r, 1, ts.exact.data()), have_exact = true;
-            double y;
-            std::memcpy(&y, ts.exact.data() + 8 * static_cast<std::size_t>(j), 8);
-            return y;
-          };
-          // The approximate row y and its distance delta to the reference:
-          // the reference within 2^-50·|y| + 2^-48 of the exact value
-          // (docs/numerics.md), the approximation within its bound.
-          const double* y;
-          double delta;
-          int loud = 0;
-          if (fused) {
-            // The recurrence stepped in the filter's loop (AnyLoudRecurrence8);
-            // a loud row's approximate values then written out for its lanes.
-            const std::int64_t at = o.recurrence_start + f + r;
-            delta = o.recurrence->F64RecurrenceAt(at, ts.rec) + 0x1p-47;
-            const double *s = ts.rec.s.data(), *c = ts.rec.c.data();
-            loud = AnyLoudRecurrence8(a, s, c, o.recurrence->cos_w(), o.recurrence->sin_w(), ts.ns.data(), ts.nc.data(),
-                                      pairs, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c);
-            if (loud)
-              for (std::int64_t i = 0; i < pairs; ++i) ts.approx[static_cast<std::size_t>(2 * i)] = s[i], ts.approx[static_cast<std::size_t>(2 * i + 1)] = c[i];
-            ts.rec.s.swap(ts.ns);
-            ts.rec.c.swap(ts.nc);
-            ts.rec.next = at + 1;
-            y = ts.approx.data();
-          } else {
-            delta = ts.bound[static_cast<std::size_t>(r - c0)] + 0x1p-47;
-            y = ts.approx.data() + static_cast<std::size_t>((r - c0) * cols);
-          }
-          std::int64_t from = vec_end;  // the columns from here take the step
-          if (f + r == 0) {
-            from = 0;
-          } else {
-            // A loud row's lanes: on AVX-512 from the same test with its
-            // masks (LoudLanesApprox8: groups of 8 columns), unless the row's
-            // own test failed; else LoudLanesApprox4's (groups of 4).
-            int groups = 0;
-            if (!fused)
-              loud = avx512 ? AnyLoudApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c)
-                            : AnyLoudApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp, p.c);
-            if (loud) {
-              if (avx512 && LoudLanesApprox8(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), k_max, ulp,
-                                             p.c, ts.mask.data()) != 2)
-                groups = 8;
-              else if (LoudLanesApprox4(a, y, cols, static_cast<double>(pos), delta, o, angle_k.data(), ulp, p.c,
-                                        ts.mask.data()))
-                groups = 4;
-            }
-            if (groups > 0)
-              for (std::int64_t g = 0; g < vec_end / groups; ++g)
-                if (const unsigned m = ts.mask[static_cast<std::size_t>(g)])
-                  for (int l = 0; l < groups; ++l)
-                    if ((m >> l) & 1u)
-                      full_step(p, f + r, pos, groups * g + l, found_at(groups * g + l), expected_at(groups * g + l));
-          }
-          for (std::int64_t j = from; j < cols; ++j) full_step(p, f + r, pos, j, found_at(j), expected_at(j));
-          if (o.fold && (r + 1 - f0 == fold_rows || r + 1 == r1)) {
-            o.fold->Fold(t, rows + static_cast<std::size_t>(f0) * info.row_bytes(), f + f0, r + 1 - f0);
-            f0 = r + 1;
-          }
-        }
+        CompareApproxRows(s, full_step, o, table, reference, rows, raw.data(), read_in_parts, f, n * t / parts,
+                          n * (t + 1) / parts, t, partial[static_cast<std::size_t>(t)],
+                          scratch[static_cast<std::size_t>(t)]);
       });
-      if (o.fold) o.fold->EndBlock(rows, f, n);
-      table.ReleaseRows(f, n);
-      for (const Partial& p : partial) total.Merge(p);
-      if (o.on_rows) o.on_rows(f + n);
-      continue;
+    } else {
+      CompareExactBlock(s, full_step, o, table, reference, rows, ref_raw, f, n, partial);
     }
-    ref_raw.resize(static_cast<std::size_t>(n) * rinfo.row_bytes());
-    ReadRowsParallel(reference, f, n, ref_raw.data(), threads);
-    std::vector<double> theta;
-    if (o.entry_angle) theta.resize(static_cast<std::size_t>(n * cols)), o.entry_angle(f, n, theta.data());
-    const int parts = static_cast<int>(std::min<std::int64_t>(threads, n));
-    std::vector<Partial> partial(static_cast<std::size_t>(parts), total.Seed());
-    if (o.fold) o.fold->BeginBlock(parts, rows, f, n);
-    WithLoader(info.dtype, [&](auto load_a) {
-      WithLoader(rinfo.dtype, [&](auto load_b) {
-        ParallelFor(parts, [&](int t) {
-          Partial& p = partial[static_cast<std::size_t>(t)];
-          ReferenceComparison& c = p.c;
-          const std::int64_t r0 = n * t / parts, r1 = n * (t + 1) / parts;
-          for (std::int64_t r = r0; r < r1; ++r) {
-            const std::int64_t pos = o.start + f + r;
-            if (!o.inv_freq && !o.entry_angle && (f != 0 || r != 0) &&
-                (f32_f64 ? QuietRowF32(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
-                                       static_cast<double>(pos), o, ln_term.data(), ulp, c)
-                         : QuietRow(load_a, load_b, rows, ref_raw.data(), static_cast<std::size_t>(r * cols), cols,
-                                    static_cast<double>(pos), o, ln_term.data(), ulp, c)))
-              continue;
-            for (std::int64_t j = 0; j < cols; ++j) {
-              const std::size_t i = static_cast<std::size_t>(r * cols + j);
-              if (o.entry_angle) full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i), theta[i]);
-              else full_step(p, f + r, pos, j, load_a(rows, i), load_b(ref_raw.data(), i));
-            }
-          }
-          if (o.fold && r1 > r0) o.fold->Fold(t, rows + static_cast<std::size_t>(r0) * info.row_bytes(), f + r0, r1 - r0);
-        });
-      });
-    });
     if (o.fold) o.fold->EndBlock(rows, f, n);
     table.ReleaseRows(f, n);
     for (const Partial& p : partial) total.Merge(p);

@@ -38,7 +38,7 @@ std::optional<DType> DTypeFromSafetensors(const std::string& name) {
 // A metadata string that reads as a number becomes one (pe writes every
 // parameter as text, since safetensors metadata holds strings only).
 MetaValue MetaFromString(const std::string& s) {
-  std::int64_t i;
+  std::int64_t i = 0;  // (read only when from_chars succeeds; set for -Wmaybe-uninitialized)
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
   if (!s.empty() && ec == std::errc() && p == s.data() + s.size()) return i;
   double d;
@@ -70,9 +70,86 @@ class FileHandle {
   int fd_;
 };
 
-// Parses and validates the header; returns the entries in file order.
-std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
-  const std::string what = fmt::format("'{}'", path);
+// A SAX handler around nlohmann's DOM builder rather than json::parse with a callback: the
+// callback parser scans the enclosing object at the end of every member object (to remove
+// discarded values), which makes a header of N tensors cost N^2. It sees every key:
+// duplicates are refused (as the reference implementation does; nlohmann would keep the last
+// silently), the order of the __metadata__ keys is recorded (the DOM's std::map sorts them;
+// an ordered_json finds keys by a linear scan, quadratic for many keys), and at most
+// kMaxMetadataKeys of them are taken.
+class HeaderSax {
+ public:
+  HeaderSax(nlohmann::json& doc, const std::string& what, std::vector<std::unordered_set<std::string>>& open_keys,
+      std::string& top_key, std::vector<std::string>& meta_order)
+      : dom_(doc), what_(what), open_keys_(open_keys), top_key_(top_key), meta_order_(meta_order) {}
+  using json = nlohmann::json;
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
+  bool string(json::string_t& v) { return dom_.string(v); }
+  bool binary(json::binary_t& v) { return dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    Deeper();
+    open_keys_.emplace_back();
+    return dom_.start_object(n);
+  }
+  bool end_object() {
+    --depth_;
+    if (!open_keys_.empty()) open_keys_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    Deeper();
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+  bool key(json::string_t& k) {
+    const std::size_t level = open_keys_.size();
+    if (level == 1) top_key_ = k;
+    if (!open_keys_.back().insert(k).second) {
+      const std::string quoted = json(k.size() > 100 ? k.substr(0, 100) + "..." : k)
+                                     .dump(-1, ' ', false, json::error_handler_t::replace);
+      if (level == 1)
+        ThrowInput(what_, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
+                                      "as by the reference implementation)", quoted));
+      const std::string owner = top_key_ == "__metadata__" ? std::string("__metadata__")
+                                                           : fmt::format("tensor '{}'", top_key_);
+      ThrowInput(what_, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
+    }
+    if (level == 2 && top_key_ == "__metadata__") {
+      if (meta_order_.size() == kMaxMetadataKeys)
+        ThrowInput(what_, fmt::format("__metadata__ has more than {} keys (pe reads at most {})", kMaxMetadataKeys,
+                                      kMaxMetadataKeys));
+      meta_order_.push_back(k);
+    }
+    return dom_.key(k);
+  }
+  bool parse_error(std::size_t pos, const std::string& token, const json::exception& ex) {
+    return dom_.parse_error(pos, token, ex);  // throws (a json::exception with ex's message)
+  }
+
+ private:
+  // A header nests 3 levels ({"t": {"shape": [..]}}); refuse deeper
+  // nesting before a "depth bomb" builds millions of nodes.
+  void Deeper() {
+    if (++depth_ > 16) ThrowInput(what_, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
+  }
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  const std::string& what_;
+  std::vector<std::unordered_set<std::string>>& open_keys_;
+  std::string& top_key_;
+  std::vector<std::string>& meta_order_;
+  int depth_ = 0;
+};
+
+// The header's JSON text, after the checks of its 8-byte length against
+// the file: *n_out its length, *file_size_out the file's.
+std::string ReadHeaderText(int fd, const std::string& what, std::uint64_t* n_out, std::uint64_t* file_size_out) {
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowInput(what, std::strerror(errno));
   if (S_ISDIR(st.st_mode)) ThrowInput(what, "is a directory");
@@ -89,89 +166,19 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   std::string text(static_cast<std::size_t>(n), '\0');
   PreadAll(fd, text.data(), text.size(), 8, what);
   if (text[0] != '{') ThrowInput(what, "not a safetensors file (the header is not a JSON object)");
-  // The parser callback sees every key: duplicates are refused (as the
-  // reference implementation does; nlohmann would keep the last silently),
-  // the order of the __metadata__ keys is recorded (the DOM's std::map
-  // sorts them; an ordered_json finds keys by a linear scan, quadratic for
-  // many keys), and at most kMaxMetadataKeys of them are taken.
+  *n_out = n;
+  *file_size_out = file_size;
+  return text;
+}
+
+// The header parsed (HeaderSax's checks), with the file's order of the
+// __metadata__ keys in *meta_order.
+nlohmann::json ParseHeaderJson(const std::string& text, const std::string& what, std::vector<std::string>* meta_order) {
   std::vector<std::unordered_set<std::string>> open_keys;  // one set per open object
   std::string top_key;                                     // the current top-level key
-  std::vector<std::string> meta_order;
   nlohmann::json doc;
-  // A SAX handler around nlohmann's DOM builder rather than json::parse with a callback: the
-  // callback parser scans the enclosing object at the end of every member object (to remove
-  // discarded values), which makes a header of N tensors cost N^2.
-  class Sax {
-   public:
-    Sax(nlohmann::json& doc, const std::string& what, std::vector<std::unordered_set<std::string>>& open_keys,
-        std::string& top_key, std::vector<std::string>& meta_order)
-        : dom_(doc), what_(what), open_keys_(open_keys), top_key_(top_key), meta_order_(meta_order) {}
-    using json = nlohmann::json;
-    bool null() { return dom_.null(); }
-    bool boolean(bool v) { return dom_.boolean(v); }
-    bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
-    bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
-    bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
-    bool string(json::string_t& v) { return dom_.string(v); }
-    bool binary(json::binary_t& v) { return dom_.binary(v); }
-    bool start_object(std::size_t n) {
-      Deeper();
-      open_keys_.emplace_back();
-      return dom_.start_object(n);
-    }
-    bool end_object() {
-      --depth_;
-      if (!open_keys_.empty()) open_keys_.pop_back();
-      return dom_.end_object();
-    }
-    bool start_array(std::size_t n) {
-      Deeper();
-      return dom_.start_array(n);
-    }
-    bool end_array() {
-      --depth_;
-      return dom_.end_array();
-    }
-    bool key(json::string_t& k) {
-      const std::size_t level = open_keys_.size();
-      if (level == 1) top_key_ = k;
-      if (!open_keys_.back().insert(k).second) {
-        const std::string quoted = json(k.size() > 100 ? k.substr(0, 100) + "..." : k)
-                                       .dump(-1, ' ', false, json::error_handler_t::replace);
-        if (level == 1)
-          ThrowInput(what_, fmt::format("the safetensors header has the key {} twice (duplicate keys are refused, "
-                                        "as by the reference implementation)", quoted));
-        const std::string owner = top_key_ == "__metadata__" ? std::string("__metadata__")
-                                                             : fmt::format("tensor '{}'", top_key_);
-        ThrowInput(what_, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
-      }
-      if (level == 2 && top_key_ == "__metadata__") {
-        if (meta_order_.size() == kMaxMetadataKeys)
-          ThrowInput(what_, fmt::format("__metadata__ has more than {} keys (pe reads at most {})", kMaxMetadataKeys,
-                                        kMaxMetadataKeys));
-        meta_order_.push_back(k);
-      }
-      return dom_.key(k);
-    }
-    bool parse_error(std::size_t pos, const std::string& token, const json::exception& ex) {
-      return dom_.parse_error(pos, token, ex);  // throws (a json::exception with ex's message)
-    }
-
-   private:
-    // A header nests 3 levels ({"t": {"shape": [..]}}); refuse deeper
-    // nesting before a "depth bomb" builds millions of nodes.
-    void Deeper() {
-      if (++depth_ > 16) ThrowInput(what_, "the safetensors header nests deeper than 16 levels (corrupt or hostile)");
-    }
-    nlohmann::detail::json_sax_dom_parser<json> dom_;
-    const std::string& what_;
-    std::vector<std::unordered_set<std::string>>& open_keys_;
-    std::string& top_key_;
-    std::vector<std::string>& meta_order_;
-    int depth_ = 0;
-  };
   try {
-    Sax sax(doc, what, open_keys, top_key, meta_order);
+    HeaderSax sax(doc, what, open_keys, top_key, *meta_order);
     nlohmann::json::sax_parse(text, &sax);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     std::string msg = e.what();
@@ -179,70 +186,76 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
     ThrowInput(what, "invalid safetensors header JSON: " + (p == std::string::npos ? msg : msg.substr(p + 2)));
   }
   if (!doc.is_object()) ThrowInput(what, "the safetensors header is not a JSON object");
-  *data_start = 8 + n;
-  const std::uint64_t data_size = file_size - 8 - n;
-  std::vector<Entry> entries;
-  for (const auto& [key, v] : doc.items()) {
-    if (key == "__metadata__") {
-      if (!v.is_object()) ThrowInput(what, "__metadata__ must be an object of strings");
-      for (const std::string& mk : meta_order) {  // the file's order
-        const auto it = v.find(mk);
-        if (it == v.end()) continue;
-        if (!it->is_string()) ThrowInput(what, fmt::format("__metadata__ value '{}' is not a string", mk));
-        meta->Set(mk, MetaFromString(it->get<std::string>()));
-      }
-      continue;
-    }
-    const std::string ctx = fmt::format("tensor '{}'", key);
-    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
-      ThrowInput(what, ctx + " lacks dtype, shape or data_offsets");
-    if (!v["dtype"].is_string()) ThrowInput(what, ctx + ": dtype is not a string");
-    const std::string dt = v["dtype"].get<std::string>();
-    const auto& shape = v["shape"];
-    const auto& offs = v["data_offsets"];
-    if (!shape.is_array() || shape.size() > 32) ThrowInput(what, ctx + ": shape must be a list of at most 32 sizes");
-    if (!offs.is_array() || offs.size() != 2 || !offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
-      ThrowInput(what, ctx + ": data_offsets must be [begin, end]");
-    Entry e;
-    e.info.name = key;
-    e.begin = offs[0].get<std::uint64_t>();
-    e.end = offs[1].get<std::uint64_t>();
-    if (e.begin > e.end || e.end > data_size)
-      ThrowInput(what, fmt::format("{}: data_offsets [{}, {}] lie outside the {} data bytes (truncated?)", ctx, e.begin,
-                                   e.end, data_size));
-    std::uint64_t count = 1;
-    std::vector<std::int64_t> dims;
-    for (const auto& s : shape) {
-      if (!s.is_number_unsigned()) ThrowInput(what, ctx + ": shape sizes must be non-negative integers");
-      const std::uint64_t d = s.get<std::uint64_t>();
-      if (d > (std::uint64_t{1} << 50) || (d != 0 && count > (std::uint64_t{1} << 50) / d))
-        ThrowInput(what, ctx + ": shape is impossibly large");
-      count *= d;
-      dims.push_back(static_cast<std::int64_t>(d));
-    }
-    auto dtype = DTypeFromSafetensors(dt);
-    const std::size_t esize = dtype ? Traits(*dtype).size : 0;
-    if (dtype && count * esize != e.end - e.begin)
-      ThrowInput(what, fmt::format("{}: shape and dtype need {} bytes but data_offsets span {}", ctx, count * esize,
-                                   e.end - e.begin));
-    e.info.dtype = dtype.value_or(DType::kFloat32);
-    if (!dtype) e.info.meta.Set("unsupported_dtype", dt);
-    if (dims.size() <= 1) {
-      e.info.rows = dims.empty() ? 1 : dims[0];
-      e.info.cols = 1;
-    } else {
-      e.info.cols = dims.back();
-      e.info.rows = e.info.cols == 0 ? 0 : static_cast<std::int64_t>(count / static_cast<std::uint64_t>(dims.back()));
-    }
-    if (dims.size() != 2) e.info.shape = dims;
-    entries.push_back(std::move(e));
+  return doc;
+}
+
+// __metadata__'s strings, in the file's order, into *meta.
+void ReadMetadata(const nlohmann::json& v, const std::vector<std::string>& meta_order, const std::string& what,
+                  Metadata* meta) {
+  if (!v.is_object()) ThrowInput(what, "__metadata__ must be an object of strings");
+  for (const std::string& mk : meta_order) {  // the file's order
+    const auto it = v.find(mk);
+    if (it == v.end()) continue;
+    if (!it->is_string()) ThrowInput(what, fmt::format("__metadata__ value '{}' is not a string", mk));
+    meta->Set(mk, MetaFromString(it->get<std::string>()));
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+}
+
+// One tensor's entry, its dtype, shape and offsets checked against each
+// other and the data_size bytes of data.
+Entry ParseEntry(const std::string& key, const nlohmann::json& v, std::uint64_t data_size, const std::string& what) {
+  const std::string ctx = fmt::format("tensor '{}'", key);
+  if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
+    ThrowInput(what, ctx + " lacks dtype, shape or data_offsets");
+  if (!v["dtype"].is_string()) ThrowInput(what, ctx + ": dtype is not a string");
+  const std::string dt = v["dtype"].get<std::string>();
+  const auto& shape = v["shape"];
+  const auto& offs = v["data_offsets"];
+  if (!shape.is_array() || shape.size() > 32) ThrowInput(what, ctx + ": shape must be a list of at most 32 sizes");
+  if (!offs.is_array() || offs.size() != 2 || !offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
+    ThrowInput(what, ctx + ": data_offsets must be [begin, end]");
+  Entry e;
+  e.info.name = key;
+  e.begin = offs[0].get<std::uint64_t>();
+  e.end = offs[1].get<std::uint64_t>();
+  if (e.begin > e.end || e.end > data_size)
+    ThrowInput(what, fmt::format("{}: data_offsets [{}, {}] lie outside the {} data bytes (truncated?)", ctx, e.begin,
+                                 e.end, data_size));
+  std::uint64_t count = 1;
+  std::vector<std::int64_t> dims;
+  for (const auto& s : shape) {
+    if (!s.is_number_unsigned()) ThrowInput(what, ctx + ": shape sizes must be non-negative integers");
+    const std::uint64_t d = s.get<std::uint64_t>();
+    if (d > (std::uint64_t{1} << 50) || (d != 0 && count > (std::uint64_t{1} << 50) / d))
+      ThrowInput(what, ctx + ": shape is impossibly large");
+    count *= d;
+    dims.push_back(static_cast<std::int64_t>(d));
+  }
+  auto dtype = DTypeFromSafetensors(dt);
+  const std::size_t esize = dtype ? Traits(*dtype).size : 0;
+  if (dtype && count * esize != e.end - e.begin)
+    ThrowInput(what, fmt::format("{}: shape and dtype need {} bytes but data_offsets span {}", ctx, count * esize,
+                                 e.end - e.begin));
+  e.info.dtype = dtype.value_or(DType::kFloat32);
+  if (!dtype) e.info.meta.Set("unsupported_dtype", dt);
+  if (dims.size() <= 1) {
+    e.info.rows = dims.empty() ? 1 : dims[0];
+    e.info.cols = 1;
+  } else {
+    e.info.cols = dims.back();
+    e.info.rows = e.info.cols == 0 ? 0 : static_cast<std::int64_t>(count / static_cast<std::uint64_t>(dims.back()));
+  }
+  if (dims.size() != 2) e.info.shape = dims;
+  return e;
+}
+
+// As the reference implementation requires: the tensors (sorted by their
+// first byte) do not overlap and tile the data buffer exactly, with no gap
+// and nothing after the last one.
+void CheckTiling(const std::vector<Entry>& entries, std::uint64_t data_size, const std::string& what) {
   for (std::size_t k = 1; k < entries.size(); ++k)
     if (entries[k].begin < entries[k - 1].end)
       ThrowInput(what, fmt::format("tensors '{}' and '{}' overlap", entries[k - 1].info.name, entries[k].info.name));
-  // As the reference implementation requires: the tensors tile the data
-  // buffer exactly, with no gap and nothing after the last one.
   std::uint64_t expect = 0;
   for (const auto& e : entries) {
     if (e.begin != expect)
@@ -253,6 +266,24 @@ std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* da
   if (expect != data_size)
     ThrowInput(what, fmt::format("the tensors cover {} data bytes but the file has {} (corrupt or truncated?)",
                                  expect, data_size));
+}
+
+// Parses and validates the header; returns the entries in file order.
+std::vector<Entry> ReadHeader(int fd, const std::string& path, std::uint64_t* data_start, Metadata* meta) {
+  const std::string what = fmt::format("'{}'", path);
+  std::uint64_t n = 0, file_size = 0;
+  const std::string text = ReadHeaderText(fd, what, &n, &file_size);
+  std::vector<std::string> meta_order;
+  const nlohmann::json doc = ParseHeaderJson(text, what, &meta_order);
+  *data_start = 8 + n;
+  const std::uint64_t data_size = file_size - 8 - n;
+  std::vector<Entry> entries;
+  for (const auto& [key, v] : doc.items()) {
+    if (key == "__metadata__") ReadMetadata(v, meta_order, what, meta);
+    else entries.push_back(ParseEntry(key, v, data_size, what));
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  CheckTiling(entries, data_size, what);
   return entries;
 }
 

@@ -288,30 +288,33 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
   (void)top;
 }
 
-}  // namespace
+// The folder's config.json, read twice: as written (top) and as the text
+// model's (c, ReadHfConfigJson's text_config).
+struct FolderConfig {
+  json top, c;
+  bool nested = false;  // c is top's text_config
+  std::string type;     // model_type
+  std::string cwhat;    // how errors name config.json
+};
 
-ModelArtifact ReadHfFolderArtifact(const std::string& path) {
-  const std::string what = fmt::format("'{}'", path);
-  ModelArtifact a;
-  a.path = path;
-  a.kind = "hf-folder";
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) ThrowInput(what, "not a readable folder");
-  const ModelFolder root = ModelFolder::Of(path);
-
-  // config.json
-  const std::string cwhat = fmt::format("'{}/config.json'", path);
+// config.json, and what it states about the artifact beside the plan: the
+// architecture, the context length, custom code.
+FolderConfig ReadFolderConfig(const ModelFolder& root, const std::string& path, const std::string& what, ModelArtifact& a) {
+  FolderConfig fc;
+  fc.cwhat = fmt::format("'{}/config.json'", path);
   const auto cfg_text = root.ReadSmall("config.json", what, kMaxConfigBytes);
   if (!cfg_text) ThrowInput(what, "no config.json: not a Hugging Face model folder");
-  const json top = ParseHfConfigText(*cfg_text, cwhat, false);
-  const bool nested = top.contains("text_config") && top["text_config"].is_object();
-  const json c = ParseHfConfigText(*cfg_text, cwhat, true);
+  fc.top = ParseHfConfigText(*cfg_text, fc.cwhat, false);
+  const json& top = fc.top;
+  fc.nested = top.contains("text_config") && top["text_config"].is_object();
+  fc.c = ParseHfConfigText(*cfg_text, fc.cwhat, true);
+  const json& c = fc.c;
   auto str = [](const json& o, const char* k) {
     return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
   };
-  std::string type = str(c, "model_type");
-  if (type.empty()) type = str(top, "model_type");
-  a.architecture = type;
+  fc.type = str(c, "model_type");
+  if (fc.type.empty()) fc.type = str(top, "model_type");
+  a.architecture = fc.type;
   if (top.contains("auto_map") || top.contains("trust_remote_code"))
     a.notes.push_back("config.json has auto_map (custom modeling code): ignored, pe never loads code from a model "
                       "folder; the plan follows the standard transformers class of its model_type");
@@ -321,14 +324,60 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
   if (auto v = Int(c, "max_position_embeddings")) {
     a.context_length = *v;
     a.settings.push_back({"context_length", fmt::format("{}", *v),
-                          std::string(nested ? "config.json text_config." : "config.json ") + "max_position_embeddings"});
+                          std::string(fc.nested ? "config.json text_config." : "config.json ") + "max_position_embeddings"});
   } else if (auto n = Int(c, "n_positions")) {
     a.context_length = *n;
     a.settings.push_back({"context_length", fmt::format("{}", *n), "config.json n_positions"});
   }
+  return fc;
+}
 
-  // The plan: an absolute embedding, or RoPE (by layer).
-  a.absolute = Absolute(c, type, cwhat);
+// The RoPE plan of the folder's config (PlanFromHfConfig), with the
+// settings it reads and transformers' own checks of the rope blocks.
+void ReadRopePlan(const FolderConfig& fc, const std::string& path, ModelArtifact& a) {
+  const json &top = fc.top, &c = fc.c;
+  const bool nested = fc.nested;
+  SchemeSpec spec;
+  spec.scheme = "rope-plan";
+  spec.hf_config = path;  // the folder: its config.json, opened under the same rule
+  spec.max_len = 1;
+  try {
+    a.plan = PlanFromHfConfig(spec);
+  } catch (const Error& e) {
+    // The message names the resolved path behind "--hf-config"; name the folder instead.
+    std::string m = e.what();
+    const std::string flag = fmt::format("--hf-config '{}'", path);
+    if (auto p = m.find(flag); p != std::string::npos) m.replace(p, flag.size(), fc.cwhat);
+    throw Error(e.kind(), m);
+  }
+  a.plan->source = fc.type.empty() ? "config.json" : fc.type;
+  for (const std::string& n : a.plan->notes) a.notes.push_back(n);
+  for (const PlanSetting& ps : a.plan->settings)
+    if (ps.key == "family_rule" || ps.key == "indexer.pairing") a.settings.push_back({ps.key, ps.value, ps.source});
+  RecordPlanSettings(top, c, nested, &a);
+  // transformers' own checks of the rope blocks (LintRopeConfig): a
+  // failing config check of verify --model, a warning of inspect.
+  for (const ConfigLint& l : LintRopeConfig(top)) {
+    if (l.fails) a.problems.push_back(l.message);
+    else a.notes.push_back(l.message);
+  }
+  a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
+                        std::string(nested ? "config.json text_config." : "config.json ") +
+                            (c.contains("num_hidden_layers") || !c.contains("n_layer") ? "num_hidden_layers" : "n_layer")});
+  if (c.contains("rope_scaling") && c["rope_scaling"].is_object() && c["rope_scaling"].contains("mrope_section"))
+    a.settings.push_back({"mrope_section", c["rope_scaling"]["mrope_section"].dump(),
+                          std::string(nested ? "config.json text_config." : "config.json ") + "rope_scaling.mrope_section"});
+  if (c.contains("rope_parameters") && c["rope_parameters"].is_object() && c["rope_parameters"].contains("mrope_section"))
+    a.settings.push_back({"mrope_section", c["rope_parameters"]["mrope_section"].dump(),
+                          std::string(nested ? "config.json text_config." : "config.json ") +
+                              "rope_parameters.mrope_section"});
+}
+
+// The plan: an absolute embedding, ALiBi, or RoPE (by layer).
+void ReadFolderPlan(const FolderConfig& fc, const std::string& path, ModelArtifact& a) {
+  const json& c = fc.c;
+  const std::string& type = fc.type;
+  a.absolute = Absolute(c, type, fc.cwhat);
   if (a.absolute) {
     a.settings.push_back({"position_embedding", a.absolute->kind, a.absolute->source});
     if (a.absolute->offset) a.settings.push_back({"position_offset", fmt::format("{}", a.absolute->offset), a.absolute->source});
@@ -342,105 +391,86 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
                                   "that pe reads: no plan",
                                   type.size() > 64 ? type.substr(0, 64) + "..." : type));
   } else {
-    SchemeSpec spec;
-    spec.scheme = "rope-plan";
-    spec.hf_config = path;  // the folder: its config.json, opened under the same rule
-    spec.max_len = 1;
-    try {
-      a.plan = PlanFromHfConfig(spec);
-    } catch (const Error& e) {
-      // The message names the resolved path behind "--hf-config"; name the folder instead.
-      std::string m = e.what();
-      const std::string flag = fmt::format("--hf-config '{}'", path);
-      if (auto p = m.find(flag); p != std::string::npos) m.replace(p, flag.size(), cwhat);
-      throw Error(e.kind(), m);
-    }
-    a.plan->source = type.empty() ? "config.json" : type;
-    for (const std::string& n : a.plan->notes) a.notes.push_back(n);
-    for (const PlanSetting& ps : a.plan->settings)
-      if (ps.key == "family_rule" || ps.key == "indexer.pairing") a.settings.push_back({ps.key, ps.value, ps.source});
-    RecordPlanSettings(top, c, nested, &a);
-    // transformers' own checks of the rope blocks (LintRopeConfig): a
-    // failing config check of verify --model, a warning of inspect.
-    for (const ConfigLint& l : LintRopeConfig(top)) {
-      if (l.fails) a.problems.push_back(l.message);
-      else a.notes.push_back(l.message);
-    }
-    a.settings.push_back({"num_layers", fmt::format("{}", a.plan->layers.size()),
-                          std::string(nested ? "config.json text_config." : "config.json ") +
-                              (c.contains("num_hidden_layers") || !c.contains("n_layer") ? "num_hidden_layers" : "n_layer")});
-    if (c.contains("rope_scaling") && c["rope_scaling"].is_object() && c["rope_scaling"].contains("mrope_section"))
-      a.settings.push_back({"mrope_section", c["rope_scaling"]["mrope_section"].dump(),
-                            std::string(nested ? "config.json text_config." : "config.json ") + "rope_scaling.mrope_section"});
-    if (c.contains("rope_parameters") && c["rope_parameters"].is_object() && c["rope_parameters"].contains("mrope_section"))
-      a.settings.push_back({"mrope_section", c["rope_parameters"]["mrope_section"].dump(),
-                            std::string(nested ? "config.json text_config." : "config.json ") +
-                                "rope_parameters.mrope_section"});
+    ReadRopePlan(fc, path, a);
   }
+}
 
-  // The weights: only the positional tensors' headers; no other data.
-  // Shards opened (under the rule), each header listed once.
-  struct Shard {
-    ModelFile file;
-    std::map<std::string, TableInfo> tensors;
-  };
+// A safetensors file of the folder and its tensors (headers only).
+struct Shard {
+  ModelFile file;
+  std::map<std::string, TableInfo> tensors;
+};
+
+// The shards opened (under the folder's rule), each header listed once,
+// and the positional tensors known by name with their shard's name.
+struct FolderShards {
   std::map<std::string, Shard> opened;
-  auto open_shard = [&](const std::string& name, const ModelFile& f) -> Shard& {
+  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, shard name (positional by name)
+  Shard& Open(const std::string& name, const ModelFile& f) {
     auto it = opened.find(name);
     if (it != opened.end()) return it->second;
     Shard s{f, {}};
     for (TableInfo& t : ListSafetensorsFd(f.fd->get(), f.shown)) s.tensors.emplace(t.name, std::move(t));
     return opened.emplace(name, std::move(s)).first->second;
-  };
-  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, shard name (positional by name)
+  }
+};
+
+// The shards of a model.safetensors.index.json: those holding a positional
+// tensor by name must be there; the others are read (headers only) for
+// tensors known by their values, as many as a real model has.
+void OpenIndexedShards(const ModelFolder& root, const ModelFile& index, const std::string& path, FolderShards& shards,
+                       ModelArtifact& a) {
+  const std::string iwhat = fmt::format("'{}/model.safetensors.index.json'", path);
+  const json idx = ParseBoundedJson(ReadWhole(index, iwhat), iwhat, kIndexBudget);
+  if (!idx.is_object() || !idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
+  const json& wm = idx["weight_map"];
+  if (wm.size() > kMaxIndexEntries) ThrowInput(iwhat, fmt::format("weight_map lists more than {} tensors", kMaxIndexEntries));
+  std::set<std::string> names;  // every shard the index names, each checked once
+  for (auto it = wm.begin(); it != wm.end(); ++it) {
+    if (!it.value().is_string()) ThrowInput(iwhat, "weight_map values must be shard file names");
+    const std::string shard = it.value().get<std::string>();
+    if (names.insert(shard).second) CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
+    if (!RoleOf(it.key()).empty()) shards.wanted.emplace_back(it.key(), shard);
+  }
+  for (const auto& [tensor, shard] : shards.wanted)
+    if (!shards.opened.count(shard)) {
+      const auto f = root.Open(shard, iwhat);
+      if (!f) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, tensor));
+      shards.Open(shard, *f);
+    }
+  std::size_t headers = shards.opened.size();
+  for (const std::string& name : names) {
+    if (shards.opened.count(name)) continue;
+    if (headers >= kMaxShardsScanned) {
+      a.notes.push_back(fmt::format("the index names more than {} shards: the others are not searched for positional "
+                                    "tensors by value",
+                                    kMaxShardsScanned));
+      break;
+    }
+    if (const auto f = root.Open(name, iwhat)) {
+      shards.Open(name, *f);
+      ++headers;
+    } else {
+      a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor by name)", name));
+    }
+  }
+}
+
+// The weights: only the positional tensors' headers; no other data. Every
+// positional tensor (by name, then by value) is kept; kMaxArtifactTensors
+// (artifact.h) decides how many are checked.
+void ReadFolderTensors(const ModelFolder& root, const std::string& path, const std::string& what, ModelArtifact& a) {
+  FolderShards shards;
   if (const auto index = root.Open("model.safetensors.index.json", what, kMaxIndexBytes)) {
-    const std::string iwhat = fmt::format("'{}/model.safetensors.index.json'", path);
-    const json idx = ParseBoundedJson(ReadWhole(*index, iwhat), iwhat, kIndexBudget);
-    if (!idx.is_object() || !idx.contains("weight_map") || !idx["weight_map"].is_object()) ThrowInput(iwhat, "no weight_map object");
-    const json& wm = idx["weight_map"];
-    if (wm.size() > kMaxIndexEntries) ThrowInput(iwhat, fmt::format("weight_map lists more than {} tensors", kMaxIndexEntries));
-    std::set<std::string> names;  // every shard the index names, each checked once
-    for (auto it = wm.begin(); it != wm.end(); ++it) {
-      if (!it.value().is_string()) ThrowInput(iwhat, "weight_map values must be shard file names");
-      const std::string shard = it.value().get<std::string>();
-      if (names.insert(shard).second) CheckPlainName(shard, iwhat, fmt::format("weight_map[\"{}\"]", it.key().substr(0, 80)));
-      if (!RoleOf(it.key()).empty()) wanted.emplace_back(it.key(), shard);
-    }
-    // The shards holding a positional tensor by name must be there; the
-    // others are read (headers only) for tensors known by their values,
-    // as many as a real model has.
-    for (const auto& [tensor, shard] : wanted)
-      if (!opened.count(shard)) {
-        const auto f = root.Open(shard, iwhat);
-        if (!f) ThrowInput(iwhat, fmt::format("shard '{}' (holding '{}') is missing", shard, tensor));
-        open_shard(shard, *f);
-      }
-    std::size_t headers = opened.size();
-    for (const std::string& name : names) {
-      if (opened.count(name)) continue;
-      if (headers >= kMaxShardsScanned) {
-        a.notes.push_back(fmt::format("the index names more than {} shards: the others are not searched for positional "
-                                      "tensors by value",
-                                      kMaxShardsScanned));
-        break;
-      }
-      if (const auto f = root.Open(name, iwhat)) {
-        open_shard(name, *f);
-        ++headers;
-      } else {
-        a.notes.push_back(fmt::format("shard '{}' is not in the folder (it holds no positional tensor by name)", name));
-      }
-    }
+    OpenIndexedShards(root, *index, path, shards, a);
   } else if (const auto single = root.Open("model.safetensors", what)) {
-    for (const auto& [name, info] : open_shard("model.safetensors", *single).tensors)
-      if (!RoleOf(name).empty()) wanted.emplace_back(name, "model.safetensors");
+    for (const auto& [name, info] : shards.Open("model.safetensors", *single).tensors)
+      if (!RoleOf(name).empty()) shards.wanted.emplace_back(name, "model.safetensors");
   } else {
     for (const char* other : {"pytorch_model.bin", "model.gguf", "model.onnx"})
       if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }
-  // Every positional tensor is kept; kMaxArtifactTensors (artifact.h)
-  // decides how many are checked.
   auto add = [&](const std::string& name, const std::string& role, const TableInfo& info, const ModelFile& file) {
     ArtifactTensor t;
     t.name = name;
@@ -451,14 +481,14 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
     t.open = [file, name] { return OpenSafetensorsFd(file.fd->get(), file.shown, name); };
     a.tensors.push_back(std::move(t));
   };
-  for (const auto& [name, shard] : wanted) {
-    const Shard& s = opened.at(shard);
+  for (const auto& [name, shard] : shards.wanted) {
+    const Shard& s = shards.opened.at(shard);
     const auto it = s.tensors.find(name);
     if (it == s.tensors.end()) ThrowInput(what, fmt::format("the index places '{}' in a shard that does not hold it", name));
     add(name, RoleOf(name), it->second, s.file);
   }
   ValueScan by_value;
-  for (const auto& [shard, s] : opened)
+  for (const auto& [shard, s] : shards.opened)
     for (const auto& [name, info] : s.tensors) {
       if (!RoleOf(name).empty() || info.meta.Find("unsupported_dtype")) continue;
       const ModelFile file = s.file;
@@ -468,6 +498,21 @@ ModelArtifact ReadHfFolderArtifact(const std::string& path) {
       if (!role.empty()) add(name, role, info, file);
     }
   if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
+}
+
+}  // namespace
+
+ModelArtifact ReadHfFolderArtifact(const std::string& path) {
+  const std::string what = fmt::format("'{}'", path);
+  ModelArtifact a;
+  a.path = path;
+  a.kind = "hf-folder";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) ThrowInput(what, "not a readable folder");
+  const ModelFolder root = ModelFolder::Of(path);
+  const FolderConfig fc = ReadFolderConfig(root, path, what, a);
+  ReadFolderPlan(fc, path, a);
+  ReadFolderTensors(root, path, what, a);
   return a;
 }
 

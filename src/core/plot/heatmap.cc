@@ -108,10 +108,11 @@ std::vector<double> SpacedTicks(double lo, double hi, double len, double gap, in
   return {lo};
 }
 
-void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::string& flag) {
-  Canvas canvas(path, flag, spec.width, spec.height);
-  cairo_t* cr = canvas.cr();
+namespace {
 
+// The colour range: the finite values' (symmetric about 0 for a signed
+// map), unless --vmin/--vmax give it.
+std::pair<double, double> ValueRange(const HeatmapSpec& spec) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (double v : spec.values)
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -124,27 +125,15 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   if (!std::isnan(spec.vmin)) lo = spec.vmin;
   if (!std::isnan(spec.vmax)) hi = spec.vmax;
   if (hi <= lo) hi = lo + 1;
+  return {lo, hi};
+}
 
-  // Layout: title block on top, colour bar on the right, sized so that its
-  // label stands clear of the widest tick label.
-  SetFont(cr, 11.5);
-  const double bar_guess = spec.height - (spec.subtitle.empty() ? 52 : 70) - 62.0;
-  const auto v_ticks = SpacedTicks(lo, hi, bar_guess, 24, 6);
-  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
-  double v_label_w = 0;
-  for (double t : v_ticks) v_label_w = std::max(v_label_w, TextWidth(cr, TickLabel(t, vs)));
-  const double top = spec.subtitle.empty() ? 52 : 70;
-  const double left = 84, bottom_room = 62;
-  const double right_room = 24 + 18 + 7 + v_label_w + 12 + 16 + 10;
-  double pw = spec.width - left - right_room, ph = spec.height - top - bottom_room;
-  if (spec.square_cells) {
-    const double cell = std::min(pw / spec.cols, ph / spec.rows);
-    pw = cell * spec.cols;
-    ph = cell * spec.rows;
-  }
-  const double px = left + std::floor((spec.width - left - right_room - pw) / 2);
-  const double py = top;
+// Where the cells go.
+struct CellBox {
+  double px, py, pw, ph;
+};
 
+void DrawTitles(cairo_t* cr, const HeatmapSpec& spec) {
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   FitFont(cr, spec.title, 17, spec.width - 16.0, true);
   DrawText(cr, spec.width / 2.0, 30, spec.title, Align::kCenter);
@@ -153,8 +142,10 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     DrawText(cr, spec.width / 2.0, 52, spec.subtitle, Align::kCenter);
   }
+}
 
-  // The cells: one pixel each in an image, scaled up without smoothing.
+// The cells: one pixel each in an image, scaled up without smoothing.
+void DrawCells(cairo_t* cr, const HeatmapSpec& spec, double lo, double hi, const CellBox& b) {
   cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(spec.cols),
                                                     static_cast<int>(spec.rows));
   cairo_surface_flush(img);
@@ -173,17 +164,20 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   }
   cairo_surface_mark_dirty(img);
   cairo_save(cr);
-  cairo_rectangle(cr, px, py, pw, ph);
+  cairo_rectangle(cr, b.px, b.py, b.pw, b.ph);
   cairo_clip(cr);
-  cairo_translate(cr, px, py);
-  cairo_scale(cr, pw / spec.cols, ph / spec.rows);
+  cairo_translate(cr, b.px, b.py);
+  cairo_scale(cr, b.pw / spec.cols, b.ph / spec.rows);
   cairo_set_source_surface(cr, img, 0, 0);
   cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
   cairo_paint(cr);
   cairo_restore(cr);
   cairo_surface_destroy(img);
+}
 
-  // Axes: ticks in data coordinates; cell i's centre sits at first + i·step.
+// Axes: ticks in data coordinates; cell i's centre sits at first + i·step.
+void DrawAxes(cairo_t* cr, const HeatmapSpec& spec, const CellBox& b) {
+  const double px = b.px, py = b.py, pw = b.pw, ph = b.ph;
   auto axis_pos = [](double first, double last, std::int64_t n, double a, double len, double v) {
     if (n <= 1 || last == first) return a + len / 2;
     const double idx = (v - first) / (last - first) * (n - 1);
@@ -244,11 +238,15 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   // Beside the tick labels (a square plot is centred: the margin may be wide).
   if (FitFont(cr, spec.y_label, 13.5, ph + 20))
     DrawTextVertical(cr, std::max(22.0, px - 8 - y_label_w - 12), py + ph / 2, spec.y_label);
+}
 
-  // Colour bar: a vertical gradient of the map with value ticks.
-  const double bx = px + pw + 24, bw = 18, by = py, bh = ph;
+// Colour bar: a vertical gradient of the map with value ticks (spaced vs,
+// their widest label v_label_w wide).
+void DrawColorBar(cairo_t* cr, const HeatmapSpec& spec, double lo, double hi, const std::vector<double>& v_ticks, double vs,
+                  double v_label_w, const CellBox& b) {
+  const double bx = b.px + b.pw + 24, bw = 18, by = b.py, bh = b.ph;
   for (int i = 0; i < static_cast<int>(bh); ++i) {
-    const Rgb c = MapColor(map, 1.0 - (i + 0.5) / bh);
+    const Rgb c = MapColor(spec.map, 1.0 - (i + 0.5) / bh);
     cairo_set_source_rgb(cr, c.r, c.g, c.b);
     cairo_rectangle(cr, bx, by + i, bw, 1.05);
     cairo_fill(cr);
@@ -269,6 +267,36 @@ void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::
   // The label's baseline sits right of the tick labels (rotated text
   // extends to the left of its centre line by about its ascent).
   if (value_label) DrawTextVertical(cr, bx + bw + 7 + v_label_w + 12 + 10, by + bh / 2, spec.value_label);
+}
+
+}  // namespace
+
+void RenderHeatmap(const HeatmapSpec& spec, const std::string& path, const std::string& flag) {
+  Canvas canvas(path, flag, spec.width, spec.height);
+  cairo_t* cr = canvas.cr();
+  const auto [lo, hi] = ValueRange(spec);
+  // Layout: title block on top, colour bar on the right, sized so that its
+  // label stands clear of the widest tick label.
+  SetFont(cr, 11.5);
+  const double bar_guess = spec.height - (spec.subtitle.empty() ? 52 : 70) - 62.0;
+  const auto v_ticks = SpacedTicks(lo, hi, bar_guess, 24, 6);
+  const double vs = v_ticks.size() > 1 ? v_ticks[1] - v_ticks[0] : 1;
+  double v_label_w = 0;
+  for (double t : v_ticks) v_label_w = std::max(v_label_w, TextWidth(cr, TickLabel(t, vs)));
+  const double top = spec.subtitle.empty() ? 52 : 70;
+  const double left = 84, bottom_room = 62;
+  const double right_room = 24 + 18 + 7 + v_label_w + 12 + 16 + 10;
+  double pw = spec.width - left - right_room, ph = spec.height - top - bottom_room;
+  if (spec.square_cells) {
+    const double cell = std::min(pw / spec.cols, ph / spec.rows);
+    pw = cell * spec.cols;
+    ph = cell * spec.rows;
+  }
+  const CellBox box{left + std::floor((spec.width - left - right_room - pw) / 2), top, pw, ph};
+  DrawTitles(cr, spec);
+  DrawCells(cr, spec, lo, hi, box);
+  DrawAxes(cr, spec, box);
+  DrawColorBar(cr, spec, lo, hi, v_ticks, vs, v_label_w, box);
   canvas.Finish();
 }
 

@@ -468,63 +468,77 @@ std::vector<ConfigLint> LintRopeConfig(const json& top) {
   return out;
 }
 
-PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::string& what) {
-  if (!top.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
-  const json& c = TextConfig(top);
-  std::string model_type = Str(c, "model_type");
-  if (model_type.empty()) model_type = Str(top, "model_type");
-  if (const char* scheme = VisionScheme(model_type))
-    ThrowInput(what, fmt::format("model_type '{}' has a 2-D (axial) rotary embedding of image patches, not a table of "
-                                 "token positions: use --scheme {}",
-                                 Clip(model_type), scheme));
-  PePlan plan;
-  plan.source = model_type.empty() ? "unknown" : model_type;
-  const FamilyRule* found = FindFamilyRule(model_type);
-  const FamilyRule& rule = found ? *found : kGeneric;
-  const std::string cls = rule.config_class;
-  auto setting = [&](const std::string& key, const std::string& value, const std::string& source) {
-    plan.settings.push_back({key, value, source});
-  };
-  if (!found)
-    plan.notes.push_back(fmt::format("model_type '{}' has no row in pe's family table (docs/models.md): read with the "
-                                     "generic Llama rule (rotate_half pairs, head_dim or hidden_size / "
-                                     "num_attention_heads, rope_theta 10000 when absent, every layer type but "
-                                     "linear_attention rotates)",
-                                     Clip(model_type.empty() ? std::string("(none)") : model_type)));
-  else
-    setting("family_rule", rule.model_type, rule.source);
+namespace {
 
-  // The number of layers.
+// What the steps of PlanFromConfigJson share: the text config, its family
+// rule, and the plan whose settings (each value and its source) they add to.
+struct ConfigReader {
+  const json& c;
+  const FamilyRule& rule;
+  const std::string& model_type;
+  const std::string& what;
+  PePlan& plan;
+  std::string cls;  // the rule's config class, named in defaults' sources
+  void Setting(const std::string& key, const std::string& value, const std::string& source) {
+    plan.settings.push_back({key, value, source});
+  }
+};
+
+// The config's rope blocks: 4.x rope_scaling, 5.x rope_parameters, and the
+// latter when it is keyed by layer type.
+struct RopeBlocks {
+  const json* v4 = nullptr;
+  const json* v5 = nullptr;
+  const json* per_type = nullptr;
+};
+
+RopeBlocks FindRopeBlocks(const json& c) {
+  RopeBlocks b;
+  b.v4 = c.contains("rope_scaling") && c["rope_scaling"].is_object() ? &c["rope_scaling"] : nullptr;
+  b.v5 = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? &c["rope_parameters"] : nullptr;
+  const json* v5 = b.v5;
+  if (v5 && !v5->empty() && !v5->contains("rope_type") && !v5->contains("type") && !v5->contains("rope_theta")) {
+    bool keyed = true;
+    for (auto it = v5->begin(); it != v5->end(); ++it) keyed = keyed && it.value().is_object();
+    if (keyed) b.per_type = v5;
+  }
+  return b;
+}
+
+std::int64_t LayerCount(ConfigReader& r) {
+  const json& c = r.c;
   std::int64_t n = 0;
-  if (auto v = FirstInt(c, {"num_hidden_layers", "n_layer", "num_layers"}, what)) {
+  if (auto v = FirstInt(c, {"num_hidden_layers", "n_layer", "num_layers"}, r.what)) {
     n = v->first;
   } else if (c.contains("layer_types") && c["layer_types"].is_array() && !c["layer_types"].empty()) {
     n = static_cast<std::int64_t>(c["layer_types"].size());
   } else {
     n = 1;
-    setting("num_layers", "1", "absent from the config: one layer assumed (the plan of every layer is the same)");
+    r.Setting("num_layers", "1", "absent from the config: one layer assumed (the plan of every layer is the same)");
   }
-  if (n > kMaxPlanLayers) ThrowInput(what, fmt::format("num_hidden_layers must be at most {}", kMaxPlanLayers));
+  if (n > kMaxPlanLayers) ThrowInput(r.what, fmt::format("num_hidden_layers must be at most {}", kMaxPlanLayers));
+  return n;
+}
 
-  // The head dimension (of the rotary part).
-  SchemeSpec base = spec;
-  base.scheme = "rope";
-  base.hf_config.clear();
-  base.tensor.clear();
+// The head dimension of the rotary part, into base.d_model.
+void ReadHeadDim(ConfigReader& r, SchemeSpec& base) {
+  const json& c = r.c;
+  const FamilyRule& rule = r.rule;
+  const std::string& what = r.what;
   const auto hidden = FirstInt(c, {"hidden_size", "n_embd", "d_model"}, what);
   const auto heads = FirstInt(c, {"num_attention_heads", "n_head", "n_heads", "decoder_num_attention_heads"}, what);
   std::string head_src;
   const std::string rule_key = rule.head_dim_key;
-  if (auto r = Int(c, "qk_rope_head_dim"); r && *r > 0) {
-    base.d_model = *r;  // MLA (DeepSeek-V2/V3 ...): RoPE covers the qk_rope_head_dim part of each head
+  if (auto v = Int(c, "qk_rope_head_dim"); v && *v > 0) {
+    base.d_model = *v;  // MLA (DeepSeek-V2/V3 ...): RoPE covers the qk_rope_head_dim part of each head
     head_src = "config.json qk_rope_head_dim";
   } else if (rule_key == "qk_rope_head_dim" && rule.head_dim > 0) {
     base.d_model = rule.head_dim;
-    head_src = fmt::format("qk_rope_head_dim absent: default of {}", cls);
+    head_src = fmt::format("qk_rope_head_dim absent: default of {}", r.cls);
   } else if (auto h = Int(c, "head_dim"); h && *h > 0 && rule_key != "hidden/heads") {
     base.d_model = *h;
     head_src = "config.json head_dim";
-  } else if (auto kv = Int(c, "kv_channels"); kv && *kv > 0 && model_type == "chatglm") {
+  } else if (auto kv = Int(c, "kv_channels"); kv && *kv > 0 && r.model_type == "chatglm") {
     base.d_model = *kv;
     head_src = "config.json kv_channels";
   } else if (hidden && heads) {
@@ -532,78 +546,86 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
     head_src = fmt::format("config.json {} / {}", hidden->second, heads->second);
   } else if (rule.head_dim > 0) {
     base.d_model = rule.head_dim;
-    head_src = fmt::format("head_dim absent: default of {}", cls);
+    head_src = fmt::format("head_dim absent: default of {}", r.cls);
   } else {
     ThrowInput(what, "no head_dim (nor hidden_size and num_attention_heads) in the config");
   }
   if (base.d_model < 2 || base.d_model > kMaxWidth)
     ThrowInput(what, fmt::format("head dimension {} is outside [2, {}]", base.d_model, kMaxWidth));
-  setting("head_dim", fmt::format("{}", base.d_model), head_src);
+  r.Setting("head_dim", fmt::format("{}", base.d_model), head_src);
+}
 
-  // Theta, partial rotary factor, rotary dim: the config's top level (4.x),
-  // then the rope block (5.x), else the class default.
-  const json* v4 = c.contains("rope_scaling") && c["rope_scaling"].is_object() ? &c["rope_scaling"] : nullptr;
-  const json* v5 = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? &c["rope_parameters"] : nullptr;
-  const json* per_type = nullptr;  // 5.x rope_parameters keyed by layer type
-  if (v5 && !v5->empty() && !v5->contains("rope_type") && !v5->contains("type") && !v5->contains("rope_theta")) {
-    bool keyed = true;
-    for (auto it = v5->begin(); it != v5->end(); ++it) keyed = keyed && it.value().is_object();
-    if (keyed) per_type = v5;
-  }
-  std::string theta_src;
+// Where theta and the partial rotary factor came from (the settings are
+// added after the layers' own reads).
+struct RotarySources {
+  std::string theta, partial;
+};
+
+// Theta, partial rotary factor, rotary dim: the config's top level (4.x),
+// then the rope block (5.x), else the class default.
+RotarySources ReadRotary(ConfigReader& r, const RopeBlocks& b, SchemeSpec& base) {
+  const json& c = r.c;
+  const FamilyRule& rule = r.rule;
+  const std::string& model_type = r.model_type;
+  RotarySources src;
   base.base = rule.theta;
-  theta_src = fmt::format("rope_theta absent: default of {}", cls);
+  src.theta = fmt::format("rope_theta absent: default of {}", r.cls);
   for (const char* key : {"rope_theta", "rotary_emb_base", "global_rope_theta"})
     if (auto v = Num(c, key)) {
       base.base = *v;
-      theta_src = std::string("config.json ") + key;
+      src.theta = std::string("config.json ") + key;
       break;
     }
-  if (v5 && !per_type && Num(*v5, "rope_theta")) theta_src = "config.json rope_parameters.rope_theta";
+  if (b.v5 && !b.per_type && Num(*b.v5, "rope_theta")) src.theta = "config.json rope_parameters.rope_theta";
   base.partial_rotary_factor = rule.partial;
-  std::string partial_src = rule.partial != 1 ? fmt::format("partial_rotary_factor absent: default of {}", cls) : "";
-  if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v, partial_src = "config.json partial_rotary_factor";
-  else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2, partial_src = "config.json rotary_pct";
+  src.partial = rule.partial != 1 ? fmt::format("partial_rotary_factor absent: default of {}", r.cls) : "";
+  if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v, src.partial = "config.json partial_rotary_factor";
+  else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2, src.partial = "config.json rotary_pct";
   // GPT-J / CodeGen's rotary_dim (other classes that hold a rotary_dim,
   // MiniMax-M3's, do not pass it to their rotary module).
   if (auto v = Int(c, "rotary_dim"); v && (model_type == "gptj" || model_type == "codegen")) {
-    if (*v <= 0) ThrowInput(what, fmt::format("rotary_dim: {}: must be a positive integer", *v));
+    if (*v <= 0) ThrowInput(r.what, fmt::format("rotary_dim: {}: must be a positive integer", *v));
     base.rotary_dim = *v;
-    setting("rotary_dim", fmt::format("{}", *v), "config.json rotary_dim");
+    r.Setting("rotary_dim", fmt::format("{}", *v), "config.json rotary_dim");
   }
   if (model_type == "chatglm" && base.rotary_dim <= 0) base.rotary_dim = base.d_model / 2;
   if (auto v = Num(c, "rope_ratio"); v && model_type == "chatglm") {
-    if (!(*v > 0)) ThrowInput(what, fmt::format("rope_ratio: {}: must be a finite number above 0", *v));
+    if (!(*v > 0)) ThrowInput(r.what, fmt::format("rope_ratio: {}: must be a finite number above 0", *v));
     base.rope_ratio = *v;
   }  // ChatGLM: base x rope_ratio
   if (auto v = Int(c, "max_position_embeddings")) base.max_position_embeddings = *v;
   base.rope_scaling = "none";
+  return src;
+}
 
-  // Layout: the module's cos/sin columns (the tables pe writes) and the
-  // attention's channel pairs (shown and compared between artifacts).
-  std::string pairing = rule.pairing;
+// Layout: the module's cos/sin columns (the tables pe writes, into
+// base.layout unless the flags gave one) and the attention's channel pairs
+// (returned: shown and compared between artifacts).
+std::string ReadLayout(ConfigReader& r, const SchemeSpec& spec, SchemeSpec& base) {
+  const json& c = r.c;
+  const std::string& model_type = r.model_type;
+  std::string pairing = r.rule.pairing;
   if ((model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "youtu") && c.contains("rope_interleave") &&
       c["rope_interleave"].is_boolean() && !c["rope_interleave"].get<bool>())
     pairing = "half";  // DeepseekV3Attention: apply_rotary_pos_emb_interleave only when rope_interleave
-  if (spec.layout.empty()) base.layout = rule.table;
+  if (spec.layout.empty()) base.layout = r.rule.table;
   // DeepSeek-V3.2: the MLA part rotates as V3 (interleaved when
   // rope_interleave); its lightning indexer rotates its own rope part with
   // the same cos/sin and rotate_half pairs (DeepseekV32Indexer:
   // apply_rotary_pos_emb): one table, two pairings.
   if (model_type == "deepseek_v32")
-    setting("indexer.pairing", "half",
-            "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32Indexer (apply_rotary_pos_emb, rotate_half) on "
-            "the same cos/sin");
-  // Errors about a value from the config name the config, not a flag.
-  for (const char* flag : {"--head-dim", "--base", "--factor", "--rotary-dim", "--partial-rotary-factor",
-                           "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",
-                           "--low-freq-factor/--high-freq-factor", "--beta-fast/--beta-slow", "--attention-factor",
-                           "--floor-scale", "--attn-scale", "--alpha", "--rope-ratio"})
-    base.origin[flag] = fmt::format("{} (config value for {})", what, flag);
+    r.Setting("indexer.pairing", "half",
+              "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32Indexer (apply_rotary_pos_emb, rotate_half) on "
+              "the same cos/sin");
+  return pairing;
+}
 
-  // The layer types.
+// Each layer's type: layer_types, EXAONE 4's string pattern, or the
+// sliding-window pattern of the rule (empty when none applies).
+std::vector<std::string> LayerTypes(const ConfigReader& r, std::int64_t n) {
+  const json& c = r.c;
+  const std::string& what = r.what;
   std::vector<std::string> types;
-  const bool llama4 = std::string(rule.model_type) == "llama4_text";
   if (c.contains("layer_types") && !c["layer_types"].is_null()) {
     const json& v = c["layer_types"];
     if (!v.is_array()) ThrowInput(what, "layer_types must be a list of strings");
@@ -624,15 +646,21 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
       ThrowInput(what, "sliding_window_pattern must be a number or a string of L (sliding) and G (global)");
     for (std::int64_t i = 0; i < n; ++i)
       types.push_back(pat[static_cast<std::size_t>(i) % pat.size()] == 'L' ? "sliding_attention" : "full_attention");
-  } else if (rule.pattern > 0 || c.contains("sliding_window_pattern")) {
+  } else if (r.rule.pattern > 0 || c.contains("sliding_window_pattern")) {
     // "sliding_attention" if bool((i + 1) % sliding_window_pattern) else "full_attention"
-    const std::int64_t pattern = PositiveInt(c, "sliding_window_pattern", rule.pattern > 0 ? rule.pattern : 1,
+    const std::int64_t pattern = PositiveInt(c, "sliding_window_pattern", r.rule.pattern > 0 ? r.rule.pattern : 1,
                                              kMaxPlanLayers, what);
     for (std::int64_t i = 0; i < n; ++i) types.push_back((i + 1) % pattern ? "sliding_attention" : "full_attention");
   }
+  return types;
+}
 
-  // Which layers rotate: no_rope_layers (1 = RoPE, 0 = NoPE), Llama 4's and
-  // SmolLM3's interval, the row's layer types.
+// Which layers rotate: no_rope_layers (1 = RoPE, 0 = NoPE), Llama 4's and
+// SmolLM3's interval, the rule's layer types. Fills `types` when empty.
+std::vector<bool> RotatingLayers(const ConfigReader& r, std::int64_t n, bool llama4, std::vector<std::string>& types) {
+  const json& c = r.c;
+  const FamilyRule& rule = r.rule;
+  const std::string& what = r.what;
   std::vector<bool> rope(static_cast<std::size_t>(n), true);
   bool listed = false;
   if (c.contains("no_rope_layers") && !c["no_rope_layers"].is_null()) {
@@ -662,84 +690,140 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
     if (t == "linear_attention" || InList(rule.nope_types, t)) rope[i] = false;
     // EXAONE 4: `if self.sliding_window is None or self.is_sliding` rotates; without a
     // sliding window every layer does.
-    const bool exaone_all = model_type == "exaone4" && c.contains("sliding_window") && c["sliding_window"].is_null();
+    const bool exaone_all = r.model_type == "exaone4" && c.contains("sliding_window") && c["sliding_window"].is_null();
     if (*rule.rope_types && !InList(rule.rope_types, t) && !exaone_all) rope[i] = false;
   }
+  return rope;
+}
 
-  // Each layer type's spec.
-  auto spec_for = [&](const std::string& type) {
-    SchemeSpec s = base;
-    const bool full = type != "sliding_attention" && type != "hybrid_sliding";
-    if (*rule.full_head_dim_key && type == "full_attention") {
-      // Gemma 4: full-attention layers have their own (larger) head.
-      s.d_model = 512;
-      std::string src = fmt::format("{} absent: default of {}", rule.full_head_dim_key, cls);
-      if (auto v = Int(c, rule.full_head_dim_key); v && *v > 0) s.d_model = *v, src = std::string("config.json ") + rule.full_head_dim_key;
-      setting(type + ".head_dim", fmt::format("{}", s.d_model), src);
-    }
-    if (per_type) {
-      if (!per_type->contains(type))
-        ThrowInput(what, fmt::format("rope_parameters has no entry for layer type '{}'", Clip(type)));
-      ApplyRopeBlock((*per_type)[type], true, &s, what);
-      if (!Num((*per_type)[type], "rope_theta") && !full && rule.local_theta > 0) s.base = rule.local_theta;
-      setting(type + ".rope_theta", NumText(s.base),
-              Num((*per_type)[type], "rope_theta") ? "config.json rope_parameters." + type + ".rope_theta" : theta_src);
-      return s;
-    }
-    const bool scaled = !*rule.scaled_types || InList(rule.scaled_types, type);
-    if (!full && (*rule.local_theta_key || rule.local_theta > 0)) {
-      // Gemma 3 (4.x): sliding layers use rope_local_base_freq, unscaled.
-      s.base = rule.local_theta;
-      std::string src = fmt::format("{} absent: default of {}", *rule.local_theta_key ? rule.local_theta_key : "local theta", cls);
-      if (*rule.local_theta_key)
-        if (auto v = Num(c, rule.local_theta_key)) s.base = *v, src = std::string("config.json ") + rule.local_theta_key;
-      if (v5)
-        if (auto v = Num(*v5, "partial_rotary_factor")) s.partial_rotary_factor = *v;
-      setting(type + ".rope_theta", NumText(s.base), src);
-      return s;
-    }
-    if (v4) ApplyRopeBlock(*v4, scaled, &s, what);
-    if (v5) ApplyRopeBlock(*v5, scaled, &s, what);
-    // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
-    // whatever the config's mrope_interleaved says.
-    if (!s.mrope_section.empty() && (model_type.rfind("qwen3_vl", 0) == 0 || model_type.rfind("qwen3_5", 0) == 0))
-      s.mrope_interleaved = true;
-    // Phi-3 keeps original_max_position_embeddings at the top level.
-    if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
-      if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
+// The spec of the layers of one type: base with the type's head, theta and
+// rope block.
+SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& base, const std::string& theta_src,
+                       const std::string& type) {
+  const json& c = r.c;
+  const FamilyRule& rule = r.rule;
+  const std::string& what = r.what;
+  SchemeSpec s = base;
+  const bool full = type != "sliding_attention" && type != "hybrid_sliding";
+  if (*rule.full_head_dim_key && type == "full_attention") {
+    // Gemma 4: full-attention layers have their own (larger) head.
+    s.d_model = 512;
+    std::string src = fmt::format("{} absent: default of {}", rule.full_head_dim_key, r.cls);
+    if (auto v = Int(c, rule.full_head_dim_key); v && *v > 0) s.d_model = *v, src = std::string("config.json ") + rule.full_head_dim_key;
+    r.Setting(type + ".head_dim", fmt::format("{}", s.d_model), src);
+  }
+  if (b.per_type) {
+    if (!b.per_type->contains(type))
+      ThrowInput(what, fmt::format("rope_parameters has no entry for layer type '{}'", Clip(type)));
+    ApplyRopeBlock((*b.per_type)[type], true, &s, what);
+    if (!Num((*b.per_type)[type], "rope_theta") && !full && rule.local_theta > 0) s.base = rule.local_theta;
+    r.Setting(type + ".rope_theta", NumText(s.base),
+              Num((*b.per_type)[type], "rope_theta") ? "config.json rope_parameters." + type + ".rope_theta" : theta_src);
     return s;
-  };
-  setting("rope_theta", NumText(base.base), theta_src);
-  if (!partial_src.empty()) setting("partial_rotary_factor", NumText(base.partial_rotary_factor), partial_src);
+  }
+  const bool scaled = !*rule.scaled_types || InList(rule.scaled_types, type);
+  if (!full && (*rule.local_theta_key || rule.local_theta > 0)) {
+    // Gemma 3 (4.x): sliding layers use rope_local_base_freq, unscaled.
+    s.base = rule.local_theta;
+    std::string src = fmt::format("{} absent: default of {}", *rule.local_theta_key ? rule.local_theta_key : "local theta", r.cls);
+    if (*rule.local_theta_key)
+      if (auto v = Num(c, rule.local_theta_key)) s.base = *v, src = std::string("config.json ") + rule.local_theta_key;
+    if (b.v5)
+      if (auto v = Num(*b.v5, "partial_rotary_factor")) s.partial_rotary_factor = *v;
+    r.Setting(type + ".rope_theta", NumText(s.base), src);
+    return s;
+  }
+  if (b.v4) ApplyRopeBlock(*b.v4, scaled, &s, what);
+  if (b.v5) ApplyRopeBlock(*b.v5, scaled, &s, what);
+  // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
+  // whatever the config's mrope_interleaved says.
+  if (!s.mrope_section.empty() && (r.model_type.rfind("qwen3_vl", 0) == 0 || r.model_type.rfind("qwen3_5", 0) == 0))
+    s.mrope_interleaved = true;
+  // Phi-3 keeps original_max_position_embeddings at the top level.
+  if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
+    if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
+  return s;
+}
+
+// What the model does to attention beside the rotary tables: Ministral 3 /
+// Mistral 4's query scale (a note), Llama 4's temperature on NoPE layers.
+void ReadAttentionExtras(ConfigReader& r, const RopeBlocks& b, bool llama4) {
+  const json& c = r.c;
+  PePlan& plan = r.plan;
+  for (const json* blk : {b.v4, b.v5})
+    if (blk && Num(*blk, "llama_4_scaling_beta"))
+      plan.notes.push_back(fmt::format("llama_4_scaling_beta = {}: the model also scales its queries by position "
+                                       "(get_llama_4_attn_scale); pe's cos/sin tables do not include that scale",
+                                       *Num(*blk, "llama_4_scaling_beta")));
+  // attn_temperature_tuning is a bool in the class, an int (4) in the
+  // published configs: truthy.
+  if (!llama4) return;
+  bool on = true;
+  if (c.contains("attn_temperature_tuning")) {
+    const json& t = c["attn_temperature_tuning"];
+    if (t.is_boolean()) on = t.get<bool>();
+    else if (t.is_number()) on = t.get<double>() != 0;
+    else if (!t.is_null()) ThrowInput(r.what, "attn_temperature_tuning must be a bool or a number");
+  }
+  plan.temperature.floor_scale = Num(c, "floor_scale").value_or(8192);
+  plan.temperature.attn_scale = Num(c, "attn_scale").value_or(0.1);
+  for (PlanLayer& l : plan.layers) l.temperature = on && l.group == PlanLayer::kNoPE;
+}
+
+}  // namespace
+
+PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::string& what) {
+  if (!top.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
+  const json& c = TextConfig(top);
+  std::string model_type = Str(c, "model_type");
+  if (model_type.empty()) model_type = Str(top, "model_type");
+  if (const char* scheme = VisionScheme(model_type))
+    ThrowInput(what, fmt::format("model_type '{}' has a 2-D (axial) rotary embedding of image patches, not a table of "
+                                 "token positions: use --scheme {}",
+                                 Clip(model_type), scheme));
+  PePlan plan;
+  plan.source = model_type.empty() ? "unknown" : model_type;
+  const FamilyRule* found = FindFamilyRule(model_type);
+  const FamilyRule& rule = found ? *found : kGeneric;
+  ConfigReader r{c, rule, model_type, what, plan, rule.config_class};
+  if (!found)
+    plan.notes.push_back(fmt::format("model_type '{}' has no row in pe's family table (docs/models.md): read with the "
+                                     "generic Llama rule (rotate_half pairs, head_dim or hidden_size / "
+                                     "num_attention_heads, rope_theta 10000 when absent, every layer type but "
+                                     "linear_attention rotates)",
+                                     Clip(model_type.empty() ? std::string("(none)") : model_type)));
+  else
+    r.Setting("family_rule", rule.model_type, rule.source);
+  const std::int64_t n = LayerCount(r);
+  SchemeSpec base = spec;
+  base.scheme = "rope";
+  base.hf_config.clear();
+  base.tensor.clear();
+  ReadHeadDim(r, base);
+  const RopeBlocks blocks = FindRopeBlocks(c);
+  const RotarySources src = ReadRotary(r, blocks, base);
+  const std::string pairing = ReadLayout(r, spec, base);
+  // Errors about a value from the config name the config, not a flag.
+  for (const char* flag : {"--head-dim", "--base", "--factor", "--rotary-dim", "--partial-rotary-factor",
+                           "--rope-scaling", "--max-position-embeddings", "--original-max-position-embeddings",
+                           "--low-freq-factor/--high-freq-factor", "--beta-fast/--beta-slow", "--attention-factor",
+                           "--floor-scale", "--attn-scale", "--alpha", "--rope-ratio"})
+    base.origin[flag] = fmt::format("{} (config value for {})", what, flag);
+  std::vector<std::string> types = LayerTypes(r, n);
+  const bool llama4 = std::string(rule.model_type) == "llama4_text";
+  const std::vector<bool> rope = RotatingLayers(r, n, llama4, types);
+  r.Setting("rope_theta", NumText(base.base), src.theta);
+  if (!src.partial.empty()) r.Setting("partial_rotary_factor", NumText(base.partial_rotary_factor), src.partial);
   for (std::int64_t i = 0; i < n; ++i) {
     PlanLayer layer;
     layer.layer_type = types[i];
     if (rope[i]) {
-      layer.group = AddPlanGroup(&plan, types[i], spec_for(types[i]));
+      layer.group = AddPlanGroup(&plan, types[i], SpecForType(r, blocks, base, src.theta, types[i]));
       if (pairing != base.layout && spec.layout.empty()) plan.groups[layer.group].pairing = pairing;
     }
     plan.layers.push_back(layer);
   }
-  // Ministral 3 / Mistral 4: a position-dependent query scale beside the rotary tables.
-  for (const json* b : {v4, v5})
-    if (b && Num(*b, "llama_4_scaling_beta"))
-      plan.notes.push_back(fmt::format("llama_4_scaling_beta = {}: the model also scales its queries by position "
-                                       "(get_llama_4_attn_scale); pe's cos/sin tables do not include that scale",
-                                       *Num(*b, "llama_4_scaling_beta")));
-  // Llama 4's attention temperature on NoPE layers (attn_temperature_tuning
-  // is a bool in the class, an int (4) in the published configs: truthy).
-  if (llama4) {
-    bool on = true;
-    if (c.contains("attn_temperature_tuning")) {
-      const json& t = c["attn_temperature_tuning"];
-      if (t.is_boolean()) on = t.get<bool>();
-      else if (t.is_number()) on = t.get<double>() != 0;
-      else if (!t.is_null()) ThrowInput(what, "attn_temperature_tuning must be a bool or a number");
-    }
-    plan.temperature.floor_scale = Num(c, "floor_scale").value_or(8192);
-    plan.temperature.attn_scale = Num(c, "attn_scale").value_or(0.1);
-    for (PlanLayer& l : plan.layers) l.temperature = on && l.group == PlanLayer::kNoPE;
-  }
+  ReadAttentionExtras(r, blocks, llama4);
   return plan;
 }
 
