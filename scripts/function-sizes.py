@@ -29,7 +29,7 @@ ALLOWED = {
 
 # Functions over the limit that are not yet split (a ratchet: ctest
 # `function_sizes` fails when more appear; lower it as they are split).
-MAX_OVER = 1
+MAX_OVER = 0
 
 HEAD_END = re.compile(r"\)\s*(?:const|noexcept|override|final|mutable|volatile|&|&&|->\s*[\w:<>,\s*&]+|\s)*$")
 NOT_FUNCTION = re.compile(r"\b(?:namespace|class|struct|union|enum)\b|=\s*$|^\s*(?:if|for|while|switch|catch|do)\b")

@@ -276,6 +276,214 @@ std::string SpecSummary(const SchemeSpec& s) {
 
 namespace {
 
+// The rotary views (qk, bound, spectrum, ratio, temperature) of RoPE inputs.
+ViewData RotaryViewOf(ViewKind view, const std::string& vname, const ViewOptions& o,
+                      const std::vector<ViewInput>& inputs) {
+  std::vector<RopeSource> src;
+  for (const ViewInput& in : inputs) {
+    if (in.spec && in.spec->scheme != "rope" && in.spec->scheme != "xpos")
+      ThrowUsage(fmt::format("--view {}", vname),
+                 fmt::format("needs a rotary input (rope); '{}' is scheme '{}'", in.name, in.spec->scheme));
+    src.push_back(RopeSourceOf(in));
+  }
+  std::int64_t max_k = o.max_offset;
+  if (max_k < 0) {
+    double ctx = 0;
+    for (const RopeSource& s : src) ctx = std::max(ctx, s.context);
+    max_k = ctx > 1 ? static_cast<std::int64_t>(ctx) - 1 : 4095;
+  }
+  if (max_k > (std::int64_t{1} << 40)) ThrowUsage("--max-offset", "too large (at most 2^40)");
+  ViewData v = view == ViewKind::kQk          ? RopeDecayView(src, max_k, true, false)
+               : view == ViewKind::kBound     ? RopeDecayView(src, max_k, false, true)
+               : view == ViewKind::kSpectrum  ? RopeSpectrumView(src)
+               : view == ViewKind::kRatio     ? RopeRatioView(src)
+                                              : TemperatureView(src, max_k);
+  // One input: what it is and the rotary numbers the curve depends on.
+  if (src.size() == 1) v.subtitle = InputsSubtitle(inputs) + " · " + RopeParams(src[0]);
+  return v;
+}
+
+// The per-head bias views (heads, offsets, bias panels) of one input; offsets
+// also takes a learned bias table with the t5-bucket spec that indexes it.
+ViewData HeadBiasViewOf(ViewKind view, const std::string& vname, const ViewOptions& o,
+                        const std::vector<ViewInput>& inputs) {
+  // A learned table and the t5-bucket spec that indexes it.
+  if (inputs.size() == 2 && !inputs[0].spec && inputs[1].spec) {
+    const DenseTable w = TableOf(inputs[0], o);
+    const NamedSpec b{inputs[1].name, *inputs[1].spec};
+    const std::int64_t max_r =
+        o.max_offset >= 0 ? o.max_offset : (b.spec.scheme == "t5-bucket" ? DefaultBucketReach(b.spec) : 1);
+    return LearnedBucketView(inputs[0].name, w, b, max_r);
+  }
+  if (inputs.size() != 1)
+    ThrowUsage(fmt::format("--view {}", vname),
+               view == ViewKind::kOffsets ? "takes one input (one model's heads), or a learned bias table and "
+                                            "the t5-bucket spec that indexes it"
+                                          : "takes one input (one model's heads)");
+  const ViewInput& in = inputs[0];
+  const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
+  // A spec's --max-len is its number of positions (small multiples: at
+  // most 64 a side unless --max-offset asks for more).
+  std::int64_t max_d = size - 1;
+  if (o.max_offset >= 0) max_d = o.max_offset;
+  std::int64_t len = in.spec ? in.spec->max_len : 0;
+  if (!in.spec) len = MetaIntOr(FirstTensorInfo(in.path).meta, "max_len", 0);  // pe's ALiBi/KERPLE/Sandwich files record it
+  if (o.max_offset < 0 && len > 0)
+    max_d = (view == ViewKind::kBias ? std::min<std::int64_t>(len, 64) : len) - 1;
+  if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
+  HeadBias bias;
+  if (in.spec) {
+    try {
+      bias = HeadBiasFromSpec({in.name, *in.spec}, max_d);
+    } catch (const Error& e) {  // name the view too
+      if (e.kind() != ErrorKind::kUsage) throw;
+      ThrowUsage(fmt::format("--view {}", vname), e.what());
+    }
+  } else {
+    bias = HeadBiasOfFile(in, max_d);
+  }
+  if (view == ViewKind::kHeads) return HeadsView(bias);
+  if (view == ViewKind::kOffsets) return OffsetsView(bias);
+  return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
+}
+
+// The bucket view: one file, or any number of bucketed specs.
+ViewData BucketViewOf(const ViewOptions& o, const std::vector<ViewInput>& inputs) {
+  std::vector<NamedSpec> specs;
+  for (const ViewInput& in : inputs) {
+    if (!in.spec) {
+      if (inputs.size() != 1)
+        ThrowUsage("--view buckets", fmt::format("'{}' is not an inline spec (SCHEME:KEY=VALUE,..., e.g. t5-bucket:): "
+                                                 "the view draws one file, or any number of specs", in.name));
+      return BucketsViewOfTable(in.name, ReadTensor(in.path, ""));
+    }
+    specs.push_back({in.name, *in.spec});
+  }
+  std::int64_t max_r = o.max_offset;
+  if (max_r < 0) {
+    max_r = 1;
+    for (const NamedSpec& s : specs)
+      if (HasBuckets(s.spec.scheme)) max_r = std::max(max_r, DefaultBucketReach(s.spec));
+  }
+  return BucketsView(specs, max_r);
+}
+
+// The grid view: one 2-D table, or several side by side (each with its
+// grid and prefix rows).
+ViewData GridViewOf(const ViewOptions& o, const std::vector<ViewInput>& inputs) {
+  // --grid: one HxW for every input, or one per input ("14x14,24x24").
+  std::vector<std::string> grids;
+  for (std::size_t a = 0; !o.grid.empty() && a <= o.grid.size();) {
+    const std::size_t b = std::min(o.grid.find(',', a), o.grid.size());
+    grids.push_back(o.grid.substr(a, b - a));
+    a = b + 1;
+  }
+  if (grids.size() > 1 && grids.size() != inputs.size())
+    ThrowUsage(fmt::format("--grid '{}'", o.grid),
+               fmt::format("give one HxW for every input or one per input ({} inputs, {} grids)", inputs.size(),
+                           grids.size()));
+  if (o.cls_token && o.prefix_tokens >= 0 && o.prefix_tokens != 1)
+    ThrowUsage("--cls-token", fmt::format("is one prefix row; given with --prefix-tokens {}", o.prefix_tokens));
+  const bool prefix_given = o.prefix_tokens >= 0 || o.cls_token;
+  const std::int64_t prefix = o.prefix_tokens >= 0 ? o.prefix_tokens : (o.cls_token ? 1 : 0);
+  std::vector<DenseTable> tables;
+  tables.reserve(inputs.size());
+  std::vector<GridTable> grid_tables;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const ViewInput& in = inputs[i];
+    SchemeSpec g;
+    std::int64_t pre = in.prefix_tokens >= 0 ? in.prefix_tokens : prefix;
+    if (!in.grid.empty()) {
+      ParseGrid(in.grid, &g);
+    } else if (in.table) {
+      // a table made in memory: its grid is inferred below
+    } else if (in.spec) {
+      if (in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
+        ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope) or a table file; '{}' is "
+                                              "scheme '{}'",
+                                              in.name, in.spec->scheme));
+      g = *in.spec;
+      if (g.cls_token) pre = 1;
+    } else if (!grids.empty()) {
+      ParseGrid(grids.size() == 1 ? grids[0] : grids[i], &g);
+    } else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m.meta, "grid").empty()) {
+      ParseGrid(MetaText(m.meta, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
+      if (!prefix_given) pre = MetaText(m.meta, "cls_token") == "1" ? 1 : 0;
+    }
+    tables.push_back(TableOf(in, o));
+    if (g.grid_h <= 0 || g.grid_w <= 0)  // a learned table: a square grid after the prefix rows
+      std::tie(g.grid_h, g.grid_w) = InferSquareGrid(in.name, tables.back().info.rows, pre);
+    grid_tables.push_back({{in.name, &tables.back()}, g.grid_h, g.grid_w, pre});
+  }
+  ViewData v = grid_tables.size() == 1 ? GridView(grid_tables[0], o.patches) : GridCompareView(grid_tables, o.patches);
+  v.subtitle = InputsSubtitle(inputs);
+  return v;
+}
+
+// The views of a table's values (columns, collisions, precision).
+ViewData TableValuesViewOf(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs) {
+  std::vector<DenseTable> tables;
+  std::vector<DenseTable> exact;
+  std::vector<ViewInput> used = inputs;
+  std::vector<std::string> recipes;
+  if (view == ViewKind::kPrecision) {
+    // With a file, the --scheme flags are the file's recipe (its exact
+    // values), not a series of their own.
+    const auto flags = std::find_if(used.begin(), used.end(), [](const ViewInput& i) { return i.from_flags; });
+    std::optional<SchemeSpec> flag_spec;
+    if (flags != used.end() && std::any_of(used.begin(), used.end(), [](const ViewInput& i) { return !i.spec; })) {
+      flag_spec = flags->spec;
+      used.erase(flags);
+    }
+    for (const ViewInput& in : used) exact.push_back(ExactOf(in, o, flag_spec, &recipes.emplace_back()));
+  }
+  if (view != ViewKind::kPrecision) {  // the --scheme flags beside a file: a series as long as the file
+    const auto file = std::find_if(used.begin(), used.end(), [](const ViewInput& i) { return !i.spec; });
+    if (file != used.end())
+      for (ViewInput& in : used)
+        if (in.from_flags && in.spec) FillFromFile(&*in.spec, *file, o.tensor);
+  }
+  for (const ViewInput& in : used) tables.push_back(TableOf(in, o));
+  std::vector<NamedTable> named;
+  for (std::size_t i = 0; i < used.size(); ++i) named.push_back({used[i].name, &tables[i]});
+  if (view == ViewKind::kColumns) {
+    std::vector<std::int64_t> cols = o.columns;
+    if (cols.empty())
+      for (std::int64_t c = 4; c < 8 && c < tables[0].info.cols; ++c) cols.push_back(c);
+    if (cols.empty()) cols.push_back(0);
+    if (cols.size() > 64) ThrowUsage("--columns", "at most 64 columns");
+    return ColumnsView(named, cols);
+  }
+  if (view == ViewKind::kCollisions) {
+    std::vector<DType> dtypes;
+    for (const std::string& n : o.collision_dtypes) {
+      const auto d = DTypeFromName(n);
+      if (!d || (*d != DType::kBFloat16 && *d != DType::kFloat16))
+        ThrowUsage(fmt::format("--collision-dtype '{}'", n), "expected bfloat16 or float16");
+      dtypes.push_back(*d);
+    }
+    if (dtypes.empty()) dtypes = {DType::kBFloat16, DType::kFloat16};
+    ViewData v = CollisionsView(named, dtypes, o.window);
+    // RoPE specs: also the rows a model computes with its positions in
+    // the low-precision type (where the collisions are).
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].spec || inputs[i].spec->scheme != "rope") continue;
+      const RopeSource r = RopeSourceFromSpec(*inputs[i].spec, inputs[i].name);
+      for (DType d : dtypes) {
+        const DenseTable t = RopeRowsWithPositionsIn(r.theta, tables[i].info.rows, d);
+        const std::string name = inputs[i].name + ", positions";  // + " in <dtype>"
+        ViewData extra = CollisionsView({{name, &t}}, {d}, o.window);
+        for (auto& s : extra.series) v.series.push_back(std::move(s));
+      }
+    }
+    if (v.series.size() > 64) ThrowUsage("--view collisions", "at most 64 curves");
+    return v;
+  }
+  std::vector<const DenseTable*> ex;
+  for (const auto& e : exact) ex.push_back(&e);
+  return PrecisionView(named, ex, recipes);
+}
+
 ViewData ComputeViewOf(ViewKind view, const ViewOptions& o, const std::vector<ViewInput>& inputs) {
   const std::string vname = ViewKindName(view);
   switch (view) {
@@ -283,205 +491,20 @@ ViewData ComputeViewOf(ViewKind view, const ViewOptions& o, const std::vector<Vi
     case ViewKind::kBound:
     case ViewKind::kSpectrum:
     case ViewKind::kRatio:
-    case ViewKind::kTemperature: {
-      std::vector<RopeSource> src;
-      for (const ViewInput& in : inputs) {
-        if (in.spec && in.spec->scheme != "rope" && in.spec->scheme != "xpos")
-          ThrowUsage(fmt::format("--view {}", vname),
-                     fmt::format("needs a rotary input (rope); '{}' is scheme '{}'", in.name, in.spec->scheme));
-        src.push_back(RopeSourceOf(in));
-      }
-      std::int64_t max_k = o.max_offset;
-      if (max_k < 0) {
-        double ctx = 0;
-        for (const RopeSource& s : src) ctx = std::max(ctx, s.context);
-        max_k = ctx > 1 ? static_cast<std::int64_t>(ctx) - 1 : 4095;
-      }
-      if (max_k > (std::int64_t{1} << 40)) ThrowUsage("--max-offset", "too large (at most 2^40)");
-      ViewData v = view == ViewKind::kQk          ? RopeDecayView(src, max_k, true, false)
-                   : view == ViewKind::kBound     ? RopeDecayView(src, max_k, false, true)
-                   : view == ViewKind::kSpectrum  ? RopeSpectrumView(src)
-                   : view == ViewKind::kRatio     ? RopeRatioView(src)
-                                                  : TemperatureView(src, max_k);
-      // One input: what it is and the rotary numbers the curve depends on.
-      if (src.size() == 1) v.subtitle = InputsSubtitle(inputs) + " · " + RopeParams(src[0]);
-      return v;
-    }
+    case ViewKind::kTemperature:
+      return RotaryViewOf(view, vname, o, inputs);
     case ViewKind::kOffsets:
-      // A learned table and the t5-bucket spec that indexes it.
-      if (inputs.size() == 2 && !inputs[0].spec && inputs[1].spec) {
-        const DenseTable w = TableOf(inputs[0], o);
-        const NamedSpec b{inputs[1].name, *inputs[1].spec};
-        const std::int64_t max_r =
-            o.max_offset >= 0 ? o.max_offset : (b.spec.scheme == "t5-bucket" ? DefaultBucketReach(b.spec) : 1);
-        return LearnedBucketView(inputs[0].name, w, b, max_r);
-      }
-      [[fallthrough]];
     case ViewKind::kHeads:
-    case ViewKind::kBias: {
-      if (inputs.size() != 1)
-        ThrowUsage(fmt::format("--view {}", vname),
-                   view == ViewKind::kOffsets ? "takes one input (one model's heads), or a learned bias table and "
-                                                "the t5-bucket spec that indexes it"
-                                              : "takes one input (one model's heads)");
-      const ViewInput& in = inputs[0];
-      const std::int64_t size = view == ViewKind::kBias ? 32 : 64;  // queries, or distances, by default
-      // A spec's --max-len is its number of positions (small multiples: at
-      // most 64 a side unless --max-offset asks for more).
-      std::int64_t max_d = size - 1;
-      if (o.max_offset >= 0) max_d = o.max_offset;
-      std::int64_t len = in.spec ? in.spec->max_len : 0;
-      if (!in.spec) len = MetaIntOr(FirstTensorInfo(in.path).meta, "max_len", 0);  // pe's ALiBi/KERPLE/Sandwich files record it
-      if (o.max_offset < 0 && len > 0)
-        max_d = (view == ViewKind::kBias ? std::min<std::int64_t>(len, 64) : len) - 1;
-      if (max_d > 65535) ThrowUsage("--max-offset", fmt::format("at most 65535 for the {} view", vname));
-      HeadBias bias;
-      if (in.spec) {
-        try {
-          bias = HeadBiasFromSpec({in.name, *in.spec}, max_d);
-        } catch (const Error& e) {  // name the view too
-          if (e.kind() != ErrorKind::kUsage) throw;
-          ThrowUsage(fmt::format("--view {}", vname), e.what());
-        }
-      } else {
-        bias = HeadBiasOfFile(in, max_d);
-      }
-      if (view == ViewKind::kHeads) return HeadsView(bias);
-      if (view == ViewKind::kOffsets) return OffsetsView(bias);
-      return BiasPanelsView(bias, std::min<std::int64_t>(max_d + 1, bias.offsets.info.cols));
-    }
-    case ViewKind::kBuckets: {
-      std::vector<NamedSpec> specs;
-      for (const ViewInput& in : inputs) {
-        if (!in.spec) {
-          if (inputs.size() != 1)
-            ThrowUsage("--view buckets", fmt::format("'{}' is not an inline spec (SCHEME:KEY=VALUE,..., e.g. t5-bucket:): "
-                                                     "the view draws one file, or any number of specs", in.name));
-          return BucketsViewOfTable(in.name, ReadTensor(in.path, ""));
-        }
-        specs.push_back({in.name, *in.spec});
-      }
-      std::int64_t max_r = o.max_offset;
-      if (max_r < 0) {
-        max_r = 1;
-        for (const NamedSpec& s : specs)
-          if (HasBuckets(s.spec.scheme)) max_r = std::max(max_r, DefaultBucketReach(s.spec));
-      }
-      return BucketsView(specs, max_r);
-    }
-    case ViewKind::kGrid: {
-      // --grid: one HxW for every input, or one per input ("14x14,24x24").
-      std::vector<std::string> grids;
-      for (std::size_t a = 0; !o.grid.empty() && a <= o.grid.size();) {
-        const std::size_t b = std::min(o.grid.find(',', a), o.grid.size());
-        grids.push_back(o.grid.substr(a, b - a));
-        a = b + 1;
-      }
-      if (grids.size() > 1 && grids.size() != inputs.size())
-        ThrowUsage(fmt::format("--grid '{}'", o.grid),
-                   fmt::format("give one HxW for every input or one per input ({} inputs, {} grids)", inputs.size(),
-                               grids.size()));
-      if (o.cls_token && o.prefix_tokens >= 0 && o.prefix_tokens != 1)
-        ThrowUsage("--cls-token", fmt::format("is one prefix row; given with --prefix-tokens {}", o.prefix_tokens));
-      const bool prefix_given = o.prefix_tokens >= 0 || o.cls_token;
-      const std::int64_t prefix = o.prefix_tokens >= 0 ? o.prefix_tokens : (o.cls_token ? 1 : 0);
-      std::vector<DenseTable> tables;
-      tables.reserve(inputs.size());
-      std::vector<GridTable> grid_tables;
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const ViewInput& in = inputs[i];
-        SchemeSpec g;
-        std::int64_t pre = in.prefix_tokens >= 0 ? in.prefix_tokens : prefix;
-        if (!in.grid.empty()) {
-          ParseGrid(in.grid, &g);
-        } else if (in.table) {
-          // a table made in memory: its grid is inferred below
-        } else if (in.spec) {
-          if (in.spec->scheme != "sincos-2d" && in.spec->scheme != "vision-rope")
-            ThrowUsage("--view grid", fmt::format("needs a 2-D encoding (sincos-2d, vision-rope) or a table file; '{}' is "
-                                                  "scheme '{}'",
-                                                  in.name, in.spec->scheme));
-          g = *in.spec;
-          if (g.cls_token) pre = 1;
-        } else if (!grids.empty()) {
-          ParseGrid(grids.size() == 1 ? grids[0] : grids[i], &g);
-        } else if (const TableInfo m = FirstTensorInfo(in.path); !MetaText(m.meta, "grid").empty()) {
-          ParseGrid(MetaText(m.meta, "grid"), &g);  // a sincos-2d / vision-rope file records its grid as --grid takes it
-          if (!prefix_given) pre = MetaText(m.meta, "cls_token") == "1" ? 1 : 0;
-        }
-        tables.push_back(TableOf(in, o));
-        if (g.grid_h <= 0 || g.grid_w <= 0)  // a learned table: a square grid after the prefix rows
-          std::tie(g.grid_h, g.grid_w) = InferSquareGrid(in.name, tables.back().info.rows, pre);
-        grid_tables.push_back({{in.name, &tables.back()}, g.grid_h, g.grid_w, pre});
-      }
-      ViewData v = grid_tables.size() == 1 ? GridView(grid_tables[0], o.patches) : GridCompareView(grid_tables, o.patches);
-      v.subtitle = InputsSubtitle(inputs);
-      return v;
-    }
+    case ViewKind::kBias:
+      return HeadBiasViewOf(view, vname, o, inputs);
+    case ViewKind::kBuckets:
+      return BucketViewOf(o, inputs);
+    case ViewKind::kGrid:
+      return GridViewOf(o, inputs);
     case ViewKind::kColumns:
     case ViewKind::kCollisions:
-    case ViewKind::kPrecision: {
-      std::vector<DenseTable> tables;
-      std::vector<DenseTable> exact;
-      std::vector<ViewInput> used = inputs;
-      std::vector<std::string> recipes;
-      if (view == ViewKind::kPrecision) {
-        // With a file, the --scheme flags are the file's recipe (its exact
-        // values), not a series of their own.
-        const auto flags = std::find_if(used.begin(), used.end(), [](const ViewInput& i) { return i.from_flags; });
-        std::optional<SchemeSpec> flag_spec;
-        if (flags != used.end() && std::any_of(used.begin(), used.end(), [](const ViewInput& i) { return !i.spec; })) {
-          flag_spec = flags->spec;
-          used.erase(flags);
-        }
-        for (const ViewInput& in : used) exact.push_back(ExactOf(in, o, flag_spec, &recipes.emplace_back()));
-      }
-      if (view != ViewKind::kPrecision) {  // the --scheme flags beside a file: a series as long as the file
-        const auto file = std::find_if(used.begin(), used.end(), [](const ViewInput& i) { return !i.spec; });
-        if (file != used.end())
-          for (ViewInput& in : used)
-            if (in.from_flags && in.spec) FillFromFile(&*in.spec, *file, o.tensor);
-      }
-      for (const ViewInput& in : used) tables.push_back(TableOf(in, o));
-      std::vector<NamedTable> named;
-      for (std::size_t i = 0; i < used.size(); ++i) named.push_back({used[i].name, &tables[i]});
-      if (view == ViewKind::kColumns) {
-        std::vector<std::int64_t> cols = o.columns;
-        if (cols.empty())
-          for (std::int64_t c = 4; c < 8 && c < tables[0].info.cols; ++c) cols.push_back(c);
-        if (cols.empty()) cols.push_back(0);
-        if (cols.size() > 64) ThrowUsage("--columns", "at most 64 columns");
-        return ColumnsView(named, cols);
-      }
-      if (view == ViewKind::kCollisions) {
-        std::vector<DType> dtypes;
-        for (const std::string& n : o.collision_dtypes) {
-          const auto d = DTypeFromName(n);
-          if (!d || (*d != DType::kBFloat16 && *d != DType::kFloat16))
-            ThrowUsage(fmt::format("--collision-dtype '{}'", n), "expected bfloat16 or float16");
-          dtypes.push_back(*d);
-        }
-        if (dtypes.empty()) dtypes = {DType::kBFloat16, DType::kFloat16};
-        ViewData v = CollisionsView(named, dtypes, o.window);
-        // RoPE specs: also the rows a model computes with its positions in
-        // the low-precision type (where the collisions are).
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-          if (!inputs[i].spec || inputs[i].spec->scheme != "rope") continue;
-          const RopeSource r = RopeSourceFromSpec(*inputs[i].spec, inputs[i].name);
-          for (DType d : dtypes) {
-            const DenseTable t = RopeRowsWithPositionsIn(r.theta, tables[i].info.rows, d);
-            const std::string name = inputs[i].name + ", positions";  // + " in <dtype>"
-            ViewData extra = CollisionsView({{name, &t}}, {d}, o.window);
-            for (auto& s : extra.series) v.series.push_back(std::move(s));
-          }
-        }
-        if (v.series.size() > 64) ThrowUsage("--view collisions", "at most 64 curves");
-        return v;
-      }
-      std::vector<const DenseTable*> ex;
-      for (const auto& e : exact) ex.push_back(&e);
-      return PrecisionView(named, ex, recipes);
-    }
+    case ViewKind::kPrecision:
+      return TableValuesViewOf(view, o, inputs);
     case ViewKind::kDecay:
       break;
   }
