@@ -31,8 +31,10 @@ SpecParamValue DefaultValue(const pe::SpecParamInfo& p) {
       return v;
     }
     case SpecParamType::kReal: return std::strtod(t.c_str(), nullptr);
-    case SpecParamType::kSwitch:
-    case SpecParamType::kNegSwitch: return t == "true";  // a negative switch's field: on until the flag clears it
+    case SpecParamType::kSwitch: return t == "true";
+    // The flag binds the setting it clears ("--no-truncate": truncate), on
+    // unless the default is to clear it.
+    case SpecParamType::kNegSwitch: return t != "true";
     default: return t;
   }
 }
