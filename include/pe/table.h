@@ -119,9 +119,10 @@ std::vector<SpecParamInfo> SpecParams();
 Spec CheckSpec(const Spec& spec);
 
 /// The spec an inline spec stands for ("rope:head-dim=128,base=500000";
-/// docs/cli.md): the scheme's canonical name and the keys given, in
-/// order, canonical (underscore spelling, "head-dim" as "d_model"), with
-/// their values as written (a switch given alone as "true"). nullopt when
+/// docs/cli.md): the scheme's canonical name and the keys given, canonical
+/// (underscore spelling, "head-dim" as "d_model"; in key order), each with
+/// its value as parsed ("5e5" as "500000", a switch given alone as
+/// "true"), so GenerateTable(*InlineSpecOf(t)) is the table `t` names. nullopt when
 /// `text` names an existing file or does not start with a scheme name and
 /// a colon. Throws pe::Error (kUsage) "input '<text>': ..." for an unknown
 /// key, a bad value or a key the scheme does not take.
