@@ -39,6 +39,7 @@
 #include <vector>
 
 #include <pe/error.h>
+#include <pe/table.h>
 
 namespace pe {
 
@@ -70,5 +71,79 @@ ResizedTable Resize(const float* table, std::int64_t rows, std::int64_t cols, co
 
 /// The rule names, in the order above.
 std::vector<std::string> ResizeRules();
+
+/// `table` as a Table of one float32 tensor "position_embeddings" (the
+/// values copied) whose metadata names the rule (resize: its description)
+/// and `source` (resize_source), for WriteTableFile: the file
+/// `pe generate --resize-from` writes.
+Table ResizedTableOf(const ResizedTable& table, const std::string& source);
+
+// ---- a learned table from a file or a model folder ----------------------------
+
+/// A learned table as float32 rows, with where it came from.
+struct LearnedTable {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<float> values;  ///< rows * cols, row-major
+  std::string source;         ///< "vit/model.safetensors: vit.embeddings.position_embeddings"
+  /// From the folder's config.json (its vision_config when it has one): 0 / empty / -1 when absent.
+  std::string model_type;
+  std::int64_t image_size = 0, patch_size = 0, merge_size = 0, pad_token_id = -1;
+};
+
+/// Reads `src`: a table file (npy, safetensors, HDF5, .pt, npz, JSON, CSV),
+/// FILE:TENSOR for a file of several, or a model folder (its one learned
+/// position table found by name, or FOLDER:TENSOR; config.json gives
+/// model_type, image_size, patch_size, spatial_merge_size, pad_token_id).
+/// `what` names src in errors ("--resize-from" gives "--resize-from 'x':
+/// no such file or folder"). Throws pe::Error (kInput) for a missing or
+/// unreadable source, (kUsage) for a folder with no or several position
+/// tables.
+LearnedTable ReadLearnedTable(const std::string& src, const std::string& what);
+
+/// The rule model family `model_type` (config.json) resizes its table by:
+/// vit, deit, clip, siglip, vit_mae, beit: hf-vit; siglip2: siglip2;
+/// dinov2; qwen3_vl: qwen3-vl; bert, roberta, xlm-roberta, camembert:
+/// bert-tile. Empty for an empty model_type. Throws pe::Error (kUsage)
+/// "--resize-rule: config model_type 'x' has no known rule; name one".
+std::string ResizeRuleOf(const std::string& model_type);
+
+/// `given` completed from `table`'s config and the grids as text, as
+/// `pe generate --resize-from` does: the rule from model_type when none is
+/// given; bert-tile's offset from pad_token_id (BERT: 0) when not given;
+/// the target grid from `grid` ("HxW" or "N"), the source grid from
+/// `from_grid`, else image_size / patch_size (2-D rules); merge_size from
+/// the config when not given. Throws pe::Error (kUsage) naming the flag
+/// for a bad grid (--grid, --from-grid) or interpolate_offset
+/// (--interpolate-offset: finite, >= 0), and as ResizeRuleOf.
+ResizeOptions ResizeOptionsFor(const ResizeOptions& given, const LearnedTable& table, const std::string& grid = "",
+                               const std::string& from_grid = "");
+
+// ---- a port's resized table against the rule ---------------------------------
+
+/// A port's resized table compared with the rule's (`pe verify PORT
+/// --resize-from ORIG`), and when they differ, the usual porting faults
+/// that reproduce it: each is the rule with one setting changed (bilinear
+/// for bicubic, antialias dropped or added, align_corners flipped, DINOv2's
+/// +0.1 dropped, nearest), recomputed and compared; prefix rows (CLS,
+/// registers) interpolated or dropped are found directly.
+struct ResizeDiagnosis {
+  ResizedTable expected;       ///< the rule's table
+  bool same_shape = false;
+  bool bit_exact = false;      ///< every value equal (-0 == +0)
+  bool within_bound = false;   ///< |port - expected| <= bound everywhere: the port passes
+  std::int64_t differing = 0;  ///< values that differ
+  double max_abs = 0;          ///< largest |port - expected|
+  std::int64_t worst_row = -1, worst_col = -1;
+  double bound = 0;            ///< 2^-18 * max|original|: the tolerance pe's own kernels need
+  /// The faults whose recomputation matches the port's table, each with how it matched.
+  std::vector<std::string> faults;
+  bool prefix_changed = false;  ///< prefix rows differ while the grid rows are right
+};
+
+/// Resizes `original` [rows, cols] by `options` and compares `port`
+/// [port_rows, port_cols] with it; when they differ, tries the faults.
+/// Throws pe::Error as Resize.
+ResizeDiagnosis DiagnoseResize(const float* original, std::int64_t rows, std::int64_t cols, const ResizeOptions& options,
+                               const float* port, std::int64_t port_rows, std::int64_t port_cols);
 
 }  // namespace pe

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,6 +69,64 @@ struct Spec {
 
 /// Every key a Spec accepts (underscore spelling), in the CLI's order.
 std::vector<std::string> SpecKeys();
+
+/// How a spec parameter's value is written, on the command line and in a Spec.
+enum class SpecParamType {
+  kInteger,    ///< a 64-bit integer
+  kUnsigned,   ///< a 64-bit non-negative integer
+  kReal,       ///< a number (a double)
+  kText,       ///< text, as given (a name, a path, a comma-separated list)
+  kSwitch,     ///< a flag given alone sets it ("cls_token" = "true")
+  kNegSwitch,  ///< a flag given alone clears the setting it names ("no_truncate" = "true": truncate off)
+  kDType,      ///< a dtype name (ParseDType)
+  kGrid,       ///< "HxW" or "N" (N x N)
+};
+
+/// One spec parameter: the key, the CLI's flag and help, and its default.
+/// A program that offers the CLI's flags (pe's own command line) builds
+/// them from this list, so they take the values a Spec takes.
+struct SpecParamInfo {
+  std::string key;       ///< "rope_scaling" (a Spec key; underscore spelling)
+  /// The flag and its other spellings, comma-separated ("--d-model,--head-dim");
+  /// empty for a key that only spells another one (alias_of).
+  std::string flag;
+  std::string alias_of;  ///< the key this one spells ("rope_theta": "base"), else empty
+  SpecParamType type = SpecParamType::kText;
+  std::string metavar;   ///< "N" in "--heads N"; empty for switches
+  std::string help;      ///< the flag's help (kDType: with the known types)
+  /// The value a Spec without this key uses, as a Spec value reads it
+  /// ("10000", "0", "half", "true"; "" for an unset text or grid).
+  std::string default_value;
+  bool show_default = false;  ///< help shows the default
+  /// One of the parameters most schemes take (d_model, max_len, base,
+  /// start, dtype); the others are the schemes' own.
+  bool common = false;
+};
+
+/// Every spec parameter, in SpecKeys() order.
+std::vector<SpecParamInfo> SpecParams();
+
+/// Checks `spec` as GenerateTable does before it builds anything, in this
+/// order: the scheme exists ("--scheme 'x': unknown scheme"); every key is
+/// known ("parameter 'x': unknown; did you mean ..."); the scheme takes
+/// every key ("--heads: applies to alibi; the scheme is sinusoidal (the
+/// default: no --scheme given)", with a hint; an empty spec.scheme is the
+/// default scheme, not named); every value parses as its key's type
+/// ("--factor 'x': expected a number"). Domains and the parameters a
+/// scheme needs are GenerateTable's to refuse. Returns `spec` with the
+/// scheme's canonical name ("RoPE" -> "rope"; empty stays empty). Throws
+/// pe::Error (kUsage).
+Spec CheckSpec(const Spec& spec);
+
+/// The spec an inline spec stands for ("rope:head-dim=128,base=500000";
+/// docs/cli.md): the scheme's canonical name and the keys given, canonical
+/// (underscore spelling, "head-dim" as "d_model"; in key order), each with
+/// its value as parsed ("5e5" as "500000", a switch given alone as
+/// "true"), so GenerateTable(*InlineSpecOf(t)) is the table `t` names. nullopt when
+/// `text` names an existing file or does not start with a scheme name and
+/// a colon. Throws pe::Error (kUsage) "input '<text>': ..." for an unknown
+/// key, a bad value or a key the scheme does not take.
+std::optional<Spec> InlineSpecOf(const std::string& text);
 
 /// One scheme of the registry, as `pe schemes` lists it.
 struct SchemeParamInfo {
@@ -217,15 +276,37 @@ struct TensorView {
 /// an empty shape, a zero or negative extent, duplicate names or no tensor.
 Table WrapTensors(const std::vector<TensorView>& tensors, const MetaList& metadata = {});
 
-/// Options of WriteTableFile.
+/// Options of WriteTableFile: `pe generate`'s --output-format, --threads,
+/// --compress, --fsync and its progress bar. They hold for this call only.
 struct WriteOptions {
   std::string format;  ///< empty: from the extension
+  /// Threads that compute the rows of a generated table (1..1024); 0: all cores.
+  int threads = 0;
+  /// HDF5 gzip (deflate) level 1..9; 0: none. Another format with a level is refused.
+  int gzip_level = 0;
+  /// Flush the file to the disk before it is renamed into place (durable
+  /// across a power loss); a file that replaces another is always flushed.
+  bool fsync = false;
+  /// Called on the calling thread after each block of rows: (rows written,
+  /// rows of the tensor being written).
+  std::function<void(std::int64_t, std::int64_t)> progress;
 };
+
+/// The format WriteTableFile writes `path` in: `format` when not empty, else
+/// the extension's; "-" (standard output) is CSV unless `format` says
+/// otherwise. Throws pe::Error (kUsage) for an unknown format name
+/// ("format 'x': unknown format (known: ...)"), a read-only format, an
+/// unknown extension ("-o 'x.abc': unknown file extension; use --format
+/// (...)") and HDF5 on standard output.
+std::string OutputFormat(const std::string& path, const std::string& format = "");
 
 /// Writes every tensor of `table` to `path` in the format of its extension
 /// (or options.format), atomically: the file appears complete or not at
-/// all, as with `pe generate -o`. NPY and CSV hold one tensor: a table of
-/// several is refused. Throws pe::Error (kUsage/kIo).
+/// all, as with `pe generate -o`. "-" is standard output (no binary format
+/// on a terminal; never HDF5). NPY and CSV hold one tensor: a table of
+/// several is refused. Throws pe::Error (kUsage) for a bad option ("--compress
+/// 4: applies to HDF5 output only (-o FILE.h5)", threads outside 0..1024),
+/// (kIo) when writing fails, leaving no file behind.
 void WriteTableFile(Table& table, const std::string& path, const WriteOptions& options = {});
 
 }  // namespace pe

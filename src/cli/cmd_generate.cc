@@ -2,22 +2,28 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "core/spec/params.h"
-#include "core/base/dtype.h"
 #include <pe/error.h>
+#include <pe/resize.h>
 
 #include "cli/exit_codes.h"
-#include "core/formats/format.h"
-#include "core/base/output.h"
-#include "core/spec/param_table.h"
-#include "core/formats/pump.h"
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
 
 namespace pe::cli {
+
+namespace {
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
 
 void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
   f.cmd = &cmd;
@@ -33,13 +39,13 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
       },
       "", "int64");
   // The common flags bind to SpecFlags' own fields; names, help and
-  // defaults are their rows' (core/spec/param_table.h).
+  // defaults are the library's (pe::SpecParams).
+  const std::vector<pe::SpecParamInfo> params = pe::SpecParams();
   const auto common = [&](std::string_view key, auto& field) {
-    const ParamRow& r = *FindParamRow(key);
-    const std::string help = r.type == ParamType::kDType ? std::string(r.help) + ": " + DTypeNames() : std::string(r.help);
-    CLI::Option* o = cmd.add_option(std::string(r.flag), field, help)->type_name(std::string(r.metavar));
-    if (r.show_default == kShown) o->capture_default_str();
-    if (r.type == ParamType::kInt) o->check(in_int64);
+    const auto r = std::find_if(params.begin(), params.end(), [&](const pe::SpecParamInfo& p) { return p.key == key; });
+    CLI::Option* o = cmd.add_option(r->flag, field, r->help)->type_name(r->metavar);
+    if (r->show_default) o->capture_default_str();
+    if (r->type == SpecParamType::kInteger) o->check(in_int64);
   };
   // Which of --d-model/--max-len a scheme needs is checked with the scheme
   // (t5-bucket has no --d-model, sincos-2d takes --grid instead of --max-len).
@@ -52,32 +58,12 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
   AddSchemeParamFlags(cmd, f);
 }
 
-SchemeSpec ToSpec(const SpecFlags& f) {
-  SchemeSpec spec = f.extra;  // scheme-specific fields; the common ones follow
-  ParseGrid(f.grid, &spec);
-  spec.scheme = std::string(FindScheme(f.scheme).name);  // canonical spelling (--scheme RoPE)
-  spec.d_model = f.d_model;
-  spec.max_len = f.max_len;
-  spec.base = f.base;
-  spec.start = f.start;
-  auto dtype = DTypeFromName(f.dtype);
-  if (!dtype) ThrowUsage(fmt::format("--dtype '{}'", f.dtype), fmt::format("unknown type (known: {})", DTypeNames()));
-  spec.dtype = *dtype;
-  if (f.cmd)  // the flags given, so that a value equal to a default is checked too (--factor -1)
-    for (const CLI::Option* opt : f.cmd->get_options()) {
-      if (opt->count() == 0 || opt->get_lnames().empty()) continue;
-      const std::string key = CanonicalSpecKey(opt->get_lnames()[0]);
-      if (!key.empty()) MarkSpecParamGiven(spec, key);
-    }
-  return spec;
-}
-
 CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
   auto* cmd = app.add_subcommand("generate", "Build an encoding table and write it to a file or stdout");
   AddSpecFlags(*cmd, o.spec);
   cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
   cmd->add_option("--output-format,--format", o.format,
-                  "Output format: " + WritableFormatNames() + " (default: from the extension; CSV on stdout)")
+                  "Output format: " + Joined(pe::WritableTableFormats()) + " (default: from the extension; CSV on stdout)")
       ->type_name("FMT");
   cmd->add_option("--threads", o.threads, "Threads that compute rows (default: all cores)")
       ->type_name("N")->check(CLI::Range(1, 1024));
@@ -132,82 +118,86 @@ bool GivenFlag(const CLI::App* cmd, const char* name) {
   return opt && opt->count() > 0;
 }
 
-// --resize-from: the learned table resized by its rule, written like a
-// generated one.
 void CheckNoResizeKnobs(const GenerateOptions& o) {
   for (const char* f : {"--resize-rule", "--mode", "--antialias", "--no-antialias", "--align-corners",
                         "--no-align-corners", "--prefix-tokens", "--offset", "--from-grid", "--interpolate-offset"})
     if (GivenFlag(o.resize.cmd, f)) ThrowUsage(f, "applies to a resized table: add --resize-from SRC");
 }
 
+// The format of -o (pe::OutputFormat), --output-format named in its refusal.
+std::string OutputFormatOf(const GenerateOptions& o) {
+  if (!o.format.empty() && !pe::KnownTableFormat(o.format))
+    ThrowUsage(fmt::format("--output-format '{}'", o.format),
+               fmt::format("unknown format (known: {})", Joined(pe::WritableTableFormats())));
+  return pe::OutputFormat(o.output, o.format);
+}
+
+pe::WriteOptions WriteOptionsOf(const GenerateOptions& o) {
+  pe::WriteOptions w;
+  w.format = o.format;
+  w.threads = o.threads;
+  w.gzip_level = o.compress;
+  w.fsync = o.fsync;
+  return w;
+}
+
+// --resize-from: the learned table resized by its rule, written like a
+// generated one.
+int RunResize(const GenerateOptions& o, Console& console) {
+  if (GivenFlag(o.spec.cmd, "--scheme"))
+    ThrowUsage("--scheme", "not with --resize-from (the table comes from SRC, the rule from --resize-rule)");
+  const std::string format = OutputFormatOf(o);
+  if (o.compress > 0 && format != "hdf5")
+    ThrowUsage(fmt::format("--compress {}", o.compress), "applies to HDF5 output only (-o FILE.h5)");
+  const LearnedTable table = ReadLearnedTable(o.resize.from, "--resize-from");
+  const std::int64_t merge =
+      GivenFlag(o.spec.cmd, "--spatial-merge-size") ? SpecFlag<std::int64_t>(o.spec, "spatial_merge_size") : 0;
+  const ResizeOptions ro =
+      ResizeOptionsFrom(o.resize, table, o.spec.grid, o.spec.max_len, SpecFlag<std::int64_t>(o.spec, "frames"), merge);
+  const ResizedTable r = Resize(table.values.data(), table.rows, table.cols, ro);
+  console.Info(r.description);
+  pe::Table resized = ResizedTableOf(r, table.source);
+  pe::WriteTableFile(resized, o.output, WriteOptionsOf(o));
+  return kExitOk;
+}
+
+// The --json summary: what was written, from the table's public description.
+std::string Summary(const GenerateOptions& o, const std::string& format, pe::Table& table) {
+  nlohmann::ordered_json summary;
+  summary["schema"] = "pe.generate/1";
+  summary["output"] = o.output;
+  summary["format"] = format;
+  summary["scheme"] = pe::DescribeScheme(o.spec.scheme).name;
+  summary["tensors"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const TensorInfo& ti = table.tensor(i).info();
+    summary["tensors"].push_back(
+        {{"name", ti.name}, {"shape", {ti.rows, ti.cols}}, {"dtype", std::string(pe::DTypeName(ti.dtype))}});
+  }
+  return summary.dump() + "\n";
+}
+
 }  // namespace
 
 int RunGenerate(const GenerateOptions& o, Console& console) {
-  if (!o.resize.from.empty()) {
-    if (GivenFlag(o.spec.cmd, "--scheme"))
-      ThrowUsage("--scheme", "not with --resize-from (the table comes from SRC, the rule from --resize-rule)");
-    std::optional<Format> forced;
-    if (!o.format.empty()) {
-      forced = FormatFromName(o.format);
-      if (!forced) ThrowUsage(fmt::format("--output-format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
-    }
-    const Format format = ResolveOutputFormat(o.output, forced);
-    if (o.compress > 0 && format != Format::kHdf5)
-      ThrowUsage(fmt::format("--compress {}", o.compress), "applies to HDF5 output only (-o FILE.h5)");
-    const LearnedTable table = ReadLearnedTable(o.resize.from, "--resize-from");
-    const ResizeOptions ro =
-        ResizeOptionsFrom(o.resize, table, o.spec.grid, o.spec.max_len, o.spec.extra.frames,
-                          GivenFlag(o.spec.cmd, "--spatial-merge-size") ? o.spec.extra.spatial_merge_size : 0);
-    const ResizedTable r = Resize(table.values.data(), table.rows, table.cols, ro);
-    console.Info(r.description);
-    TableSet set = SingleTableSet(ResizedSource(r, table.source));
-    WriteSettings& ws = GlobalWriteSettings();
-    ws.threads = o.threads;
-    ws.hdf5_gzip_level = o.compress;
-    SetSyncOutputs(o.fsync);
-    WriteTables(set, format, o.output);
-    return kExitOk;
-  }
+  if (!o.resize.from.empty()) return RunResize(o, console);
   CheckNoResizeKnobs(o);
-  CheckSchemeFlags(o.spec, o.spec.scheme);
-  SchemeSpec spec = ToSpec(o.spec);
-  std::optional<Format> forced;
-  if (!o.format.empty()) {
-    forced = FormatFromName(o.format);
-    if (!forced) ThrowUsage(fmt::format("--output-format '{}'", o.format), fmt::format("unknown format (known: {})", WritableFormatNames()));
-  }
+  // The scheme takes every flag given, and every value parses.
+  const pe::Spec spec = pe::CheckSpec(SpecOf(o.spec));
   // Validate everything before any work or any file is created.
-  const Format format = ResolveOutputFormat(o.output, forced);
+  const std::string format = OutputFormatOf(o);
   // Multi-tensor schemes (rope, xpos, alibi) give several tensors; NPY and
   // CSV take one (--tensor), the others hold them all.
-  TableSet set = MakeTableSet(spec);
-  if (o.json && IsStdStream(o.output))
+  pe::Table table = pe::GenerateTable(spec);
+  if (o.json && o.output == "-")
     ThrowUsage("--json", "standard output carries the table; give -o FILE to have the summary on standard output");
-  nlohmann::ordered_json summary;
-  if (o.json) {
-    summary["schema"] = "pe.generate/1";
-    summary["output"] = o.output;
-    summary["format"] = std::string(Traits(format).name);
-    summary["scheme"] = spec.scheme;
-    summary["tensors"] = nlohmann::ordered_json::array();
-    for (const auto& t : set.tensors) {
-      const TableInfo& ti = t->info();
-      summary["tensors"].push_back(
-          {{"name", ti.name}, {"shape", {ti.rows, ti.cols}}, {"dtype", std::string(Traits(ti.dtype).name)}});
-    }
-  }
-  if (o.compress > 0 && format != Format::kHdf5)
-    ThrowUsage(fmt::format("--compress {}", o.compress), "applies to HDF5 output only (-o FILE.h5)");
-  WriteSettings& ws = GlobalWriteSettings();
-  ws.threads = o.threads;
-  ws.hdf5_gzip_level = o.compress;
-  SetSyncOutputs(o.fsync);
+  const std::string summary = o.json ? Summary(o, format, table) : std::string();
   ProgressBar bar(console.stderr_is_tty() && !console.quiet(),
-                  IsStdStream(o.output) ? std::string("generating") : "writing " + o.output);
-  ws.progress = [&bar](std::int64_t done, std::int64_t total) { bar.Update(done, total); };
-  WriteTables(set, format, o.output);
-  ws.progress = nullptr;
-  if (o.json) WriteStdout(summary.dump() + "\n");
+                  o.output == "-" ? std::string("generating") : "writing " + o.output);
+  pe::WriteOptions w = WriteOptionsOf(o);
+  w.progress = [&bar](std::int64_t done, std::int64_t total) { bar.Update(done, total); };
+  pe::WriteTableFile(table, o.output, w);
+  if (o.json) WriteStdout(summary);
   return kExitOk;
 }
 

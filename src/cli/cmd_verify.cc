@@ -14,11 +14,9 @@
 #include "cli/progress.h"
 #include "cli/scheme_flags.h"
 #include "cli/stdin_table.h"
-#include "core/analysis/resize_diagnose.h"
 #include <pe/error.h>
 
 #include "cli/exit_codes.h"
-#include "core/formats/format.h"
 
 namespace pe::cli {
 namespace {
@@ -34,6 +32,14 @@ std::vector<std::string> SplitList(const std::string& s) {
       cur += c;
     }
   }
+  return out;
+}
+
+bool IsStdStream(const std::string& path) { return path == "-"; }
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -76,7 +82,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   cmd->add_option("--reference-tensor,--reference-dataset", o.reference_dataset,
                   "REF's tensor, or the scheme tensor to compare with (default: the one named like FILE's)")
       ->type_name("NAME");
-  cmd->add_option("--input-format,--format", o.format, "Format of FILE: " + FormatNames() + " (default: from the extension)")->type_name("FMT");
+  cmd->add_option("--input-format,--format", o.format, "Format of FILE: " + Joined(pe::TableFormats()) + " (default: from the extension)")->type_name("FMT");
   cmd->add_option("--atol", o.atol, "Absolute tolerance (replaces the default rule)")->type_name("X");
   cmd->add_option("--rtol", o.rtol, "Relative tolerance (replaces the default rule)")->type_name("X");
   cmd->add_option("--max-ulp", o.max_ulp, "Tolerance in ulps of the file's dtype (replaces the default rule)")->type_name("N");
@@ -125,11 +131,13 @@ int RunResizeVerify(const VerifyCliOptions& o, Console& console) {
   if (o.file.empty()) ThrowUsage("verify", "FILE is required (the resized table to check against --resize-from)");
   const LearnedTable orig = ReadLearnedTable(o.resize.from, "--resize-from");
   const LearnedTable port = ReadLearnedTable(o.dataset.empty() ? o.file : o.file + ":" + o.dataset, "FILE");
-  const ResizeOptions ro = ResizeOptionsFrom(o.resize, orig, o.spec.grid, o.spec.max_len, o.spec.extra.frames,
-                                             Given(o, "--spatial-merge-size") ? o.spec.extra.spatial_merge_size : 0);
-  const resize::ResizeDiagnosis d =
-      resize::DiagnoseResize(orig.values.data(), orig.rows, orig.cols, ro, port.values.data(), port.rows, port.cols);
-  const auto& c = d.result;
+  const std::int64_t merge =
+      Given(o, "--spatial-merge-size") ? SpecFlag<std::int64_t>(o.spec, "spatial_merge_size") : 0;
+  const ResizeOptions ro =
+      ResizeOptionsFrom(o.resize, orig, o.spec.grid, o.spec.max_len, SpecFlag<std::int64_t>(o.spec, "frames"), merge);
+  const pe::ResizeDiagnosis d =
+      pe::DiagnoseResize(orig.values.data(), orig.rows, orig.cols, ro, port.values.data(), port.rows, port.cols);
+  const auto& c = d;
   const bool pass = c.within_bound;
   std::string out = fmt::format("{}: {} x {} against {} resized by {}\n", port.source, port.rows, port.cols, orig.source,
                                 d.expected.description);

@@ -1,25 +1,19 @@
 #include "cli/inline_spec.h"
 
-#include "core/base/dtype.h"
-#include "core/schemes/inline_spec.h"
+#include <algorithm>
 
 namespace pe::cli {
 
 std::optional<InlineSpec> ParseInlineSpec(const std::string& text) {
-  std::optional<ParsedInlineSpec> parsed = ParseInlineSpecText(text);
-  if (!parsed) return std::nullopt;
-  // The flags the spec stands for (ToSpec turns them back into the same spec).
+  std::optional<pe::Spec> spec = pe::InlineSpecOf(text);
+  if (!spec) return std::nullopt;
   InlineSpec out;
-  const SchemeSpec& s = parsed->spec;
-  out.flags.extra = s;
-  out.flags.scheme = s.scheme;
-  out.flags.d_model = s.d_model;
-  out.flags.max_len = s.max_len;
-  out.flags.base = s.base;
-  out.flags.start = s.start;
-  out.flags.dtype = std::string(Traits(s.dtype).name);
-  out.flags.cmd = nullptr;  // the keys given are in `given`
-  out.given = std::move(parsed->given);
+  for (const auto& [key, value] : spec->params) {
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    out.given.insert(flag);
+  }
+  out.spec = std::move(*spec);
   return out;
 }
 

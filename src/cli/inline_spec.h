@@ -2,28 +2,27 @@
 // names a generated table wherever a table file is expected (`pe dot`
 // inputs, `pe verify --reference`), so variants can be compared side by side.
 //
-// The grammar and the parser are core's (core/schemes/inline_spec.h), shared with
-// the library's views (pe/view.h); this is the CLI's face of it.
+// The grammar and the parser are the library's (pe::InlineSpecOf,
+// include/pe/table.h; docs/cli.md); this is the CLI's face of it.
 #pragma once
 
 #include <optional>
 #include <set>
 #include <string>
 
-#include "cli/cmd_generate.h"
+#include <pe/table.h>
 
 namespace pe::cli {
 
 struct InlineSpec {
-  SpecFlags flags;
+  pe::Spec spec;                ///< the scheme (canonical) and the keys given, for pe::GenerateTable
   std::set<std::string> given;  ///< the flags it set, without dashes ("max-len")
 };
 
-/// The flags an inline spec stands for; nullopt when `text` names an
+/// The spec an inline spec stands for; nullopt when `text` names an
 /// existing file or does not start with a scheme name and a colon (then it
-/// is a file name). Throws
-/// pe::Error (usage) naming the input for an unknown key or a bad value.
+/// is a file name). Throws pe::Error (usage) naming the input for an
+/// unknown key or a bad value.
 std::optional<InlineSpec> ParseInlineSpec(const std::string& text);
-
 
 }  // namespace pe::cli

@@ -4,16 +4,50 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include <pe/error.h>
 
 #include "cli/exit_codes.h"
-#include "core/spec/param_table.h"
 
 namespace pe::cli {
 
 namespace {
 const char kSchemeGroup[] = "Scheme parameters (see 'pe schemes')";
+
+// A parameter's default (pe::SpecParamInfo::default_value, written so
+// that it reads back to the same value) as the value its flag binds to.
+SpecParamValue DefaultValue(const pe::SpecParamInfo& p) {
+  const std::string& t = p.default_value;
+  switch (p.type) {
+    case SpecParamType::kInteger: {
+      std::int64_t v = 0;
+      std::from_chars(t.data(), t.data() + t.size(), v);
+      return v;
+    }
+    case SpecParamType::kUnsigned: {
+      std::uint64_t v = 0;
+      std::from_chars(t.data(), t.data() + t.size(), v);
+      return v;
+    }
+    case SpecParamType::kReal: return std::strtod(t.c_str(), nullptr);
+    case SpecParamType::kSwitch: return t == "true";
+    // The flag binds the setting it clears ("--no-truncate": truncate), on
+    // unless the default is to clear it.
+    case SpecParamType::kNegSwitch: return t != "true";
+    default: return t;
+  }
+}
+
+// The text of a bound value, as a pe::Spec value that parses back to it.
+std::string ValueText(const SpecParamValue& v, bool negative_switch) {
+  if (const auto* b = std::get_if<bool>(&v)) return *b != negative_switch ? "true" : "false";
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return fmt::format("{}", *i);
+  if (const auto* u = std::get_if<std::uint64_t>(&v)) return fmt::format("{}", *u);
+  return fmt::format("{}", std::get<double>(v));
+}
+
 }  // namespace
 
 bool IsCommonSpecKey(std::string_view key) {
@@ -22,43 +56,77 @@ bool IsCommonSpecKey(std::string_view key) {
 
 void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& f) {
   const std::string g = kSchemeGroup;
-  for (const ParamRow& r : ParamTable()) {
-    if (r.flag.empty() || IsCommonSpecKey(r.key)) continue;  // aliases: keys only; common: AddSpecFlags
-    const std::string name(r.flag), help(r.help);
+  f.params = std::make_shared<SpecParamSlots>();
+  for (const pe::SpecParamInfo& p : pe::SpecParams()) {
+    if (p.flag.empty() || p.common) continue;  // aliases: keys only; common: AddSpecFlags
+    const std::string& name = p.flag;
+    f.params->type[p.key] = p.type;
+    SpecParamValue& slot = f.params->value[p.key] = DefaultValue(p);
     CLI::Option* o = nullptr;
-    switch (r.type) {
-      case ParamType::kInt: o = cmd.add_option(name, f.extra.*std::get<std::int64_t SchemeSpec::*>(r.member), help); break;
-      case ParamType::kUnsigned: o = cmd.add_option(name, f.extra.*std::get<std::uint64_t SchemeSpec::*>(r.member), help); break;
-      case ParamType::kReal: o = cmd.add_option(name, f.extra.*std::get<double SchemeSpec::*>(r.member), help); break;
-      case ParamType::kText: o = cmd.add_option(name, f.extra.*std::get<std::string SchemeSpec::*>(r.member), help); break;
-      case ParamType::kGrid: o = cmd.add_option(name, f.grid, help); break;  // parsed with the common flags (ToSpec)
-      case ParamType::kSwitch: o = cmd.add_flag(name, f.extra.*std::get<bool SchemeSpec::*>(r.member), help); break;
-      case ParamType::kNegSwitch: o = cmd.add_flag(name + "{false}", f.extra.*std::get<bool SchemeSpec::*>(r.member), help); break;
-      case ParamType::kDType: throw Error(ErrorKind::kInternal, "a DType scheme parameter has no SpecFlags field");
+    switch (p.type) {
+      case SpecParamType::kInteger: o = cmd.add_option(name, std::get<std::int64_t>(slot), p.help); break;
+      case SpecParamType::kUnsigned: o = cmd.add_option(name, std::get<std::uint64_t>(slot), p.help); break;
+      case SpecParamType::kReal: o = cmd.add_option(name, std::get<double>(slot), p.help); break;
+      case SpecParamType::kText: o = cmd.add_option(name, std::get<std::string>(slot), p.help); break;
+      case SpecParamType::kGrid: o = cmd.add_option(name, f.grid, p.help); break;  // SpecFlags::grid
+      case SpecParamType::kSwitch: o = cmd.add_flag(name, std::get<bool>(slot), p.help); break;
+      case SpecParamType::kNegSwitch: o = cmd.add_flag(name + "{false}", std::get<bool>(slot), p.help); break;
+      case SpecParamType::kDType: throw Error(ErrorKind::kInternal, "a DType scheme parameter has no SpecFlags field");
     }
     o->group(g);
-    if (r.type == ParamType::kSwitch || r.type == ParamType::kNegSwitch) continue;
-    o->type_name(std::string(r.metavar));
-    if (r.show_default == kShown) o->capture_default_str();
+    f.params->key_of[o] = p.key;
+    if (p.type == SpecParamType::kSwitch || p.type == SpecParamType::kNegSwitch) continue;
+    o->type_name(p.metavar);
+    if (p.show_default) o->capture_default_str();
   }
+}
+
+pe::Spec SpecOf(const SpecFlags& f) {
+  pe::Spec spec("");
+  if (!f.cmd) return spec;
+  bool dtype = false;
+  for (const CLI::Option* opt : f.cmd->get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+    const std::string& name = opt->get_lnames()[0];
+    if (name == "scheme") {
+      if (f.scheme.empty()) pe::DescribeScheme(f.scheme);  // refused as an unknown scheme, not taken as the default
+      spec.scheme = f.scheme;
+    } else if (name == "d-model") {
+      spec.Set("d_model", f.d_model);
+    } else if (name == "max-len") {
+      spec.Set("max_len", f.max_len);
+    } else if (name == "base") {
+      spec.Set("base", f.base);
+    } else if (name == "start") {
+      spec.Set("start", f.start);
+    } else if (name == "dtype") {
+      dtype = true;
+    } else if (f.params) {
+      const auto key = f.params->key_of.find(opt);
+      if (key == f.params->key_of.end()) continue;
+      if (key->second == "grid") {
+        spec.Set("grid", std::string_view(f.grid));
+        continue;
+      }
+      const bool negative = f.params->type.at(key->second) == SpecParamType::kNegSwitch;
+      spec.Set(key->second, std::string_view(ValueText(f.params->value.at(key->second), negative)));
+    }
+  }
+  if (dtype) spec.Set("dtype", std::string_view(f.dtype));  // last: a bad grid is named before a bad dtype
+  return spec;
 }
 
 void CheckSchemeFlags(const SpecFlags& f, std::string_view scheme, const std::vector<std::string>& ignore) {
   if (!f.cmd) return;
-  static const std::vector<std::string> kCommon = {"--d-model", "--max-len", "--base", "--start", "--dtype"};
-  std::vector<std::string> given;
-  bool scheme_given = false;
-  for (const CLI::Option* opt : f.cmd->get_options()) {
-    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
-    const std::string flag = "--" + opt->get_lnames()[0];
-    if (flag == "--scheme") scheme_given = true;
-    const bool spec_flag = opt->get_group() == kSchemeGroup ||
-                           std::find(kCommon.begin(), kCommon.end(), flag) != kCommon.end();
-    if (spec_flag && std::find(ignore.begin(), ignore.end(), flag) == ignore.end()) given.push_back(flag);
-  }
-  CheckFlagsApply(given, scheme, scheme_given);
+  pe::Spec spec = SpecOf(f);
+  if (!spec.scheme.empty()) spec.scheme = std::string(scheme);
+  std::erase_if(spec.params, [&](const auto& kv) {
+    std::string flag = "--" + kv.first;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return std::find(ignore.begin(), ignore.end(), flag) != ignore.end();
+  });
+  pe::CheckSpec(spec);
 }
-
 
 pe::Spec GivenSpecFlags(const CLI::App& cmd) {
   static const std::vector<std::string> kCommon = {"d-model", "max-len", "base", "start", "dtype"};

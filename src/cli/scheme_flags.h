@@ -1,7 +1,8 @@
 // The scheme-specific flags (--layout, --rope-scaling, --heads, --grid, ...)
-// that every command taking a scheme spec accepts, generated from the
-// parameter table (core/spec/param_table.h); they bind straight to SchemeSpec
-// fields, and each scheme validates the ones it uses.
+// that every command taking a scheme spec accepts, one per parameter of
+// the library's list (pe::SpecParams, include/pe/table.h); each binds to a
+// value of its parameter's type (SpecFlags::params), and the library
+// checks and validates the spec they make (pe::CheckSpec, pe::GenerateTable).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,8 +12,6 @@
 #include <vector>
 
 #include "cli/cmd_generate.h"
-#include "core/plot/view_compute.h"
-#include "core/schemes/inline_spec.h"
 
 namespace pe::cli {
 
@@ -21,14 +20,14 @@ namespace pe::cli {
 bool IsCommonSpecKey(std::string_view key);
 
 /// Adds the scheme-parameter options to `cmd` (in their own help group),
-/// one per row of the parameter table (core/spec/param_table.h).
+/// one per scheme parameter of pe::SpecParams().
 void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& flags);
 
-// SchemeTakesFlag and CheckFlagsApply: core/schemes/inline_spec.h (one rule for
-// flags, inline specs and the library).
-
-/// CheckFlagsApply for the flags `flags.cmd` parsed (nothing when it is
-/// null), except those in `ignore` (flags a command also uses for files).
+/// Refuses a spec flag `flags.cmd` parsed that the scheme does not take
+/// (pe::CheckSpec: "--heads: applies to alibi; the scheme is sinusoidal
+/// (the default: no --scheme given)"), and a value that does not parse,
+/// except the flags in `ignore` (flags a command also uses for files).
+/// `scheme`: the --scheme value. Nothing when flags.cmd is null.
 void CheckSchemeFlags(const SpecFlags& flags, std::string_view scheme, const std::vector<std::string>& ignore = {});
 
 /// The scheme flags and common spec flags (--d-model, --max-len, --base,

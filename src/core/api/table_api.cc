@@ -14,6 +14,7 @@
 #include <pe/pe.h>
 
 #include "core/api/api_impl.h"
+#include "core/api/scheme_spec_of.h"
 #include "core/spec/param_table.h"
 #include "core/spec/params.h"
 #include "core/base/dtype.h"
@@ -83,67 +84,6 @@ Metadata ToMetadata(const MetaList& meta) {
   for (const auto& [k, v] : meta) m.Set(k, v);
   return m;
 }
-
-// ---- Spec -------------------------------------------------------------------
-
-Spec& Spec::Set(std::string_view key, std::string_view value) {
-  for (auto& [k, v] : params) {
-    if (k == key) {
-      v = std::string(value);
-      return *this;
-    }
-  }
-  params.emplace_back(std::string(key), std::string(value));
-  return *this;
-}
-Spec& Spec::Set(std::string_view key, std::int64_t value) { return Set(key, std::string_view(fmt::format("{}", value))); }
-Spec& Spec::Set(std::string_view key, double value) { return Set(key, std::string_view(fmt::format("{}", value))); }
-Spec& Spec::Set(std::string_view key, bool value) { return Set(key, std::string_view(value ? "true" : "false")); }
-
-std::vector<std::string> SpecKeys() { return SpecParamKeys(); }
-
-namespace {
-
-SchemeDescription Describe(const SchemeInfo& s) {
-  SchemeDescription d{std::string(s.name), std::string(s.summary), std::string(s.source), {}, {}};
-  for (auto t : s.tensors) d.tensors.emplace_back(t);
-  for (const SchemeParam& p : s.params) {
-    // "--beta-fast / --beta-slow" (two flags in one row) -> "beta_fast, beta_slow"
-    std::string key;
-    std::string_view rest = p.flag;
-    while (!rest.empty()) {
-      const std::size_t slash = rest.find('/');
-      std::string one(rest.substr(0, slash));
-      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-      one.erase(0, one.find_first_not_of(" -"));
-      one.erase(one.find_last_not_of(' ') + 1);
-      std::replace(one.begin(), one.end(), '-', '_');
-      if (!one.empty()) key += (key.empty() ? "" : ", ") + one;
-    }
-    d.params.push_back({key, std::string(p.meaning), std::string(p.fallback), std::string(p.flag)});
-  }
-  d.flags = {"--scheme", "--dtype"};
-  for (const ParamRow& row : ParamTable()) {
-    std::string_view names = row.flag;  // "--d-model,--head-dim": each spelling
-    while (!names.empty()) {
-      const std::size_t comma = names.find(',');
-      const std::string_view one = names.substr(0, comma);
-      names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
-      if (one != "--dtype" && SchemeTakesFlag(s, one)) d.flags.emplace_back(one);
-    }
-  }
-  return d;
-}
-
-}  // namespace
-
-std::vector<SchemeDescription> ListSchemes() {
-  std::vector<SchemeDescription> out;
-  for (const SchemeInfo& s : Schemes()) out.push_back(Describe(s));
-  return out;
-}
-
-SchemeDescription DescribeScheme(std::string_view name) { return Describe(FindScheme(std::string(name))); }
 
 // ---- RowStream ----------------------------------------------------------------
 
@@ -257,21 +197,7 @@ Table MakeTable(TableSet set) {
 
 // ---- generate -----------------------------------------------------------------
 
-Table GenerateTable(const Spec& spec) {
-  SchemeSpec s;
-  // An empty scheme is the default one, named so in a refusal ("no --scheme given").
-  const bool scheme_given = !spec.scheme.empty();
-  s.scheme = scheme_given ? spec.scheme : std::string("sinusoidal");
-  std::vector<std::string> flags;  // the flags these keys stand for, refused as the CLI refuses them
-  for (const auto& [k, v] : spec.params) {
-    SetSpecParam(s, k, v);
-    std::string flag = "--" + CanonicalSpecKey(k);
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
-  }
-  CheckFlagsApply(flags, FindScheme(s.scheme).name, scheme_given);
-  return MakeTable(MakeTableSet(s));
-}
+Table GenerateTable(const Spec& spec) { return MakeTable(MakeTableSet(SchemeSpecOf(CheckSpec(spec)))); }
 
 // ---- read ---------------------------------------------------------------------
 
@@ -304,8 +230,6 @@ std::vector<std::string> TableFormats() {
   for (const auto& f : Formats()) out.emplace_back(f.name);
   return out;
 }
-
-bool IsInlineSpec(const std::string& text) { return ParseInlineSpecText(text).has_value(); }
 
 std::vector<std::string> WritableTableFormats() {
   std::vector<std::string> out;
@@ -374,15 +298,37 @@ Table WrapTensors(const std::vector<TensorView>& tensors, const MetaList& metada
   return MakeTable(std::move(set));
 }
 
-void WriteTableFile(Table& table, const std::string& path, const WriteOptions& options) {
+namespace {
+
+Format ResolveFormat(const std::string& path, const std::string& name) {
   std::optional<Format> forced;
-  if (!options.format.empty()) {
-    forced = FormatFromName(options.format);
-    if (!forced)
-      ThrowUsage(fmt::format("format '{}'", options.format), fmt::format("unknown format (known: {})", FormatNames()));
+  if (!name.empty()) {
+    forced = FormatFromName(name);
+    if (!forced) ThrowUsage(fmt::format("format '{}'", name), fmt::format("unknown format (known: {})", FormatNames()));
   }
-  const Format format = ResolveOutputFormat(path, forced);
-  WriteTables(table.impl().set, format, path);
+  return ResolveOutputFormat(path, forced);
+}
+
+}  // namespace
+
+std::string OutputFormat(const std::string& path, const std::string& format) {
+  return std::string(Traits(ResolveFormat(path, format)).name);
+}
+
+void WriteTableFile(Table& table, const std::string& path, const WriteOptions& options) {
+  const Format format = ResolveFormat(path, options.format);
+  if (options.threads < 0 || options.threads > 1024)
+    ThrowUsage(fmt::format("threads {}", options.threads), "must be in 0..1024 (0: all cores)");
+  if (options.gzip_level < 0 || options.gzip_level > 9)
+    ThrowUsage(fmt::format("--compress {}", options.gzip_level), "must be a gzip level in 1..9 (0: none)");
+  if (options.gzip_level > 0 && format != Format::kHdf5)
+    ThrowUsage(fmt::format("--compress {}", options.gzip_level), "applies to HDF5 output only (-o FILE.h5)");
+  WriteSettings settings;
+  settings.threads = options.threads;
+  settings.hdf5_gzip_level = options.gzip_level;
+  settings.fsync = options.fsync;
+  settings.progress = options.progress;
+  WriteTables(table.impl().set, format, path, settings);
 }
 
 }  // namespace pe

@@ -92,7 +92,7 @@ std::string BaseName(const std::string& path) {
 bool WritebackPolicy::Wrote(std::size_t bytes) {
   written_ += bytes;
   if (written_ - pending_ < kStep) return false;
-  if (written_ < kFrom && !replacing_ && !SyncOutputs()) return false;
+  if (written_ < kFrom && !replacing_) return false;
   pending_ = written_;
   return true;
 }
@@ -240,7 +240,7 @@ void CheckMayReplace(const std::string& target, const std::string& file) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(const std::string& target) : target_(target) {
+AtomicFile::AtomicFile(const std::string& target, bool sync) : target_(target), sync_(sync) {
   const std::string what = fmt::format("cannot write {}", Quoted(target));
   struct stat st;
   if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ThrowIo(what, "Is a directory");
@@ -344,16 +344,9 @@ void AtomicFile::ReleaseFile() {
   file_ = nullptr;
 }
 
-namespace {
-std::atomic<bool> sync_outputs{false};
-}  // namespace
-
-void SetSyncOutputs(bool sync) { sync_outputs = sync; }
-bool SyncOutputs() { return sync_outputs; }
-
 void AtomicFile::Commit() {
   const std::string what = fmt::format("cannot write {}", Quoted(target_));
-  const bool sync = SyncOutputs();
+  const bool sync = sync_;
   if (file_) {
     if (std::fflush(file_) != 0) ThrowIo(what, std::strerror(errno));
     if (sync && ::fsync(::fileno(file_)) != 0 && errno != EINVAL)

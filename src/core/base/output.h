@@ -24,7 +24,7 @@ class ByteSink {
 
 /// When an output being written starts its disk writes (FileSink, the
 /// HDF5 writer): every kStep bytes once it is kFrom bytes large, and from
-/// the start when it replaces a file or with --fsync (SyncOutputs()).
+/// the start when it replaces a file or is synced (--fsync).
 /// Starting them as it goes means a large output never piles up unwritten
 /// data in the page cache (which the kernel would write in a burst, and a
 /// final fsync would wait for). Small new outputs are left to the kernel:
@@ -43,7 +43,8 @@ class WritebackPolicy {
   /// Outputs that replace no file and are not synced start here.
   static constexpr std::size_t kFrom = std::size_t{64} << 20;
 
-  explicit WritebackPolicy(bool replacing) : replacing_(replacing) {}
+  /// `early`: from the start (the output replaces a file, or is synced).
+  explicit WritebackPolicy(bool early) : replacing_(early) {}
   /// Counts `bytes` more written; true when writeback of [pending(),
   /// written()) should start now, and from then on pending() == written().
   bool Wrote(std::size_t bytes);
@@ -64,7 +65,7 @@ void StartWriteback(int fd, std::size_t offset, std::size_t len);
 /// file descriptor in one write() each (after flushing what stdio holds),
 /// smaller ones through stdio's buffer. `name` appears in error messages
 /// ("'out.csv'" or "standard output"). `replacing`: the file will be
-/// renamed over an existing one (AtomicFile::replaces()); see
+/// renamed over an existing one (AtomicFile::replaces()) or synced; see
 /// WritebackPolicy.
 class FileSink : public ByteSink {
  public:
@@ -89,14 +90,6 @@ class StringSink : public ByteSink {
   std::string out;
 };
 
-/// Whether AtomicFile::Commit fsyncs before the rename (default: no, as
-/// with cp, gzip or numpy: the rename already makes the file appear whole
-/// or not at all to every reader; fsync adds durability across a power
-/// loss or kernel crash, at the cost of waiting for the disk). Process-wide;
-/// the CLI sets it from `pe generate --fsync`.
-void SetSyncOutputs(bool sync);
-bool SyncOutputs();
-
 /// A file written under a temporary name ("<name>.pe-tmp-<pid>-XXXXXX") in
 /// the target's folder and renamed into place by Commit(). A target that
 /// exists and is not a regular file (/dev/null, a FIFO) is written directly
@@ -110,7 +103,11 @@ class AtomicFile {
   /// Creates the temporary file. Throws pe::Error (kIo) when the target's
   /// folder does not exist or is not writable, the target is a folder, a
   /// file the caller may not write, or a link pe refuses to follow.
-  explicit AtomicFile(const std::string& target);
+  /// `sync`: Commit fsyncs before the rename (default: no, as with cp,
+  /// gzip or numpy: the rename already makes the file appear whole or not
+  /// at all to every reader; fsync adds durability across a power loss or
+  /// kernel crash, at the cost of waiting for the disk; `pe generate --fsync`).
+  explicit AtomicFile(const std::string& target, bool sync = false);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -124,7 +121,7 @@ class AtomicFile {
   /// Closes the stdio handle so that a library (HDF5) can write temp_path()
   /// itself; Commit() then only syncs and renames.
   void ReleaseFile();
-  /// Flushes (and fsyncs when SyncOutputs()), then renames the temporary
+  /// Flushes (and fsyncs when `sync`), then renames the temporary
   /// file onto the target.
   void Commit();
 
@@ -142,6 +139,7 @@ class AtomicFile {
   /// place, never replaced by a rename.
   bool direct_ = false;
   bool replaces_ = false;
+  bool sync_ = false;
 };
 
 /// Throws pe::Error (kIo) before any work when the file system of `target`

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,19 @@ std::string WritableFormatNames();
 Format ResolveOutputFormat(const std::string& path,
                            std::optional<Format> forced);
 
+/// How a table is written: the caller's, for one write (`pe generate`'s
+/// --threads, --compress, --fsync and progress bar).
+struct WriteSettings {
+  /// Producer threads; 0 = all cores.
+  int threads = 0;
+  /// Called on the calling thread after each block: rows done, rows total.
+  std::function<void(std::int64_t, std::int64_t)> progress;
+  /// HDF5 gzip (deflate) level 1-9; 0 = no compression.
+  int hdf5_gzip_level = 0;
+  /// fsync the file before it is renamed into place (AtomicFile's `sync`).
+  bool fsync = false;
+};
+
 /// A consumer of row blocks. Rows arrive in order, each block once.
 class TableWriter {
  public:
@@ -74,14 +88,14 @@ class TableWriter {
 /// Streams every row of `source` to `path` ("-" = stdout) in `format`.
 /// The file appears only when complete (temporary file + rename).
 /// Throws pe::Error on failure, leaving no file behind.
-void WriteTable(RowSource& source, Format format, const std::string& path);
+void WriteTable(RowSource& source, Format format, const std::string& path, const WriteSettings& settings = {});
 
 /// Writes every tensor of `set` to `path` in `format`: HDF5 as one dataset
 /// per tensor, JSON as a "tensors" object (formats/json_tensors.h),
 /// safetensors as one file of all of them. A set of one tensor goes through
 /// WriteTable(). NPY and CSV hold one tensor: a set of several is refused
 /// with an error that names --tensor and the tensors. Atomic like WriteTable.
-void WriteTables(TableSet& set, Format format, const std::string& path);
+void WriteTables(TableSet& set, Format format, const std::string& path, const WriteSettings& settings = {});
 
 /// True when `format` can hold several tensors in one file.
 bool HoldsSeveralTensors(Format format);

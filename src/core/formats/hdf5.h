@@ -17,16 +17,17 @@ namespace pe {
 /// A writer that creates the HDF5 file `path` (the temporary file);
 /// `display_name` is the user's target, for messages. `replacing`: the file
 /// will replace an existing one (AtomicFile::replaces()), for its
-/// WritebackPolicy (core/base/output.h).
+/// WritebackPolicy (core/base/output.h), or synced. `gzip_level`: deflate
+/// 1-9 (with the shuffle filter), 0 none.
 std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path,
                                             const std::string& display_name,
-                                            bool replacing = false);
+                                            bool replacing = false, int gzip_level = 0);
 
 /// Like MakeHdf5Writer, but adds the dataset to the existing HDF5 file
 /// `path` (a TableSet: one dataset per tensor).
 std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path,
                                                   const std::string& display_name,
-                                                  bool replacing = false);
+                                                  bool replacing = false, int gzip_level = 0);
 
 /// Opens dataset `dataset` of an HDF5 file (empty: "pe", else the only
 /// dataset in the root group). Reads float datasets of rank 1 or 2 (leading

@@ -56,8 +56,9 @@ std::string WriteFailure(const std::string& fallback) {
 
 class Hdf5Writer : public TableWriter {
  public:
-  Hdf5Writer(std::string path, std::string display, bool replacing, bool append = false)
-      : path_(std::move(path)), display_(std::move(display)), append_(append), writeback_(replacing) {}
+  Hdf5Writer(std::string path, std::string display, bool replacing, int gzip_level, bool append = false)
+      : path_(std::move(path)), display_(std::move(display)), append_(append), gzip_level_(gzip_level),
+        writeback_(replacing) {}
 
   void Begin(const TableInfo& info) override {
     SilenceHdf5();
@@ -93,7 +94,7 @@ class Hdf5Writer : public TableWriter {
     // so a 64 MiB cache holds the partial chunks at block edges until they
     // are complete.
     Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
-    if (const int gzip = GlobalWriteSettings().hdf5_gzip_level; gzip > 0) {
+    if (const int gzip = gzip_level_; gzip > 0) {
       Check(H5Pset_shuffle(dcpl.get()) >= 0 && H5Pset_deflate(dcpl.get(), static_cast<unsigned>(gzip)) >= 0,
             "cannot enable gzip compression");
       H5Pset_chunk_cache(dapl.get(), 521, std::size_t{64} << 20, 1.0);
@@ -215,6 +216,7 @@ class Hdf5Writer : public TableWriter {
 
   std::string path_, display_;
   bool append_ = false;
+  int gzip_level_ = 0;
   WritebackPolicy writeback_;
   int fd_ = -1;  ///< the file's descriptor in HDF5's driver; -1 unknown
   std::vector<hsize_t> shape_;
@@ -225,13 +227,13 @@ class Hdf5Writer : public TableWriter {
 }  // namespace
 
 std::unique_ptr<TableWriter> MakeHdf5Writer(const std::string& path, const std::string& display_name,
-                                            bool replacing) {
-  return std::make_unique<Hdf5Writer>(path, display_name, replacing);
+                                            bool replacing, int gzip_level) {
+  return std::make_unique<Hdf5Writer>(path, display_name, replacing, gzip_level);
 }
 
 std::unique_ptr<TableWriter> MakeHdf5AppendWriter(const std::string& path, const std::string& display_name,
-                                                  bool replacing) {
-  return std::make_unique<Hdf5Writer>(path, display_name, replacing, true);
+                                                  bool replacing, int gzip_level) {
+  return std::make_unique<Hdf5Writer>(path, display_name, replacing, gzip_level, true);
 }
 
 }  // namespace pe

@@ -15,11 +15,6 @@
 
 namespace pe {
 
-WriteSettings& GlobalWriteSettings() {
-  static WriteSettings settings;
-  return settings;
-}
-
 int CoreCount() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);

@@ -8,13 +8,13 @@
 // An exception on a producer or in the writer stops every thread and is
 // rethrown on the calling thread.
 //
-// The settings are process-wide: the CLI sets them once from --threads,
-// --compress and its progress bar before writing.
+// The settings (WriteSettings, core/formats/format.h) are the caller's,
+// passed with each write: `pe generate`'s --threads, --compress, --fsync
+// and its progress bar.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 #include "core/formats/format.h"
 #include "core/base/table.h"
@@ -29,18 +29,6 @@ inline constexpr std::size_t kPumpBlockBytes = std::size_t{512} << 10;
 /// writing of one overlap the formatting of the next from the start.
 inline constexpr std::size_t kPumpTextBlockBytes = std::size_t{128} << 10;
 
-struct WriteSettings {
-  /// Producer threads; 0 = all cores.
-  int threads = 0;
-  /// Called on the calling thread after each block: rows done, rows total.
-  std::function<void(std::int64_t, std::int64_t)> progress;
-  /// HDF5 gzip (deflate) level 1-9; 0 = no compression.
-  int hdf5_gzip_level = 0;
-};
-
-/// The process-wide settings used by WriteTable and the writers.
-WriteSettings& GlobalWriteSettings();
-
 /// The number of cores (at least 1).
 int CoreCount();
 
@@ -49,12 +37,10 @@ int EffectiveThreads(const WriteSettings& settings);
 
 /// A lower bound of the size of `info` written in `format` (the binary
 /// payload, or two characters per value for text; 0 when compressed).
-unsigned long long MinOutputBytes(const TableInfo& info, Format format,
-                                  const WriteSettings& settings = GlobalWriteSettings());
+unsigned long long MinOutputBytes(const TableInfo& info, Format format, const WriteSettings& settings = {});
 
 /// Streams every row of `source` to `writer` (Begin, WriteRows..., End).
-void PumpRows(RowSource& source, TableWriter& writer,
-              const WriteSettings& settings = GlobalWriteSettings());
+void PumpRows(RowSource& source, TableWriter& writer, const WriteSettings& settings = {});
 
 /// Fills rows [first, first + count) of `source` into `out` using up to
 /// `threads` threads (1 when the source is not concurrent_reads()).

@@ -121,7 +121,7 @@ std::unique_ptr<TableWriter> MakeStreamWriter(Format format, ByteSink& sink) {
 
 // Blocks in order; produced on several threads when the source allows
 // (core/formats/pump.h: --threads, progress).
-void Pump(RowSource& source, TableWriter& writer) { PumpRows(source, writer); }
+void Pump(RowSource& source, TableWriter& writer, const WriteSettings& settings) { PumpRows(source, writer, settings); }
 
 // HDF5 seeks and rewrites its file: a device or a pipe as -o cannot take it.
 void CheckSeekableTarget(const std::string& path, Format format) {
@@ -136,7 +136,7 @@ void CheckSeekableTarget(const std::string& path, Format format) {
 
 }  // namespace
 
-void WriteTable(RowSource& source, Format format, const std::string& path) {
+void WriteTable(RowSource& source, Format format, const std::string& path, const WriteSettings& settings) {
   CheckedTableBytes(source.info().rows, source.info().cols, source.info().dtype);
   if (IsStdStream(path)) {
     if (Traits(format).needs_seekable_file)
@@ -147,23 +147,24 @@ void WriteTable(RowSource& source, Format format, const std::string& path) {
                              "redirect it or use -o FILE",
                              Traits(format).name));
     }
-    FileSink sink(stdout, "standard output");
+    FileSink sink(stdout, "standard output", settings.fsync);
     auto writer = MakeStreamWriter(format, sink);
-    Pump(source, *writer);
+    Pump(source, *writer, settings);
     sink.Flush();
     return;
   }
   CheckSeekableTarget(path, format);
-  CheckFreeSpace(path, MinOutputBytes(source.info(), format));
-  AtomicFile file(path);
+  CheckFreeSpace(path, MinOutputBytes(source.info(), format, settings));
+  AtomicFile file(path, settings.fsync);
+  const bool early = file.replaces() || settings.fsync;  // writeback from the start (WritebackPolicy)
   if (format == Format::kHdf5) {
     file.ReleaseFile();
-    auto writer = MakeHdf5Writer(file.temp_path(), path, file.replaces());
-    Pump(source, *writer);
+    auto writer = MakeHdf5Writer(file.temp_path(), path, early, settings.hdf5_gzip_level);
+    Pump(source, *writer, settings);
   } else {
-    FileSink sink(file.file(), "'" + path + "'", file.replaces());
+    FileSink sink(file.file(), "'" + path + "'", early);
     auto writer = MakeStreamWriter(format, sink);
-    Pump(source, *writer);
+    Pump(source, *writer, settings);
     sink.Flush();
   }
   file.Commit();
@@ -173,9 +174,9 @@ bool HoldsSeveralTensors(Format format) {
   return format == Format::kHdf5 || format == Format::kJson || format == Format::kSafetensors || !Traits(format).writable;
 }
 
-void WriteTables(TableSet& set, Format format, const std::string& path) {
+void WriteTables(TableSet& set, Format format, const std::string& path, const WriteSettings& settings) {
   if (set.tensors.empty()) throw Error(ErrorKind::kInternal, "WriteTables: an empty set");
-  if (set.tensors.size() == 1) return WriteTable(*set.tensors.front(), format, path);
+  if (set.tensors.size() == 1) return WriteTable(*set.tensors.front(), format, path, settings);
   if (!HoldsSeveralTensors(format)) {
     // "what" names the format, chosen by --format, the extension or stdout's CSV default.
     ThrowUsage(fmt::format("{} output", Traits(format).name),
@@ -191,27 +192,28 @@ void WriteTables(TableSet& set, Format format, const std::string& path) {
     if (Traits(format).binary && ::isatty(STDOUT_FILENO))
       ThrowUsage("standard output", fmt::format("refusing to write binary {} to a terminal; redirect it or use -o FILE",
                                                 Traits(format).name));
-    FileSink sink(stdout, "standard output");
+    FileSink sink(stdout, "standard output", settings.fsync);
     if (format == Format::kJson) WriteJsonTensors(set, sink);
-    else WriteSafetensors(set, sink);
+    else WriteSafetensors(set, sink, settings.threads);
     sink.Flush();
     return;
   }
   CheckSeekableTarget(path, format);
-  AtomicFile file(path);
+  AtomicFile file(path, settings.fsync);
+  const bool early = file.replaces() || settings.fsync;  // writeback from the start (WritebackPolicy)
   if (format == Format::kHdf5) {
     file.ReleaseFile();
     bool first = true;
     for (auto& t : set.tensors) {
-      auto writer = first ? MakeHdf5Writer(file.temp_path(), path, file.replaces())
-                          : MakeHdf5AppendWriter(file.temp_path(), path, file.replaces());
-      Pump(*t, *writer);
+      auto writer = first ? MakeHdf5Writer(file.temp_path(), path, early, settings.hdf5_gzip_level)
+                          : MakeHdf5AppendWriter(file.temp_path(), path, early, settings.hdf5_gzip_level);
+      Pump(*t, *writer, settings);
       first = false;
     }
   } else {
-    FileSink sink(file.file(), "'" + path + "'", file.replaces());
+    FileSink sink(file.file(), "'" + path + "'", early);
     if (format == Format::kJson) WriteJsonTensors(set, sink);
-    else WriteSafetensors(set, sink);
+    else WriteSafetensors(set, sink, settings.threads);
     sink.Flush();
   }
   file.Commit();

@@ -420,7 +420,7 @@ std::string SafetensorsHeader(const TableSet& set) {
   return out + text;
 }
 
-void WriteSafetensors(TableSet& set, ByteSink& sink) {
+void WriteSafetensors(TableSet& set, ByteSink& sink, int threads) {
   sink.Write(SafetensorsHeader(set));
   std::vector<std::byte> buf;
   for (auto& t : set.tensors) {
@@ -429,7 +429,7 @@ void WriteSafetensors(TableSet& set, ByteSink& sink) {
     buf.resize(static_cast<std::size_t>(block) * info.row_bytes());
     for (std::int64_t first = 0; first < info.rows; first += block) {
       const std::int64_t n = std::min(block, info.rows - first);
-      ReadRowsParallel(*t, first, n, buf.data(), EffectiveThreads(GlobalWriteSettings()));
+      ReadRowsParallel(*t, first, n, buf.data(), threads > 0 ? threads : CoreCount());
       sink.Write(buf.data(), static_cast<std::size_t>(n) * info.row_bytes());
     }
   }

@@ -23,8 +23,9 @@ namespace pe {
 std::string SafetensorsHeader(const TableSet& set);
 
 /// Writes every tensor of `set` to `sink`: the header, then each tensor's
-/// rows in blocks (streams; needs no seekable file).
-void WriteSafetensors(TableSet& set, ByteSink& sink);
+/// rows in blocks (streams; needs no seekable file), produced on `threads`
+/// threads (0: all cores).
+void WriteSafetensors(TableSet& set, ByteSink& sink, int threads = 0);
 
 /// A TableWriter of one tensor (named info.name, metadata info.meta), for
 /// WriteTable().
