@@ -1,13 +1,13 @@
-#include "cli/cmd_completion.h"
+#include "cmd_completion.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-#include "cli/command_model.h"
+#include "command_model.h"
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 #include <pe/pe.h>
 
 namespace pe::cli {

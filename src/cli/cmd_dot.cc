@@ -1,4 +1,4 @@
-#include "cli/cmd_dot.h"
+#include "cmd_dot.h"
 
 #include <unistd.h>
 
@@ -12,11 +12,11 @@
 #include <pe/dot.h>
 #include <pe/text.h>
 
-#include "cli/dot_views.h"
-#include "cli/exit_codes.h"
-#include "cli/progress.h"
-#include "cli/scheme_flags.h"
-#include "cli/tensor_set_view.h"
+#include "dot_views.h"
+#include "exit_codes.h"
+#include "progress.h"
+#include "scheme_flags.h"
+#include "tensor_set_view.h"
 
 namespace pe::cli {
 namespace {

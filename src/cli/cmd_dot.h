@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <pe/dot.h>
 
-#include "cli/cmd_generate.h"
-#include "cli/console.h"
-#include "cli/resize_flags.h"
+#include "cmd_generate.h"
+#include "console.h"
+#include "resize_flags.h"
 
 namespace pe::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/cmd_generate.h"
+#include "cmd_generate.h"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <pe/error.h>
 #include <pe/resize.h>
 
-#include "cli/exit_codes.h"
-#include "cli/progress.h"
-#include "cli/scheme_flags.h"
+#include "exit_codes.h"
+#include "progress.h"
+#include "scheme_flags.h"
 
 namespace pe::cli {
 

@@ -11,8 +11,8 @@
 
 #include <pe/table.h>
 
-#include "cli/console.h"
-#include "cli/resize_flags.h"
+#include "console.h"
+#include "resize_flags.h"
 
 namespace pe::cli {
 

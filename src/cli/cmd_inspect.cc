@@ -1,5 +1,5 @@
-#include "cli/cmd_inspect.h"
-#include "cli/cmd_model.h"
+#include "cmd_inspect.h"
+#include "cmd_model.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,9 +8,9 @@
 #include <pe/inspect.h>
 #include <pe/table.h>
 
-#include "cli/exit_codes.h"
-#include "cli/progress.h"
-#include "cli/stdin_table.h"
+#include "exit_codes.h"
+#include "progress.h"
+#include "stdin_table.h"
 
 namespace pe::cli {
 namespace {

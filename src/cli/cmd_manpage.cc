@@ -1,4 +1,4 @@
-#include "cli/cmd_manpage.h"
+#include "cmd_manpage.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <cctype>
 #include <cstdio>
 
-#include "cli/command_model.h"
+#include "command_model.h"
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 #include <pe/pe.h>
 
 namespace pe::cli {

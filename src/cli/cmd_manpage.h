@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "cli/console.h"
+#include "console.h"
 
 namespace pe::cli {
 

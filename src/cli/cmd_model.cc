@@ -1,4 +1,4 @@
-#include "cli/cmd_model.h"
+#include "cmd_model.h"
 
 #include <pe/analysis.h>
 #include <pe/error.h>
@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 
 namespace pe::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/console.h"
+#include "console.h"
 
 namespace pe::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/cmd_schemes.h"
+#include "cmd_schemes.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
-#include "cli/cmd_verify.h"
-#include "cli/cmd_model.h"
+#include "cmd_verify.h"
+#include "cmd_model.h"
 
 #include <fmt/format.h>
 
@@ -11,12 +11,12 @@
 
 #include <pe/pe.h>
 
-#include "cli/progress.h"
-#include "cli/scheme_flags.h"
-#include "cli/stdin_table.h"
+#include "progress.h"
+#include "scheme_flags.h"
+#include "stdin_table.h"
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 
 namespace pe::cli {
 namespace {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/cmd_generate.h"
-#include "cli/console.h"
-#include "cli/resize_flags.h"
+#include "cmd_generate.h"
+#include "console.h"
+#include "resize_flags.h"
 #include <nlohmann/json.hpp>
 
 namespace pe::cli {

@@ -1,4 +1,4 @@
-#include "cli/command_model.h"
+#include "command_model.h"
 
 #include <pe/analysis.h>
 #include <pe/table.h>
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "cli/help_format.h"
+#include "help_format.h"
 
 namespace pe::cli {
 

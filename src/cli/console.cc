@@ -1,4 +1,4 @@
-#include "cli/console.h"
+#include "console.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 
 namespace pe::cli {
 namespace {

@@ -1,11 +1,11 @@
-#include "cli/dot_views.h"
+#include "dot_views.h"
 
 #include <fmt/format.h>
 
 #include <memory>
 #include <string>
 
-#include "cli/resize_flags.h"
+#include "resize_flags.h"
 
 namespace pe::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <pe/dot.h>
 
-#include "cli/cmd_dot.h"
+#include "cmd_dot.h"
 
 namespace pe::cli {
 

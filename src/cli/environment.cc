@@ -1,4 +1,4 @@
-#include "cli/environment.h"
+#include "environment.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 #include <pe/runtime.h>
 #include <pe/text.h>
 

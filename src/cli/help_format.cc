@@ -1,4 +1,4 @@
-#include "cli/help_format.h"
+#include "help_format.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <optional>
 #include <sstream>
 
-#include "cli/scheme_flags.h"
+#include "scheme_flags.h"
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 #include <pe/table.h>
 
 namespace pe::cli {

@@ -1,4 +1,4 @@
-#include "cli/inline_spec.h"
+#include "inline_spec.h"
 
 #include <algorithm>
 

@@ -11,20 +11,20 @@
 #include <string_view>
 #include <system_error>
 
-#include "cli/cmd_completion.h"
-#include "cli/cmd_dot.h"
-#include "cli/cmd_generate.h"
-#include "cli/cmd_inspect.h"
-#include "cli/cmd_manpage.h"
-#include "cli/cmd_verify.h"
-#include "cli/cmd_schemes.h"
-#include "cli/console.h"
-#include "cli/environment.h"
-#include "cli/help_format.h"
-#include "cli/parse_errors.h"
+#include "cmd_completion.h"
+#include "cmd_dot.h"
+#include "cmd_generate.h"
+#include "cmd_inspect.h"
+#include "cmd_manpage.h"
+#include "cmd_verify.h"
+#include "cmd_schemes.h"
+#include "console.h"
+#include "environment.h"
+#include "help_format.h"
+#include "parse_errors.h"
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 #include <pe/model.h>
 #include <pe/output.h>
 #include <pe/pe.h>

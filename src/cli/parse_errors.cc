@@ -1,4 +1,4 @@
-#include "cli/parse_errors.h"
+#include "parse_errors.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "cli/resize_flags.h"
+#include "resize_flags.h"
 
 #include <pe/error.h>
 

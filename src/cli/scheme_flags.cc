@@ -1,4 +1,4 @@
-#include "cli/scheme_flags.h"
+#include "scheme_flags.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 
 namespace pe::cli {
 

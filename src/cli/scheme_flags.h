@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/cmd_generate.h"
+#include "cmd_generate.h"
 
 namespace pe::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/stdin_table.h"
+#include "stdin_table.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include <pe/error.h>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 
 namespace pe::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/tensor_set_view.h"
+#include "tensor_set_view.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
