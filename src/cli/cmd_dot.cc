@@ -121,16 +121,7 @@ bias offsets buckets grid columns precision collisions.
 
 int RunDot(const DotOptions& o, Console& console) {
   pe::DotRequest request = o;  // the flags bound to the request's fields
-  request.flags = GivenSpecFlags(*o.cmd);
-  // The common flags' values as CLI11 read them (--max-len 0x10 is 16); the
-  // library reads decimal text.
-  for (const auto& given : std::vector<std::pair<std::string, std::string>>(request.flags.params)) {
-    const std::string& key = given.first;
-    if (key == "d-model") request.flags.Set(key, o.spec.d_model);
-    else if (key == "max-len") request.flags.Set(key, o.spec.max_len);
-    else if (key == "base") request.flags.Set(key, o.spec.base);
-    else if (key == "start") request.flags.Set(key, o.spec.start);
-  }
+  request.flags = GivenSpecFlags(o.spec);
   SetResizeRequest(o, &request);
   request.pick_tensor = PickDotTensor;  // the file's one table of positions, or a question listing them
   request.stdout_is_terminal = ::isatty(STDOUT_FILENO) == 1;

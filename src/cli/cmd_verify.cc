@@ -187,7 +187,7 @@ void CheckInputFormat(const std::string& format) {
 pe::VerifyRequest RequestOf(const VerifyCliOptions& o, const std::string& opened_tensor) {
   pe::VerifyRequest r;
   r.name = o.file;
-  pe::Spec given = GivenSpecFlags(*o.cmd);
+  pe::Spec given = GivenSpecFlags(o.spec);
   // --tensor selects FILE's tensor; for a file of one unnamed table (.npy,
   // .csv) it also says which of the scheme's tensors that table is, and
   // --reference-tensor names the scheme's tensor when it differs.

@@ -48,6 +48,16 @@ std::string ValueText(const SpecParamValue& v, bool negative_switch) {
   return fmt::format("{}", std::get<double>(v));
 }
 
+// The key of `opt` when it is a numeric scheme parameter's flag; null otherwise.
+const std::string* NumericParamKey(const SpecFlags& f, const CLI::Option* opt) {
+  if (!f.params) return nullptr;
+  const auto key = f.params->key_of.find(opt);
+  if (key == f.params->key_of.end()) return nullptr;
+  const SpecParamType t = f.params->type.at(key->second);
+  const bool numeric = t == SpecParamType::kInteger || t == SpecParamType::kUnsigned || t == SpecParamType::kReal;
+  return numeric ? &key->second : nullptr;
+}
+
 }  // namespace
 
 bool IsCommonSpecKey(std::string_view key) {
@@ -128,7 +138,9 @@ void CheckSchemeFlags(const SpecFlags& f, std::string_view scheme, const std::ve
   pe::CheckSpec(spec);
 }
 
-pe::Spec GivenSpecFlags(const CLI::App& cmd) {
+pe::Spec GivenSpecFlags(const SpecFlags& f) {
+  if (!f.cmd) return pe::Spec("");
+  const CLI::App& cmd = *f.cmd;
   static const std::vector<std::string> kCommon = {"d-model", "max-len", "base", "start", "dtype"};
   pe::Spec spec("");
   for (const CLI::Option* opt : cmd.get_options()) {
@@ -143,9 +155,19 @@ pe::Spec GivenSpecFlags(const CLI::App& cmd) {
       spec.Set(name, true);
       continue;
     }
-    std::string joined;
-    for (const auto& r : opt->results()) joined += (joined.empty() ? "" : ",") + r;
-    spec.Set(name, std::string_view(joined));
+    // A number as the flag parsed it (--max-len 0x10 is 16, as generate
+    // reads it); the library reads decimal text. Text values as written.
+    if (name == "d-model") spec.Set(name, f.d_model);
+    else if (name == "max-len") spec.Set(name, f.max_len);
+    else if (name == "base") spec.Set(name, f.base);
+    else if (name == "start") spec.Set(name, f.start);
+    else if (const std::string* key = NumericParamKey(f, opt))
+      spec.Set(name, std::string_view(ValueText(f.params->value.at(*key), false)));
+    else {
+      std::string joined;
+      for (const auto& r : opt->results()) joined += (joined.empty() ? "" : ",") + r;
+      spec.Set(name, std::string_view(joined));
+    }
   }
   return spec;
 }

@@ -31,10 +31,11 @@ void AddSchemeParamFlags(CLI::App& cmd, SpecFlags& flags);
 void CheckSchemeFlags(const SpecFlags& flags, std::string_view scheme, const std::vector<std::string>& ignore = {});
 
 /// The scheme flags and common spec flags (--d-model, --max-len, --base,
-/// --start, --dtype) given on `cmd`'s command line, as a pe::Spec keyed by
-/// the flags' names (a switch as true, a repeated flag's values joined by
-/// commas); the scheme empty when --scheme was not given. The library
+/// --start, --dtype) given on `flags.cmd`'s command line, as a pe::Spec
+/// keyed by the flags' names (a number as the flag parsed it, so 0x10 is 16
+/// here as in generate; a switch as true; a repeated flag's values joined
+/// by commas); the scheme empty when --scheme was not given. The library
 /// merges it with a table's metadata (pe::VerifyRequest::spec).
-pe::Spec GivenSpecFlags(const CLI::App& cmd);
+pe::Spec GivenSpecFlags(const SpecFlags& flags);
 
 }  // namespace pe::cli

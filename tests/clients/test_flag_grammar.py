@@ -267,3 +267,18 @@ def test_quiet_and_color_everywhere(pe, scratch, check):
     check("\x1b" not in r.stdout, "no colour when stdout is not a terminal")
     r = run("verify", h5, "--color", "sometimes")
     check(r.returncode == 2 and "--color 'sometimes'" in r.stderr, f"bad --color: {r.stderr!r}")
+
+
+def test_numbers_read_alike_in_every_command(pe, scratch, check):
+    # A number flag means the same in generate, verify and dot: 0x8 is 8
+    # wherever CLI11 reads the flag, so a spelling generate accepts is not
+    # refused by verify or dot. The expected output is the decimal spelling's.
+    t = os.path.join(scratch, "t.npy")
+    pe("generate", "--d-model", "8", "--max-len", "16", "-o", t)
+    hexed = pe("generate", "--d-model", "0x8", "--max-len", "0x10", "-o", "-", "--output-format", "csv").stdout
+    plain = pe("generate", "--d-model", "8", "--max-len", "16", "-o", "-", "--output-format", "csv").stdout
+    check(hexed == plain, "generate: --d-model 0x8 differs from 8")
+    for args in (["verify", t, "--d-model", "{}"], ["dot", "--scheme", "alibi", "--heads", "{}", "--max-len", "8", "-o", "-"]):
+        runs = [pe(*[a.format(v) for a in args], ok=False) for v in ("0x8", "8")]
+        check(runs[0].returncode == 0 and runs[0].stdout == runs[1].stdout,
+              f"{args[0]}: 0x8 gave exit {runs[0].returncode} {runs[0].stderr.strip()!r}, not the output of 8")
