@@ -38,7 +38,7 @@ std::vector<std::string> SpecKeys() { return SpecParamKeys(); }
 namespace {
 
 SchemeDescription Describe(const SchemeInfo& s) {
-  SchemeDescription d{std::string(s.name), std::string(s.summary), std::string(s.source), {}, {}};
+  SchemeDescription d{std::string(s.name), std::string(s.summary), std::string(s.source), {}, {}, {}};
   for (auto t : s.tensors) d.tensors.emplace_back(t);
   for (const SchemeParam& p : s.params) {
     // "--beta-fast / --beta-slow" (two flags in one row) -> "beta_fast, beta_slow"
