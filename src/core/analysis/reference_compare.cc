@@ -584,7 +584,9 @@ CompareSetup SetUpCompare(RowSource& table, RowSource& reference, const Referenc
   s.ln_term.assign(static_cast<std::size_t>(cols), 0.0);
   for (std::int64_t j = 0; j < cols; ++j) {
     const double w = o.col_omega[static_cast<std::size_t>(j)];
-    if (w > 0) s.ln_term[static_cast<std::size_t>(j)] = tol.AngleFactorOf(w);
+    if (w > 0)
+      s.ln_term[static_cast<std::size_t>(j)] = o.col_angle_factor.empty() ? tol.AngleFactorOf(w)
+                                                                           : o.col_angle_factor[static_cast<std::size_t>(j)];
   }
 #if PE_QUIET_VECTOR
   s.f32_f64 = info.dtype == DType::kFloat32 && rinfo.dtype == DType::kFloat64 && cpu::Allows(cpu::Isa::kAvx2);

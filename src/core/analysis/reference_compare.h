@@ -50,6 +50,10 @@ struct ReferenceComparison {
 struct ReferenceCompareOptions {
   Tolerance tolerance;
   std::vector<double> col_omega;  ///< per column; 0 = no angle term
+  /// Optional, per column: the angle term's factor in place of
+  /// Tolerance::AngleFactorOf(ω) (a recipe whose angle error is not the
+  /// plain one's: llama.cpp's float32 recurrence, GgmlAngleFactor).
+  std::vector<double> col_angle_factor;
   std::int64_t start = 0;         ///< position of row 0
   bool inv_freq = false;          ///< a RoPE inv_freq vector: InvFreqLimit
   /// Optional: |θ| of every entry of rows [first, first + count), row-major,

@@ -6,7 +6,9 @@
 
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/schemes/ggml_rope.h"
 #include "core/schemes/rope.h"
+#include "core/schemes/rotary_tables.h"
 
 namespace pe {
 namespace {
@@ -154,6 +156,29 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
   if (out.empty())
     return f.matched ? fmt::format("{}: the declared RoPE, differing only in precision", what) : what;
   return out + " [" + what + "]";
+}
+
+std::vector<double> GgmlColumnFactors(const SchemeSpec& spec, std::int64_t cols, Tolerance* tolerance) {
+  if (spec.semantics != "llama.cpp") return {};
+  const RopeFrequencies f = ComputeRopeFrequencies(spec);
+  if (!f.ggml) return {};
+  const RopeLayout layout = ParseRopeLayout(spec.layout);
+  const std::int64_t half = static_cast<std::int64_t>(f.inv_freq.size());
+  std::vector<double> out(static_cast<std::size_t>(cols), 0.0);
+  double top = 0;
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const std::int64_t i = layout == RopeLayout::kInterleaved ? j / 2 : j % std::max<std::int64_t>(half, 1);
+    const double w = static_cast<double>(f.inv_freq[static_cast<std::size_t>(std::min(i, half - 1))]);
+    const double plain = w > 0 ? tolerance->AngleFactorOf(w) : 0.0;
+    const double ggml = GgmlAngleFactor(*f.ggml, i);
+    out[static_cast<std::size_t>(j)] = std::max(plain, ggml);
+    top = std::max(top, ggml);
+  }
+  tolerance->why += fmt::format(
+      "; llama.cpp: the angle term's factor is at least ggml's bound |ln ω_i| + 4i + 1 for pair i (its float32 "
+      "recurrence theta *= theta_scale; up to {:.4g}; docs/verify.md)",
+      top);
+  return out;
 }
 
 }  // namespace pe

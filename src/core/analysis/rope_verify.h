@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/analysis/identify_rope.h"
 #include "core/analysis/tolerance.h"
@@ -23,6 +24,13 @@ double InvFreqLimit(const Tolerance& tolerance, double v);
 
 /// The one-sentence rule for the report header.
 std::string InvFreqToleranceWhy(const Tolerance& tolerance);
+
+/// The angle term's factor per column of a cos/sin table of `cols` columns
+/// for `spec` under --semantics llama.cpp: the larger of the plain factor
+/// 3 + 2|ln ω| and ggml's recipe's (GgmlAngleFactor: its recurrence costs
+/// about 4 units per pair index), with `tolerance`'s sentence extended to
+/// say so. Empty (and `tolerance` unchanged) under any other semantics.
+std::vector<double> GgmlColumnFactors(const SchemeSpec& spec, std::int64_t cols, Tolerance* tolerance);
 
 /// One line naming why the table differs from `declared` (a rope spec,
 /// --hf-config applied), from `found` = IdentifyRope(table). `tensor` is

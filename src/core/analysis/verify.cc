@@ -441,6 +441,9 @@ struct ReferencePlan {
   /// A RoPE reference: its tensor ("cos", "sin", "inv_freq"); an inv_freq is
   /// a vector of frequencies, judged by its own rule (rope_verify.h).
   std::string rope_tensor;
+  /// Per column, the angle term's factor of a recipe with its own bound
+  /// (--semantics llama.cpp: ggml's recurrence); empty = the plain rule.
+  std::vector<double> col_angle_factor;
 };
 
 ReferencePlan PlanReference(const VerifyOptions& o, VerifyReport& rep) {
@@ -501,6 +504,9 @@ ReferencePlan PlanReference(const VerifyOptions& o, VerifyReport& rep) {
             rep.tolerance, std::max(std::fabs(static_cast<double>(first)), std::fabs(last)) / spec.scale_base);
       }
     }
+    if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.angle_unit > 0)
+      if (const std::string t = plan.ref->info().name; t == "cos" || t == "sin")
+        plan.col_angle_factor = GgmlColumnFactors(spec, plan.ref->info().cols, &rep.tolerance);
     if (spec.scheme == "rope") {
       plan.rope_tensor = plan.ref->info().name;
       rep.reference["tensor"] = plan.rope_tensor;
@@ -580,6 +586,7 @@ Check ReferenceCheck(RowSource& table, const ReferencePlan& plan, const VerifyRe
   ReferenceCompareOptions ro;
   ro.tolerance = rep.tolerance;
   ro.col_omega = ref_head.col_omega;
+  ro.col_angle_factor = plan.col_angle_factor;
   // Rows whose columns take different ids (M-RoPE's t, h, w; a patch's
   // row and column): each entry's own angle for the angle term.
   if (auto* axis = dynamic_cast<AxisRotarySource*>(plan.ref); axis && rep.tolerance.angle_unit > 0) {
@@ -644,13 +651,49 @@ Check ReferenceCheck(RowSource& table, const ReferencePlan& plan, const VerifyRe
   return c;
 }
 
+// A RoPE cos/sin table that fails the declared rule but lies within the
+// bound of llama.cpp's float32 recipe for the same parameters (ggml's
+// recurrence, GgmlColumnFactors): that recipe is the simplest explanation,
+// not a wrong base or factor.
+bool FitsGgmlRecipe(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, const HeadAnalysis& ref_head,
+                    const VerifyReport& rep) {
+  if (!o.spec || o.spec->semantics == "llama.cpp" || !rep.tolerance.is_default || rep.tolerance.angle_unit == 0 ||
+      (plan.rope_tensor != "cos" && plan.rope_tensor != "sin"))
+    return false;
+  SchemeSpec alt = *o.spec;
+  alt.semantics = "llama.cpp";
+  alt.dtype = DType::kFloat64;
+  std::unique_ptr<RowSource> ref;
+  Tolerance t = rep.tolerance;
+  ReferenceCompareOptions ro;
+  try {
+    TableSet set = MakeTableSet(alt);
+    if (!set.Find(plan.rope_tensor)) return false;
+    ref = set.Take(plan.rope_tensor);
+    ro.col_angle_factor = GgmlColumnFactors(alt, ref->info().cols, &t);
+  } catch (const Error&) {
+    return false;  // a scaling llama.cpp has no rule for
+  }
+  if (ro.col_angle_factor.empty() || ref->info().rows != table.info().rows || ref->info().cols != table.info().cols)
+    return false;
+  ro.tolerance = t;
+  ro.col_omega = ref_head.col_omega;
+  ro.start = plan.start;
+  return CompareWithReference(table, *ref, ro).over == 0;
+}
+
 // Diagnosis of a failed verification: what does the table match, and how
 // does that differ from the declared reference?
 void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, bool shape_ok,
               const HeadAnalysis& ref_head, LazyStats& stats, VerifyReport& rep) {
   const TableInfo& info = rep.info;
   const bool failed = true;
-  if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
+  if (failed && o.diagnose && o.spec && o.spec->scheme == "rope" && FitsGgmlRecipe(table, o, plan, ref_head, rep)) {
+    rep.diagnosed = true;
+    rep.diagnosis_text =
+        "llama.cpp's float32 recipe (ggml's theta *= theta_scale recurrence, whose angle error grows with the pair "
+        "index): within its bound for these parameters; pass with --semantics llama.cpp";
+  } else if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
     RopeIdentifyOptions ro;
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
     rep.rope_diagnosis = IdentifyRope(table, stats.Get(), ro);

@@ -16,6 +16,7 @@
 #include "core/spec/gguf_plan.h"
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rotary_tables.h"
+#include "core/schemes/ggml_rope.h"
 #include "core/schemes/rope_scaling.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/base/version.h"
@@ -109,8 +110,13 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   if (spec.mixed_b != -1 && type != "ntk") ThrowUsage("--mixed-b", "is read by --rope-scaling ntk only (vLLM)");
   if ((spec.short_mscale != -1 || spec.long_mscale != -1) && type != "longrope")
     ThrowUsage("--short-mscale/--long-mscale", "are read by --rope-scaling longrope only (vLLM)");
-  if (spec.attn_factor != -1 && type != "yarn")
-    ThrowUsage("--attn-factor", "is read by --rope-scaling yarn --semantics vllm|llama.cpp only");
+  // llama.cpp multiplies every rope by rope.scaling.attn_factor
+  // (llama-context.cpp: cparams.yarn_attn_factor *= hparams.rope_attn_factor).
+  if (spec.attn_factor != -1 && type != "yarn" && sem != RopeSemantics::kLlamaCpp)
+    ThrowUsage("--attn-factor", "is read by --rope-scaling yarn --semantics vllm|llama.cpp, and by --semantics "
+                                "llama.cpp with any scaling");
+  if (spec.ext_factor != -1 && type != "yarn")
+    ThrowUsage("--ext-factor", "is read by --rope-scaling yarn --semantics llama.cpp only");
   if (spec.max_model_len != -1 && type != "longrope")
     ThrowUsage("--max-model-len", "is read by --rope-scaling longrope --semantics vllm only");
   if (type == "proportional") {  // Gemma 4: the table covers the whole head
@@ -188,7 +194,12 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     ThrowUsage(fmt::format("--rope-scaling '{}'", type), "expected none, linear, ntk, dynamic, yarn, longrope, llama3 or proportional");
   }
   if (!spec.freq_factors.empty()) ApplyFreqFactors(spec, &out);
+  if (sem == RopeSemantics::kLlamaCpp && spec.attn_factor > 0 && type != "yarn" && type != "longrope") {
+    out.attention_factor = spec.attn_factor;
+    m.Set("attn_factor", spec.attn_factor);
+  }
   if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
+  if (sem == RopeSemantics::kLlamaCpp) out.ggml = GgmlParamsFor(spec, dim, base, out);
   if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
   CheckAttentionFactorFits(spec, out.attention_factor);
   return out;
@@ -225,10 +236,15 @@ SchemeInfo RopeSchemeInfo() {
     if (!spec.hf_config.empty()) set.meta.Set("source_config", spec.hf_config);
     if (!spec.gguf.empty()) set.meta.Set("source_gguf", spec.gguf);
     set.meta.Set("pe_version", std::string(PE_VERSION));
-    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "cos", spec.max_len, width, spec.dtype), f.inv_freq, layout,
-                                      true, f.attention_factor, spec.start));
-    set.tensors.push_back(RotaryTable(SetTensorInfo(set.meta, "sin", spec.max_len, width, spec.dtype), f.inv_freq, layout,
-                                      false, f.attention_factor, spec.start));
+    // --semantics llama.cpp: ggml's float32 recipe (ggml_rope.h); a float64
+    // table, which ggml never computes, holds the exact values of its formula.
+    if (f.ggml && spec.dtype != DType::kFloat64) set.meta.Set("recipe", std::string("ggml-cpu float32"));
+    for (const bool cosine : {true, false}) {
+      TableInfo info = SetTensorInfo(set.meta, cosine ? "cos" : "sin", spec.max_len, width, spec.dtype);
+      set.tensors.push_back(f.ggml && spec.dtype != DType::kFloat64
+                                ? GgmlRotaryTable(std::move(info), *f.ggml, layout, cosine, spec.start)
+                                : RotaryTable(std::move(info), f.inv_freq, layout, cosine, f.attention_factor, spec.start));
+    }
     CheckInvFreqFinite(spec, f.inv_freq);
     set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));
     return set;

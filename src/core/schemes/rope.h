@@ -16,10 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/schemes/ggml_rope.h"
 #include "core/schemes/registry.h"
 
 namespace pe {
@@ -29,6 +31,9 @@ struct RopeFrequencies {
   std::vector<__float128> inv_freq;     ///< dim/2 values
   __float128 attention_factor = 1;
   Metadata meta;                        ///< the scaling's derived parameters
+  /// --semantics llama.cpp: the kernel's parameters (ggml_rope.h), from
+  /// which float32 tables are computed by ggml's recipe.
+  std::optional<GgmlRopeParams> ggml;
 };
 
 /// `spec` with the parameters of its --hf-config file (if any) applied:

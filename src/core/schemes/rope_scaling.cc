@@ -107,13 +107,22 @@ RopeSemantics CheckRopeSemantics(const SchemeSpec& spec) {
     applies = "ntk, dynamic, yarn and longrope";
   } else if (v == "llama.cpp") {
     s = RopeSemantics::kLlamaCpp;
-    applies = "yarn";
+    applies = "none, linear, yarn and longrope (and --freq-factors with any of them but longrope)";
   } else {
     ThrowUsage(fmt::format("--semantics '{}'", v), "expected hf, hf-4.45, vllm or llama.cpp");
   }
-  const bool ok = (s == RopeSemantics::kVllm)
-                      ? (type == "ntk" || type == "dynamic" || type == "yarn" || type == "longrope")
+  // llama.cpp's kernel (ggml_rope_ext) has a frequency scale, YaRN's ramp
+  // and a freq-factors tensor; longrope reaches it as factor tensors. It
+  // has no NTK, dynamic or llama3 rule of its own (its converter turns
+  // llama3 into rope_freqs: --freq-factors).
+  const bool ok = s == RopeSemantics::kVllm ? (type == "ntk" || type == "dynamic" || type == "yarn" || type == "longrope")
+                  : s == RopeSemantics::kLlamaCpp
+                      ? (type == "none" || type == "default" || type == "linear" || type == "yarn" || type == "longrope")
                       : type == "yarn";
+  if (!ok && s == RopeSemantics::kLlamaCpp && type == "llama3")
+    ThrowUsage(fmt::format("--semantics '{}'", v),
+               "llama.cpp has no llama3 scaling: convert_hf_to_gguf.py writes its factors as the rope_freqs tensor; "
+               "give them with --freq-factors (pe inspect MODEL.gguf lists them) and no --rope-scaling");
   if (!ok)
     ThrowUsage(fmt::format("--semantics '{}'", v),
                fmt::format("has no rule of its own for rope scaling '{}' (it would be silently ignored); it applies "
@@ -284,6 +293,11 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
   // vLLM's and ggml's attn_factor multiplies get_mscale(factor); --attention-factor overrides the result.
   const Q attn = spec.attn_factor > 0 ? static_cast<Q>(spec.attn_factor) : Q(1);
   if (spec.attn_factor > 0) m.Set("attn_factor", spec.attn_factor);
+  if (spec.ext_factor >= 0 && sem != RopeSemantics::kLlamaCpp)
+    NotRead("--ext-factor", "is llama.cpp's yarn_ext_factor: give --semantics llama.cpp");
+  // llama.cpp's ramp weight (llama-context.cpp: 1 for YaRN unless given).
+  const double ext = spec.ext_factor >= 0 ? spec.ext_factor : 1.0;
+  if (sem == RopeSemantics::kLlamaCpp) m.Set("ext_factor", ext);
   Q af;
   Q low_q, high_q, den;
   double low, high;
@@ -295,9 +309,13 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
     low_q = lo;
     high_q = hi;
     den = std::max(0.001f, hi - lo);  // ggml rope_yarn_ramp: MAX(0.001f, high - low), in float
-    // ggml: mscale = attn_factor·(1 + 0.1·ln(1/freq_scale)), freq_scale = 1/factor.
+    // ggml: mscale = attn_factor·(1 + 0.1·ln(1/freq_scale)) when ext_factor
+    // != 0 (llama-context.cpp divides its own attn_factor by the same
+    // number: the product is get_mscale(factor)·rope_attn_factor), else the
+    // plain attn_factor.
     af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor)
-                                   : attn * (1 + logq(static_cast<Q>(factor)) / 10);
+         : ext != 0                ? attn * (1 + logq(static_cast<Q>(factor)) / 10)
+                                   : attn;
   } else {
     auto [lo, hi] = YarnCorrectionRange(spec.beta_fast, spec.beta_slow, dim, QToD(base), l_orig, spec.truncate);
     low = lo;
@@ -316,13 +334,16 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
     }
   }
   out->inv_freq.resize(static_cast<std::size_t>(half));
+  // The extrapolation weight e = (1 - ramp)·ext_factor (ext_factor 1 but
+  // under llama.cpp); inv = interp·(1 - e) + extrap·e.
+  const Q ext_q = sem == RopeSemantics::kLlamaCpp ? static_cast<Q>(static_cast<float>(ext)) : Q(1);
   for (std::int64_t j = 0; j < half; ++j) {
     Q ramp = (static_cast<Q>(j) - low_q) / den;
     ramp = ramp < 0 ? Q(0) : (ramp > 1 ? Q(1) : ramp);
     const Q extrap = RopeInvFreq(base, j, dim);
     const Q interp = extrap / static_cast<Q>(factor);
-    // inv = interp·(1 - e) + extrap·e with the extrapolation weight e = 1 - ramp.
-    out->inv_freq[j] = interp * ramp + extrap * (1 - ramp);
+    const Q e = (1 - ramp) * ext_q;
+    out->inv_freq[j] = interp * (1 - e) + extrap * e;
   }
   out->attention_factor = af;
   RecordRopeInputs(spec, &m);
@@ -410,6 +431,9 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
       ThrowUsage("--original-max-position-embeddings", "longrope needs the original context length");
     }
     if (spec.attention_factor > 0) af = spec.attention_factor;
+    // llama.cpp: the kernel's attn_factor is rope.scaling.attn_factor
+    // (convert_hf_to_gguf.py writes the longrope scale there), else 1.
+    else if (sem == RopeSemantics::kLlamaCpp) af = spec.attn_factor > 0 ? Q(spec.attn_factor) : Q(1);
     else af = factor <= 1 ? Q(1) : sqrtq(1 + logq(static_cast<Q>(factor)) / logq(static_cast<Q>(l_orig)));
     const std::int64_t seq = SeqLen(spec);
     use_long = static_cast<double>(seq) > l_orig;
@@ -464,6 +488,53 @@ void ApplyFreqFactors(const SchemeSpec& spec, RopeFrequencies* out) {
     if (!(v > 0) || !std::isfinite(v)) ThrowUsage("--freq-factors", "factors must be finite and above 0");
   for (std::size_t i = 0; i < ff.size(); ++i) out->inv_freq[i] /= static_cast<Q>(ff[i]);
   out->meta.Set("freq_factors", NumberList(ff));
+}
+
+GgmlRopeParams GgmlParamsFor(const SchemeSpec& spec, std::int64_t dim, Q base, const RopeFrequencies& f) {
+  GgmlRopeParams g;
+  g.n_dims = dim;
+  g.freq_base = static_cast<float>(QToD(base));
+  const std::string& type = spec.rope_scaling;
+  const auto num = [&](const char* key, double fallback) {
+    const MetaValue* v = f.meta.Find(key);
+    if (const auto* d = v ? std::get_if<double>(v) : nullptr) return *d;
+    if (const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr) return static_cast<double>(*i);
+    return fallback;
+  };
+  // llama-model.cpp: rope_freq_scale_train = 1.0f/ropescale (float).
+  if (type == "linear" || type == "yarn") g.freq_scale = 1.0f / static_cast<float>(num("effective_factor", num("factor", 1)));
+  // llama-context.cpp: cparams.yarn_attn_factor, then *= rope_attn_factor.
+  float attn = 1.0f;
+  if (type == "yarn") {
+    g.ext_factor = static_cast<float>(num("ext_factor", 1));
+    g.beta_fast = static_cast<float>(spec.beta_fast);
+    g.beta_slow = static_cast<float>(spec.beta_slow);
+    g.n_ctx_orig = static_cast<std::int64_t>(num("effective_original_max_position_embeddings", 0));
+    if (g.ext_factor != 0.0f) {
+      const float factor = 1.0f / g.freq_scale;
+      const float get_mscale = factor <= 1.0f ? 1.0f : (0.1f * 1.0f * logf(factor) + 1.0f);
+      attn = get_mscale;
+      attn *= 1.0f / (1.0f + 0.1f * logf(factor));
+    }
+  }
+  if (spec.attn_factor > 0) attn *= static_cast<float>(spec.attn_factor);
+  g.attn_factor = attn;
+  if (type == "longrope") {
+    const MetaValue* which = f.meta.Find("ext_factors");
+    const bool use_long = which && MetaToString(*which) == "long";
+    const auto list = ReadFactorList(use_long ? spec.long_factor : spec.short_factor, "--short-factor/--long-factor",
+                                     use_long ? "long_factor" : "short_factor");
+    for (double v : list) g.freq_factors.push_back(static_cast<float>(v));
+  } else if (!spec.freq_factors.empty()) {
+    for (double v : ReadFactorList(spec.freq_factors, "--freq-factors", "freq_factors"))
+      g.freq_factors.push_back(static_cast<float>(v));
+  }
+  // An explicit --attention-factor replaces the whole cos/sin scale.
+  if (spec.attention_factor > 0) {
+    g.attn_factor = static_cast<float>(spec.attention_factor);
+    if (g.ext_factor != 0.0f) g.attn_factor /= 1.0f + 0.1f * logf(1.0f / g.freq_scale);
+  }
+  return g;
 }
 
 }  // namespace pe

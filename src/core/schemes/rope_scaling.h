@@ -78,6 +78,15 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
 /// spec.d_model (the table covers the whole head).
 void ComputeProportionalFrequencies(const SchemeSpec& spec, __float128 base, RopeFrequencies* out);
 
+/// The parameters llama.cpp hands ggml_rope_ext for `spec` under
+/// --semantics llama.cpp (rotary dimension `dim`, base `base`, frequencies
+/// `f` as computed): freq_scale = 1.0f/factor (linear, YaRN), YaRN's
+/// ext_factor and beta values, n_ctx_orig, the freq factors (--freq-factors,
+/// or longrope's chosen list), and the kernel's attn_factor as
+/// llama-context.cpp computes it in float (YaRN: get_mscale(factor) /
+/// (1 + 0.1·logf(factor)) times --attn-factor; otherwise --attn-factor or 1).
+GgmlRopeParams GgmlParamsFor(const SchemeSpec& spec, std::int64_t dim, __float128 base, const RopeFrequencies& f);
+
 /// llama.cpp's YaRN correction dims (ggml_rope_yarn_corr_dims): computed in
 /// float32 with logf, floor/ceil, clamped to [0, n_dims-1].
 std::pair<float, float> GgmlYarnCorrDims(std::int64_t n_dims, std::int64_t n_ctx_orig, float base, float beta_fast,

@@ -29,11 +29,11 @@ std::vector<std::string> PePlan::LayerPlanNames() const {
 }
 
 std::string RopeSpecKey(const SchemeSpec& s) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.d_model, s.base, s.rotary_dim,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.d_model, s.base, s.rotary_dim,
                      s.partial_rotary_factor, s.rope_scaling, s.factor, s.max_position_embeddings,
                      s.original_max_position_embeddings, s.beta_fast, s.beta_slow, s.mscale, s.mscale_all_dim,
                      s.attention_factor, s.truncate, s.low_freq_factor, s.high_freq_factor, s.short_factor,
-                     s.long_factor, s.seq_len, s.layout, s.freq_factors, s.semantics, s.attn_factor);
+                     s.long_factor, s.seq_len, s.layout, s.freq_factors, s.semantics, s.attn_factor, s.ext_factor);
 }
 
 namespace {

@@ -73,6 +73,7 @@ struct SchemeSpec {
   double rope_ratio = -1;          ///< --rope-ratio: ChatGLM, base·rope_ratio
   std::int64_t max_model_len = -1; ///< --max-model-len: vLLM longrope switch (default max_position_embeddings)
   double attn_factor = -1;         ///< --attn-factor: vLLM/llama.cpp YaRN multiplier of get_mscale(factor)
+  double ext_factor = -1;          ///< --ext-factor: llama.cpp YaRN ramp mix weight (yarn_ext_factor; -1 = 1)
   // rope-plan (core/spec/pe_plan.h): a per-layer plan of RoPE / NoPE
   std::int64_t num_layers = -1;        ///< --num-layers
   std::string layer_types;             ///< --layer-types T,T,...: one per layer
