@@ -414,11 +414,12 @@ int main(int argc, char ** argv) {
     /* ------------------------------------------------------------------ libraries */
     void * hb = open_lib(lib_dir, "libggml-base.so");
     void * hg = open_lib(lib_dir, "libggml.v0.4.0.so");
-#define LOAD_BASE(name) p_##name = (__typeof__(p_##name)) sym(hb, "libggml-base.so", #name);
-#define LOAD_REG(name) p_##name = (__typeof__(p_##name)) sym(hg, "libggml.v0.4.0.so", #name);
+    /* POSIX: a dlsym result converts to a function pointer; memcpy keeps ISO C quiet */
+#define LOAD_BASE(name) { void * s_ = sym(hb, "libggml-base.so", #name); memcpy(&p_##name, &s_, sizeof s_); }
+#define LOAD_REG(name) { void * s_ = sym(hg, "libggml.v0.4.0.so", #name); memcpy(&p_##name, &s_, sizeof s_); }
     GGML_BASE_API(LOAD_BASE)
     GGML_REG_API(LOAD_REG)
-    p_ggml_rope_set_offset = (__typeof__(p_ggml_rope_set_offset)) dlsym(hb, "ggml_rope_set_offset");
+    { void * s_ = dlsym(hb, "ggml_rope_set_offset"); memcpy(&p_ggml_rope_set_offset, &s_, sizeof s_); }
     if (offset && !p_ggml_rope_set_offset) die("this libggml-base.so has no ggml_rope_set_offset (--offset)");
     p_ggml_log_set(log_cb, NULL);
 
@@ -435,8 +436,8 @@ int main(int argc, char ** argv) {
     ggml_backend_t backend = p_ggml_backend_dev_init(dev, NULL);
     if (!backend) die("cannot start the backend %s", p_ggml_backend_dev_name(dev));
     ggml_backend_reg_t reg = p_ggml_backend_dev_backend_reg(dev);
-    ggml_backend_set_n_threads_t set_threads =
-        (ggml_backend_set_n_threads_t) p_ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    ggml_backend_set_n_threads_t set_threads;
+    { void * s_ = p_ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads"); memcpy(&set_threads, &s_, sizeof s_); }
     if (set_threads) set_threads(backend, threads);
 
     /* ---------------------------------------------------------------- the graph */
