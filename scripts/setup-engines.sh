@@ -60,7 +60,7 @@ npm_into() {
     mkdir -p "$dest"
     printf '{ "name": "pe-engine", "private": true }\n' >"$dest/package.json"
     if ! (cd "$dest" && npm install "${NPM_FLAGS[@]}" "$@" >npm-install.log 2>&1); then
-        if grep -qE 'ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|ECONNRESET|network' "$dest/npm-install.log"; then
+        if grep -qE 'ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|ECONNRESET|ENETUNREACH' "$dest/npm-install.log"; then
             echo "skipped: npm registry not reachable (npm install $*)"
             exit 0
         fi
