@@ -10,7 +10,7 @@ As a script, for shells:
     eval "$(python3 tests/engines/engines.py llama.cpp)"   # sets PE_LLAMA_LIB_DIR, PE_LLAMA_INCLUDE ...
     python3 tests/engines/engines.py onnxruntime
 
-prints NAME=VALUE lines, or "llama.cpp: not installed (run scripts/setup-engines.sh)"
+prints "export NAME=VALUE" lines, or "llama.cpp: not installed (run scripts/setup-engines.sh)"
 on stderr and exits 1.
 """
 import os
@@ -86,7 +86,7 @@ def main(argv):
         print(missing_reason(argv[1]), file=sys.stderr)
         return 1
     for k, v in env.items():
-        print(f"{k}={shlex.quote(v)}")
+        print(f"export {k}={shlex.quote(v)}")
     return 0
 
 
