@@ -20,6 +20,8 @@ import subprocess
 import h5py
 import numpy as np
 
+from measured_run import run_measured
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "..", "..", "samples", "sinusoidal_d8_l16.h5")
 SECRET = b"PE-SECRET-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789\n"
@@ -37,23 +39,12 @@ def test_hostile_hdf5_files(pe_bin, scratch, check, monkeypatch):
         """Runs pe; returns (CompletedProcess-like, CPU seconds of pe and its
         probe child, max RSS in KiB)."""
 
-        def pre():
-            if limit_as and "ASAN_OPTIONS" not in os.environ:
-                resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
-
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.Popen([pe_bin] + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             preexec_fn=pre, start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
+        # This child's own rusage (os.wait4), whatever ran before in this process.
+        m = run_measured([pe_bin] + args, cwd=cwd, env=env, guard_s=timeout,
+                         as_bytes=(8 << 30) if limit_as and "ASAN_OPTIONS" not in os.environ else None)
+        if m.hung:
             check(False, f"pe {' '.join(args)}: still running after the {timeout} s hang guard")
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-        rss = after.ru_maxrss
-        return subprocess.CompletedProcess(args, p.returncode, out, err), cpu, rss
+        return subprocess.CompletedProcess(args, m.returncode, m.stdout, m.stderr), m.cpu_s, m.maxrss_kib
 
 
     def best_cpu(args, runs=3):
