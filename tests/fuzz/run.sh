@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 fmt=${1:?target: npy, csv, json, hdf5, safetensors, hf_folder, ...}
 secs=${2:-600}
-build=${3:-$root/build-fuzz}
+build=${3:-$root/build-asan}
 bin=$build/tests/fuzz/fuzz_$fmt
 [ -x "$bin" ] || { echo "run.sh: $bin not built; run tests/fuzz/build.sh" >&2; exit 2; }
 out=$build/fuzz-out/$fmt

@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-30}
-build=${2:-$root/build-fuzz}
+build=${2:-$root/build-asan}
 "$here/build.sh" "$build" >/dev/null
 status=0
 for src in "$here"/fuzz_*.cc; do
