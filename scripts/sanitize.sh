@@ -26,7 +26,7 @@ source "$root/scripts/ccache-env.sh"
 # quadmath.h lives in gcc's private include folder; -idirafter keeps clang's
 # own intrinsics headers first.
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -gline-tables-only -O1 -idirafter $(gcc -print-file-name=include)"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DPE_BUILD_TESTS=ON -DPE_FUZZ=ON -DPE_BUILD_SHARED=OFF \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=None -DPE_BUILD_TESTS=ON -DPE_FUZZ=ON -DPE_BUILD_SHARED=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" "${PE_CCACHE_CMAKE[@]}" >/dev/null
