@@ -31,6 +31,7 @@ TEST=(
   bash-completion zsh fish man-db groff-base dpkg-dev fakeroot file
   time bc strace
   python3-onnx  # ONNX test models (tests/clients/test_onnx.py)
+  ccache        # compiler cache beside the builds (scripts/ccache-env.sh)
 )
 
 set_name=${1:-build}

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -83,9 +84,46 @@ def _build_dir(config_settings: Optional[Dict[str, str]]) -> Path:
     return ROOT / "build" / f"wheel-{_tag()}"
 
 
-def _run(cmd: List[str]) -> None:
+_PROGRESS = re.compile(r"^\[\s*(\d+)(?:/(\d+))?%?\]")
+
+
+def _terminal():
+    """The controlling terminal, or None: pip shows a backend's output only
+    with -v, so progress goes to the terminal itself where there is one."""
+    try:
+        return open("/dev/tty", "w", encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _run(cmd: List[str], progress: str = "") -> None:
+    """Runs cmd; its output goes to stderr (pip -v shows it). With `progress`,
+    the build tool's [k/n] or [ p%] lines are also summed up on the terminal
+    every 5 % or 20 s: a quiet `pip install` shows the build moving."""
     print("pe_backend:", " ".join(cmd), file=sys.stderr, flush=True)
-    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    if not progress:
+        subprocess.run(cmd, check=True, stdout=sys.stderr)
+        return
+    tty = _terminal()
+    start = time.monotonic()
+    last_pct, last_t = -100.0, start
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as p:
+        for line in p.stdout:
+            sys.stderr.write(line)
+            m = _PROGRESS.match(line)
+            if not m or tty is None:
+                continue
+            pct = 100.0 * int(m.group(1)) / int(m.group(2)) if m.group(2) else float(m.group(1))
+            now = time.monotonic()
+            if pct - last_pct >= 5 or now - last_t >= 20:
+                tty.write(f"pe_backend: {progress}: {pct:3.0f} % after {now - start:4.0f} s\n")
+                tty.flush()
+                last_pct, last_t = pct, now
+    if tty is not None:
+        tty.write(f"pe_backend: {progress}: done in {time.monotonic() - start:.0f} s\n")
+        tty.close()
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
 
 
 def _build_extension(config_settings: Optional[Dict[str, str]]) -> Path:
@@ -99,9 +137,20 @@ def _build_extension(config_settings: Optional[Dict[str, str]]) -> Path:
         configure += ["-DCMAKE_BUILD_TYPE=Release", "-DPE_BUILD_TESTS=OFF", "-DPE_BUILD_BENCH=OFF"]
         if shutil.which("ninja"):
             configure += ["-G", "Ninja"]
+        # ccache where installed, with scripts/ccache-env.sh's cache: a wheel
+        # built after the development build (or a second pip install)
+        # recompiles nothing that did not change.
+        if shutil.which("ccache") and not os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER") and \
+                os.environ.get("PE_CCACHE", "1") != "0":
+            cache = os.environ.get("PE_CCACHE_DIR") or os.path.join(
+                os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pe", "ccache")
+            os.environ.setdefault("CCACHE_DIR", cache)
+            os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))
+            os.environ.setdefault("CCACHE_NOHASHDIR", "1")
+            configure += ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"]
     _run(configure)
     jobs = _setting(config_settings, "jobs") or os.environ.get("PE_JOBS") or str(os.cpu_count() or 1)
-    _run([cmake, "--build", str(out), "--target", "pe_python", "-j", jobs])
+    _run([cmake, "--build", str(out), "--target", "pe_python", "-j", jobs], progress="building the extension (C++)")
     pkg = out / "python" / "pe"
     modules = sorted(pkg.glob("_pe*.so"))
     if not modules:

@@ -180,7 +180,7 @@ const std::vector<ParamRow>& Rows() {
      {{"rope", 230, "longrope, vllm: served length choosing the long factors", "max-position-embeddings"}}},
     {"rope_ratio", "--rope-ratio", &SchemeSpec::rope_ratio, kReal, In(0, 1e12, true).Unset(-1), kHidden, "R", "rope: ChatGLM rope_ratio, base*rope_ratio",
      {{"rope", 240, "ChatGLM: base*rope_ratio", "-"}, {"rope-plan", 160, 21}, {"mrope", 90, 20}}},
-    {"attn_factor", "--attn-factor", &SchemeSpec::attn_factor, kReal, In(0, 1e6, true).Unset(-1), kHidden, "A", "rope yarn --semantics vllm|llama.cpp: attn_factor, multiplies get_mscale(factor)",
+    {"attn_factor", "--attn-factor", &SchemeSpec::attn_factor, kReal, In(0, 1e6, true).Unset(-1), kHidden, "A", "rope yarn --semantics vllm|llama.cpp, any scaling under llama.cpp: attn_factor, multiplies get_mscale(factor)",
      {{"rope", 250, "yarn, vllm|llama.cpp: attn_factor multiplying get_mscale(factor)", "1"}, {"rope-plan", 160, 22},
       {"mrope", 90, 21}}},
     {"ext_factor", "--ext-factor", &SchemeSpec::ext_factor, kReal, In(0, 1e6, false).Unset(-1), kHidden, "E", "rope yarn --semantics llama.cpp: yarn_ext_factor, the weight of the extrapolated angle in ggml's ramp mix",
