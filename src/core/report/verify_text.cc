@@ -164,8 +164,24 @@ std::string ReferenceLine(const VerifyReport& r) {
 
 std::string DecidingFigure(const VerifyReport& rep) {
   if (!rep.nothing_compared.empty()) return "nothing was compared";
+  int failed = 0, run = 0;
+  std::string failing;
+  for (const Check& c : rep.checks) {
+    run += !c.skipped;
+    if (!c.skipped && !c.passed) {
+      ++failed;
+      failing += (failing.empty() ? "" : ", ") + c.name;
+    }
+  }
   if (const Check* ref = FindCheck(rep, "reference")) {
     const double frac = Num(ref->details, "max_err_over_limit");
+    // The reference passed and another check failed: the failing checks
+    // decide, not a figure that passed.
+    if (ref->passed && failed)
+      return std::isfinite(frac) ? fmt::format("{} of {} checks failed ({}); the entries are within tolerance "
+                                               "(max error {} of it)",
+                                               failed, run, failing, G(frac))
+                                 : fmt::format("{} of {} checks failed ({})", failed, run, failing);
     if (std::isfinite(frac) && (ref->passed || frac < 1e6)) return fmt::format("max error {} of tolerance", G(frac));
     // A failure against a limit near zero (an exact-zero entry's 1 ulp) makes
     // the fraction meaningless: the count over tolerance decides.
@@ -178,12 +194,7 @@ std::string DecidingFigure(const VerifyReport& rep) {
                          ref->details.value("entries", 0), worst);
     }
   }
-  int failed = 0, run = 0;
-  for (const Check& c : rep.checks) {
-    run += !c.skipped;
-    failed += !c.skipped && !c.passed;
-  }
-  if (failed) return fmt::format("{} of {} checks failed", failed, run);
+  if (failed) return fmt::format("{} of {} checks failed ({})", failed, run, failing);
   return fmt::format("{} checks", run);
 }
 
@@ -232,7 +243,20 @@ std::string VerifyText(const VerifyReport& rep, const TextStyle& style) {
                                      info.cols, Traits(info.dtype).name, reference_line)) +
               "\n");
   for (const auto& n : rep.notes) out += EscapeText(fmt::format("note: {}", n)) + "\n";
-  out += EscapeText(fmt::format("tolerance: {}", rep.tolerance.why)) + "\n";
+  std::string tolerance = rep.tolerance.why;
+  if (!rep.tolerance.is_default) {
+    // --atol/--rtol/--max-ulp judge the entries against the reference; the
+    // property checks' limits are rounding noise of the dtype, unchanged.
+    std::string properties;
+    for (const auto& c : rep.checks)
+      if (!c.skipped && c.name != "reference" && c.name != "shape")
+        properties += (properties.empty() ? "" : ", ") + c.name;
+    if (!properties.empty())
+      tolerance += fmt::format(" (the entries against the reference; {} keep their limits from {}'s rounding: "
+                               "--check none judges the entries alone)",
+                               properties, Traits(rep.tolerance.dtype).name);
+  }
+  out += EscapeText(fmt::format("tolerance: {}", tolerance)) + "\n";
   std::size_t width = 0;
   for (const auto& c : rep.checks) width = std::max(width, c.name.size());
   const std::string pad(5 + width + 2, ' ');
