@@ -292,7 +292,20 @@ PYBIND11_MODULE(_pe, m) {
          const std::optional<std::string>& judge_as, bool diagnose, bool allow_empty) {
         Source s = OpenSource(src, tensor, format, meta);
         pe::VerifyRequest r;
-        if (scheme || !params.empty()) r.spec = MakeSpec(scheme.value_or(""), params);
+        // tensor= as the CLI's --tensor: a file of one unnamed tensor (.npy,
+        // .csv: "pe") is that tensor, and tensor= says which of the scheme's
+        // tensors it is (reference_tensor=, when given, names the scheme's).
+        std::string own = tensor;
+        std::vector<std::pair<std::string, std::string>> spec_params = params;
+        if (!tensor.empty() && s.table->size() == 1) {
+          const std::string n = s.table->tensor(std::size_t{0}).info().name;
+          if ((n.empty() || n == "pe") && n != tensor) {
+            own.clear();
+            if (reference.is_none() && reference_tensor.empty()) spec_params.emplace_back("tensor", tensor);
+          }
+        }
+        if (reference.is_none() && !reference_tensor.empty()) r.reference_tensor = reference_tensor;
+        if (scheme || !spec_params.empty()) r.spec = MakeSpec(scheme.value_or(""), spec_params);
         Source ref;
         if (py::isinstance<py::str>(reference) && pe::IsInlineSpec(reference.cast<std::string>())) {
           r.reference_source = reference.cast<std::string>();  // the table an inline spec generates
@@ -310,12 +323,12 @@ PYBIND11_MODULE(_pe, m) {
         r.allow_empty = allow_empty;
         r.name = s.name;
         std::pair<std::string, std::string> out;  // the JSON document and the text report
-        if (tensor.empty() && s.table->size() > 1 && !r.reference) {  // every tensor, as `pe verify FILE`
+        if (own.empty() && s.table->size() > 1 && !r.reference) {  // every tensor, as `pe verify FILE`
           py::gil_scoped_release unlocked;
           const pe::VerifySetResult set = pe::VerifyTableSet(*s.table, r);
           out = {set.json, pe::VerifyText(set)};
         } else {
-          pe::RowStream& t = OneTensor(*s.table, tensor);
+          pe::RowStream& t = OneTensor(*s.table, own);
           py::gil_scoped_release unlocked;
           const pe::VerifyResult one = pe::VerifyTable(t, r);
           out = {one.json, pe::VerifyText(one)};

@@ -153,6 +153,22 @@ std::string VerifyJUnit(const VerifyResult& result, const std::string& classname
 /// The same for a file of several tensors: one testsuite per verified tensor.
 std::string VerifyJUnit(const VerifySetResult& result, const std::string& classname = "pe.verify");
 
+/// A report of several files (`pe verify A B --junit`): one testsuite per
+/// file, "pe verify FILE", whose testcases have `classname` (the file);
+/// VerifyJUnitReport wraps them in <testsuites> whose counts are the sums.
+struct VerifyJUnitSuite {
+  std::string xml;  ///< the <testsuite> element
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+};
+/// A file of one tensor: its checks, as VerifyJUnit.
+VerifyJUnitSuite VerifyJUnitFileSuite(const VerifyResult& result, const std::string& classname);
+/// A file of several tensors: every tensor's checks in one testsuite, named
+/// "TENSOR: CHECK"; a tensor nothing describes is a skipped case "TENSOR".
+VerifyJUnitSuite VerifyJUnitFileSuite(const VerifySetResult& result, const std::string& classname);
+/// A file that could not be read: one "read" testcase in error.
+VerifyJUnitSuite VerifyJUnitErrorSuite(const std::string& file, const std::string& message);
+std::string VerifyJUnitReport(const std::vector<VerifyJUnitSuite>& suites);
+
 // ---- dot curves ---------------------------------------------------------------
 
 struct DotOptions {

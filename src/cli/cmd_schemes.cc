@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -67,8 +71,21 @@ int RunSchemes(const SchemesOptions& o, Console&) {
     std::size_t w = 0;
     for (const auto& s : pe::ListSchemes()) w = std::max(w, s.name.size());
     for (const auto& s : pe::ListSchemes()) {
+      // Every flag a parameter line names ("--beta-fast / --beta-slow",
+      // "--layout half|interleaved"): each --name, once, in order.
       std::string flags;
-      for (const auto& p : s.params) flags += (flags.empty() ? "" : " ") + p.flag.substr(0, p.flag.find(' '));
+      std::vector<std::string> seen;
+      for (const auto& p : s.params) {
+        for (std::size_t at = p.flag.find("--"); at != std::string::npos; at = p.flag.find("--", at)) {
+          std::size_t end = at + 2;
+          while (end < p.flag.size() && (std::isalnum(static_cast<unsigned char>(p.flag[end])) || p.flag[end] == '-')) ++end;
+          const std::string f = p.flag.substr(at, end - at);
+          at = end;
+          if (f.size() <= 2 || std::find(seen.begin(), seen.end(), f) != seen.end()) continue;
+          seen.push_back(f);
+          flags += (flags.empty() ? "" : " ") + f;
+        }
+      }
       out += fmt::format("{:<{}}  {}\n{:<{}}  params: {}\n", s.name, w, s.summary, "", w, flags);
     }
     out += "\n'pe schemes NAME' shows a scheme's parameters with their defaults.\n";

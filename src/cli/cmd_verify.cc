@@ -172,6 +172,7 @@ namespace {
 struct FileVerdict {
   int code = kExitOk;
   std::string text, json, junit;
+  pe::VerifyJUnitSuite suite;  // the file's testsuite in a report of several files
 };
 
 // --input-format, checked here so the message names the flag.
@@ -262,6 +263,7 @@ FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, 
     v.text = pe::VerifyText(set, style);
     v.json = set.json;
     v.junit = pe::VerifyJUnit(set, classname);
+    v.suite = pe::VerifyJUnitFileSuite(set, classname);
   } else {
     const pe::VerifyResult one = pe::VerifyTable(table.tensor(0), request);
     bar.Finish();
@@ -269,6 +271,7 @@ FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, 
     v.text = pe::VerifyText(one, style);
     v.json = one.json;
     v.junit = pe::VerifyJUnit(one, classname);
+    v.suite = pe::VerifyJUnitFileSuite(one, classname);
   }
   return v;
 }
@@ -299,17 +302,10 @@ int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
   return v.code;
 }
 
-// One attribute's integer value in the first tag of a JUnit document.
-int JUnitCount(const std::string& xml, const char* attr) {
-  const std::string key = std::string(" ") + attr + "=\"";
-  const auto at = xml.find(key);
-  return at == std::string::npos ? 0 : std::atoi(xml.c_str() + at + key.size());
-}
-
 // `pe verify A B ...`: each file verified as `pe verify FILE` would (every
 // tensor of a container), one report: text sections, one JSON document
 // {"schema", "passed", "exit_code", "files": [one document per file]}, one
-// JUnit file with the testsuites of every file (classname: the file). A
+// JUnit file with one testsuite per file (classname: the file). A
 // file that cannot be read is an error entry and the run exits 2 after the
 // report is written; otherwise 1 when a check failed anywhere.
 int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
@@ -318,8 +314,8 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
   std::optional<pe::AtomicOutput> junit_file;
   if (!o.junit.empty() && !junit_stdout) junit_file.emplace(o.junit);
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
-  std::string suites;
-  int tests = 0, failures = 0, errors = 0, skipped = 0, failed_files = 0, error_files = 0;
+  std::vector<pe::VerifyJUnitSuite> suites;
+  int failed_files = 0, error_files = 0;
   for (const std::string& f : o.files) {
     VerifyCliOptions each = o;
     each.files.clear();
@@ -334,19 +330,12 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
       if (e.kind() == ErrorKind::kBrokenPipe) throw;
       console.Error(e.what());
       ++error_files;
-      ++errors;
-      ++tests;
       nlohmann::ordered_json doc = nlohmann::ordered_json::object();
       doc["file"] = f;
       doc["passed"] = false;
       doc["exit_code"] = ExitCodeFor(e.kind());
       doc["error"] = e.what();
-      suites += fmt::format(
-          "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
-          "    <testcase classname=\"{}\" name=\"read\" file=\"{}\">\n      <error message=\"{}\" type=\"error\">{}</error>\n"
-          "    </testcase>\n  </testsuite>\n",
-          XmlTextKeepLines("pe verify " + f), XmlTextKeepLines(f), XmlTextKeepLines(f), XmlTextKeepLines(e.what()),
-          XmlTextKeepLines(e.what()));
+      suites.push_back(pe::VerifyJUnitErrorSuite(f, e.what()));
       if (o.json) files.push_back(std::move(doc));
       if (!o.json) PrintLine("");
       continue;
@@ -360,20 +349,10 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
       WriteStdout(v.text);
       PrintLine("");
     }
-    if (!o.junit.empty()) {
-      tests += JUnitCount(v.junit, "tests");
-      failures += JUnitCount(v.junit, "failures");
-      skipped += JUnitCount(v.junit, "skipped");
-      const auto b = v.junit.find("  <testsuite ");
-      const auto e = v.junit.rfind("</testsuites>");
-      if (b != std::string::npos && e != std::string::npos) suites += v.junit.substr(b, e - b);
-    }
+    suites.push_back(std::move(v.suite));
   }
   const int verdict = error_files ? kExitError : failed_files ? kExitCheckFailed : kExitOk;
-  const std::string junit = fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" "
-      "errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
-      tests, failures, errors, skipped, suites);
+  const std::string junit = pe::VerifyJUnitReport(suites);
   if (junit_file) {
     junit_file->Write(junit);
     junit_file->Commit();

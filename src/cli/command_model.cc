@@ -50,7 +50,12 @@ std::vector<std::string> ValuesFor(const std::string& command, const OptionModel
   };
   if (has_long("scheme") || (command == "schemes" && o.positional == "name")) return SchemeNames();
   if (has_long("dtype")) return DTypeNames();
-  if (has_long("view")) return ViewNames();
+  if (has_long("view")) {  // pe dot's own two (the decay curve, the position matrix), then the views
+    std::vector<std::string> v = {"decay", "matrix"};
+    for (const std::string& n : ViewNames())
+      if (n != "decay" && n != "matrix") v.push_back(n);
+    return v;
+  }
   if (has_long("check")) {
     std::vector<std::string> v = VerifyCheckNames();
     v.insert(v.end(), {"all", "none"});

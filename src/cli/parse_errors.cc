@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include <pe/table.h>
 #include <pe/text.h>
 
 namespace pe::cli {
@@ -55,6 +56,11 @@ std::string DescribeParseError(const CLI::ParseError& error, const CLI::App& app
     // is taken, in a command that writes with -o.
     if (!option && active.get_option_no_throw("-o") && LooksLikeTablePath(first))
       return fmt::format("'{}': unexpected argument; did you mean '-o {}'? (see '{}')", first, first, help);
+    // `pe generate rope-plan ...`: a scheme name where the command takes --scheme.
+    if (!option && active.get_option_no_throw("--scheme"))
+      for (const pe::SchemeDescription& d : pe::ListSchemes())
+        if (d.name == first)
+          return fmt::format("'{}': unexpected argument; did you mean '--scheme {}'? (see '{}')", first, first, help);
     return fmt::format("'{}': unexpected {}{} (see '{}')", first, option ? "option" : "argument",
                        Suggest(first.substr(0, first.find('=')), active), help);
   }

@@ -1,4 +1,5 @@
 #include "core/analysis/axis_rotary_verify.h"
+#include "core/analysis/rope_verify.h"
 
 #include <fmt/format.h>
 
@@ -42,8 +43,8 @@ AxisRotaryDiagnosis DiagnoseAxisRotary(RowSource& table, const AxisRotarySource&
        [&](std::int64_t id, double o) { return f(cosine, static_cast<double>(id + 1) * o); }},
       {"ids_minus_one", "every id is one less than declared",
        [&](std::int64_t id, double o) { return f(cosine, static_cast<double>(id - 1) * o); }},
-      {"other_tensor", fmt::format("this is the {} tensor, not {}: add --tensor {}", cosine ? "sin" : "cos", tensor,
-                                   cosine ? "sin" : "cos"),
+      {"other_tensor", fmt::format("this is the {} tensor, not {}: add {} {}", cosine ? "sin" : "cos", tensor,
+                                   TensorFlagFor(info), cosine ? "sin" : "cos"),
        [&](std::int64_t id, double o) { return f(!cosine, static_cast<double>(id) * o); }},
   };
   // Another base b': ω = base^(-e) is then ω^(ln b' / ln base).

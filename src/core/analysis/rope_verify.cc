@@ -74,7 +74,8 @@ std::string InvFreqToleranceWhy(const Tolerance& t) {
       Traits(t.dtype).name, G(t.max_ulp), Traits(t.dtype).name, t.angle_unit == 0x1p-53 ? "2^-53" : "2^-24");
 }
 
-std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declared_in, const std::string& tensor) {
+std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declared_in, const std::string& tensor,
+                          const std::string& tensor_flag) {
   if (!f.detected)
     return "not a RoPE tensor: no column equals its pair's (half or interleaved layout) and it is not a positive, "
            "non-increasing inv_freq vector";
@@ -94,7 +95,7 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
   std::vector<std::string> causes;
   const std::string kind = RopeKindName(f.shape.kind);
   const bool table = f.shape.kind != RopeKind::kInvFreq;
-  if (!tensor.empty() && kind != tensor) causes.push_back(fmt::format("this is the {} tensor, not {}: add --tensor {}", kind, tensor, kind));
+  if (!tensor.empty() && kind != tensor) causes.push_back(fmt::format("this is the {} tensor, not {}: add {} {}", kind, tensor, tensor_flag, kind));
   if (table && Layout(d.layout) != f.shape.layout) {
     causes.push_back(f.shape.layout == "interleaved" ? "columns are interleaved pairs: add --layout interleaved"
                      : f.shape.layout == "cache"
@@ -124,7 +125,13 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
       only.layout.clear();
       only.start = 0;
       only.attention_factor = -1;
-      causes.push_back(fmt::format("{} scaling, not {}: add{}", s.scaling, ds, RopeSpecFlags(only)));
+      const std::string flags = RopeSpecFlags(only);
+      if (s.scaling == "none")  // nothing to add: the fix is taking the scaling away
+        causes.push_back(fmt::format("no scaling, not {}: give --rope-scaling none (without its factors)", ds));
+      else if (flags.empty())
+        causes.push_back(fmt::format("{} scaling, not {}: give --rope-scaling {}", s.scaling, ds, s.scaling));
+      else
+        causes.push_back(fmt::format("{} scaling, not {}: add{}", s.scaling, ds, flags));
     } else if (s.scaling != "none" && s.scaling != "longrope" && ds != "dynamic" && d.factor > 0 && s.factor != d.factor) {
       causes.push_back(fmt::format("{} factor {}, not {}: add --factor {}", s.scaling, G(s.factor), G(d.factor), G(s.factor)));
     }

@@ -35,6 +35,18 @@ std::vector<double> GgmlColumnFactors(const SchemeSpec& spec, std::int64_t cols,
 /// One line naming why the table differs from `declared` (a rope spec,
 /// --hf-config applied), from `found` = IdentifyRope(table). `tensor` is
 /// the declared tensor ("cos", "sin", "inv_freq").
-std::string RopeDiagnosis(const RopeIdentification& found, const SchemeSpec& declared, const std::string& tensor);
+/// The flag that names the scheme's tensor to compare a table with: a
+/// table of one unnamed tensor (.npy, .csv: "pe") takes --tensor; a named
+/// one (a container's "cos_cache") --reference-tensor.
+inline std::string TensorFlagFor(const TableInfo& info) {
+  return info.name.empty() || info.name == "pe" ? "--tensor" : "--reference-tensor";
+}
+
+/// `tensor_flag`: the flag that names the scheme's tensor for this file:
+/// "--tensor" for a file of one unnamed tensor (.npy, .csv), whose --tensor
+/// says which scheme tensor it is; "--reference-tensor" for a named tensor
+/// (--tensor there selects another of the file's tensors).
+std::string RopeDiagnosis(const RopeIdentification& found, const SchemeSpec& declared, const std::string& tensor,
+                          const std::string& tensor_flag = "--tensor");
 
 }  // namespace pe

@@ -698,7 +698,7 @@ void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& pla
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
     rep.rope_diagnosis = IdentifyRope(table, stats.Get(), ro);
     rep.diagnosed = true;
-    rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, plan.rope_tensor);
+    rep.diagnosis_text = RopeDiagnosis(*rep.rope_diagnosis, *o.spec, plan.rope_tensor, TensorFlagFor(info));
   } else if (auto* axis = dynamic_cast<AxisRotarySource*>(plan.ref); failed && o.diagnose && axis && shape_ok) {
     // M-RoPE and the vision rotaries: no 1-D sinusoid; the declared ids and
     // frequencies replayed under the common faults.

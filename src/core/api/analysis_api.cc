@@ -259,6 +259,30 @@ std::string VerifyJUnit(const VerifySetResult& result, const std::string& classn
   return VerifySetJUnit(SectionsOf(result), classname);
 }
 
+namespace {
+
+VerifyJUnitSuite Public(const JUnitSuite& s) { return {s.xml, s.tests, s.failures, s.errors, s.skipped}; }
+
+}  // namespace
+
+VerifyJUnitSuite VerifyJUnitFileSuite(const VerifyResult& result, const std::string& classname) {
+  return Public(JUnitSuiteOf(result.details->report, classname));
+}
+
+VerifyJUnitSuite VerifyJUnitFileSuite(const VerifySetResult& result, const std::string& classname) {
+  return Public(VerifySetJUnitSuite(result.name, SectionsOf(result), classname));
+}
+
+VerifyJUnitSuite VerifyJUnitErrorSuite(const std::string& file, const std::string& message) {
+  return Public(JUnitErrorSuite(file, message, file));
+}
+
+std::string VerifyJUnitReport(const std::vector<VerifyJUnitSuite>& suites) {
+  std::vector<JUnitSuite> in;
+  for (const VerifyJUnitSuite& s : suites) in.push_back({s.xml, s.tests, s.failures, s.errors, s.skipped});
+  return JUnitDocument(in);
+}
+
 DotCurve ComputeDot(RowStream& table, const DotOptions& options) {
   RowSource& src = *table.impl().source;
   DecayOptions d;

@@ -189,6 +189,47 @@ bool HasRope(const json& c, const std::string& type) {
   return kRope.count(type) > 0 || FindFamilyRule(type) != nullptr;
 }
 
+// Whether `c` holds the dotted key path `path` ("rope_scaling.beta_fast").
+bool Holds(const json& c, const std::string& path) {
+  const json* at = &c;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', from);
+    const std::string key = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!at->is_object() || !at->contains(key)) return false;
+    at = &(*at)[key];
+    if (dot == std::string::npos) return true;
+    from = dot + 1;
+  }
+}
+
+// A setting whose source names one config key ("config.json
+// rope_scaling.beta_fast") that the config does not hold is a default: its
+// source says so (the plan's own wording when it recorded one: "rope_theta
+// absent: default of Qwen2Config"), never the key it was not read from.
+void LabelDefaults(const json& c, bool nested, const PePlan& plan, std::size_t from, ModelArtifact* a) {
+  const std::string pre = nested ? "config.json text_config." : "config.json ";
+  for (std::size_t i = from; i < a->settings.size(); ++i) {
+    auto& st = a->settings[i];
+    if (st.source.rfind(pre, 0) != 0) continue;
+    const std::string key = st.source.substr(pre.size());
+    if (key.empty() || key.find_first_of(" (/") != std::string::npos || Holds(c, key)) continue;
+    std::string src;
+    for (const PlanSetting& ps : plan.settings)
+      if (ps.key == st.name && ps.source.find("absent") != std::string::npos) src = ps.source;
+    if (src.empty()) {
+      const std::string leaf = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+      const bool yarn = leaf == "beta_fast" || leaf == "beta_slow" || leaf == "truncate" || leaf == "mscale" ||
+                        leaf == "mscale_all_dim";
+      src = fmt::format("{} absent: default{}", key,
+                        yarn                        ? " of transformers' YaRN (_compute_yarn_parameters)"
+                        : leaf == "rope_type"        ? " (no scaling block: default RoPE)"
+                                                     : "");
+    }
+    st.source = src;
+  }
+}
+
 // The settings of each plan group, with the config key each came from.
 void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifact* a) {
   const std::string pre = nested ? "config.json text_config." : "config.json ";
@@ -212,7 +253,7 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
       if (b.is_object() && b.contains("rope_theta")) theta_key = block + "rope_theta";
       else if (!c.contains("rope_theta")) theta_key = "";
     } else if (family.rfind("gemma3", 0) == 0 && g.name == "sliding_attention") {
-      theta_key = "rope_local_base_freq";
+      theta_key = c.contains("rope_local_base_freq") ? "rope_local_base_freq" : "";  // absent: the class default
     } else if (!c.contains("rope_theta") && c.contains("rotary_emb_base")) {
       theta_key = "rotary_emb_base";  // GPT-NeoX
     } else if (!c.contains("rope_theta")) {
@@ -231,11 +272,14 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
                               : std::isfinite(rdim_real) && std::fabs(rdim_real) < 0x1p62
                                   ? static_cast<std::int64_t>(rdim_real)
                                   : 0;
+    // A head dim the config does not hold: the plan's source (the config
+    // class's default, "head_dim absent: default of Gemma3TextConfig").
+    std::string default_head;
+    for (const PlanSetting& ps : plan.settings)
+      if (ps.key == "head_dim" && ps.source.find("absent") != std::string::npos) default_head = ps.source;
     std::string dim_src = c.contains("qk_rope_head_dim") ? "qk_rope_head_dim"
                           : c.contains("head_dim")       ? "head_dim"
-                          : family.rfind("gemma3", 0) == 0 ? "head_dim (absent: Gemma3TextConfig default 256)"
-                          : family.rfind("llama4", 0) == 0 ? "head_dim (absent: Llama4TextConfig default 128)"
-                                                           : "hidden_size / num_attention_heads";
+                                                         : "hidden_size / num_attention_heads";
     if (s.rotary_dim > 0) dim_src = "rotary_dim";
     else if (s.partial_rotary_factor != 1) {
       std::string partial_src = c.contains("rotary_pct") ? " x rotary_pct" : " x partial_rotary_factor";
@@ -249,9 +293,11 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
                            : c.contains("head_dim")       ? "head_dim"
                            : c.contains("n_embd")         ? "n_embd / n_head"
                                                           : "hidden_size / num_attention_heads";
-    a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), pre + dim_src});
-    a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model),
-                           pre + (family.rfind("gemma3", 0) == 0 || family.rfind("llama4", 0) == 0 ? dim_src : head_src)});
+    const bool from_default = !default_head.empty() && !c.contains("head_dim") && !c.contains("qk_rope_head_dim");
+    if (from_default && s.rotary_dim <= 0)
+      dim_src = default_head + dim_src.substr(dim_src.find(" x ") == std::string::npos ? dim_src.size() : dim_src.find(" x "));
+    a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), (from_default && s.rotary_dim <= 0 ? "" : pre) + dim_src});
+    a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model), from_default ? default_head : pre + head_src});
     const std::string pairs = g.pairing.empty() ? s.layout : g.pairing;
     a->settings.push_back({gp + "layout", pairs,
                            fmt::format("model_type {} ({})", family,
@@ -263,7 +309,17 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
                                                   c["rope_scaling"].contains("type") && !c["rope_scaling"].contains("rope_type")
                                               ? "type"
                                               : "rope_type");
-    a->settings.push_back({gp + "rope_scaling.type", s.rope_scaling, pre + type_key});
+    std::string type_src = pre + type_key;
+    if (s.rope_scaling == "none" && multi && !v5 && c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
+      // A group the family leaves unscaled (Gemma 3's sliding layers) beside a
+      // scaled one: not what the config's block says.
+      const json& rs = c["rope_scaling"];
+      const std::string stated = rs.value("rope_type", rs.value("type", std::string()));
+      if (!stated.empty() && stated != "default" && stated != "none")
+        type_src = fmt::format("model_type {}: {} layers are not scaled (config.json {} {} applies to the others)",
+                               family, g.name, type_key, stated);
+    }
+    a->settings.push_back({gp + "rope_scaling.type", s.rope_scaling, type_src});
     if (s.rope_scaling == "none") continue;
     auto add = [&](const char* key, const std::string& v) {
       a->settings.push_back({gp + "rope_scaling." + key, v, pre + block + key});
@@ -359,6 +415,7 @@ void ReadRopePlan(const FolderConfig& fc, const std::string& path, ModelArtifact
   for (const std::string& n : a.plan->notes) a.notes.push_back(n);
   for (const PlanSetting& ps : a.plan->settings)
     if (ps.key == "family_rule" || ps.key == "indexer.pairing") a.settings.push_back({ps.key, ps.value, ps.source});
+  const std::size_t first = a.settings.size();
   RecordPlanSettings(top, c, nested, &a);
   // transformers' own checks of the rope blocks (LintRopeConfig): a
   // failing config check of verify --model, a warning of inspect.
@@ -376,6 +433,7 @@ void ReadRopePlan(const FolderConfig& fc, const std::string& path, ModelArtifact
     a.settings.push_back({"mrope_section", c["rope_parameters"]["mrope_section"].dump(),
                           std::string(nested ? "config.json text_config." : "config.json ") +
                               "rope_parameters.mrope_section"});
+  LabelDefaults(c, nested, *a.plan, first, &a);
 }
 
 // The plan: an absolute embedding, ALiBi, or RoPE (by layer).

@@ -164,8 +164,24 @@ std::string ReferenceLine(const VerifyReport& r) {
 
 std::string DecidingFigure(const VerifyReport& rep) {
   if (!rep.nothing_compared.empty()) return "nothing was compared";
+  int failed = 0, run = 0;
+  std::string failing;
+  for (const Check& c : rep.checks) {
+    run += !c.skipped;
+    if (!c.skipped && !c.passed) {
+      ++failed;
+      failing += (failing.empty() ? "" : ", ") + c.name;
+    }
+  }
   if (const Check* ref = FindCheck(rep, "reference")) {
     const double frac = Num(ref->details, "max_err_over_limit");
+    // The reference passed and another check failed: the failing checks
+    // decide, not a figure that passed.
+    if (ref->passed && failed)
+      return std::isfinite(frac) ? fmt::format("{} of {} checks failed ({}); the entries are within tolerance "
+                                               "(max error {} of it)",
+                                               failed, run, failing, G(frac))
+                                 : fmt::format("{} of {} checks failed ({})", failed, run, failing);
     if (std::isfinite(frac) && (ref->passed || frac < 1e6)) return fmt::format("max error {} of tolerance", G(frac));
     // A failure against a limit near zero (an exact-zero entry's 1 ulp) makes
     // the fraction meaningless: the count over tolerance decides.
@@ -178,12 +194,7 @@ std::string DecidingFigure(const VerifyReport& rep) {
                          ref->details.value("entries", 0), worst);
     }
   }
-  int failed = 0, run = 0;
-  for (const Check& c : rep.checks) {
-    run += !c.skipped;
-    failed += !c.skipped && !c.passed;
-  }
-  if (failed) return fmt::format("{} of {} checks failed", failed, run);
+  if (failed) return fmt::format("{} of {} checks failed ({})", failed, run, failing);
   return fmt::format("{} checks", run);
 }
 
@@ -232,7 +243,20 @@ std::string VerifyText(const VerifyReport& rep, const TextStyle& style) {
                                      info.cols, Traits(info.dtype).name, reference_line)) +
               "\n");
   for (const auto& n : rep.notes) out += EscapeText(fmt::format("note: {}", n)) + "\n";
-  out += EscapeText(fmt::format("tolerance: {}", rep.tolerance.why)) + "\n";
+  std::string tolerance = rep.tolerance.why;
+  if (!rep.tolerance.is_default) {
+    // --atol/--rtol/--max-ulp judge the entries against the reference; the
+    // property checks' limits are rounding noise of the dtype, unchanged.
+    std::string properties;
+    for (const auto& c : rep.checks)
+      if (!c.skipped && c.name != "reference" && c.name != "shape")
+        properties += (properties.empty() ? "" : ", ") + c.name;
+    if (!properties.empty())
+      tolerance += fmt::format(" (the entries against the reference; {} keep their limits from {}'s rounding: "
+                               "--check none judges the entries alone)",
+                               properties, Traits(rep.tolerance.dtype).name);
+  }
+  out += EscapeText(fmt::format("tolerance: {}", tolerance)) + "\n";
   std::size_t width = 0;
   for (const auto& c : rep.checks) width = std::max(width, c.name.size());
   const std::string pad(5 + width + 2, ' ');
@@ -253,32 +277,35 @@ std::string VerifyText(const VerifyReport& rep, const TextStyle& style) {
   return out;
 }
 
-std::string JUnitXml(const VerifyReport& r, const std::string& classname) {
-  int failures = 0, skipped = 0;
+namespace {
+
+// The <properties> of `r`, each name prefixed (a tensor's name in a file's
+// testsuite).
+std::string JUnitProperties(const VerifyReport& r, const std::string& prefix) {
+  std::string x;
+  const auto prop = [&](const std::string& name, const std::string& value) {
+    x += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", XmlTextKeepLines(prefix + name), XmlTextKeepLines(value));
+  };
+  prop("reference", ReferenceLine(r));
+  prop("tolerance", r.tolerance.why);
+  prop("compared", r.compared.Describe());
+  for (const auto& n : r.notes) prop("note", n);
+  return x;
+}
+
+// The testcases of `r` (one per check, and "compared" when nothing was
+// compared), each name prefixed, counted into `s`.
+std::string JUnitCases(const VerifyReport& r, const std::string& classname, const std::string& prefix, JUnitSuite& s) {
+  std::string x;
   for (const auto& c : r.checks) {
-    if (c.skipped) ++skipped;
-    else if (!c.passed) ++failures;
-  }
-  const std::size_t tests = r.checks.size() + (r.nothing_compared.empty() ? 0 : 1);
-  if (!r.nothing_compared.empty()) ++(r.allow_empty ? skipped : failures);
-  const std::string suite = "pe verify " + r.file;
-  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", tests,
-                   failures, skipped);
-  x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", XmlTextKeepLines(suite),
-                   tests, failures, skipped);
-  x += "    <properties>\n";
-  x += fmt::format("      <property name=\"reference\" value=\"{}\"/>\n", XmlTextKeepLines(ReferenceLine(r)));
-  x += fmt::format("      <property name=\"tolerance\" value=\"{}\"/>\n", XmlTextKeepLines(r.tolerance.why));
-  x += fmt::format("      <property name=\"compared\" value=\"{}\"/>\n", XmlTextKeepLines(r.compared.Describe()));
-  for (const auto& n : r.notes) x += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", XmlTextKeepLines(n));
-  x += "    </properties>\n";
-  for (const auto& c : r.checks) {
-    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n", XmlTextKeepLines(classname), XmlTextKeepLines(c.name),
-                     XmlTextKeepLines(r.file));
+    ++s.tests;
+    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n", XmlTextKeepLines(classname),
+                     XmlTextKeepLines(prefix + c.name), XmlTextKeepLines(r.file));
     if (c.skipped) {
+      ++s.skipped;
       x += fmt::format("      <skipped message=\"{}\"/>\n", XmlTextKeepLines(c.summary));
     } else if (!c.passed) {
+      ++s.failures;
       std::string body = fmt::format("{}\nmeasured {} against limit {}: {}\n", c.summary, c.measured, c.limit, c.limit_why);
       if (r.diagnosed) body += "diagnosis: " + r.diagnosis_text + "\n";
       x += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", XmlTextKeepLines(c.summary), XmlTextKeepLines(c.name),
@@ -290,17 +317,88 @@ std::string JUnitXml(const VerifyReport& r, const std::string& classname) {
   if (!r.nothing_compared.empty()) {
     // A report that compared nothing fails as a test case of its own (or is
     // skipped, with --allow-empty): a CI report must not be all green.
+    ++s.tests;
     const std::string msg = "nothing was compared: " + r.nothing_compared;
-    x += fmt::format("    <testcase classname=\"{}\" name=\"compared\" file=\"{}\">\n", XmlTextKeepLines(classname),
-                     XmlTextKeepLines(r.file));
-    if (r.allow_empty) x += fmt::format("      <skipped message=\"{}\"/>\n", XmlTextKeepLines(msg));
-    else x += fmt::format("      <failure message=\"{}\" type=\"compared\">{}</failure>\n", XmlTextKeepLines(msg), XmlTextKeepLines(msg));
+    x += fmt::format("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n", XmlTextKeepLines(classname),
+                     XmlTextKeepLines(prefix + "compared"), XmlTextKeepLines(r.file));
+    if (r.allow_empty) {
+      ++s.skipped;
+      x += fmt::format("      <skipped message=\"{}\"/>\n", XmlTextKeepLines(msg));
+    } else {
+      ++s.failures;
+      x += fmt::format("      <failure message=\"{}\" type=\"compared\">{}</failure>\n", XmlTextKeepLines(msg), XmlTextKeepLines(msg));
+    }
     x += "    </testcase>\n";
   }
-  x += "  </testsuite>\n</testsuites>\n";
   return x;
 }
 
+// A <testsuite> element from its properties and cases.
+JUnitSuite SuiteOf(const std::string& name, const std::string& properties, const std::string& cases, JUnitSuite s) {
+  s.xml = fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+                      XmlTextKeepLines(name), s.tests, s.failures, s.errors, s.skipped);
+  if (!properties.empty()) s.xml += "    <properties>\n" + properties + "    </properties>\n";
+  s.xml += cases + "  </testsuite>\n";
+  return s;
+}
+
+}  // namespace
+
+JUnitSuite JUnitSuiteOf(const VerifyReport& r, const std::string& classname) {
+  JUnitSuite s;
+  const std::string cases = JUnitCases(r, classname, "", s);
+  return SuiteOf("pe verify " + r.file, JUnitProperties(r, ""), cases, s);
+}
+
+JUnitSuite VerifySetJUnitSuite(const std::string& file, const std::vector<VerifySection>& sections,
+                               const std::string& classname) {
+  JUnitSuite s;
+  std::string properties, cases;
+  for (const VerifySection& t : sections) {
+    const std::string prefix = t.name + ": ";
+    if (t.verified) {
+      properties += JUnitProperties(*t.report, prefix);
+      cases += JUnitCases(*t.report, classname, prefix, s);
+    } else {  // a tensor nothing describes: a skipped case, so the report lists every tensor
+      ++s.tests;
+      ++s.skipped;
+      cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                           XmlTextKeepLines(classname), XmlTextKeepLines(t.name), XmlTextKeepLines(file),
+                           XmlTextKeepLines(t.skip_reason));
+    }
+  }
+  return SuiteOf("pe verify " + file, properties, cases, s);
+}
+
+JUnitSuite JUnitErrorSuite(const std::string& file, const std::string& message, const std::string& classname) {
+  JUnitSuite s;
+  s.tests = s.errors = 1;
+  const std::string cases = fmt::format(
+      "    <testcase classname=\"{}\" name=\"read\" file=\"{}\">\n      <error message=\"{}\" type=\"error\">{}</error>\n"
+      "    </testcase>\n",
+      XmlTextKeepLines(classname), XmlTextKeepLines(file), XmlTextKeepLines(message), XmlTextKeepLines(message));
+  return SuiteOf("pe verify " + file, "", cases, s);
+}
+
+std::string JUnitDocument(const std::vector<JUnitSuite>& suites) {
+  JUnitSuite total;
+  std::string body;
+  for (const JUnitSuite& s : suites) {
+    total.tests += s.tests;
+    total.failures += s.failures;
+    total.errors += s.errors;
+    total.skipped += s.skipped;
+    body += s.xml;
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" "
+      "errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+      total.tests, total.failures, total.errors, total.skipped, body);
+}
+
+std::string JUnitXml(const VerifyReport& r, const std::string& classname) {
+  return JUnitDocument({JUnitSuiteOf(r, classname)});
+}
 
 namespace {
 
@@ -369,24 +467,10 @@ nlohmann::ordered_json VerifySetJson(const std::string& file, const std::vector<
 }
 
 std::string VerifySetJUnit(const std::vector<VerifySection>& sections, const std::string& classname) {
-  int tests = 0, failures = 0, skipped = 0;
-  std::string suites;
-  for (const VerifySection& s : sections) {
-    if (!s.verified) continue;
-    const std::string x = JUnitXml(*s.report, classname);
-    const auto b = x.find("<testsuite ");
-    const auto e = x.rfind("</testsuites>");
-    if (b != std::string::npos && e != std::string::npos) suites += x.substr(b, e - b);
-    for (const Check& c : s.report->checks) {
-      ++tests;
-      skipped += c.skipped;
-      failures += !c.skipped && !c.passed;
-    }
-  }
-  return fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pe verify\" tests=\"{}\" failures=\"{}\" "
-      "errors=\"0\" skipped=\"{}\">\n{}</testsuites>\n",
-      tests, failures, skipped, suites);
+  std::vector<JUnitSuite> suites;
+  for (const VerifySection& s : sections)
+    if (s.verified) suites.push_back(JUnitSuiteOf(*s.report, classname));
+  return JUnitDocument(suites);
 }
 
 }  // namespace pe

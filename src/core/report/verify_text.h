@@ -45,6 +45,18 @@ std::string VerifyText(const VerifyReport& rep, const TextStyle& style);
 /// failing "compared" case when nothing was compared).
 std::string JUnitXml(const VerifyReport& rep, const std::string& classname = "pe.verify");
 
+/// One <testsuite> element (indented, with its newline) and its counts;
+/// JUnitDocument wraps several in <testsuites> whose counts are their sums.
+struct JUnitSuite {
+  std::string xml;
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+};
+/// The testsuite "pe verify FILE" of `rep`, as in JUnitXml.
+JUnitSuite JUnitSuiteOf(const VerifyReport& rep, const std::string& classname);
+/// The testsuite of a file that could not be read: one "read" case in error.
+JUnitSuite JUnitErrorSuite(const std::string& file, const std::string& message, const std::string& classname);
+std::string JUnitDocument(const std::vector<JUnitSuite>& suites);
+
 /// One tensor of a file of several: verified (report set) or skipped.
 struct VerifySection {
   std::string name;
@@ -61,5 +73,11 @@ bool VerifySetPassed(const std::vector<VerifySection>& sections);
 std::string VerifySetText(const std::string& file, const std::vector<VerifySection>& sections, const TextStyle& style);
 nlohmann::ordered_json VerifySetJson(const std::string& file, const std::vector<VerifySection>& sections);
 std::string VerifySetJUnit(const std::vector<VerifySection>& sections, const std::string& classname = "pe.verify");
+/// A file of several tensors as one testsuite "pe verify FILE" (a report of
+/// several files: one testsuite per file): each tensor's testcases named
+/// "TENSOR: CHECK", its properties "TENSOR: reference"...; a skipped
+/// tensor is a skipped testcase "TENSOR".
+JUnitSuite VerifySetJUnitSuite(const std::string& file, const std::vector<VerifySection>& sections,
+                               const std::string& classname);
 
 }  // namespace pe

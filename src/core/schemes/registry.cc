@@ -110,12 +110,15 @@ namespace {
 const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   const SchemeInfo& info = FindScheme(spec.scheme);
   CheckParamDomains(spec);  // every numeric parameter against its declared domain
-  if (info.needs_d_model && spec.d_model <= 0)
-    ThrowUsage("--d-model", fmt::format("must be at least 1, got {} (scheme '{}' needs the number of columns)",
-                                        spec.d_model, spec.scheme));
-  if (info.needs_max_len && spec.max_len <= 0)
-    ThrowUsage("--max-len", fmt::format("must be at least 1, got {} (scheme '{}' needs the number of rows)",
-                                        spec.max_len, spec.scheme));
+  // 0 is "not given" (the CLI refuses an explicit 0 as outside the flag's
+  // domain): say what is missing, not that 0 is too small.
+  if (info.needs_d_model && spec.d_model == 0)
+    ThrowUsage("--d-model", fmt::format("not given: scheme '{}' needs the number of columns (e.g. --d-model 512)",
+                                        spec.scheme));
+  if (info.needs_max_len && spec.max_len == 0)
+    ThrowUsage("--max-len", fmt::format("not given: scheme '{}' needs the number of rows, the positions 0..N-1 "
+                                        "(e.g. --max-len 4096)",
+                                        spec.scheme));
   if (spec.d_model < 0) ThrowUsage("--d-model", fmt::format("must be at least 1, got {}", spec.d_model));
   if (spec.max_len < 0) ThrowUsage("--max-len", fmt::format("must be at least 1, got {}", spec.max_len));
   if (info.needs_d_model && info.needs_max_len) CheckedTableBytes(spec.max_len, spec.d_model, spec.dtype);

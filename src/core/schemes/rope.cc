@@ -131,10 +131,31 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   // frequencies, so the tables are dim + 1 wide.
   const bool odd_from_factor = dim % 2 != 0 && spec.rotary_dim <= 0 && (type == "none" || type == "default" ||
                                                                          type == "linear");
+  // Channels pair (x_i, x_{i+dim/2}), or (x_2i, x_2i+1): an odd dim of the
+  // whole head (--head-dim 7, factor 1), or one a scaling type reads as
+  // dim/2 pairs, leaves a channel with no partner; transformers'
+  // arange(0, dim, 2) then makes a table wider than the head (a broadcast
+  // error). Named by the flag that made the dim.
+  if (spec.rotary_dim <= 0 && dim % 2 != 0 && (!odd_from_factor || dim + 1 > spec.d_model)) {
+    if (spec.partial_rotary_factor == 1)
+      ThrowUsage(ParamName(spec, "--head-dim"),
+                 fmt::format("{} is odd: RoPE rotates channels in pairs, and the whole head leaves one without a "
+                             "partner; give --rotary-dim {} (the rotated channels) or an even --head-dim",
+                             spec.d_model, spec.d_model - 1));
+    ThrowUsage(ParamName(spec, "--partial-rotary-factor"),
+               fmt::format("{} of --head-dim {} is {} rotated channels (int({} x {})), odd: {}", spec.partial_rotary_factor,
+                           spec.d_model, dim, spec.d_model, spec.partial_rotary_factor,
+                           dim + 1 > spec.d_model
+                               ? fmt::format("the {} pairs' {} channels are more than the head's {}", (dim + 1) / 2,
+                                             dim + 1, spec.d_model)
+                               : fmt::format("--rope-scaling {} pairs an even number of channels; give --rotary-dim "
+                                             "{} or {}",
+                                             type, dim - 1, dim + 1)));
+  }
   if (dim < 2 || (dim % 2 != 0 && !odd_from_factor) || dim > spec.d_model)
-    ThrowUsage("--rotary-dim", fmt::format("the rotary dimension must be even, at least 2 and at most --head-dim "
-                                           "({}); got {}",
-                                           spec.d_model, dim));
+    ThrowUsage(spec.rotary_dim > 0 ? "--rotary-dim" : ParamName(spec, "--partial-rotary-factor"),
+               fmt::format("the rotary dimension must be even, at least 2 and at most --head-dim ({}); got {}",
+                           spec.d_model, dim));
   out.dim = dim + (dim % 2);
   const std::int64_t half = (dim + 1) / 2;
   auto defaults = [&](Q b) {

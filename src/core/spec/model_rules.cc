@@ -541,12 +541,15 @@ void ReadHeadDim(ConfigReader& r, SchemeSpec& base) {
   } else if (auto kv = Int(c, "kv_channels"); kv && *kv > 0 && r.model_type == "chatglm") {
     base.d_model = *kv;
     head_src = "config.json kv_channels";
+  } else if (rule.head_dim > 0 && rule_key != "hidden/heads") {
+    // The config class sets head_dim when the file has none (Gemma3TextConfig
+    // 256, Llama4TextConfig 128), and the attention reads config.head_dim:
+    // the class default wins over hidden_size / num_attention_heads.
+    base.d_model = rule.head_dim;
+    head_src = fmt::format("head_dim absent: default of {}", r.cls);
   } else if (hidden && heads) {
     base.d_model = hidden->first / heads->first;
     head_src = fmt::format("config.json {} / {}", hidden->second, heads->second);
-  } else if (rule.head_dim > 0) {
-    base.d_model = rule.head_dim;
-    head_src = fmt::format("head_dim absent: default of {}", r.cls);
   } else {
     ThrowInput(what, "no head_dim (nor hidden_size and num_attention_heads) in the config");
   }
