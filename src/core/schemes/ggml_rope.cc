@@ -44,12 +44,15 @@ void RopeYarn(float theta_extrap, const GgmlRopeParams& g, const KernelConstants
   float mscale = g.attn_factor;
   if (g.ext_factor != 0.0f) {
     const float ramp_mix = YarnRamp(k.corr_dims[0], k.corr_dims[1], i0) * g.ext_factor;
-    const float a = theta_interp * (1 - ramp_mix);
-    const float b = theta_extrap * ramp_mix;
-    theta = a + b;
-    const float l = std::log(1.0f / g.freq_scale);
-    const float m = 0.1f * l;
-    mscale *= 1.0f + m;
+    // The shipped CPU builds for FMA targets (ggml-cpu-haswell and later,
+    // piledriver, zen4; GCC contracts a*b + c by default) fuse the mix's
+    // first product into its sum and the 0.1f*logf(..) + 1.0f of the
+    // magnitude: theta = fma(theta_interp, 1 - ramp_mix, theta_extrap*ramp_mix),
+    // one rounding fewer (disassembly of ggml_compute_forward_rope_flt<float>
+    // in libggml-cpu-sapphirerapids.so, v0.4.0). The x64/sse42/sandybridge/
+    // ivybridge builds round each product: within GgmlAngleFactor's bound.
+    theta = std::fma(theta_interp, 1 - ramp_mix, theta_extrap * ramp_mix);
+    mscale *= std::fma(0.1f, std::log(1.0f / g.freq_scale), 1.0f);
   }
   *c = std::cos(theta) * mscale;
   *s = std::sin(theta) * mscale;

@@ -7,11 +7,14 @@
 //   theta_0     = (float) p;  theta_{i+1} = theta_i * theta_scale   (float)
 //   theta_e     = theta_i / freq_factors[i]                         (float)
 //   theta       = freq_scale·theta_e, or with ext_factor != 0 the YaRN mix
-//                 theta_interp·(1 − r) + theta_e·r, r = ramp(i)·ext_factor,
-//                 and mscale = attn_factor·(1 + 0.1·logf(1/freq_scale))
+//                 fmaf(theta_interp, 1 − r, theta_e·r), r = ramp(i)·ext_factor,
+//                 and mscale = attn_factor·fmaf(0.1, logf(1/freq_scale), 1)
 //   cos, sin    = cosf(theta)·mscale, sinf(theta)·mscale
 //
-// every operation in float32, in this order. `pe generate --semantics
+// every operation in float32, in this order; the two fused multiply-adds
+// are those of the shipped builds for FMA targets (ggml-cpu-haswell and
+// later: the compiler contracts them), which every x86-64 CPU since 2013
+// runs; the x64/sse42/sandybridge/ivybridge builds round the product first. `pe generate --semantics
 // llama.cpp` writes these values (float32 and narrower tables; a float64
 // table holds the exact values of the same formula, which is what `pe
 // verify` compares with). GgmlAngleFactor bounds how far the recipe's angle
