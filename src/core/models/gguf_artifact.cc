@@ -230,14 +230,15 @@ std::optional<SchemeSpec> GlobalSpec(Reader& r, GgufRopeType rope_type) {
   if (attn) r.Set("rope_scaling.attn_factor", Num(*attn), r.K("rope.scaling.attn_factor"));
   if (type == "none" || ((type == "linear") && !scaled)) {
     s.rope_scaling = "none";
+    if (attn) s.attn_factor = *attn;
     r.Set("rope_scaling.type", "none", type_src + (type == "linear" ? " with no factor" : ""));
   } else if (type == "linear") {
     s.rope_scaling = "linear";
     s.factor = *factor;
+    if (attn) s.attn_factor = *attn;
     r.Set("rope_scaling.type", "linear", type_src);
   } else if (type == "yarn") {
     s.rope_scaling = "yarn";
-    s.semantics = "llama.cpp";
     s.factor = factor && *factor > 0 ? *factor : 1;
     if (orig) s.original_max_position_embeddings = *orig;
     else if (s.max_position_embeddings > 0) s.original_max_position_embeddings = s.max_position_embeddings;
@@ -276,6 +277,9 @@ std::optional<SchemeSpec> GlobalSpec(Reader& r, GgufRopeType rope_type) {
     r.a->notes.push_back(fmt::format("{} = '{}': a scaling type llama.cpp does not define; no plan", type_src, type));
     return std::nullopt;
   }
+  // Every plan a GGUF gives is llama.cpp's: ggml's recipe, its attn_factor
+  // rule and the bound its float32 recurrence costs (ggml_rope.h).
+  s.semantics = "llama.cpp";
   r.wrong_length = false;
   const auto ff = r.FactorTensor("rope_freqs.weight", rot / 2);
   if (r.wrong_length && s.rope_scaling != "longrope") {
