@@ -352,10 +352,12 @@ TEST(RopeSemantics, Refusals) {
   s.max_model_len = -1;
   s.semantics = "vllm";
   refused(s, "--semantics");  // no rule of its own for none
-  s = Llama("linear");
+  s = Llama("ntk");
   s.factor = 2;
   s.semantics = "llama.cpp";
-  refused(s, "--semantics");
+  refused(s, "--semantics");  // ggml_rope_ext has no NTK rule
+  s = Llama("linear");
+  s.factor = 2;
   s.semantics = "hf-4.45";
   refused(s, "--semantics");
   s.semantics = "tgi";

@@ -135,8 +135,12 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   // whole head (--head-dim 7, factor 1), or one a scaling type reads as
   // dim/2 pairs, leaves a channel with no partner; transformers'
   // arange(0, dim, 2) then makes a table wider than the head (a broadcast
-  // error). Named by the flag that made the dim.
-  if (spec.rotary_dim <= 0 && dim % 2 != 0 && (!odd_from_factor || dim + 1 > spec.d_model)) {
+  // error). Named by the flag that made the dim. A head dim a config gives
+  // is transformers' rotary module's input, which builds that wider table
+  // (the conformance corpus holds such a config: qwen3_omni_moe_thinker's
+  // default, head 73): pe builds the module's table for it.
+  const bool from_config = !spec.hf_config.empty() && odd_from_factor;
+  if (spec.rotary_dim <= 0 && dim % 2 != 0 && (!odd_from_factor || dim + 1 > spec.d_model) && !from_config) {
     if (spec.partial_rotary_factor == 1)
       ThrowUsage(ParamName(spec, "--head-dim"),
                  fmt::format("{} is odd: RoPE rotates channels in pairs, and the whole head leaves one without a "
@@ -152,7 +156,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
                                              "{} or {}",
                                              type, dim - 1, dim + 1)));
   }
-  if (dim < 2 || (dim % 2 != 0 && !odd_from_factor) || dim > spec.d_model)
+  if (dim < 2 || (dim % 2 != 0 && !odd_from_factor) || (dim > spec.d_model && !from_config))
     ThrowUsage(spec.rotary_dim > 0 ? "--rotary-dim" : ParamName(spec, "--partial-rotary-factor"),
                fmt::format("the rotary dimension must be even, at least 2 and at most --head-dim ({}); got {}",
                            spec.d_model, dim));
