@@ -12,10 +12,14 @@ def llama3_rope_factors(base, dim, factor=8.0, low=1.0, high=4.0, old=8192):
     """llama.cpp convert_hf_to_gguf.py, LlamaModel.generate_extra_tensors
     (rope_type llama3): freqs in float32 as torch.arange(0, dim, 2)/dim, then
     per frequency 1 / factor / the smoothed mix; stored as float32."""
-    freqs = 1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    try:  # torch float32, as the converter computes them
+        import torch
+        freqs = (1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))).tolist()
+    except ImportError:  # numpy float32 instead of torch's
+        freqs = (1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))).tolist()
     low_wl, high_wl = old / low, old / high
     out = []
-    for f in freqs.astype(np.float32):
+    for f in freqs:
         wl = 2 * math.pi / float(f)
         if wl < high_wl:
             out.append(1.0)

@@ -72,13 +72,9 @@ sys.path.insert(0, ENGINES_SRC)
 
 import engines  # noqa: E402
 
-LLAMA = engines.llama_cpp()
-if LLAMA is None:
-    pytest.skip(engines.missing_reason("llama.cpp"), allow_module_level=True)
-CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-if CC is None:
-    pytest.skip("no C compiler (cc) for the llama.cpp harness", allow_module_level=True)
+LLAMA, CC = engines.llama_cpp_or_skip()
 
+from gguf_models import llama3_rope_factors  # noqa: E402
 from schemes_util import read_safetensors  # noqa: E402
 
 F32 = np.float32
@@ -101,25 +97,8 @@ PHI_LONG = np.array(PHI35["long_factor"], dtype=np.float32)
 PHI_ATTN = float(F32(math.sqrt(1 + math.log(131072 / 4096) / math.log(4096))))
 
 
-def llama3_factors(base, dim, factor, low=1.0, high=4.0, old=8192):
-    """convert_hf_to_gguf.py LlamaModel.generate_extra_tensors (rope_type llama3)."""
-    try:
-        import torch
-        freqs = (1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))).tolist()
-    except ImportError:  # numpy float32 instead of torch's
-        freqs = (1.0 / (F32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / F32(dim)))).astype(np.float32).tolist()
-    low_wl, high_wl = old / low, old / high
-    out = []
-    for f in freqs:
-        wl = 2 * math.pi / f
-        if wl < high_wl:
-            out.append(1.0)
-        elif wl > low_wl:
-            out.append(factor)
-        else:
-            smooth = (old / wl - low) / (high - low)
-            out.append(1 / ((1 - smooth) / factor + smooth))
-    return np.array(out, dtype=np.float32)
+# convert_hf_to_gguf.py LlamaModel.generate_extra_tensors (rope_type llama3), torch float32.
+llama3_factors = llama3_rope_factors
 
 
 # ---------------------------------------------------------------- the matrix

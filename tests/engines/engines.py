@@ -70,6 +70,21 @@ def missing_reason(name):
     return f"{name} not installed in {engines_dir()} ({SETUP_HINT})"
 
 
+def llama_cpp_or_skip():
+    """(the llama.cpp install, a C compiler) for a pytest module, or the
+    whole module skipped with one line saying what is missing."""
+    import shutil
+
+    import pytest
+    llama = llama_cpp()
+    if llama is None:
+        pytest.skip(missing_reason("llama.cpp"), allow_module_level=True)
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc) for the llama.cpp harnesses", allow_module_level=True)
+    return llama, cc
+
+
 def main(argv):
     if len(argv) != 2 or argv[1] not in ("llama.cpp", "onnxruntime"):
         print("usage: engines.py llama.cpp|onnxruntime", file=sys.stderr)
