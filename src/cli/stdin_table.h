@@ -1,4 +1,4 @@
-// `-` as a table path: standard input, spooled to a private temporary file
+// `-` as a table path: standard input, checked and spooled (pe::SpoolInput) to a private temporary file
 // (the readers seek and map; a pipe does neither) named with the extension
 // of the format given with --input-format, so every reader opens it as
 // a file. Only the self-describing text and array formats are accepted

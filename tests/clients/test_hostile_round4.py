@@ -1,0 +1,178 @@
+"""Hostile inputs on standard input, metadata bombs and writers.
+
+Standard input: what `pe inspect -` / `pe verify -` read is checked before it
+is spooled (an NPY's magic and header, sizes against the 1 GiB cap; CSV and
+JSON refused at the first NUL byte), the spool is capped, and spools left by
+killed runs are swept. Each refusal is one `pe: error: standard input: ...`
+line and exit 2, leaves no `pe-stdin-*` file behind, and stays under 1 GiB
+of peak resident memory (the child's own rusage, from os.wait4). No check is
+on wall-clock time; a guard only turns a hang into a failure.
+"""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import numpy as np
+
+RSS_LIMIT_KB = (1 << 20) * (4 if "ASAN_OPTIONS" in os.environ else 1)
+HANG_GUARD_S = 300
+
+
+def run(pe_bin, args, stdin=None, input_bytes=None, env=None, cwd=None):
+    """Runs pe; (exit status, stdout, stderr, peak RSS in KiB) of the child alone (os.wait4)."""
+    p = subprocess.Popen([pe_bin, *map(str, args)], stdin=stdin if stdin is not None else subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                         start_new_session=True)
+    out, err = [], []
+    readers = [threading.Thread(target=lambda: out.append(p.stdout.read())),
+               threading.Thread(target=lambda: err.append(p.stderr.read()))]
+    for t in readers:
+        t.start()
+    if stdin is None:
+        try:
+            if input_bytes:
+                p.stdin.write(input_bytes)
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+    timer = threading.Timer(HANG_GUARD_S, lambda: os.killpg(p.pid, signal.SIGKILL))
+    timer.start()
+    _, status, ru = os.wait4(p.pid, 0)
+    timer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    for t in readers:
+        t.join()
+    return p.returncode, out[0], err[0].decode("utf-8", "replace"), ru.ru_maxrss
+
+
+def env_with_tmp(tmp):
+    env = dict(os.environ)
+    env["TMPDIR"] = str(tmp)
+    return env
+
+
+def spools(tmp):
+    return sorted(n for n in os.listdir(tmp) if n.startswith("pe-stdin-"))
+
+
+def one_line_error(check, rc, err, rss, tag, needle=""):
+    lines = err.strip().splitlines()
+    check(rc == 2, f"{tag}: exit 2, got {rc}: {err.strip()[:300]}")
+    check(len(lines) >= 1 and lines[0].startswith("pe: error: ") and all(
+        l.startswith("pe: ") for l in lines), f"{tag}: one error line: {err.strip()[:300]}")
+    check(needle in err, f"{tag}: the error says {needle!r}: {err.strip()[:300]}")
+    check(rss < RSS_LIMIT_KB, f"{tag}: peak RSS {rss} KiB")
+
+
+# ---- standard input -------------------------------------------------------------------------------------------
+
+def npy_header(shape, descr="<f4"):
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(tuple(shape)))
+    h += " " * (117 - len(h)) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode()
+
+
+def test_stdin_endless_streams_refused_before_spooling(pe_bin, scratch, check):
+    tmp = os.path.join(scratch, "tmp")
+    os.makedirs(tmp)
+    env = env_with_tmp(tmp)
+    for cmd in (["inspect"], ["verify", "--d-model", "16"]):
+        for fmt in ("npy", "csv", "json"):
+            for dev, needle in (("/dev/zero", {"npy": "magic", "csv": "NUL", "json": "NUL"}[fmt]),
+                                ("/dev/urandom", "standard input")):
+                with open(dev, "rb") as f:
+                    rc, _, err, rss = run(pe_bin, [cmd[0], "-", "--input-format", fmt, *cmd[1:]], stdin=f, env=env)
+                one_line_error(check, rc, err, rss, f"{cmd[0]} - {fmt} < {dev}", needle)
+                check(spools(tmp) == [], f"{cmd[0]} - {fmt} < {dev}: no spool left: {spools(tmp)}")
+
+
+def test_stdin_npy_header_checked_before_its_data(pe_bin, scratch, check):
+    tmp = os.path.join(scratch, "tmp")
+    os.makedirs(tmp)
+    env = env_with_tmp(tmp)
+    # A header claiming 2^31 rows, followed by zeros without end: refused on the header alone.
+    p = subprocess.Popen(["cat", "-", "/dev/zero"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p.stdin.write(npy_header((2 ** 31, 16)))
+    p.stdin.close()
+    rc, _, err, rss = run(pe_bin, ["inspect", "-", "--input-format", "npy"], stdin=p.stdout, env=env)
+    p.stdout.close()
+    p.kill()
+    p.wait()
+    one_line_error(check, rc, err, rss, "npy header of 2^31 rows", "at most 1.0 GiB from standard input")
+    for bad, needle in ((npy_header((4, 4), "<i8"), "unsupported dtype"),
+                        (npy_header((4, 4), "|O"), "object arrays"),
+                        (npy_header((4, 4))[:50], "NPY header"),
+                        (npy_header((4, 4)) + b"\0" * 10, "truncated")):
+        rc, _, err, rss = run(pe_bin, ["inspect", "-", "--input-format", "npy"], input_bytes=bad, env=env)
+        one_line_error(check, rc, err, rss, f"npy {needle}", needle)
+    check(spools(tmp) == [], f"no spool left: {spools(tmp)}")
+    # A good table still reads, and exactly its bytes are taken.
+    good = npy_header((4, 4)) + np.arange(16, dtype="<f4").tobytes()
+    rc, out, err, _ = run(pe_bin, ["inspect", "-", "--input-format", "npy"], input_bytes=good + b"trailing", env=env)
+    check(rc == 0 and b"4 x 4" in out, f"a piped NPY reads: {rc} {err}")
+    check(spools(tmp) == [], f"the spool is removed at exit: {spools(tmp)}")
+
+
+def test_stdin_text_capped(pe_bin, scratch, check):
+    tmp = os.path.join(scratch, "tmp")
+    os.makedirs(tmp)
+    env = env_with_tmp(tmp)
+    yes = subprocess.Popen(["yes", "0.5,0.5,0.5,0.5"], stdout=subprocess.PIPE)
+    rc, _, err, rss = run(pe_bin, ["inspect", "-", "--input-format", "csv"], stdin=yes.stdout, env=env)
+    yes.stdout.close()
+    yes.kill()
+    yes.wait()
+    one_line_error(check, rc, err, rss, "yes | pe inspect - csv", "at most 1.0 GiB")
+    check(spools(tmp) == [], f"no spool left: {spools(tmp)}")
+    rc, _, err, rss = run(pe_bin, ["inspect", "-", "--input-format", "csv"],
+                          input_bytes=b"a,b\n" + b"1" * (17 << 20), env=env)
+    one_line_error(check, rc, err, rss, "a 17 MiB CSV line", "longer than 16 MiB")
+    rc, _, err, rss = run(pe_bin, ["inspect", "-", "--input-format", "json"], input_bytes=b"  \n\xff\xfe{", env=env)
+    one_line_error(check, rc, err, rss, "JSON that is not an object", "not a JSON table")
+    check(spools(tmp) == [], f"no spool left: {spools(tmp)}")
+
+
+def test_stdin_stale_spools_swept(pe_bin, scratch, check):
+    tmp = os.path.join(scratch, "tmp")
+    os.makedirs(tmp)
+    env = env_with_tmp(tmp)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = os.path.join(tmp, f"pe-stdin-{gone.pid}-AbC123.csv")
+    live = os.path.join(tmp, f"pe-stdin-{os.getpid()}-AbC123.csv")
+    old = os.path.join(tmp, "pe-stdin-Xy9Zq1.json")  # a name of an older pe: swept after a day
+    recent_old = os.path.join(tmp, "pe-stdin-Qq9Zq1.npy")
+    other = os.path.join(tmp, "pe-stdin-notes.txt")
+    for f in (dead, live, old, recent_old, other):
+        open(f, "w").write("x")
+    day_ago = time.time() - 2 * 86400
+    os.utime(old, (day_ago, day_ago))
+    rc, out, err, _ = run(pe_bin, ["inspect", "-", "--input-format", "csv"], input_bytes=b"a,b\n1,2\n3,4\n", env=env)
+    check(rc == 0, f"the piped CSV reads: {err}")
+    left = set(os.listdir(tmp))
+    check(os.path.basename(dead) not in left, "the spool of a process that is gone is removed")
+    check(os.path.basename(old) not in left, "an old-style spool older than a day is removed")
+    check({os.path.basename(f) for f in (live, recent_old, other)} <= left,
+          f"a live run's spool, a recent one and other files stay: {sorted(left)}")
+
+
+def test_stdin_spool_removed_on_signal(pe_bin, scratch, check):
+    tmp = os.path.join(scratch, "tmp")
+    os.makedirs(tmp)
+    env = env_with_tmp(tmp)
+    p = subprocess.Popen([pe_bin, "inspect", "-", "--input-format", "csv"], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    p.stdin.write(b"a,b\n" + b"1,2\n" * 100000)
+    p.stdin.flush()
+    for _ in range(600):  # the spool appears once the first block has passed its checks
+        if spools(tmp):
+            break
+        time.sleep(0.05)
+    check(spools(tmp) != [], "the spool exists while pe reads")
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    p.stdin.close()
+    check(p.returncode == -signal.SIGTERM, f"pe dies of SIGTERM, got {p.returncode}")
+    check(spools(tmp) == [], f"SIGTERM leaves no spool: {spools(tmp)}")
