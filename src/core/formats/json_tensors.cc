@@ -431,6 +431,7 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
     ThrowInput(what, "JSON tables above 1 GiB are not read (use safetensors or HDF5 for large tables)");
   TensorsSax sax(what, name);
   JsonFileChars chars(f);
+  chars.SetContext(what, nullptr);
   if (S_ISREG(st.st_mode)) sax.values().StreamFrom(::fileno(f), &chars, what);
   nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
