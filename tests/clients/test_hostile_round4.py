@@ -176,3 +176,135 @@ def test_stdin_spool_removed_on_signal(pe_bin, scratch, check):
     p.stdin.close()
     check(p.returncode == -signal.SIGTERM, f"pe dies of SIGTERM, got {p.returncode}")
     check(spools(tmp) == [], f"SIGTERM leaves no spool: {spools(tmp)}")
+
+
+# ---- metadata bombs -------------------------------------------------------------------------------------------
+
+def safetensors_with_metadata(path, meta):
+    import json
+    import struct
+    arr = np.zeros((16, 8), np.float32)
+    hdr = {"__metadata__": meta, "pe": {"dtype": "F32", "shape": [16, 8], "data_offsets": [0, arr.nbytes]}}
+    h = json.dumps(hdr).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + arr.tobytes())
+
+
+def test_safetensors_metadata_bomb_summarised(pe_bin, scratch, check):
+    path = os.path.join(scratch, "bomb.safetensors")
+    safetensors_with_metadata(path, {f"k{i}": "v" * 65536 for i in range(1000)})
+    big = os.path.join(scratch, "big.safetensors")
+    safetensors_with_metadata(big, {"scheme": "s" * 200_000, "d_model": "8"})
+    for args in (["inspect", path], ["inspect", path, "--json"], ["verify", path, "--scheme", "sinusoidal",
+                                                                  "--d-model", "8", "--max-len", "16"]):
+        rc, out, err, rss = run(pe_bin, args)
+        check(rc in (0, 1), f"pe {' '.join(args[:1] + args[2:])}: a result, got {rc}: {err[:300]}")
+        check(len(out) < (4 << 20), f"pe {args[0]}: the metadata is summarised, not printed whole ({len(out)} bytes)")
+        check(rss < RSS_LIMIT_KB, f"pe {args[0]}: peak RSS {rss} KiB")
+    rc, out, err, _ = run(pe_bin, ["inspect", path, "--json"])
+    check(b"not kept: the file's metadata passed 1 MiB" in out, "entries past 1 MiB are summarised")
+    rc, out, err, _ = run(pe_bin, ["inspect", big])
+    check(rc == 0 and b"200000 bytes, not kept" in out and b"s" * 70000 not in out,
+          f"a value over 64 KiB is summarised: {rc} {err[:200]}")
+
+
+def test_json_metadata_bomb_refused_by_name(pe_bin, scratch, check):
+    path = os.path.join(scratch, "scheme.json")
+    with open(path, "w") as f:
+        f.write('{"meta": {"scheme": "')
+        f.write("s" * 20_000_000)
+        f.write('"}, "shape": [2, 2], "data": [[0, 1], [1, 0]]}')
+    for args in (["inspect", path], ["verify", path, "--d-model", "2"]):
+        rc, _, err, rss = run(pe_bin, args)
+        one_line_error(check, rc, err, rss, f"pe {args[0]} of a 20 MB meta.scheme", "after the key 'scheme'")
+    many = os.path.join(scratch, "many.json")
+    with open(many, "w") as f:
+        f.write('{"meta": {' + ", ".join(f'"k{i}": "{"v" * 60000}"' for i in range(20)) +
+                '}, "data": [[0, 1], [1, 0]]}')
+    rc, _, err, rss = run(pe_bin, ["inspect", many])
+    one_line_error(check, rc, err, rss, "1.2 MB of meta", "more than 1 MiB of keys and values")
+
+
+# ---- writers --------------------------------------------------------------------------------------------------
+
+def base_table(pe_bin, scratch, name="base.npy"):
+    path = os.path.join(scratch, name)
+    subprocess.run([pe_bin, "generate", "--d-model", "16", "--max-len", "32", "-o", path], check=True)
+    return path
+
+
+def test_pdf_to_full_disk_fails(pe_bin, scratch, check):
+    base = base_table(pe_bin, scratch)
+    for ext in ("pdf", "png", "svg"):
+        link = os.path.join(scratch, f"p.{ext}")
+        os.symlink("/dev/full", link)
+        rc, _, err, rss = run(pe_bin, ["dot", base, "--plot", link])
+        one_line_error(check, rc, err, rss, f"--plot p.{ext} -> /dev/full", "No space left on device")
+        os.unlink(link)
+    check(not [n for n in os.listdir(scratch) if "pe-tmp" in n], "no temporary file left")
+
+
+def test_svg_with_a_name_that_is_not_utf8(pe_bin, scratch, check):
+    base = base_table(pe_bin, scratch)
+    odd = os.path.join(os.fsencode(scratch), b"u\xff\xfe.npy")
+    os.rename(base, odd)
+    for ext in ("svg", "png", "pdf"):
+        out = os.path.join(scratch, f"p.{ext}")
+        p = subprocess.run([os.fsencode(pe_bin), b"dot", odd, b"--plot", os.fsencode(out)], capture_output=True)
+        check(p.returncode == 0 and os.path.getsize(out) > 0, f"--plot p.{ext}: {p.returncode} {p.stderr[:300]}")
+    svg = open(os.path.join(scratch, "p.svg"), "rb").read()
+    svg.decode("utf-8")  # valid UTF-8 throughout
+    check(b"u\\xff\\xfe.npy" in svg, "the name is escaped as in the other outputs")
+
+
+def test_csv_cells_guarded_against_formulas(pe_bin, scratch, check):
+    import csv
+    base = base_table(pe_bin, scratch)
+    out = os.path.join(scratch, "d.csv")
+    label = "=cmd|' /C calc'!A0"
+    rc, _, err, _ = run(pe_bin, ["dot", base, "--label", label, "-o", out])
+    check(rc == 0, f"dot --label: {err}")
+    rows = list(csv.reader(open(out, newline="")))
+    cells = [c for r in rows for c in r]
+    check(not any(c.startswith(("=", "@", "+")) for c in cells), f"no cell begins with = + @: {rows[:2]}")
+    check(any(c == "'" + label for c in cells), f"the label is kept behind a quote: {rows[:2]}")
+
+
+def test_long_output_names(pe_bin, scratch, check):
+    for n in (236, 240, 250):
+        name = "t" * (n - 4) + ".npy"
+        rc, _, err, _ = run(pe_bin, ["generate", "--d-model", "8", "--max-len", "4", "-o", name], cwd=scratch)
+        check(rc == 0 and os.path.exists(os.path.join(scratch, name)), f"an output name of {n} bytes: {err}")
+    name = "t" * 252 + ".npy"  # 256 bytes: over NAME_MAX itself
+    rc, _, err, rss = run(pe_bin, ["generate", "--d-model", "8", "--max-len", "4", "-o", name], cwd=scratch)
+    one_line_error(check, rc, err, rss, "a name of 256 bytes", "File name too long")
+    check(not [n for n in os.listdir(scratch) if "pe-tmp" in n], "no temporary file left")
+
+
+def test_cmap_refused_where_no_heatmap_is_drawn(pe_bin, scratch, check):
+    base = base_table(pe_bin, scratch)
+    for args, needle in ((["dot", base, "--cmap", "garbage"], "--cmap"),
+                         (["dot", base, "--cmap", "viridis"], "heatmap"),
+                         (["dot", base, "--cmap", "viridis", "--plot", os.path.join(scratch, "c.svg")], "heatmap"),
+                         (["inspect", base, "--cmap", "viridis"], "--plot")):
+        rc, _, err, rss = run(pe_bin, args)
+        one_line_error(check, rc, err, rss, " ".join(args[:1] + args[2:]), needle)
+    rc, _, err, _ = run(pe_bin, ["dot", base, "--matrix", os.path.join(scratch, "m.png"), "--cmap", "magma"])
+    check(rc == 0, f"--cmap with --matrix draws: {err}")
+
+
+def test_dot_stops_when_its_reader_leaves(pe_bin, scratch, check):
+    # The O(L^2) min/max/std of every offset: a reader that has gone ends the work, as EPIPE would.
+    p = subprocess.Popen([pe_bin, "dot", "--d-model", "64", "--max-len", "100000"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    p.stdout.close()
+    timer = threading.Timer(HANG_GUARD_S, lambda: os.killpg(p.pid, signal.SIGKILL))
+    timer.start()
+    _, status, ru = os.wait4(p.pid, 0)
+    timer.cancel()
+    err = p.stderr.read().decode("utf-8", "replace")
+    rc = os.waitstatus_to_exitcode(status)
+    check(rc == 0 and err == "", f"a closed pipe ends pe dot quietly: {rc} {err[:200]}")
+    # The whole curve costs about 25 s of CPU; stopping costs the first blocks.
+    check(ru.ru_utime + ru.ru_stime < 10, f"pe dot stopped early ({ru.ru_utime:.1f} s of CPU)")

@@ -285,7 +285,11 @@ AtomicFile::AtomicFile(const std::string& target, bool sync) : target_(target), 
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) ThrowIo(what, fmt::format("folder {} does not exist", Quoted(dir)));
   if (!S_ISDIR(st.st_mode)) ThrowIo(what, fmt::format("{} is not a folder", Quoted(dir)));
-  const std::string base = BaseName(rename_to_);
+  // The temporary name must fit NAME_MAX (255 bytes) with its suffix
+  // ".pe-tmp-<pid>-XXXXXX" (at most 25 bytes): a longer target name lends
+  // only its first bytes.
+  std::string base = BaseName(rename_to_);
+  if (base.size() > 255 - 25) base.resize(255 - 25);
   RemoveStaleTemps(dir, base + ".pe-tmp-", "." + base + ".pe-tmp-", {});
   // "<name>.pe-tmp-<pid>-XXXXXX": visible, so a file left by a kill -9 is
   // seen; the pid lets the next run tell whether its writer is gone.
