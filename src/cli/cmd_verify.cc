@@ -332,7 +332,8 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
       v = VerifyFile(each, f, console);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kBrokenPipe) throw;
-      console.Error(e.what());
+      const std::string message = StdinNamed(e.what());
+      console.Error(message);
       ++error_files;
       ++errors;
       ++tests;
@@ -340,13 +341,13 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
       doc["file"] = f;
       doc["passed"] = false;
       doc["exit_code"] = ExitCodeFor(e.kind());
-      doc["error"] = e.what();
+      doc["error"] = message;
       suites += fmt::format(
           "  <testsuite name=\"{}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
           "    <testcase classname=\"{}\" name=\"read\" file=\"{}\">\n      <error message=\"{}\" type=\"error\">{}</error>\n"
           "    </testcase>\n  </testsuite>\n",
-          XmlTextKeepLines("pe verify " + f), XmlTextKeepLines(f), XmlTextKeepLines(f), XmlTextKeepLines(e.what()),
-          XmlTextKeepLines(e.what()));
+          XmlTextKeepLines("pe verify " + f), XmlTextKeepLines(f), XmlTextKeepLines(f), XmlTextKeepLines(message),
+          XmlTextKeepLines(message));
       if (o.json) files.push_back(std::move(doc));
       if (!o.json) PrintLine("");
       continue;

@@ -15,6 +15,22 @@
 #include "exit_codes.h"
 
 namespace pe::cli {
+namespace {
+std::string& SpoolPath() {
+  static std::string path;
+  return path;
+}
+}  // namespace
+
+std::string StdinNamed(const std::string& message) {
+  const std::string& spool = SpoolPath();
+  if (spool.empty()) return message;
+  const std::string quoted = "'" + spool + "'";
+  std::string out = message;
+  for (std::size_t at = out.find(quoted); at != std::string::npos; at = out.find(quoted, at))
+    out.replace(at, quoted.size(), "standard input"), at += 14;
+  return out;
+}
 
 std::string TablePathOrStdin(const std::string& path, const std::string& format, const char* flag) {
   if (path != "-") return path;
@@ -27,7 +43,8 @@ std::string TablePathOrStdin(const std::string& path, const std::string& format,
   if (used) ThrowUsage("'-'", "standard input can be read once; give '-' one time");
   used = true;
   const char* tmp = std::getenv("TMPDIR");
-  return SpoolInput(STDIN_FILENO, format, tmp && *tmp ? tmp : "/tmp");
+  SpoolPath() = SpoolInput(STDIN_FILENO, format, tmp && *tmp ? tmp : "/tmp");
+  return SpoolPath();
 }
 
 }  // namespace pe::cli

@@ -14,4 +14,8 @@ namespace pe::cli {
 /// the --input-format value (required for "-"); `flag` names it in errors.
 std::string TablePathOrStdin(const std::string& path, const std::string& format, const char* flag);
 
+/// `message` with the spool's quoted path ('/tmp/pe-stdin-...') spelled
+/// "standard input", as the user gave it.
+std::string StdinNamed(const std::string& message);
+
 }  // namespace pe::cli

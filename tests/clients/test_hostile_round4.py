@@ -131,6 +131,13 @@ def test_stdin_text_capped(pe_bin, scratch, check):
     one_line_error(check, rc, err, rss, "a 17 MiB CSV line", "longer than 16 MiB")
     rc, _, err, rss = run(pe_bin, ["inspect", "-", "--input-format", "json"], input_bytes=b"  \n\xff\xfe{", env=env)
     one_line_error(check, rc, err, rss, "JSON that is not an object", "not a JSON table")
+    # The reader's own refusals name standard input, not the spool.
+    for fmt, data in (("json", b'{"data": 5}'), ("csv", b"a,b\n1,x\n"), ("npy", npy_header((2, 2), "<f4") + b"\0" * 16)):
+        for cmd in (["inspect", "-"], ["inspect", "-", "--json"], ["verify", "-", "--d-model", "2"]):
+            rc, out, err, rss = run(pe_bin, [*cmd, "--input-format", fmt], input_bytes=data, env=env)
+            if rc == 2:
+                check("standard input" in err and "pe-stdin-" not in err + out.decode("utf-8", "replace"),
+                      f"{' '.join(cmd)} {fmt}: the error names standard input: {err.strip()[:200]}")
     check(spools(tmp) == [], f"no spool left: {spools(tmp)}")
 
 
