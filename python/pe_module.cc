@@ -33,6 +33,9 @@
 
 #include <pe/pe.h>
 
+#include <unistd.h>
+#include <cstdio>
+
 namespace py = pybind11;
 
 namespace {
@@ -55,6 +58,91 @@ py::dtype NumpyDType(pe::DType d) {
 
 pe::DType DTypeOf(const std::string& name) { return pe::ParseDType(name); }
 
+// Text from pe for Python: the bytes as a str when they are UTF-8, else
+// escaped as the CLI prints them (pe::EscapeText: \xNN), never a
+// UnicodeDecodeError.
+py::str PyText(const std::string& s) {
+  if (PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr))
+    return py::reinterpret_steal<py::str>(o);
+  PyErr_Clear();
+  return py::str(pe::EscapeText(s));
+}
+
+// A Python str as UTF-8 for pe; `what` names it in the refusal of a lone
+// surrogate ("\udcff" cannot be UTF-8) and of text over `max_bytes`
+// (checked on its length before it is encoded or copied).
+std::string Utf8Of(py::handle s, const std::string& what, std::size_t max_bytes = SIZE_MAX) {
+  if (!PyUnicode_Check(s.ptr())) return py::str(s).cast<std::string>();
+  const Py_ssize_t chars = PyUnicode_GET_LENGTH(s.ptr());
+  if (static_cast<std::size_t>(chars) > max_bytes)
+    throw pe::Error(pe::ErrorKind::kUsage,
+                    what + ": " + std::to_string(chars) + " characters; pe takes at most " +
+                        std::to_string(max_bytes) + " bytes");
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(s.ptr(), &size);
+  if (!utf8) {
+    PyErr_Clear();
+    Py_ssize_t at = 0;
+    Py_UCS4 c = 0;
+    for (; at < chars; ++at) {
+      c = PyUnicode_ReadChar(s.ptr(), at);
+      if (c >= 0xD800 && c <= 0xDFFF) break;
+    }
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+    throw pe::Error(pe::ErrorKind::kUsage, what + ": holds a lone surrogate " + std::string(code) + " at index " +
+                                               std::to_string(at) + " (not text: it has no UTF-8 form)");
+  }
+  if (static_cast<std::size_t>(size) > max_bytes)
+    throw pe::Error(pe::ErrorKind::kUsage, what + ": " + std::to_string(size) + " bytes of UTF-8; pe takes at most " +
+                                               std::to_string(max_bytes));
+  return std::string(utf8, static_cast<std::size_t>(size));
+}
+
+// Arrays are built in memory: a result larger than half of this machine's
+// memory is refused before anything is allocated (a file is streamed
+// instead: pe generate -o FILE).
+std::uint64_t MemoryCap() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t{1} << 40;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+}
+
+std::string Gib(long double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes / (1ull << 30)));
+  return buf;
+}
+
+void CheckFitsInMemory(long double bytes, const std::string& what) {
+  const std::uint64_t cap = MemoryCap();
+  if (bytes <= static_cast<long double>(cap)) return;
+  throw pe::Error(pe::ErrorKind::kUsage, what + " needs " + Gib(bytes) +
+                                             " of memory; pe builds arrays of at most half this machine's memory (" +
+                                             Gib(cap) + ")",
+                  "write it to a file instead: pe generate -o FILE streams it row block by row block");
+}
+
+std::string ShapeText(const pe::TensorInfo& t) {
+  std::string s;
+  for (auto d : t.shape) s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s + " " + std::string(pe::DTypeName(t.dtype));
+}
+
+// Every tensor of `t` at once, checked before any is allocated.
+void CheckTableFits(pe::Table& t) {
+  long double total = 0;
+  std::string shapes;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const pe::TensorInfo& info = t.tensor(i).info();
+    long double n = pe::DTypeSize(info.dtype);
+    for (auto d : info.shape) n *= static_cast<long double>(d);
+    total += n;
+    shapes += (shapes.empty() ? "" : ", ") + ("'" + info.name + "' " + ShapeText(info));
+  }
+  CheckFitsInMemory(total, "the table (" + shapes + ")");
+}
+
 // The whole tensor as a numpy array over a buffer of its own (no copy).
 py::array TensorArray(pe::RowStream& s) {
   const pe::TensorInfo& t = s.info();
@@ -73,25 +161,30 @@ py::array TensorArray(pe::RowStream& s) {
 py::object MetaToPython(const pe::MetaValue& v) {
   if (auto* i = std::get_if<std::int64_t>(&v)) return py::int_(*i);
   if (auto* d = std::get_if<double>(&v)) return py::float_(*d);
-  return py::str(std::get<std::string>(v));
+  return PyText(std::get<std::string>(v));
 }
 
 py::dict MetaDict(const pe::MetaList& meta) {
   py::dict d;
-  for (const auto& [k, v] : meta) d[py::str(k)] = MetaToPython(v);
+  for (const auto& [k, v] : meta) d[PyText(k)] = MetaToPython(v);
   return d;
 }
 
 pe::MetaList MetaFromPython(const py::object& meta) {
   pe::MetaList out;
   if (meta.is_none()) return out;
+  if (py::len(meta) > pe::kMaxMetadataEntries)
+    throw pe::Error(pe::ErrorKind::kUsage, "metadata: " + std::to_string(py::len(meta)) +
+                                               " entries; pe writes at most " +
+                                               std::to_string(pe::kMaxMetadataEntries));
   for (auto item : py::dict(meta)) {
-    const std::string key = py::str(item.first);
+    const std::string key = Utf8Of(py::str(item.first), "metadata key", pe::kMaxMetadataValueBytes);
     py::handle v = item.second;
     if (py::isinstance<py::bool_>(v)) out.emplace_back(key, std::int64_t{v.cast<bool>()});
     else if (py::isinstance<py::int_>(v)) out.emplace_back(key, v.cast<std::int64_t>());
     else if (py::isinstance<py::float_>(v)) out.emplace_back(key, v.cast<double>());
-    else if (py::isinstance<py::str>(v)) out.emplace_back(key, v.cast<std::string>());
+    else if (py::isinstance<py::str>(v))
+      out.emplace_back(key, Utf8Of(v, "metadata '" + pe::EscapeText(key) + "'", pe::kMaxMetadataValueBytes));
     else
       throw pe::Error(pe::ErrorKind::kUsage,
                       "metadata '" + key + "': values must be int, float or str, not " +
@@ -107,7 +200,7 @@ pe::Table WrapArrays(const py::list& tensors, const py::object& meta) {
     auto tup = item.cast<py::tuple>();
     auto arr = tup[1].cast<py::array>();
     pe::TensorView v;
-    v.name = tup[0].cast<std::string>();
+    v.name = Utf8Of(tup[0], "tensor name", pe::kMaxMetadataValueBytes);
     v.dtype = DTypeOf(tup[2].cast<std::string>());
     if (static_cast<std::size_t>(arr.itemsize()) != pe::DTypeSize(v.dtype))
       throw pe::Error(pe::ErrorKind::kInternal, "array itemsize does not match its dtype");
@@ -185,7 +278,7 @@ py::dict& ErrorClasses() {
 }
 
 void RaisePython(const pe::Error& e) {
-  const std::string message = KeywordSpelling(e.what());
+  const std::string message = pe::EscapeText(KeywordSpelling(e.what()));
   const char* kind = pe::ErrorKindName(e.kind());
   std::string cls = "UsageError";
   int err = 0;
@@ -203,7 +296,7 @@ void RaisePython(const pe::Error& e) {
   py::object type = classes.contains(cls) ? py::object(classes[py::str(cls)]) : py::object(py::handle(PyExc_ValueError).cast<py::object>());
   py::object exc = type(py::str(message));
   exc.attr("kind") = kind;
-  exc.attr("hint") = KeywordSpelling(e.hint());
+  exc.attr("hint") = pe::EscapeText(KeywordSpelling(e.hint()));
   if (err != 0) exc.attr("errno") = err;
   PyErr_SetObject(type.ptr(), exc.ptr());
 }
@@ -230,12 +323,20 @@ PYBIND11_MODULE(_pe, m) {
       "set_error_classes", [](const py::dict& classes) { ErrorClasses() = classes; }, py::arg("classes"),
       "The package's exception classes by name (Error, UsageError, InputError, FileNotFound, PermissionDenied, "
       "IOFailure)");
+  m.def(
+      "check_fits", [](double bytes, const std::string& what) { CheckFitsInMemory(bytes, what); }, py::arg("bytes"),
+      py::arg("what"), "Raises pe.UsageError when an array of `bytes` would pass the module's memory cap");
   m.def("keyword_spelling", &KeywordSpelling, py::arg("text"), "The CLI's flags in text as Python keywords");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const pe::Error& e) {
       RaisePython(e);
+    } catch (const std::bad_alloc&) {
+      RaisePython(pe::Error(pe::ErrorKind::kIo, "out of memory: the call needed more memory than is available (or "
+                                                "than the limit allows: ulimit -v, a container)"));
+    } catch (const std::length_error& e) {
+      RaisePython(pe::Error(pe::ErrorKind::kIo, std::string("out of memory: ") + e.what()));
     }
   });
 
@@ -243,11 +344,12 @@ PYBIND11_MODULE(_pe, m) {
       "generate",
       [](const std::string& scheme, const std::vector<std::pair<std::string, std::string>>& params) {
         pe::Table t = pe::GenerateTable(MakeSpec(scheme, params));
+        CheckTableFits(t);
         py::dict arrays;
-        for (std::size_t i = 0; i < t.size(); ++i) arrays[py::str(t.tensor(i).info().name)] = TensorArray(t.tensor(i));
+        for (std::size_t i = 0; i < t.size(); ++i) arrays[PyText(t.tensor(i).info().name)] = TensorArray(t.tensor(i));
         py::dict dtypes;
         for (std::size_t i = 0; i < t.size(); ++i)
-          dtypes[py::str(t.tensor(i).info().name)] = std::string(pe::DTypeName(t.tensor(i).info().dtype));
+          dtypes[PyText(t.tensor(i).info().name)] = std::string(pe::DTypeName(t.tensor(i).info().dtype));
         return py::make_tuple(arrays, dtypes, MetaDict(t.metadata()));
       },
       py::arg("scheme"), py::arg("params"),
@@ -260,10 +362,11 @@ PYBIND11_MODULE(_pe, m) {
         o.tensor = tensor;
         o.format = format;
         pe::Table t = pe::OpenTableFile(path, o);
+        CheckTableFits(t);
         py::dict arrays, dtypes;
         for (std::size_t i = 0; i < t.size(); ++i) {
-          arrays[py::str(t.tensor(i).info().name)] = TensorArray(t.tensor(i));
-          dtypes[py::str(t.tensor(i).info().name)] = std::string(pe::DTypeName(t.tensor(i).info().dtype));
+          arrays[PyText(t.tensor(i).info().name)] = TensorArray(t.tensor(i));
+          dtypes[PyText(t.tensor(i).info().name)] = std::string(pe::DTypeName(t.tensor(i).info().dtype));
         }
         return py::make_tuple(arrays, dtypes, MetaDict(t.metadata()));
       },
@@ -333,7 +436,7 @@ PYBIND11_MODULE(_pe, m) {
           const pe::VerifyResult one = pe::VerifyTable(t, r);
           out = {one.json, pe::VerifyText(one)};
         }
-        return out;
+        return py::make_tuple(PyText(out.first), PyText(out.second));
       },
       py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"), py::arg("scheme"),
       py::arg("params"), py::arg("reference"), py::arg("reference_tensor"), py::arg("checks"), py::arg("offsets"),
@@ -358,8 +461,12 @@ PYBIND11_MODULE(_pe, m) {
             other.reset();
           }
         }
-        py::gil_scoped_release unlocked;
-        return pe::IdentifyTable(t, pair).json;
+        std::string json;
+        {
+          py::gil_scoped_release unlocked;
+          json = pe::IdentifyTable(t, pair).json;
+        }
+        return PyText(json);
       },
       py::arg("src"), py::arg("tensor"), py::arg("format"), py::arg("metadata"),
       "identify(...) -> the identification as JSON text");
@@ -377,9 +484,13 @@ PYBIND11_MODULE(_pe, m) {
         r.preview = preview;
         if (identify == "always") r.identify = pe::InspectRequest::Identify::kAlways;
         else if (identify == "never") r.identify = pe::InspectRequest::Identify::kNever;
-        py::gil_scoped_release unlocked;
-        const pe::InspectResult in = pe::InspectFile(r);
-        return json ? pe::InspectJson(in) : pe::InspectText(in);
+        std::string text;
+        {
+          py::gil_scoped_release unlocked;
+          const pe::InspectResult in = pe::InspectFile(r);
+          text = json ? pe::InspectJson(in) : pe::InspectText(in);
+        }
+        return PyText(text);
       },
       py::arg("path"), py::arg("tensor"), py::arg("format"), py::arg("rows"), py::arg("cols"), py::arg("preview"),
       py::arg("identify"), py::arg("json"), "inspect(...) -> the pe inspect report (JSON or text)");
@@ -587,17 +698,28 @@ PYBIND11_MODULE(_pe, m) {
   m.def(
       "inspect_model",
       [](const std::string& path) {
-        py::gil_scoped_release unlocked;
-        const pe::ModelInspection m = pe::InspectModel(path);
-        return std::make_tuple(m.json, pe::ModelInspectText(m), m.hint);
+        std::string json, text, hint;
+        {
+          py::gil_scoped_release unlocked;
+          const pe::ModelInspection m = pe::InspectModel(path);
+          json = m.json;
+          text = pe::ModelInspectText(m);
+          hint = m.hint;
+        }
+        return py::make_tuple(PyText(json), PyText(text), PyText(hint));
       },
       py::arg("path"), "inspect_model(path) -> (the pe.inspect-model/1 JSON text, the text of pe inspect MODEL, the hint)");
   m.def(
       "verify_models",
       [](const std::vector<std::string>& models, bool diagnose, bool allow_empty) {
-        py::gil_scoped_release unlocked;
-        const pe::ModelVerifyResult r = pe::VerifyModels({models, diagnose, allow_empty});
-        return std::make_pair(r.report.json, pe::ModelVerifyText(r));
+        std::string json, text;
+        {
+          py::gil_scoped_release unlocked;
+          const pe::ModelVerifyResult r = pe::VerifyModels({models, diagnose, allow_empty});
+          json = r.report.json;
+          text = pe::ModelVerifyText(r);
+        }
+        return py::make_tuple(PyText(json), PyText(text));
       },
       py::arg("models"), py::arg("diagnose"), py::arg("allow_empty"),
       "verify_models(...) -> (the pe.verify/1 JSON text, the text of pe verify --model)");

@@ -64,9 +64,13 @@ struct ResizedTable {
   std::string description;    ///< "hf-vit: bicubic 14x14 -> 24x24, align_corners=false, antialias=false, 1 prefix row kept"
 };
 
+/// The largest table Resize builds (it is built in memory): 4 GiB.
+inline constexpr std::uint64_t kMaxResizedBytes = std::uint64_t{4} << 30;
+
 /// Resizes `table` [rows, cols] (float32, row-major). Throws pe::Error
 /// (usage) naming the flag for an unknown rule or mode, a grid that does not
-/// match the rows, or a knob the mode refuses.
+/// match the rows, a knob the mode refuses, or a result of more than
+/// kMaxResizedBytes (checked before anything is allocated).
 ResizedTable Resize(const float* table, std::int64_t rows, std::int64_t cols, const ResizeOptions& options);
 
 /// The rule names, in the order above.

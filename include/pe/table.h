@@ -242,6 +242,22 @@ struct ReadOptions {
 /// or of an unsupported kind.
 Table OpenTableFile(const std::string& path, const ReadOptions& options = {});
 
+/// The most bytes SpoolInput copies (1 GiB, the cap of a JSON table file).
+inline constexpr std::uint64_t kMaxSpoolBytes = std::uint64_t{1} << 30;
+
+/// A table on a pipe (standard input) as a file the readers can open:
+/// copies `fd` into a private temporary file "pe-stdin-<pid>-XXXXXX.<format>"
+/// in `dir` and returns its path. `format` is "npy", "csv" or "json". What
+/// is read is checked before anything is copied, and as it is copied: an
+/// NPY's magic and header (dtype, shape) before its data, whose size must
+/// be at most kMaxSpoolBytes and is copied exactly; CSV and JSON text
+/// refused at the first NUL byte, a JSON document that does not begin with
+/// `{`, a CSV line over 16 MiB, more than kMaxSpoolBytes. The file is
+/// removed at exit and by InstallInterruptCleanup's handler; spools left by
+/// runs that are gone (killed) are removed first. Throws pe::Error (kInput,
+/// "standard input: ...") or (kIo) when the folder cannot be written.
+std::string SpoolInput(int fd, const std::string& format, const std::string& dir);
+
 /// The names of the tensors of a file of several (HDF5 datasets, tensors of
 /// safetensors, JSON, npz, checkpoints, GGUF, ONNX), in file order; empty
 /// for a file of one table. Same errors as OpenTableFile.

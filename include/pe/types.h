@@ -40,6 +40,15 @@ using MetaValue = std::variant<std::int64_t, double, std::string>;
 /// safetensors __metadata__, JSON "meta"), in file order.
 using MetaList = std::vector<std::pair<std::string, MetaValue>>;
 
+/// Metadata bounds, per file (docs/security.md, "Work bounded by the
+/// input"): at most kMaxMetadataEntries entries, a key or string value of
+/// at most kMaxMetadataValueBytes, and kMaxMetadataBytes of keys and
+/// string values together. Writers refuse more, naming the key; readers
+/// summarise a safetensors value past them and refuse a JSON table's.
+inline constexpr std::size_t kMaxMetadataEntries = 65536;
+inline constexpr std::size_t kMaxMetadataValueBytes = std::size_t{64} << 10;
+inline constexpr std::size_t kMaxMetadataBytes = std::size_t{1} << 20;
+
 /// The value of `key` in `meta`, or nullptr.
 const MetaValue* FindMeta(const MetaList& meta, std::string_view key);
 

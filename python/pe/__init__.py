@@ -291,14 +291,24 @@ def _as_table(name: str, value: Any, dtype: Optional[str]) -> Tuple[str, _np.nda
     if dtype == "bfloat16" or (dtype in ("bf16",)):
         if arr.dtype not in (_np.dtype(_np.uint16), _np.dtype(_np.int16)):
             raise _usage(f"tensor '{name}': dtype='bfloat16' needs the raw bits as a uint16 array, not {arr.dtype}")
-        return name, _np.ascontiguousarray(arr.view(_np.uint16)), "bfloat16"
+        return name, _contiguous(name, arr.view(_np.uint16), _np.uint16), "bfloat16"
     native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
     if native not in kinds:
         raise _usage(f"tensor '{name}': dtype {arr.dtype} is not a table dtype; pe takes float16, bfloat16 "
                     f"(uint16 bits with dtype='bfloat16', or a torch.bfloat16 tensor), float32 and float64 "
                     f"(convert with .astype)")
-    arr = _np.ascontiguousarray(arr, dtype=native)
-    return name, arr, kinds[native]
+    return name, _contiguous(name, arr, native), kinds[native]
+
+
+def _contiguous(name: str, arr: _np.ndarray, dtype: Any) -> _np.ndarray:
+    """arr as a C-contiguous array; a copy (a strided or zero-stride view) is sized before it is made."""
+    if not arr.flags.c_contiguous or arr.dtype != dtype:
+        shape = " x ".join(str(d) for d in arr.shape)
+        _pe.check_fits(float(arr.size) * _np.dtype(dtype).itemsize, f"tensor '{name}': a contiguous copy of {shape}")
+    try:
+        return _np.ascontiguousarray(arr, dtype=dtype)
+    except MemoryError:
+        raise _usage(f"tensor '{name}': a contiguous copy of {arr.shape} does not fit in memory") from None
 
 
 def _tables(value: Any, dtype: Optional[str] = None) -> List[Tuple[str, _np.ndarray, str]]:

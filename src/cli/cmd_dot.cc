@@ -15,6 +15,12 @@
 #include "dot_views.h"
 #include "exit_codes.h"
 #include "progress.h"
+
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include "scheme_flags.h"
 #include "tensor_set_view.h"
 
@@ -26,7 +32,10 @@ class DotProgress : public pe::DotObserver {
  public:
   DotProgress(bool bar, const Console& console) : bar_enabled_(bar), console_(console) {}
   void Begin(const std::string& name) override { bar_.emplace(bar_enabled_, "dot " + EscapeText(name)); }
-  void Update(std::int64_t done, std::int64_t total) override { bar_->Update(done, total); }
+  void Update(std::int64_t done, std::int64_t total) override {
+    bar_->Update(done, total);
+    StopIfReaderGone();
+  }
   void End(const std::string& timing, const std::vector<std::string>& warnings) override {
     bar_.reset();  // erased before the lines below
     if (!timing.empty()) std::fprintf(stderr, "pe: dot timing: %s\n", timing.c_str());
@@ -34,9 +43,27 @@ class DotProgress : public pe::DotObserver {
   }
 
  private:
+  // `pe dot ... | head`: the curve is written when it is complete, which
+  // for min/max/std is O(L^2) work; a pipe whose reader has gone (poll
+  // says POLLERR) ends the run now, as the write would (EPIPE: quietly).
+  void StopIfReaderGone() {
+    if (!stdout_is_pipe_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_poll_ < std::chrono::milliseconds(20)) return;
+    last_poll_ = now;
+    struct pollfd p = {STDOUT_FILENO, 0, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) throw pe::Error(pe::ErrorKind::kBrokenPipe, "broken pipe");
+  }
+  static bool StdoutIsPipe() {
+    struct stat st;
+    return ::fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
+  }
+
   bool bar_enabled_;
   const Console& console_;
   std::optional<ProgressBar> bar_;
+  bool stdout_is_pipe_ = StdoutIsPipe();
+  std::chrono::steady_clock::time_point last_poll_{};
 };
 
 }  // namespace

@@ -171,10 +171,11 @@ int RunInspect(const InspectOptions& o, Console& console) {
       RunInspectOne(each, console);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kBrokenPipe) throw;
-      console.Error(e.what());
+      const std::string message = StdinNamed(e.what());
+      console.Error(message);
       ++errors;
-      if (o.json) WriteStdout(JsonText(Json{{"file", f}, {"error", e.what()}}, 2));
-      else PrintLine(fmt::format("error: {}", e.what()));
+      if (o.json) WriteStdout(JsonText(Json{{"file", f}, {"error", message}}, 2));
+      else PrintLine(fmt::format("error: {}", message));
     }
   }
   if (o.json) WriteStdout("\n  ]\n}\n");

@@ -328,14 +328,15 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
       v = VerifyFile(each, f, console);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kBrokenPipe) throw;
-      console.Error(e.what());
+      const std::string message = StdinNamed(e.what());
+      console.Error(message);
       ++error_files;
       nlohmann::ordered_json doc = nlohmann::ordered_json::object();
       doc["file"] = f;
       doc["passed"] = false;
       doc["exit_code"] = ExitCodeFor(e.kind());
-      doc["error"] = e.what();
-      suites.push_back(pe::VerifyJUnitErrorSuite(f, e.what()));
+      doc["error"] = message;
+      suites.push_back(pe::VerifyJUnitErrorSuite(f, message));
       if (o.json) files.push_back(std::move(doc));
       if (!o.json) PrintLine("");
       continue;

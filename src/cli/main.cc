@@ -25,6 +25,7 @@
 #include <pe/error.h>
 
 #include "exit_codes.h"
+#include "stdin_table.h"
 #include <pe/model.h>
 #include <pe/output.h>
 #include <pe/pe.h>
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
     return rc;
   } catch (const pe::Error& e) {
     if (e.kind() == pe::ErrorKind::kBrokenPipe) return pe::cli::kExitOk;
-    console.Error(e.what());
+    console.Error(pe::cli::StdinNamed(e.what()));
     if (!e.hint().empty() && !console.quiet()) console.Hint(e.hint());
     return pe::cli::ExitCodeFor(e.kind());
   } catch (const std::bad_alloc&) {

@@ -1,4 +1,4 @@
-// `-` as a table path: standard input, spooled to a private temporary file
+// `-` as a table path: standard input, checked and spooled (pe::SpoolInput) to a private temporary file
 // (the readers seek and map; a pipe does neither) named with the extension
 // of the format given with --input-format, so every reader opens it as
 // a file. Only the self-describing text and array formats are accepted
@@ -13,5 +13,9 @@ namespace pe::cli {
 /// into a temporary file removed at exit and returns its path. `format` is
 /// the --input-format value (required for "-"); `flag` names it in errors.
 std::string TablePathOrStdin(const std::string& path, const std::string& format, const char* flag);
+
+/// `message` with the spool's quoted path ('/tmp/pe-stdin-...') spelled
+/// "standard input", as the user gave it.
+std::string StdinNamed(const std::string& message);
 
 }  // namespace pe::cli

@@ -29,11 +29,15 @@ constexpr std::array<std::pair<ViewKind, const char*>, 14> kNames = {{
     {ViewKind::kCollisions, "collisions"},
 }};
 
-// A label in a CSV field: control bytes become spaces, then RFC 4180 quoting.
+// A label in a CSV field: control bytes become spaces, then RFC 4180
+// quoting; a label a spreadsheet would take for a formula (it begins with
+// = + - @) is guarded with a leading ' and quoted.
 std::string CsvField(const std::string& in) {
   std::string s;
   for (char c : in) s += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
-  if (s.find_first_of(",\"") == std::string::npos) return s;
+  const bool formula = !s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@');
+  if (formula) s.insert(s.begin(), '\'');
+  if (!formula && s.find_first_of(",\"") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";

@@ -85,6 +85,13 @@ CurvePlan CheckCurveRequest(DotRequest& o) {
     plot::ImageFormatFromPath(o.plot, "--plot");
     ParseSize(o.size);
   }
+  if (!o.cmap.empty()) {  // a heatmap's colours: refused where no heatmap is drawn
+    plot::ParseColorMap(o.cmap, "--cmap");
+    const bool heatmap = std::any_of(o.matrix.begin(), o.matrix.end(), [](const std::string& m) { return !IsCsvPath(m); });
+    if (!heatmap)
+      ThrowUsage("--cmap", "colours a heatmap (--matrix FILE, --view matrix --plot FILE, or a grid view); the decay "
+                           "curve has none");
+  }
   if (matrix_view) plan.matrix_flag = "--plot";
   for (const auto& m : o.matrix)
     if (!IsCsvPath(m)) plot::ImageFormatFromPath(m, plan.matrix_flag);

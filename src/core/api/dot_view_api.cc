@@ -203,6 +203,7 @@ DotOutput RunDotView(ViewKind view, const DotRequest& o) {
     ThrowUsage("--prefix-tokens", fmt::format("applies to --view grid, not --view {}", ViewKindName(view)));
   const plot::PlotControls controls = Controls(o);
   if (!o.plot.empty()) plot::ImageFormatFromPath(o.plot, "--plot");
+  if (!o.cmap.empty() && o.plot.empty()) ThrowUsage("--cmap", "colours --plot; give --plot FILE");
 
   const std::vector<ViewInput> inputs = o.resize_flag.empty() ? Inputs(o, view) : ResizedInputs(o);
   ViewOptions vo;

@@ -80,6 +80,21 @@ MetaList ToMetaList(const Metadata& meta) { return MetaList(meta.entries().begin
 Metadata ToMetadata(const MetaList& meta) {
   if (meta.size() > kMaxMetadataKeys)
     ThrowUsage("metadata", fmt::format("{} keys; pe writes at most {}", meta.size(), kMaxMetadataKeys));
+  std::size_t total = 0;
+  for (const auto& [k, v] : meta) {
+    const std::size_t bytes = k.size() + (std::holds_alternative<std::string>(v) ? std::get<std::string>(v).size() : 0);
+    if (k.size() > kMaxMetadataValueBytes)
+      ThrowUsage("metadata", fmt::format("a key of {} bytes; pe writes keys of at most {} bytes", k.size(),
+                                         kMaxMetadataValueBytes));
+    if (bytes - k.size() > kMaxMetadataValueBytes)
+      ThrowUsage(fmt::format("metadata '{}'", EscapeText(k.substr(0, 100))),
+                 fmt::format("a value of {} bytes; pe writes values of at most {} bytes", bytes - k.size(),
+                             kMaxMetadataValueBytes));
+    total += bytes;
+    if (total > kMaxMetadataBytes)
+      ThrowUsage("metadata", fmt::format("more than {} bytes of keys and values (at '{}'); pe writes at most {}",
+                                         kMaxMetadataBytes, EscapeText(k.substr(0, 100)), kMaxMetadataBytes));
+  }
   Metadata m;
   for (const auto& [k, v] : meta) m.Set(k, v);
   return m;

@@ -185,37 +185,45 @@ std::string ResolveLinks(const std::string& target) {
   ThrowIo(fmt::format("cannot write {}", Quoted(target)), std::strerror(ELOOP));
 }
 
-// Removes temporary files of earlier runs for the same target that nobody
-// will finish: ours (same owner), named "<name>.pe-tmp-<pid>-XXXXXX", whose
-// process is gone (kill(pid, 0) says ESRCH) or which nobody has written for
-// a day (the pid may have been reused); and the hidden names of older pe
-// versions (".<name>.pe-tmp-XXXXXX") after a day.
-void RemoveStaleTemps(const std::string& dir, const std::string& base) {
+}  // namespace
+
+void RemoveStaleTemps(const std::string& dir, const std::string& prefix, const std::string& old_prefix,
+                      const std::vector<std::string>& suffixes) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
-  const std::string prefix = base + ".pe-tmp-", old_prefix = "." + base + ".pe-tmp-";
   const time_t now = ::time(nullptr);
   constexpr time_t kDay = 24 * 3600;
+  const auto known_suffix = [&](std::string_view tail) {
+    for (const auto& s : suffixes)
+      if (tail == s) return true;
+    return tail.empty() && suffixes.empty();
+  };
   while (const struct dirent* e = ::readdir(d)) {
     const std::string_view name = e->d_name;
-    bool dead = false;
+    bool dead = false, ours = false;
     if (name.starts_with(prefix)) {
       const std::string_view rest = name.substr(prefix.size());
       const auto dash = rest.find('-');
-      if (dash == 0 || dash == std::string_view::npos || rest.size() - dash - 1 != 6) continue;
-      long long pid = 0;
-      bool digits = true;
-      for (char c : rest.substr(0, dash)) {
-        if (c < '0' || c > '9' || pid > (1ll << 31)) digits = false;
-        pid = pid * 10 + (c - '0');
+      if (dash != 0 && dash != std::string_view::npos && rest.size() - dash - 1 >= 6 &&
+          known_suffix(rest.substr(dash + 7))) {
+        long long pid = 0;
+        bool digits = true;
+        for (char c : rest.substr(0, dash)) {
+          if (c < '0' || c > '9' || pid > (1ll << 31)) digits = false;
+          pid = pid * 10 + (c - '0');
+        }
+        if (digits && pid > 0 && pid < (1ll << 31)) {
+          ours = true;
+          dead = ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+        }
       }
-      if (!digits || pid <= 0 || pid >= (1ll << 31)) continue;
-      dead = ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-    } else if (name.starts_with(old_prefix) && name.size() == old_prefix.size() + 6) {
-      // hidden name of pe before 0.x: age only
-    } else {
-      continue;
     }
+    // A name without a pid (older pe versions): age only.
+    if (!ours && !old_prefix.empty() && name.starts_with(old_prefix) && name.size() >= old_prefix.size() + 6 &&
+        known_suffix(name.substr(old_prefix.size() + 6)) &&
+        name.substr(old_prefix.size(), 6).find('-') == std::string_view::npos)
+      ours = true;
+    if (!ours) continue;
     struct stat st;
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
@@ -224,6 +232,11 @@ void RemoveStaleTemps(const std::string& dir, const std::string& base) {
   }
   ::closedir(d);
 }
+
+int RegisterTempPath(const std::string& path) { return RegisterTemp(path); }
+void UnregisterTempPath(int slot) { UnregisterTemp(slot); }
+
+namespace {
 
 // Throws unless the caller could open `file` (the existing regular file at
 // `target`, or the one it links to) for writing, as the shell's '>' must.
@@ -272,8 +285,12 @@ AtomicFile::AtomicFile(const std::string& target, bool sync) : target_(target), 
   const std::string dir = DirName(rename_to_);
   if (::stat(dir.c_str(), &st) != 0) ThrowIo(what, fmt::format("folder {} does not exist", Quoted(dir)));
   if (!S_ISDIR(st.st_mode)) ThrowIo(what, fmt::format("{} is not a folder", Quoted(dir)));
-  const std::string base = BaseName(rename_to_);
-  RemoveStaleTemps(dir, base);
+  // The temporary name must fit NAME_MAX (255 bytes) with its suffix
+  // ".pe-tmp-<pid>-XXXXXX" (at most 25 bytes): a longer target name lends
+  // only its first bytes.
+  std::string base = BaseName(rename_to_);
+  if (base.size() > 255 - 25) base.resize(255 - 25);
+  RemoveStaleTemps(dir, base + ".pe-tmp-", "." + base + ".pe-tmp-", {});
   // "<name>.pe-tmp-<pid>-XXXXXX": visible, so a file left by a kill -9 is
   // seen; the pid lets the next run tell whether its writer is gone.
   const std::string stem = (dir == "." && rename_to_.find('/') == std::string::npos ? std::string() : dir + "/") +

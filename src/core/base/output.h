@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace pe {
 
@@ -89,6 +90,22 @@ class StringSink : public ByteSink {
   }
   std::string out;
 };
+
+/// Removes temporary files of earlier runs that nobody will finish, in
+/// `dir`: ours (same owner, regular files) named
+/// "<prefix><pid>-XXXXXX<suffix>" whose process is gone (kill(pid, 0) says
+/// ESRCH) or which nobody has written for a day (the pid may have been
+/// reused); and names "<old_prefix>XXXXXX<suffix>" (older versions, no pid)
+/// after a day. `suffixes`: the endings allowed after the six characters
+/// (empty: none).
+void RemoveStaleTemps(const std::string& dir, const std::string& prefix, const std::string& old_prefix,
+                      const std::vector<std::string>& suffixes);
+
+/// Publishes `path` to the signal handler of InstallInterruptCleanup (it
+/// is unlinked when a signal ends the process); returns a slot for
+/// UnregisterTempPath, or -1 when the table is full or the path too long.
+int RegisterTempPath(const std::string& path);
+void UnregisterTempPath(int slot);
 
 /// A file written under a temporary name ("<name>.pe-tmp-<pid>-XXXXXX") in
 /// the target's folder and renamed into place by Commit(). A target that

@@ -46,7 +46,7 @@ class Metadata {
 /// The most metadata keys a reader takes from one file (safetensors
 /// `__metadata__`, JSON `meta`): pe's own files hold about 20; a file with
 /// more is refused rather than read slowly.
-inline constexpr std::size_t kMaxMetadataKeys = 65536;
+inline constexpr std::size_t kMaxMetadataKeys = kMaxMetadataEntries;
 
 /// A metadata value as text ("10000", "0.5", "sinusoidal"); reals use the
 /// shortest round-trip form.

@@ -136,6 +136,8 @@ class TableSax {
   bool all_f32() const { return all_f32_; }
   Metadata& meta() { return meta_; }
   JsonValues& values() { return values_; }
+  /// The last key the parser handed over.
+  const std::string& current_key() const { return key_; }
 
  private:
   enum class Ctx { kRoot, kData, kRow, kMeta, kShape, kSkip };
@@ -227,7 +229,14 @@ class TableSax {
           Fail(fmt::format("{} is null (a NaN or infinity that the writer could not spell?)", Element()));
         Fail(fmt::format("{} is not a number", Element()));
       case Ctx::kMeta:
-        if (kind == Kind::kString) meta_.Set(key_, *text);
+        if (kind == Kind::kString) {
+          meta_bytes_ += key_.size() + text->size();
+          if (meta_bytes_ > kMaxMetadataBytes)
+            Fail(fmt::format("\"meta\" holds more than {} MiB of keys and values (at {}; pe reads at most {} MiB of "
+                             "metadata)",
+                             kMaxMetadataBytes >> 20, JsonKeyQuoted(key_), kMaxMetadataBytes >> 20));
+          meta_.Set(key_, *text);
+        }
         return true;
       case Ctx::kShape:
         shape_ok_ = false;
@@ -274,6 +283,7 @@ class TableSax {
   bool all_f32_ = true;
   Metadata meta_;
   std::size_t meta_keys_ = 0;
+  std::size_t meta_bytes_ = 0;  ///< "meta"'s keys and string values so far
   std::vector<std::unordered_set<std::string>> keys_;  ///< the keys seen, per open object
   JsonValues values_;
 };
@@ -484,6 +494,7 @@ std::unique_ptr<RowSource> OpenJson(const std::string& path) {
     ThrowInput(what, "JSON tables above 1 GiB are not read (use NPY or HDF5 for large tables)");
   TableSax sax(what);
   JsonFileChars chars(f);
+  chars.SetContext(what, &sax.current_key());
   if (S_ISREG(st.st_mode)) sax.values().StreamFrom(::fileno(f), &chars, what);
   nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));

@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/base/error.h"
+#include "core/base/text_escape.h"
 #include "core/formats/format.h"
 #include "core/base/output.h"
 
@@ -151,8 +155,57 @@ class JsonFileChars {
     base_ += len_;
     len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
     pos_ = 0;
+    CheckStrings();
     return len_ > 0;
   }
+  // Strings (keys and metadata values) longer than kMaxMetadataValueBytes
+  // are refused as they arrive, before the parser has gathered them: a
+  // 200 MB "scheme" would otherwise be held several times over.
+  void CheckStrings() {
+    const char* p = buf_.data();
+    for (std::size_t i = 0; i < len_;) {
+      if (!in_string_) {
+        const void* q = std::memchr(p + i, '"', len_ - i);
+        if (!q) break;
+        i = static_cast<std::size_t>(static_cast<const char*>(q) - p) + 1;
+        in_string_ = true;
+        string_bytes_ = 0;
+        string_start_ = base_ + i - 1;
+        continue;
+      }
+      const char c = p[i++];
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+        continue;
+      }
+      if (++string_bytes_ > kMaxMetadataValueBytes)
+        ThrowInput(what_, fmt::format("the string at byte {} is longer than {} KiB (pe reads keys and metadata "
+                                      "values of at most {} KiB){}",
+                                      string_start_, kMaxMetadataValueBytes >> 10, kMaxMetadataValueBytes >> 10,
+                                      key_ && !key_->empty() ? fmt::format(", after the key '{}'",
+                                                                           EscapeText(key_->substr(0, 100)))
+                                                             : std::string()));
+    }
+  }
+
+ public:
+  /// Names the file in the refusal of a long string, and the last key
+  /// seen (the parser's) before it.
+  void SetContext(std::string what, const std::string* key) {
+    what_ = std::move(what);
+    key_ = key;
+  }
+
+ private:
+  std::string what_ = "JSON";
+  const std::string* key_ = nullptr;
+  bool in_string_ = false, escaped_ = false;
+  std::size_t string_bytes_ = 0;
+  std::uint64_t string_start_ = 0;
   std::FILE* f_;
   std::vector<char> buf_;
   std::size_t pos_ = 0, len_ = 0;

@@ -110,16 +110,20 @@ class TopLevelKeys {
   bool start_array(std::size_t) { return depth_ > 0 && ++depth_ <= 64; }
   bool end_array() { return --depth_ >= 0; }
   bool key(Json::string_t& k) {
+    last_key_ = k;
     if (depth_ != 1) return true;
     if (k == "tensors") tensors_ = true;
     return k != "tensors" && k != "data";  // decided: stop here
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
   bool tensors() const { return tensors_; }
+  /// The last key seen (names a refused string after it).
+  const std::string& last_key() const { return last_key_; }
 
  private:
   int depth_ = 0;
   bool tensors_ = false;
+  std::string last_key_;
 };
 
 constexpr int kMaxTensorsDepth = 40;
@@ -410,9 +414,14 @@ class TensorsSax {
 bool LooksLikeJsonTensors(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
   TopLevelKeys keys;
-  nlohmann::json::sax_parse(f, &keys);
-  std::fclose(f);
+  JsonFileChars chars(f);  // strings over 64 KiB refused as they arrive
+  chars.SetContext(fmt::format("'{}'", path), &keys.last_key());
+  nlohmann::json::sax_parse(chars.begin(), chars.end(), &keys);
   return keys.tensors();
 }
 
@@ -431,6 +440,7 @@ std::unique_ptr<RowSource> OpenJsonTensor(const std::string& path, const std::st
     ThrowInput(what, "JSON tables above 1 GiB are not read (use safetensors or HDF5 for large tables)");
   TensorsSax sax(what, name);
   JsonFileChars chars(f);
+  chars.SetContext(what, nullptr);
   if (S_ISREG(st.st_mode)) sax.values().StreamFrom(::fileno(f), &chars, what);
   nlohmann::json::sax_parse(chars.begin(), chars.end(), &sax);
   if (std::ferror(f)) ThrowIo(fmt::format("cannot read '{}'", path), std::strerror(errno));
@@ -492,10 +502,16 @@ class TensorKeys : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 std::vector<std::string> ListJsonTensorNames(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
   TensorKeys keys;
-  if (!nlohmann::json::sax_parse(in, &keys)) ThrowInput(fmt::format("'{}'", path), keys.error.empty() ? "not valid JSON" : keys.error);
+  JsonFileChars chars(f);  // strings over 64 KiB refused as they arrive
+  chars.SetContext(fmt::format("'{}'", path), nullptr);
+  if (!nlohmann::json::sax_parse(chars.begin(), chars.end(), &keys)) ThrowInput(fmt::format("'{}'", path), keys.error.empty() ? "not valid JSON" : keys.error);
   return keys.names;
 }
 

@@ -88,7 +88,25 @@ class HeaderSax {
   bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
   bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
   bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
-  bool string(json::string_t& v) { return dom_.string(v); }
+  bool string(json::string_t& v) {
+    if (open_keys_.size() == 2 && top_key_ == "__metadata__") {
+      // A value past the bounds (types.h) is kept as a summary: its bytes
+      // are not copied into the document, nor printed.
+      meta_bytes_ += v.size();
+      if (v.size() > kMaxMetadataValueBytes) {
+        json::string_t summary =
+            fmt::format("({} bytes, not kept: pe keeps metadata values of at most {} KiB)", v.size(),
+                        kMaxMetadataValueBytes >> 10);
+        return dom_.string(summary);
+      }
+      if (meta_bytes_ > kMaxMetadataBytes) {
+        json::string_t summary = fmt::format(
+            "({} bytes, not kept: the file's metadata passed {} MiB)", v.size(), kMaxMetadataBytes >> 20);
+        return dom_.string(summary);
+      }
+    }
+    return dom_.string(v);
+  }
   bool binary(json::binary_t& v) { return dom_.binary(v); }
   bool start_object(std::size_t n) {
     Deeper();
@@ -122,6 +140,10 @@ class HeaderSax {
       ThrowInput(what_, fmt::format("{} has the key {} twice (duplicate keys are refused)", owner, quoted));
     }
     if (level == 2 && top_key_ == "__metadata__") {
+      if (k.size() > kMaxMetadataValueBytes)
+        ThrowInput(what_, fmt::format("__metadata__ has a key of {} bytes (pe reads keys of at most {} KiB)", k.size(),
+                                      kMaxMetadataValueBytes >> 10));
+      meta_bytes_ += k.size();
       if (meta_order_.size() == kMaxMetadataKeys)
         ThrowInput(what_, fmt::format("__metadata__ has more than {} keys (pe reads at most {})", kMaxMetadataKeys,
                                       kMaxMetadataKeys));
@@ -145,6 +167,7 @@ class HeaderSax {
   std::string& top_key_;
   std::vector<std::string>& meta_order_;
   int depth_ = 0;
+  std::size_t meta_bytes_ = 0;  ///< __metadata__'s keys and values so far
 };
 
 // The header's JSON text, after the checks of its 8-byte length against

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 
 #include "core/base/error.h"
 #include "core/base/output.h"
+#include "core/base/text_escape.h"
 #include "core/plot/colormap_data.h"
 
 namespace pe::plot {
@@ -25,11 +28,20 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// cairo's stream callback: bytes go to the AtomicFile's temporary file.
+// cairo's stream callback: bytes go to the AtomicFile's temporary file. The
+// first failure's errno is kept: cairo's PDF surface does not report a
+// failed write in its status (a PDF to /dev/full finished "successfully").
+struct FileStream {
+  std::FILE* file = nullptr;
+  int error = 0;
+};
+
 cairo_status_t WriteToFile(void* closure, const unsigned char* data, unsigned int length) {
-  auto* file = static_cast<std::FILE*>(closure);
-  return std::fwrite(data, 1, length, file) == length ? CAIRO_STATUS_SUCCESS
-                                                      : CAIRO_STATUS_WRITE_ERROR;
+  auto* out = static_cast<FileStream*>(closure);
+  if (out->error != 0) return CAIRO_STATUS_WRITE_ERROR;
+  if (std::fwrite(data, 1, length, out->file) == length) return CAIRO_STATUS_SUCCESS;
+  out->error = errno != 0 ? errno : EIO;
+  return CAIRO_STATUS_WRITE_ERROR;
 }
 
 cairo_status_t WriteToString(void* closure, const unsigned char* data, unsigned int length) {
@@ -81,7 +93,8 @@ struct Canvas::Impl {
   cairo_surface_t* surface = nullptr;
   std::string svg;  // the SVG document, completed with the text on Finish()
   SvgText text;
-  Impl(ImageFormat f, const std::string& path) : format(f), file(path) {}
+  FileStream stream;
+  Impl(ImageFormat f, const std::string& path) : format(f), file(path) { stream.file = file.file(); }
 };
 
 Canvas::Canvas(const std::string& path, const std::string& flag, int width, int height)
@@ -97,7 +110,7 @@ Canvas::Canvas(const std::string& path, const std::string& flag, int width, int 
       impl_->surface = cairo_svg_surface_create_for_stream(WriteToString, &impl_->svg, width, height);
       break;
     case ImageFormat::kPdf:
-      impl_->surface = cairo_pdf_surface_create_for_stream(WriteToFile, impl_->file.file(), width, height);
+      impl_->surface = cairo_pdf_surface_create_for_stream(WriteToFile, &impl_->stream, width, height);
       // A fixed date keeps the same command's output byte-identical.
       cairo_pdf_surface_set_metadata(impl_->surface, CAIRO_PDF_METADATA_CREATE_DATE,
                                      "2000-01-01T00:00:00Z");
@@ -126,7 +139,7 @@ void Canvas::Finish() {
   cr_ = nullptr;
   cairo_status_t status;
   if (impl_->format == ImageFormat::kPng) {
-    status = cairo_surface_write_to_png_stream(impl_->surface, WriteToFile, impl_->file.file());
+    status = cairo_surface_write_to_png_stream(impl_->surface, WriteToFile, &impl_->stream);
   } else {
     cairo_surface_finish(impl_->surface);  // flushes the SVG/PDF stream
     status = cairo_surface_status(impl_->surface);
@@ -137,13 +150,17 @@ void Canvas::Finish() {
       if (end == std::string::npos) ThrowIo(fmt::format("'{}'", target), "cairo wrote no SVG document");
       svg.insert(end, impl_->text.elements);
       if (std::fwrite(svg.data(), 1, svg.size(), impl_->file.file()) != svg.size())
-        ThrowIo(fmt::format("'{}'", target), "write failed");
+        ThrowIo(fmt::format("cannot write '{}'", EscapeText(target)), std::strerror(errno != 0 ? errno : EIO));
     }
   }
+  if (impl_->stream.error != 0)
+    ThrowIo(fmt::format("cannot write '{}'", EscapeText(target)), std::strerror(impl_->stream.error));
   if (status != CAIRO_STATUS_SUCCESS)
     ThrowIo(fmt::format("'{}'", target), cairo_status_to_string(status));
   cairo_surface_destroy(impl_->surface);
   impl_->surface = nullptr;
+  if (impl_->stream.error != 0)  // written while the surface was destroyed
+    ThrowIo(fmt::format("cannot write '{}'", EscapeText(target)), std::strerror(impl_->stream.error));
   impl_->file.Commit();
 }
 
@@ -239,7 +256,11 @@ void SetFont(cairo_t* cr, double size, bool bold) {
   }
 }
 
-double TextWidth(cairo_t* cr, const std::string& text) {
+// Text from files (a name that is not UTF-8, a control byte) is drawn as
+// the terminal shows it: cairo refuses a string that is not UTF-8 (and an
+// SVG must be UTF-8), so every drawn string is escaped first.
+double TextWidth(cairo_t* cr, const std::string& raw) {
+  const std::string text = EscapeText(raw);
   cairo_text_extents_t e;
   cairo_text_extents(cr, text.c_str(), &e);
   return e.x_advance;
@@ -252,7 +273,8 @@ bool FitFont(cairo_t* cr, const std::string& text, double size, double width, bo
   return TextWidth(cr, text) <= width;
 }
 
-void DrawText(cairo_t* cr, double x, double y, const std::string& text, Align align) {
+void DrawText(cairo_t* cr, double x, double y, const std::string& raw, Align align) {
+  const std::string text = EscapeText(raw);
   const double w = TextWidth(cr, text);
   const double x0 = align == Align::kLeft ? x : align == Align::kCenter ? x - w / 2 : x - w;
   if (SvgText* t = SvgTextOf(cr)) {

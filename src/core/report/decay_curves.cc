@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -22,8 +24,12 @@ std::string At(const std::vector<T>& v, std::size_t i) {
 }
 
 // Quotes a CSV field when it holds a comma, quote or newline (RFC 4180).
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+// A text that a spreadsheet would take for a formula (it begins with = + -
+// @, a tab or a carriage return) is guarded with a leading ' and quoted.
+std::string CsvField(const std::string& in) {
+  const bool formula = !in.empty() && std::string_view("=+-@\t\r").find(in[0]) != std::string_view::npos;
+  const std::string s = formula ? "'" + in : in;
+  if (!formula && s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";

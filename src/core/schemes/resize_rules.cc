@@ -68,6 +68,18 @@ std::int64_t SquareSide(std::int64_t n, const char* what) {
 
 std::string GridText(std::int64_t h, std::int64_t w) { return fmt::format("{}x{}", h, w); }
 
+// A resized table is built in memory: its size is checked before anything
+// is allocated (rows * cols may overflow 64 bits: 2^62 rows of bert-tile did).
+void CheckResizedSize(long double rows, std::int64_t cols, const std::string& what) {
+  const long double bytes = rows * static_cast<long double>(cols) * 4.0L;
+  if (bytes <= static_cast<long double>(kMaxResizedBytes)) return;
+  ThrowUsage(what, fmt::format("the resized table of {:.0f} x {} float32 would be {:.1f} GiB; pe resizes tables of at "
+                               "most {} GiB (they are built in memory)",
+                               static_cast<double>(rows), cols, static_cast<double>(bytes / (1ull << 30)),
+                               kMaxResizedBytes >> 30));
+}
+
+
 // Qwen3-VL: bilinear weights on linspace(0, G-1, n) with align-corners
 // coordinates, summed p00 + p01 + p10 + p11 with each term
 // embed * weight, then rows reordered by merge_size x merge_size blocks.
@@ -78,6 +90,7 @@ ResizedTable Qwen3Vl(const float* table, std::int64_t rows, std::int64_t cols, c
   if (o.frames < 1) ThrowUsage("--frames", fmt::format("must be at least 1, got {}", o.frames));
   if (h % m || w % m)
     ThrowUsage("--grid", fmt::format("{} is not a multiple of the spatial merge size {}", GridText(h, w), m));
+  CheckResizedSize(static_cast<long double>(o.frames) * h * w, cols, fmt::format("--grid {}", GridText(h, w)));
   const std::vector<float> hy = TorchLinspace(0.0f, static_cast<float>(g - 1), h);
   const std::vector<float> wx = TorchLinspace(0.0f, static_cast<float>(g - 1), w);
   std::vector<float> grid(static_cast<std::size_t>(h * w * cols));
@@ -121,6 +134,7 @@ ResizedTable BertTile(const float* table, std::int64_t rows, std::int64_t cols, 
   const std::int64_t offset = o.offset >= 0 ? o.offset : 2;
   if (offset >= rows) ThrowUsage("--offset", fmt::format("{} leaves no rows of a {}-row table to tile", offset, rows));
   if (o.length < 1) ThrowUsage("--max-len", "bert-tile needs the new number of rows (--max-len N)");
+  CheckResizedSize(static_cast<long double>(o.length), cols, fmt::format("--max-len {}", o.length));
   ResizedTable r;
   r.rows = o.length;
   r.cols = cols;
@@ -190,6 +204,7 @@ ResizedTable ApplyRule(const float* table, std::int64_t rows, std::int64_t cols,
     fw = n;
     tw = o.length - prefix;
     if (tw < 1) ThrowUsage("--max-len", fmt::format("{} leaves no rows after the {} prefix row(s)", o.length, prefix));
+    CheckResizedSize(static_cast<long double>(o.length), cols, fmt::format("--max-len {}", o.length));
   } else {
     if (o.from_h > 0 || o.from_w > 0) {
       fh = o.from_h;
@@ -202,6 +217,10 @@ ResizedTable ApplyRule(const float* table, std::int64_t rows, std::int64_t cols,
     th = o.to_h;
     tw = o.to_w;
     if (th < 1 || tw < 1) ThrowUsage("--grid", "the target grid HxW is needed (--grid HxW)");
+    CheckResizedSize(static_cast<long double>(prefix) + static_cast<long double>(th) * tw, cols,
+                     fmt::format("--grid {}", GridText(th, tw)));
+    if (o.length > 0)
+      CheckResizedSize(static_cast<long double>(prefix) + o.length, cols, fmt::format("--max-len {}", o.length));
   }
   std::string how;
   if (rule && o.rule == "dinov2") {
