@@ -136,7 +136,7 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
   const auto write = [](std::string_view bytes) { WriteStdout(bytes); };
   // A rotation probe [L, d, d] (include/pe/probe.h): what it is, without a plan.
   std::optional<ProbeStructure> probe;
-  {
+  try {
     ReadOptions ro;
     ro.format = o.format;
     ro.tensor = o.dataset;
@@ -146,6 +146,7 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
       ProbeStructure s = AnalyzeProbe(t.tensor(0));
       if (s.is_rotation) probe = std::move(s);
     }
+  } catch (const Error&) {  // not a probe (InspectFile has read and described the file)
   }
   if (o.json) {
     if (!probe) {
