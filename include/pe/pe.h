@@ -7,6 +7,7 @@
 //   pe/inspect.h   what a table file holds (stats, identification), as pe inspect shows it
 //   pe/view.h      the views of `pe dot --view` as data, CSV/JSON, pictures
 //   pe/dot.h       `pe dot` as one request: curves, heatmaps, views, their files
+//   pe/probe.h     rotation probes: what an engine applies, checked against a plan
 //   pe/model.h     model artifacts: their plan, tensors and checks (inspect/verify MODEL)
 //
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
@@ -18,6 +19,7 @@
 #include <pe/inspect.h>
 #include <pe/model.h>
 #include <pe/output.h>
+#include <pe/probe.h>
 #include <pe/resize.h>
 #include <pe/runtime.h>
 #include <pe/table.h>

@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include <pe/error.h>
 #include <pe/inspect.h>
+#include <pe/probe.h>
 #include <pe/table.h>
 
 #include "exit_codes.h"
@@ -131,8 +134,34 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
   const InspectResult result = InspectFile(request);
   bar.Finish();
   const auto write = [](std::string_view bytes) { WriteStdout(bytes); };
-  if (o.json) InspectJson(result, write);
-  else InspectText(result, write);
+  // A rotation probe [L, d, d] (include/pe/probe.h): what it is, without a plan.
+  std::optional<ProbeStructure> probe;
+  try {
+    ReadOptions ro;
+    ro.format = o.format;
+    ro.tensor = o.dataset;
+    Table t = OpenTableFile(request.path, ro);
+    if (t.size() == 1 && IsProbeShape(t.tensor(0).info()) &&
+        t.tensor(0).info().rows * t.tensor(0).info().cols <= kMaxProbeEntries) {
+      ProbeStructure s = AnalyzeProbe(t.tensor(0));
+      if (s.is_rotation) probe = std::move(s);
+    }
+  } catch (const Error&) {  // not a probe (InspectFile has read and described the file)
+  }
+  if (o.json) {
+    if (!probe) {
+      InspectJson(result, write);
+    } else {
+      std::string doc;
+      InspectJson(result, [&doc](std::string_view b) { doc.append(b); });
+      Json j = Json::parse(doc);
+      j["probe"] = Json::parse(probe->json);
+      WriteStdout(j.dump(2) + "\n");
+    }
+  } else {
+    if (probe) WriteStdout(ProbeStructureText(*probe));
+    InspectText(result, write);
+  }
   return kExitOk;
 }
 

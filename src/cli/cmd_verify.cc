@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <pe/pe.h>
+#include <pe/probe.h>
 
 #include "progress.h"
 #include "scheme_flags.h"
@@ -61,6 +62,10 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
     if (o.files.size() == 1) o.file = o.files[0];
   });
   cmd->add_option("--model", o.models, "A model folder or file to verify (twice: compare the two plans)")->type_name("MODEL");
+  cmd->add_option("--probe", o.probe,
+                  "A rotation probe [L, d, d] (an engine's rope applied to unit vectors; .npy .safetensors .h5) to check "
+                  "against the plan of --scheme rope flags or --hf-config; positions from --start or --positions")
+      ->type_name("FILE");
   AddSpecFlags(*cmd, o.spec);
   AddResizeFlags(*cmd, o.resize);
   cmd->add_option("--reference", o.reference,
@@ -384,7 +389,59 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
 
 }  // namespace
 
+// pe verify --probe FILE: an engine's rotation of unit vectors against the
+// plan of the scheme flags (--scheme rope ..., --hf-config); include/pe/probe.h.
+int RunProbeVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.files.empty()) ThrowUsage("--probe", fmt::format("verifies a probe; give the table '{}' to a separate pe verify", o.files[0]));
+  if (!o.models.empty()) ThrowUsage("--probe", "checks against scheme flags or --hf-config; --model is not taken here yet");
+  if (!o.reference.empty()) ThrowUsage("--probe", "checks against the plan of the scheme flags; --reference is not taken");
+  if (!o.junit.empty()) ThrowUsage("--junit", "not yet written for --probe; use --json");
+  CheckInputFormat(o.format);
+  pe::ReadOptions ro;
+  ro.format = o.format;
+  ro.tensor = o.dataset;
+  pe::Table table = pe::OpenTableFile(o.probe, ro);
+  std::size_t which = 0;
+  if (table.size() > 1) {
+    std::vector<std::size_t> probes;
+    for (std::size_t i = 0; i < table.size(); ++i)
+      if (pe::IsProbeShape(table.tensor(i).info())) probes.push_back(i);
+    if (probes.size() != 1)
+      ThrowUsage(fmt::format("--probe '{}'", o.probe),
+                 fmt::format("holds {} tensors ({}); name the probe with --tensor", table.size(), Joined(table.names())));
+    which = probes[0];
+  }
+  pe::ProbeRequest r;
+  r.name = o.probe;
+  pe::Spec given = GivenSpecFlags(o.spec);
+  r.spec.scheme = given.scheme;
+  for (const auto& [k, v] : given.params) {
+    if (k == "positions") {
+      r.positions = pe::ParsePositionList(v, "--positions");
+      continue;
+    }
+    if (k == "tensor" || k == "dataset") continue;
+    r.spec.params.emplace_back(k, v);
+  }
+  if (!r.positions.empty() && Given(o, "--start")) ThrowUsage("--positions", "give --start P or --positions LIST, not both");
+  if (Given(o, "--dtype")) r.judge_as = pe::ParseDType(o.spec.dtype);
+  r.atol = o.atol;
+  r.rtol = o.rtol;
+  r.max_ulp = o.max_ulp;
+  r.diagnose = !o.no_diagnose;
+  const pe::ProbeVerifyResult res = pe::VerifyProbe(table.tensor(which), r);
+  const int code = res.passed ? kExitOk : kExitCheckFailed;
+  try {
+    WriteStdout(o.json ? res.json + "\n" : pe::ProbeVerifyText(res, pe::TextStyle{console.stdout_color()}));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBrokenPipe) return code;
+    throw;
+  }
+  return code;
+}
+
 int RunVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.probe.empty()) return RunProbeVerify(o, console);
   if (!o.resize.from.empty()) return RunResizeVerify(o, console);
   if (o.files.size() > 1) {
     if (!o.models.empty()) ThrowUsage("--model", "verifies models; give the tables to a separate pe verify");

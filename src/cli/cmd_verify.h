@@ -37,6 +37,7 @@ struct VerifyCliOptions {
   bool no_diagnose = false;
   bool allow_empty = false;        ///< --allow-empty: nothing compared passes
   std::vector<std::string> models; ///< --model A [--model B] (cli/cmd_model.h)
+  std::string probe;               ///< --probe FILE: an engine's rotation of unit vectors [L, d, d]
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
 };
 
