@@ -21,6 +21,7 @@
 #include "core/formats/metadata_json.h"
 #include "core/spec/gguf_plan.h"
 #include "core/schemes/axis_rotary.h"
+#include "core/schemes/mrope.h"
 #include "core/schemes/rope.h"
 #include "core/formats/pump.h"
 #include "core/schemes/sinusoidal.h"
@@ -507,6 +508,10 @@ ReferencePlan PlanReference(const VerifyOptions& o, VerifyReport& rep) {
     if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.angle_unit > 0)
       if (const std::string t = plan.ref->info().name; t == "cos" || t == "sin")
         plan.col_angle_factor = GgmlColumnFactors(spec, plan.ref->info().cols, &rep.tolerance);
+    // M-RoPE under llama.cpp: the same recurrence per stream (ggml_mrope_cache_init).
+    if (spec.scheme == "mrope" && rep.tolerance.is_default && rep.tolerance.angle_unit > 0)
+      if (const std::string t = plan.ref->info().name; t == "cos" || t == "sin")
+        plan.col_angle_factor = GgmlColumnFactors(MropeFrequencySpec(spec), plan.ref->info().cols, &rep.tolerance);
     if (spec.scheme == "rope") {
       plan.rope_tensor = plan.ref->info().name;
       rep.reference["tensor"] = plan.rope_tensor;
