@@ -34,6 +34,7 @@
 #include "core/spec/gguf_plan.h"
 #include "core/spec/gguf_rope_type.h"
 #include "core/formats/gguf_tables.h"
+#include "core/schemes/ggml_rope.h"
 
 namespace pe {
 namespace {
@@ -387,11 +388,39 @@ void FillPlan(Reader& r) {
   }
   if (multi) {
     r.Set("mrope_section", r.Key("rope.dimension_sections")->ToText(), r.K("rope.dimension_sections"));
-    a.notes.push_back(fmt::format(
-        "{}: the plan's tables are for text positions (t = h = w), where M-RoPE equals 1-D RoPE; for image positions "
-        "use pe generate --scheme mrope --mrope-section {},{},{}{}",
-        t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", sections[0], sections[1], sections[2],
-        t == GgufRopeType::kImrope ? " --mrope-interleaved" : ""));
+    // ggml_mrope_cache_init: a pair in no t/h/w section reads the fourth (e)
+    // position, which llama.cpp sets to 0 for text tokens
+    // (llm_graph_input_pos::set_input): such pairs are never rotated.
+    GgmlRopeParams g;
+    g.mode = t == GgufRopeType::kImrope ? GgmlRopeMode::kImrope : GgmlRopeMode::kMrope;
+    std::int64_t sum = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      g.sections[k] = k < sections.size() ? static_cast<int>(sections[k]) : 0;
+      sum += g.sections[k];
+    }
+    std::int64_t pairs = 0;
+    if (auto n = r.Int("rope.dimension_count")) pairs = *n / 2;
+    else if (auto kl = r.Int("attention.key_length")) pairs = *kl / 2;
+    else if (auto e = r.Int("embedding_length"), h = r.Int("attention.head_count"); e && h && *h > 0) pairs = *e / *h / 2;
+    std::string e_pairs;
+    std::int64_t n_e = 0;
+    if (sum > 0)
+      for (std::int64_t i = 0; i < std::min<std::int64_t>(pairs, kMaxWidth); ++i)
+        if (GgmlMropeStream(g, i) == 3 && n_e++ < 8) e_pairs += fmt::format("{}{}", e_pairs.empty() ? "" : ", ", i);
+    const std::string secs = fmt::format("{},{},{},{}", g.sections[0], g.sections[1], g.sections[2], g.sections[3]);
+    const std::string flags = fmt::format("pe generate --scheme mrope --mrope-section {}{} --semantics llama.cpp", secs,
+                                          t == GgufRopeType::kImrope ? " --mrope-interleaved" : "");
+    if (n_e == 0)
+      a.notes.push_back(fmt::format("{}: the plan's tables are for text positions (t = h = w), where these sections "
+                                    "make M-RoPE 1-D RoPE; for image positions use {}",
+                                    t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", flags));
+    else
+      a.notes.push_back(fmt::format(
+          "{}: the plan's tables are 1-D RoPE for text positions (t = h = w), but pair{} {}{} read{} the fourth (e) "
+          "position, which llama.cpp sets to 0 for text and image tokens (llm_graph_input_pos, mtmd): never rotated "
+          "there, rotated by t in the plan's tables; llama.cpp's tables: {}",
+          t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", n_e > 1 ? "s" : "", e_pairs,
+          n_e > 8 ? ", ..." : "", n_e > 1 ? "" : "s", flags));
   }
   std::optional<SchemeSpec> global = GlobalSpec(r, t);
   if (!global) return;
