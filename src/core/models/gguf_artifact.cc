@@ -16,7 +16,8 @@
 //                 yarn_beta_fast/slow (32/1), attn_factor, under --semantics llama.cpp;
 //                 longrope: rope_factors_short/long.weight, attn_factor
 //   freq factors  rope_freqs.weight (llama3): ggml divides theta_i by them
-//   layers        {arch}.block_count; gemma3: every 6th layer global, the
+//   layers        {arch}.block_count; gemma3 (with attention.sliding_window
+//                 > 0; else no sliding layer): every 6th layer global, the
 //                 others base 10000 (or rope.freq_base_swa) without scaling;
 //                 gemma2 / gpt-oss: every 2nd sliding, same RoPE; cohere2:
 //                 every 4th global without RoPE; llama4: every 4th NoPE with
@@ -303,6 +304,18 @@ std::vector<LayerKind> LayerKinds(Reader& r, std::int64_t n, bool* temperature, 
   const auto every = [&](std::int64_t period, LayerKind on, LayerKind off) {
     for (std::int64_t i = 0; i < n; ++i) k[i] = (i + 1) % period == 0 ? on : off;
   };
+  if (r.arch == "gemma3") {
+    // llama.cpp src/models/gemma3.cpp, llama_model_gemma3::load_arch_hparams
+    // (80fb11ac): sliding layers (and the pattern, rope.freq_base_swa) only
+    // when attention.sliding_window is present and above 0; else swa_type NONE.
+    const GgufValue* w = r.Key("attention.sliding_window");
+    if (!w || !w->integer() || *w->integer() <= 0) {
+      *rule = fmt::format("gemma3 without {} > 0: no sliding layers (llama.cpp gemma3.cpp load_arch_hparams: "
+                          "LLAMA_SWA_TYPE_NONE)",
+                          r.K("attention.sliding_window"));
+      return k;
+    }
+  }
   const GgufValue* pat = r.Key("attention.sliding_window_pattern");
   if (pat && pat->type == GgufType::kArray && pat->stored && static_cast<std::int64_t>(pat->items.size()) == n) {
     for (std::int64_t i = 0; i < n; ++i) k[i] = pat->items[i].number().value_or(0) != 0 ? LayerKind::kSliding : LayerKind::kFull;
@@ -454,7 +467,7 @@ void FillPlan(Reader& r) {
   if (auto b = r.Number("rope.freq_base_swa")) {
     local.base = *b;
     r.Set("rope_theta_swa", Num(*b), r.K("rope.freq_base_swa"));
-  } else if (r.arch == "gemma3") {
+  } else if (r.arch == "gemma3" && std::find(kinds.begin(), kinds.end(), LayerKind::kSliding) != kinds.end()) {
     r.Set("rope_theta_swa", "10000", "gemma3: llama.cpp rope_freq_base_train_swa");
   }
   if (!rule.empty()) r.Set("layer_rule", rule, "llama.cpp load_hparams");
