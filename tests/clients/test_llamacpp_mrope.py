@@ -37,11 +37,12 @@ Per configuration and position set:
    rule (3 sections, no --semantics: pairs 61 and 62 take t there).
 
 VISION (clip's qwen2vl encoder: ggml_rope_multi(..., d_head/2, sections
-[d/4]*4, GGML_ROPE_TYPE_VISION), positions [row, col, row, col] in
-rot_pos_emb's merge-window order): pe's vision-rope qwen2-vl variant writes
-the exact values of the same formula, not ggml's float32 recipe (vision-rope
-has no --semantics llama.cpp); its table is compared in ulps (printed) and
-ggml's table passes `pe verify --scheme vision-rope --variant qwen2-vl`.
+[d/4]*4, GGML_ROPE_TYPE_VISION), positions [row, col, row, col] in 2x2
+merge windows, clip.cpp): `pe generate --scheme vision-rope --variant
+qwen2-vl --semantics llama.cpp` equals the kernel within 1 ulp; without
+--semantics pe writes the exact values of the same formula (its distance in
+ulps is printed); ggml's table passes `pe verify` either way, and a base
+x1.001 fails.
 """
 import json
 import os
@@ -330,7 +331,7 @@ VISION = [(80, 1e4, 8, 12), (80, 1e4, 28, 28), (64, 1e4, 16, 16), (128, 1e4, 10,
 
 
 def test_llamacpp_vision(probe_bin, pe, scratch, check, capsys):
-    max_ulp = 0
+    max_ulp, max_ggml_ulp = 0, 0
     for k, (d, base, H, W) in enumerate(VISION):
         tag = f"v{k}"
         rows, cols = merge_order(H, W)
@@ -349,10 +350,32 @@ def test_llamacpp_vision(probe_bin, pe, scratch, check, capsys):
             g = got[name].astype(np.float32)
             if check(g.shape == want.shape, f"vision d{d} {H}x{W}: pe {name} {g.shape} vs ggml {want.shape}"):
                 max_ulp = max(max_ulp, int(ulps(g, want).max()))
+        # --semantics llama.cpp: ggml's float32 recipe
+        out = os.path.join(scratch, tag + ".pe-ggml.safetensors")
+        pe("generate", *fl_, "--semantics", "llama.cpp", "--dtype", "float32", "-o", out)
+        got, _, _ = read_safetensors(out)
+        for name, want in (("cos", C_), ("sin", S_)):
+            g = got[name].astype(np.float32)
+            if check(g.shape == want.shape, f"vision d{d} {H}x{W} llama.cpp: pe {name} {g.shape}"):
+                u = ulps(g, want)
+                max_ggml_ulp = max(max_ggml_ulp, int(u.max()))
+                check(u.max() <= 1, f"vision d{d} {H}x{W}: pe --semantics llama.cpp {name} {u.max()} ulp from ggml")
         path = os.path.join(scratch, tag + ".ggml.safetensors")
         write_safetensors(path, {"cos": C_, "sin": S_})
-        r = pe("verify", path, *fl_, ok=False)
-        check(r.returncode == 0, f"FALSE FAILURE vision d{d} {H}x{W}: exit {r.returncode}: {first_line(r)}")
+        for sem in ([], ["--semantics", "llama.cpp"]):
+            r = pe("verify", path, *fl_, *sem, ok=False)
+            check(r.returncode == 0, f"FALSE FAILURE vision d{d} {H}x{W} {sem}: exit {r.returncode}: {first_line(r)}")
+    # a planted fault: the base x1.001
+    d, base, H, W = VISION[0]
+    rows, cols = merge_order(H, W)
+    P, _ = run_probe(probe_bin, scratch, "vf", "vision", d, d // 2, base * 1.001, (d // 4,) * 4, rows, cols, rows, cols)
+    i = np.arange(d // 2)
+    path = os.path.join(scratch, "vf.ggml.safetensors")
+    write_safetensors(path, {"cos": np.concatenate([P[:, i, i]] * 2, axis=1),
+                             "sin": np.concatenate([P[:, i, i + d // 2]] * 2, axis=1)})
+    r = pe("verify", path, "--scheme", "vision-rope", "--variant", "qwen2-vl", "--head-dim", d, "--base", repr(base),
+           "--grid", f"{H}x{W}", "--semantics", "llama.cpp", ok=False)
+    check(r.returncode == 1, f"FALSE PASS vision base x1.001: exit {r.returncode}: {first_line(r)}")
     with capsys.disabled():
-        print(f"\nllama.cpp VISION (ggml_rope_multi, qwen2vl encoder): {len(VISION)} grids verify against "
-              f"vision-rope qwen2-vl; pe's exact table is {max_ulp} ulp from ggml's float32 recipe at most")
+        print(f"\nllama.cpp VISION (ggml_rope_multi, qwen2vl encoder): {len(VISION)} grids; pe --semantics llama.cpp "
+              f"{max_ggml_ulp} ulp from ggml (its exact table {max_ulp} ulp), ggml's tables verify")
