@@ -23,8 +23,10 @@ Positions as llama.cpp builds them:
 Sections as the converters write rope.dimension_sections (four numbers):
 Qwen2-VL / Qwen2.5-VL [16, 24, 24, 0] (MROPE), Qwen3-VL [24, 20, 20, 0]
 (IMROPE: pairs 61 and 62 read the e stream, so are never rotated), Qwen3.5
-[11, 11, 10, 0] with n_rot 64 of a 256 head (IMROPE, covers every pair), and
-a made-up [16, 16, 16, 16] (MROPE with an e section).
+[11, 11, 10, 0] with n_rot 64 of a 256 head (IMROPE, covers every pair), a
+made-up [16, 16, 16, 16] (an e section), and sections that do not sum to
+n_dims/2 (GLM-4.1V-like [8, 12, 12, 0] on n_rot 32; [10, 10, 10, 0] and
+[8, 8, 8, 0] on 64 pairs: ggml wraps pair i to sector i mod the sum).
 
 Per configuration and position set:
 
@@ -116,6 +118,11 @@ CONFIGS = [
     C("qwen3-vl d128 1e6", 128, 1e6, "imrope", (24, 20, 20, 0)),
     C("qwen3.5 d256 n64 1e7", 256, 1e7, "imrope", (11, 11, 10, 0), n=64),
     C("qwen3.5 d256 n64 1e6", 256, 1e6, "imrope", (11, 11, 10, 0), n=64),
+    # sections that do not sum to n_dims/2: ggml takes pair i's sector as i mod their sum
+    C("glm4v-like d64 n32 [8,12,12,0]", 64, 1e4, "mrope", (8, 12, 12, 0), n=32),
+    C("mrope wrap d128 [10,10,10,0]", 128, 1e6, "mrope", (10, 10, 10, 0)),
+    C("imrope wrap d128 [8,8,8,0]", 128, 1e6, "imrope", (8, 8, 8, 0)),
+    C("imrope e section d128 [16,16,16,16]", 128, 1e6, "imrope", (16, 16, 16, 16)),
 ]
 
 IMAGE = [("text", 3), ("image", 4, 6), ("text", 2)]
