@@ -15,6 +15,11 @@ its tensors one by one; the builder adds each tensor the loader names as
 missing (shape from its "wrong shape; expected ..." message) until the load
 succeeds, so the list follows the pinned loader, not a transcription.
 
+Disagreements found and fixed: gemma3 without attention.sliding_window has no
+sliding layers in llama.cpp (src/models/gemma3.cpp, load_arch_hparams). Not
+compared (the loader does not print them): which layers are NoPE
+(cohere2, llama4, smollm3), rope.scaling.attn_factor, yarn_log_multiplier.
+
 Skips, with one line, without the engine.
 """
 import json
@@ -42,6 +47,7 @@ if CC is None:
     pytest.skip("no C compiler (cc) for the llama.cpp harness", allow_module_level=True)
 
 import gguf_models as gm  # noqa: E402
+import tier  # noqa: E402
 import gguf_writer as gw  # noqa: E402
 
 F32 = np.float32
@@ -65,6 +71,16 @@ def hparams_bin(pytestconfig, tmp_path_factory):
     return exe
 
 
+NO_KEY = re.compile(r"key not found in model: (\S+)")
+# Values for the keys an architecture's load_arch_hparams requires that the
+# cases do not set (a loadable file is all that is needed of them).
+KEY_DEFAULTS = {"use_parallel_residual": (gw.BOOL, True), "logit_scale": (gw.F32, 1.0),
+                "attention.sliding_window": (gw.U32, 512), "expert_feed_forward_length": (gw.U32, 32),
+                "expert_shared_feed_forward_length": (gw.U32, 32), "expert_count": (gw.U32, 4),
+                "expert_used_count": (gw.U32, 2), "expert_shared_count": (gw.U32, 1),
+                "expert_weights_scale": (gw.F32, 1.0), "interleave_moe_layer_step": (gw.U32, 1),
+                "embedding_scale": (gw.F32, 1.0), "residual_scale": (gw.F32, 1.0),
+                "attention.scale": (gw.F32, 1.0), "attention.clamp_kqv": (gw.F32, 0.0)}
 MISSING = re.compile(r"missing tensor '([^']+)'|tensor '([^']+)' not found")
 WRONG = re.compile(r"tensor '([^']+)' has wrong shape; expected ([-0-9, ]+), got")
 
@@ -108,6 +124,12 @@ def _build(path, exe, arch, embd, heads, layers, keys, tensors, ff, n_vocab, see
         if r.returncode == 0:
             _SEEN[(arch, embd, heads, layers)] = {k: v for k, v in have.items() if k not in dict(tensors)}
             return json.loads(r.stdout)
+        m = NO_KEY.search(r.stderr)
+        if m and m.group(1).startswith(arch + ".") and m.group(1)[len(arch) + 1:] in KEY_DEFAULTS \
+                and all(k != m.group(1) for k, _, _ in keys):
+            vtype, value = KEY_DEFAULTS[m.group(1)[len(arch) + 1:]]
+            keys = list(keys) + [(m.group(1), vtype, value)]
+            continue
         m = WRONG.search(r.stderr)
         if m:
             dims = [int(x) for x in m.group(2).split(",")]
@@ -186,6 +208,11 @@ CASES = [
       ("deepseek2.rope.scaling.type", gw.STRING, "yarn"), ("deepseek2.rope.scaling.factor", gw.F32, 40.0),
       ("deepseek2.rope.scaling.original_context_length", gw.U32, 4096),
       ("deepseek2.rope.scaling.yarn_log_multiplier", gw.F32, 0.1)], [], {}),
+    ("cohere2 sliding, every 4th NoPE", "cohere2", 256, 4, 4,
+     [("cohere2.rope.freq_base", gw.F32, 50000.0), ("cohere2.attention.sliding_window", gw.U32, 4096)], [], {}),
+    ("llama4 every 4th NoPE", "llama4", 256, 4, 4,
+     [("llama4.rope.freq_base", gw.F32, 500000.0), ("llama4.expert_count", gw.U32, 4),
+      ("llama4.expert_used_count", gw.U32, 1)], [], {}),
     ("phi3 longrope", "phi3", 256, 4, 1,
      [("phi3.rope.freq_base", gw.F32, 10000.0), ("phi3.rope.dimension_count", gw.U32, 64),
       ("phi3.rope.scaling.original_context_length", gw.U32, 4096),
@@ -201,6 +228,16 @@ CASES = [
 ]
 
 
+# One file each, metadata as the converters write it (base, partial rotary);
+# the default tier takes every 3rd of them (tier.py), the full tier all.
+for _arch, _rot in tier.sample([("stablelm", 16), ("phi2", 32), ("falcon", None), ("gptneox", 16), ("starcoder2", None),
+                    ("olmo2", None), ("internlm2", None), ("minicpm", None), ("baichuan", None), ("command-r", None),
+                    ("granite", None), ("exaone", None), ("smollm3", None), ("orion", None)], 3):
+    CASES.append((f"{_arch}" + (f" n_rot {_rot}" if _rot else ""), _arch, 256, 4, 2,
+                  [(_arch + ".rope.freq_base", gw.F32, 50000.0)]
+                  + ([(_arch + ".rope.dimension_count", gw.U32, _rot)] if _rot else []), [], {}))
+
+
 def test_llamacpp_loader(hparams_bin, pe, scratch, check, capsys):
     rows = []
     for k, (name, arch, embd, heads, layers, keys, tensors, _) in enumerate(CASES):
@@ -214,7 +251,9 @@ def test_llamacpp_loader(hparams_bin, pe, scratch, check, capsys):
         d, st = pe_plan(pe, path)
         groups = d.get("plan", {}).get("groups", [])
         full = next((g for g in groups if g["name"] == "full_attention"), groups[0] if groups else {})
-        sliding = next((g for g in groups if g["name"] == "sliding_attention"), None)
+        # llama.cpp's "swa" layers: sliding windows, or llama4's chunked attention
+        # (LLAMA_SWA_TYPE_CHUNKED, n_swa = the chunk; pe's chunked_attention group)
+        sliding = next((g for g in groups if g["name"] in ("sliding_attention", "chunked_attention")), None)
         mismatch = []
 
         def cmp(what, llama, pe_):
