@@ -36,7 +36,8 @@ Per configuration and position set:
    with pe's metadata keys and no flags.
 3. Planted faults fail: sections of another model, interleaved vs not, base
    x1.001, e given the t position; and Qwen3-VL's table fails transformers'
-   rule (3 sections, no --semantics: pairs 61 and 62 take t there).
+   rule (3 sections, no --semantics: pairs 61 and 62 take t there), diagnosed
+   as llama.cpp's M-RoPE with the flags that pass it (a wrong table is not).
 
 VISION (clip's qwen2vl encoder: ggml_rope_multi(..., d_head/2, sections
 [d/4]*4, GGML_ROPE_TYPE_VISION), positions [row, col, row, col] in 2x2
@@ -299,6 +300,19 @@ def test_llamacpp_mrope(probe_bin, pe, scratch, check, capsys):
     r = pe("verify", path, "--scheme", "mrope", "--head-dim", 128, "--base", "5e6", "--mrope-section", "24,20,20",
            "--mrope-interleaved", "--max-len", 64, ok=False)
     check(r.returncode == 1, f"Qwen3-VL's ggml table passes transformers' rule: exit {r.returncode}: {first_line(r)}")
+    check("--semantics llama.cpp --mrope-section 24,20,20,0" in r.stdout,
+          f"Qwen3-VL's ggml table under transformers' rule: not diagnosed as llama.cpp's M-RoPE: {r.stdout[-600:]}")
+    # ... and a table that is neither is not diagnosed so (Qwen2-VL's at an image's
+    # positions, verified as Qwen3-VL's)
+    t2, h2, w2 = layout_ids(IMAGE)
+    P, _ = run_probe(probe_bin, scratch, "q2", "mrope", 128, 128, 5e6, (16, 24, 24, 0), t2, h2, w2, np.zeros_like(t2))
+    C2, S2 = mrope_tables(P, 128)
+    path = os.path.join(scratch, "q2.ggml.safetensors")
+    write_safetensors(path, {"cos": C2, "sin": S2})
+    r = pe("verify", path, "--scheme", "mrope", "--head-dim", 128, "--base", "5e6", "--mrope-section", "24,20,20",
+           "--mrope-interleaved", "--mrope-layout", layout_flag(IMAGE), ok=False)
+    check(r.returncode == 1 and "passes with --semantics llama.cpp" not in r.stdout,
+          f"a wrong table diagnosed as llama.cpp's M-RoPE: exit {r.returncode}: {r.stdout[-600:]}")
 
     # 3. planted faults
     t, h, w = layout_ids(IMAGE)
