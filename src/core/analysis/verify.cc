@@ -21,6 +21,7 @@
 #include "core/formats/metadata_json.h"
 #include "core/spec/gguf_plan.h"
 #include "core/schemes/axis_rotary.h"
+#include "core/schemes/mrope.h"
 #include "core/schemes/rope.h"
 #include "core/formats/pump.h"
 #include "core/schemes/sinusoidal.h"
@@ -507,6 +508,10 @@ ReferencePlan PlanReference(const VerifyOptions& o, VerifyReport& rep) {
     if (spec.scheme == "rope" && rep.tolerance.is_default && rep.tolerance.angle_unit > 0)
       if (const std::string t = plan.ref->info().name; t == "cos" || t == "sin")
         plan.col_angle_factor = GgmlColumnFactors(spec, plan.ref->info().cols, &rep.tolerance);
+    // M-RoPE under llama.cpp: the same recurrence per stream (ggml_mrope_cache_init).
+    if (spec.scheme == "mrope" && rep.tolerance.is_default && rep.tolerance.angle_unit > 0)
+      if (const std::string t = plan.ref->info().name; t == "cos" || t == "sin")
+        plan.col_angle_factor = GgmlColumnFactors(MropeFrequencySpec(spec), plan.ref->info().cols, &rep.tolerance);
     if (spec.scheme == "rope") {
       plan.rope_tensor = plan.ref->info().name;
       rep.reference["tensor"] = plan.rope_tensor;
@@ -682,6 +687,45 @@ bool FitsGgmlRecipe(RowSource& table, const VerifyOptions& o, const ReferencePla
   return CompareWithReference(table, *ref, ro).over == 0;
 }
 
+// An M-RoPE cos/sin table that fails transformers' rule but passes
+// llama.cpp's (ggml_rope_multi: a pair in no t/h/w section reads the fourth
+// position, which llama.cpp sets to 0): returns the flags that pass it, or
+// "" when llama.cpp's reading does not explain the table either.
+std::string FitsGgmlMrope(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, const VerifyReport& rep) {
+  if (!o.spec || o.spec->semantics == "llama.cpp" || !rep.tolerance.is_default || rep.tolerance.angle_unit == 0)
+    return "";
+  const std::string tensor = plan.ref ? plan.ref->info().name : std::string();
+  if (tensor != "cos" && tensor != "sin") return "";
+  SchemeSpec alt = *o.spec;
+  alt.semantics = "llama.cpp";
+  alt.dtype = DType::kFloat64;
+  try {
+    const SchemeSpec resolved = MropeFrequencySpec(alt);
+    if (std::count(resolved.mrope_section.begin(), resolved.mrope_section.end(), ',') == 2) {
+      alt.mrope_section = resolved.mrope_section + ",0";
+      alt.hf_config.clear();
+      alt = MropeFrequencySpec(alt);  // the config's other values, applied once
+      alt.semantics = "llama.cpp";
+      alt.dtype = DType::kFloat64;
+    }
+    TableSet set = MakeTableSet(alt);
+    if (!set.Find(tensor)) return "";
+    std::unique_ptr<RowSource> ref = set.Take(tensor);
+    auto* axis = dynamic_cast<AxisRotarySource*>(ref.get());
+    if (!axis || ref->info().rows != table.info().rows || ref->info().cols != table.info().cols) return "";
+    ReferenceCompareOptions ro;
+    ro.tolerance = rep.tolerance;  // already the axis-rotary rule (PlanReference)
+    ro.col_angle_factor = GgmlColumnFactors(MropeFrequencySpec(alt), ref->info().cols, &ro.tolerance);
+    ro.col_omega = axis->ColumnOmega();
+    ro.entry_angle = [axis](std::int64_t first, std::int64_t count, double* out) { axis->EntryAngles(first, count, out); };
+    ro.start = plan.start;
+    if (CompareWithReference(table, *ref, ro).over != 0) return "";
+    return fmt::format("--semantics llama.cpp --mrope-section {}", alt.mrope_section);
+  } catch (const Error&) {
+    return "";
+  }
+}
+
 // Diagnosis of a failed verification: what does the table match, and how
 // does that differ from the declared reference?
 void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, bool shape_ok,
@@ -693,6 +737,16 @@ void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& pla
     rep.diagnosis_text =
         "llama.cpp's float32 recipe (ggml's theta *= theta_scale recurrence, whose angle error grows with the pair "
         "index): within its bound for these parameters; pass with --semantics llama.cpp";
+  } else if (std::string fix = failed && o.diagnose && o.spec && o.spec->scheme == "mrope" && shape_ok
+                                    ? FitsGgmlMrope(table, o, plan, rep)
+                                    : std::string();
+             !fix.empty()) {
+    rep.diagnosed = true;
+    rep.diagnosis_text = fmt::format(
+        "llama.cpp's M-RoPE (ggml_rope_multi): the pairs in no t/h/w section read the fourth (e) position, which "
+        "llama.cpp sets to 0 for text and image tokens (never rotated; transformers rotates them by t); the table "
+        "passes with {}",
+        fix);
   } else if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
     RopeIdentifyOptions ro;
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");

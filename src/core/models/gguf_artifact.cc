@@ -16,7 +16,8 @@
 //                 yarn_beta_fast/slow (32/1), attn_factor, under --semantics llama.cpp;
 //                 longrope: rope_factors_short/long.weight, attn_factor
 //   freq factors  rope_freqs.weight (llama3): ggml divides theta_i by them
-//   layers        {arch}.block_count; gemma3: every 6th layer global, the
+//   layers        {arch}.block_count; gemma3 (with attention.sliding_window
+//                 > 0; else no sliding layer): every 6th layer global, the
 //                 others base 10000 (or rope.freq_base_swa) without scaling;
 //                 gemma2 / gpt-oss: every 2nd sliding, same RoPE; cohere2:
 //                 every 4th global without RoPE; llama4: every 4th NoPE with
@@ -34,6 +35,7 @@
 #include "core/spec/gguf_plan.h"
 #include "core/spec/gguf_rope_type.h"
 #include "core/formats/gguf_tables.h"
+#include "core/schemes/ggml_rope.h"
 
 namespace pe {
 namespace {
@@ -306,6 +308,18 @@ std::vector<LayerKind> LayerKinds(Reader& r, std::int64_t n, bool* temperature, 
   const auto every = [&](std::int64_t period, LayerKind on, LayerKind off) {
     for (std::int64_t i = 0; i < n; ++i) k[i] = (i + 1) % period == 0 ? on : off;
   };
+  if (r.arch == "gemma3") {
+    // llama.cpp src/models/gemma3.cpp, llama_model_gemma3::load_arch_hparams
+    // (80fb11ac): sliding layers (and the pattern, rope.freq_base_swa) only
+    // when attention.sliding_window is present and above 0; else swa_type NONE.
+    const GgufValue* w = r.Key("attention.sliding_window");
+    if (!w || !w->integer() || *w->integer() <= 0) {
+      *rule = fmt::format("gemma3 without {} > 0: no sliding layers (llama.cpp gemma3.cpp load_arch_hparams: "
+                          "LLAMA_SWA_TYPE_NONE)",
+                          r.K("attention.sliding_window"));
+      return k;
+    }
+  }
   const GgufValue* pat = r.Key("attention.sliding_window_pattern");
   if (pat && pat->type == GgufType::kArray && pat->stored && static_cast<std::int64_t>(pat->items.size()) == n) {
     for (std::int64_t i = 0; i < n; ++i) k[i] = pat->items[i].number().value_or(0) != 0 ? LayerKind::kSliding : LayerKind::kFull;
@@ -391,11 +405,39 @@ void FillPlan(Reader& r) {
   }
   if (multi) {
     r.Set("mrope_section", r.Key("rope.dimension_sections")->ToText(), r.K("rope.dimension_sections"));
-    a.notes.push_back(fmt::format(
-        "{}: the plan's tables are for text positions (t = h = w), where M-RoPE equals 1-D RoPE; for image positions "
-        "use pe generate --scheme mrope --mrope-section {},{},{}{}",
-        t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", sections[0], sections[1], sections[2],
-        t == GgufRopeType::kImrope ? " --mrope-interleaved" : ""));
+    // ggml_mrope_cache_init: a pair in no t/h/w section reads the fourth (e)
+    // position, which llama.cpp sets to 0 for text tokens
+    // (llm_graph_input_pos::set_input): such pairs are never rotated.
+    GgmlRopeParams g;
+    g.mode = t == GgufRopeType::kImrope ? GgmlRopeMode::kImrope : GgmlRopeMode::kMrope;
+    std::int64_t sum = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      g.sections[k] = k < sections.size() ? static_cast<int>(sections[k]) : 0;
+      sum += g.sections[k];
+    }
+    std::int64_t pairs = 0;
+    if (auto n = r.Int("rope.dimension_count")) pairs = *n / 2;
+    else if (auto kl = r.Int("attention.key_length")) pairs = *kl / 2;
+    else if (auto e = r.Int("embedding_length"), h = r.Int("attention.head_count"); e && h && *h > 0) pairs = *e / *h / 2;
+    std::string e_pairs;
+    std::int64_t n_e = 0;
+    if (sum > 0)
+      for (std::int64_t i = 0; i < std::min<std::int64_t>(pairs, kMaxWidth); ++i)
+        if (GgmlMropeStream(g, i) == 3 && n_e++ < 8) e_pairs += fmt::format("{}{}", e_pairs.empty() ? "" : ", ", i);
+    const std::string secs = fmt::format("{},{},{},{}", g.sections[0], g.sections[1], g.sections[2], g.sections[3]);
+    const std::string flags = fmt::format("pe generate --scheme mrope --mrope-section {}{} --semantics llama.cpp", secs,
+                                          t == GgufRopeType::kImrope ? " --mrope-interleaved" : "");
+    if (n_e == 0)
+      a.notes.push_back(fmt::format("{}: the plan's tables are for text positions (t = h = w), where these sections "
+                                    "make M-RoPE 1-D RoPE; for image positions use {}",
+                                    t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", flags));
+    else
+      a.notes.push_back(fmt::format(
+          "{}: the plan's tables are 1-D RoPE for text positions (t = h = w), but pair{} {}{} read{} the fourth (e) "
+          "position, which llama.cpp sets to 0 for text and image tokens (llm_graph_input_pos, mtmd): never rotated "
+          "there, rotated by t in the plan's tables; llama.cpp's tables: {}",
+          t == GgufRopeType::kImrope ? "interleaved M-RoPE" : "M-RoPE", n_e > 1 ? "s" : "", e_pairs,
+          n_e > 8 ? ", ..." : "", n_e > 1 ? "" : "s", flags));
   }
   std::optional<SchemeSpec> global = GlobalSpec(r, t);
   if (!global) return;
@@ -429,7 +471,7 @@ void FillPlan(Reader& r) {
   if (auto b = r.Number("rope.freq_base_swa")) {
     local.base = *b;
     r.Set("rope_theta_swa", Num(*b), r.K("rope.freq_base_swa"));
-  } else if (r.arch == "gemma3") {
+  } else if (r.arch == "gemma3" && std::find(kinds.begin(), kinds.end(), LayerKind::kSliding) != kinds.end()) {
     r.Set("rope_theta_swa", "10000", "gemma3: llama.cpp rope_freq_base_train_swa");
   }
   if (!rule.empty()) r.Set("layer_rule", rule, "llama.cpp load_hparams");

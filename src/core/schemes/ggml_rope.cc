@@ -107,7 +107,10 @@ void GgmlMropeCache(const GgmlRopeParams& g, const std::array<std::int64_t, 4>& 
   std::array<float, 4> base{};
   for (int s = 0; s < 4; ++s) base[static_cast<std::size_t>(s)] = static_cast<float>(pos[static_cast<std::size_t>(s)]);
   std::array<float, 4> theta = base;
-  for (std::int64_t i0 = 0; i0 < g.n_dims; i0 += 2) {
+  // ggml fills ne0/2 pairs; MROPE/IMROPE rotate the first n_dims/2 of them,
+  // VISION (n_dims = ne0/2) all ne0/2 = n_dims.
+  const std::int64_t end = indep_sects ? 2 * g.n_dims : g.n_dims;
+  for (std::int64_t i0 = 0; i0 < end; i0 += 2) {
     const float ff = FreqFactor(g, i0 / 2);
     const int sector = static_cast<int>((i0 / 2) % sect_dims);
     if (indep_sects) {  // ggml: each section's theta restarts at its own base

@@ -56,7 +56,8 @@ struct GgmlRopeParams {
 void GgmlRopeCache(const GgmlRopeParams& g, std::int64_t p, float* cache);
 
 /// ggml_mrope_cache_init for positions (t, h, w, e) (modes kMrope, kImrope,
-/// kVision): the same layout as GgmlRopeCache.
+/// kVision): the same layout as GgmlRopeCache, n_dims/2 pairs, or for
+/// kVision n_dims pairs (ggml's ne0 = 2·n_dims; pair i rotates x[i], x[i + n_dims]).
 void GgmlMropeCache(const GgmlRopeParams& g, const std::array<std::int64_t, 4>& pos, float* cache);
 
 /// Which of the four position streams pair i reads in ggml_mrope_cache_init

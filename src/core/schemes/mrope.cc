@@ -8,7 +8,9 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/numerics/exact_sincos.h"
 #include "core/formats/format.h"
@@ -111,7 +113,39 @@ struct MropeSetup {
   RopeFrequencies freqs;
   std::array<std::int64_t, 3> section{};
   MropePositions positions;
+  /// --semantics llama.cpp: ggml_rope_multi's parameters (mode MROPE or
+  /// IMROPE, the four sections t, h, w, e as rope.dimension_sections gives them).
+  std::optional<GgmlRopeParams> ggml;
 };
+
+// --semantics llama.cpp: "t,h,w" or "t,h,w,e" (GGUF's
+// {arch}.rope.dimension_sections, four numbers). ggml_mrope_cache_init takes
+// pair i's section from i % (t+h+w+e), so the sum need not be rotary_dim/2;
+// it asserts sect_dims <= ne0 (the head dim) and ggml_compute_forward_rope
+// that one of t, h, w is above 0.
+std::array<int, 4> ParseGgmlMropeSection(const std::string& text, std::int64_t head_dim) {
+  std::string s = text;
+  for (char& c : s)
+    if (c == '[' || c == ']') c = ' ';
+  const auto parts = Split(s, ',');
+  const std::string what = fmt::format("--mrope-section '{}'", text);
+  if (parts.size() != 3 && parts.size() != 4)
+    ThrowUsage(what, "expected three or four sizes t,h,w[,e] (e.g. 24,20,20,0, as rope.dimension_sections)");
+  std::array<int, 4> out{0, 0, 0, 0};
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::int64_t v = 0;
+    if (!ParseInt(Trim(parts[i]), &v) || v < 0 || v > kMaxWidth) ThrowUsage(what, "expected integers >= 0 (e.g. 24,20,20,0)");
+    out[i] = static_cast<int>(v);
+    sum += v;
+  }
+  if (out[0] + out[1] + out[2] == 0) ThrowUsage(what, "ggml_rope_multi needs one of t, h, w above 0");
+  if (sum > head_dim)
+    ThrowUsage(what, fmt::format("the sections sum to {}, above the head dim {} (ggml_mrope_cache_init asserts "
+                                 "sect_dims <= ne0)",
+                                 sum, head_dim));
+  return out;
+}
 
 MropeSetup Setup(const SchemeSpec& in) {
   MropeSetup s;
@@ -125,13 +159,34 @@ MropeSetup Setup(const SchemeSpec& in) {
     ThrowUsage("--mrope-section", fmt::format("required by scheme 'mrope': three section sizes summing to rotary_dim/2 = {} "
                                               "(Qwen2-VL: 16,24,24 for head_dim 128), or --hf-config",
                                               half));
-  s.section = ParseMropeSection(s.spec.mrope_section, half);
+  if (s.freqs.ggml) {
+    // llama.cpp (ggml_rope_multi): the stream of each pair as ggml picks it,
+    // the fourth (e) section included.
+    s.ggml = *s.freqs.ggml;
+    s.ggml->mode = s.spec.mrope_interleaved ? GgmlRopeMode::kImrope : GgmlRopeMode::kMrope;
+    s.ggml->sections = ParseGgmlMropeSection(s.spec.mrope_section, std::max(s.spec.d_model, s.freqs.dim));
+    for (int a = 0; a < 3; ++a) s.section[static_cast<std::size_t>(a)] = s.ggml->sections[static_cast<std::size_t>(a)];
+  } else {
+    if (Split(s.spec.mrope_section, ',').size() == 4)
+      ThrowUsage(fmt::format("--mrope-section '{}'", s.spec.mrope_section),
+                 "a fourth (e) section is llama.cpp's (GGUF rope.dimension_sections): give --semantics llama.cpp, "
+                 "or the first three (transformers' mrope_section)");
+    s.section = ParseMropeSection(s.spec.mrope_section, half);
+  }
   s.positions = Positions(s.spec);
+  if (s.ggml && s.spec.dtype != DType::kFloat64)
+    for (std::int64_t v : s.positions.ids)
+      if (v > (std::int64_t{1} << 24) || v < -(std::int64_t{1} << 24))
+        ThrowUsage("--positions", fmt::format("llama.cpp's recipe takes positions as float32 (exact up to 2^24 = "
+                                              "16777216); position {} asked",
+                                              v));
   CheckedTableBytes(s.positions.len, s.freqs.dim, s.spec.dtype);
   return s;
 }
 
 }  // namespace
+
+SchemeSpec MropeFrequencySpec(const SchemeSpec& spec) { return Resolved(spec); }
 
 std::array<std::int64_t, 3> ParseMropeSection(const std::string& text, std::int64_t half) {
   std::string s = text;
@@ -322,6 +377,38 @@ bool ReadIntegerNpyPositions(const std::string& path, const std::string& what, s
   return true;
 }
 
+// --semantics llama.cpp, float32 and narrower tables: ggml's CPU recipe
+// (GgmlMropeCache: the theta_scale recurrence of every stream, each pair
+// reading its own), positions (t, h, w, e) with e = 0 as llama.cpp builds
+// them for text (llm_graph_input_pos::set_input: "4th dim is 0") and image
+// tokens (mtmd_image_tokens_get_decoder_pos, MTMD_POS_TYPE_MROPE: z = 0).
+class GgmlMropeSource : public RowSource {
+ public:
+  GgmlMropeSource(TableInfo info, GgmlRopeParams g, bool cosine, std::shared_ptr<const MropePositions> ids)
+      : info_(std::move(info)), g_(std::move(g)), cosine_(cosine), ids_(std::move(ids)) {}
+  const TableInfo& info() const override { return info_; }
+  bool concurrent_reads() const override { return true; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::int64_t half = g_.n_dims / 2;
+    std::vector<float> cache(static_cast<std::size_t>(g_.n_dims));
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::int64_t row = first + r;
+      GgmlMropeCache(g_, {ids_->at(0, row), ids_->at(1, row), ids_->at(2, row), 0}, cache.data());
+      std::byte* dst = out + static_cast<std::size_t>(r) * info_.row_bytes();
+      for (std::int64_t j = 0; j < info_.cols; ++j) {
+        const float v = cache[static_cast<std::size_t>(2 * (j % half) + (cosine_ ? 0 : 1))];
+        StoreFromDouble(dst, info_.dtype, static_cast<std::size_t>(j), static_cast<double>(v));
+      }
+    }
+  }
+
+ private:
+  TableInfo info_;
+  GgmlRopeParams g_;
+  bool cosine_;
+  std::shared_ptr<const MropePositions> ids_;
+};
+
 }  // namespace
 
 MropePositions ReadMropePositions(const std::string& path) {
@@ -427,7 +514,12 @@ SchemeInfo MropeSchemeInfo() {
     MropeSetup s = Setup(spec_in);
     const SchemeSpec& spec = s.spec;
     const std::int64_t dim = s.freqs.dim, half = dim / 2, L = s.positions.len;
-    const std::vector<int> axes = MropeAxes(s.section, half, spec.mrope_interleaved);
+    std::vector<int> axes;
+    if (s.ggml) {
+      for (std::int64_t i = 0; i < half; ++i) axes.push_back(GgmlMropeStream(*s.ggml, i));
+    } else {
+      axes = MropeAxes(s.section, half, spec.mrope_interleaved);
+    }
     TableSet set;
     Metadata& m = set.meta;
     m.Set("scheme", spec.scheme);
@@ -439,7 +531,16 @@ SchemeInfo MropeSchemeInfo() {
     m.Set("base", spec.base);
     m.Set("rope_theta", spec.base);  // Hugging Face's name
     m.Set("layout", std::string("half"));
-    m.Set("mrope_section", fmt::format("{},{},{}", s.section[0], s.section[1], s.section[2]));
+    if (s.ggml) {
+      const auto& g = s.ggml->sections;
+      m.Set("mrope_section", fmt::format("{},{},{},{}", g[0], g[1], g[2], g[3]));
+      m.Set("semantics", std::string("llama.cpp"));
+      m.Set("ggml_rope_mode", std::string(s.ggml->mode == GgmlRopeMode::kImrope ? "imrope" : "mrope"));
+      m.Set("mrope_position_e", std::string("0 (llama.cpp: text and image tokens)"));
+      if (spec.dtype != DType::kFloat64) m.Set("recipe", std::string("ggml-cpu float32"));
+    } else {
+      m.Set("mrope_section", fmt::format("{},{},{}", s.section[0], s.section[1], s.section[2]));
+    }
     m.Set("mrope_interleaved", static_cast<std::int64_t>(spec.mrope_interleaved ? 1 : 0));
     m.Set("positions_source", s.positions.source);
     if (!spec.positions.empty()) m.Set("positions", spec.positions);
@@ -453,7 +554,7 @@ SchemeInfo MropeSchemeInfo() {
     m.Set("pe_version", std::string(PE_VERSION));
 
     AxisRotaryPlan plan;
-    plan.axes = 3;
+    plan.axes = s.ggml ? 4 : 3;  // llama.cpp: the fourth (e) stream, 0
     for (Q f : s.freqs.inv_freq) plan.frequencies.push_back(FrequencyFromQuad(f));
     std::int64_t lo = 0, hi = 0;
     for (std::int64_t v : s.positions.ids) {
@@ -461,8 +562,10 @@ SchemeInfo MropeSchemeInfo() {
       hi = std::max(hi, v);
     }
     auto ids = std::make_shared<const MropePositions>(std::move(s.positions));
-    const AxisIdsFn fn = [ids](std::int64_t r, std::int64_t* out) {
+    const bool e_axis = s.ggml.has_value();
+    const AxisIdsFn fn = [ids, e_axis](std::int64_t r, std::int64_t* out) {
       for (int a = 0; a < 3; ++a) out[a] = ids->at(a, r);
+      if (e_axis) out[3] = 0;
     };
     for (const auto kind : {SinusoidColumn::kCos, SinusoidColumn::kSin}) {
       AxisRotaryPlan p = plan;
@@ -471,6 +574,11 @@ SchemeInfo MropeSchemeInfo() {
         p.columns.push_back({static_cast<std::int32_t>(i), axes[static_cast<std::size_t>(i)], kind});
       }
       const char* name = kind == SinusoidColumn::kCos ? "cos" : "sin";
+      if (s.ggml && spec.dtype != DType::kFloat64) {
+        set.tensors.push_back(std::make_unique<GgmlMropeSource>(SetTensorInfo(m, name, L, dim, spec.dtype), *s.ggml,
+                                                                kind == SinusoidColumn::kCos, ids));
+        continue;
+      }
       set.tensors.push_back(std::make_unique<AxisRotarySource>(SetTensorInfo(m, name, L, dim, spec.dtype), std::move(p), fn, lo,
                                                                hi, s.freqs.attention_factor));
     }

@@ -62,6 +62,11 @@ std::array<std::int64_t, 3> ParseMropeSection(const std::string& text, std::int6
 /// The axis (0 = t, 1 = h, 2 = w) of each of the `half` frequencies.
 std::vector<int> MropeAxes(const std::array<std::int64_t, 3>& section, std::int64_t half, bool interleaved);
 
+/// The spec scheme `mrope` computes its frequencies from (--hf-config and its
+/// mrope_section applied, rope_scaling "mrope"/"default" as none): what
+/// ComputeRopeFrequencies takes for an mrope spec.
+SchemeSpec MropeFrequencySpec(const SchemeSpec& spec);
+
 /// The registry entry for `mrope`.
 SchemeInfo MropeSchemeInfo();
 

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <charconv>
 #include <utility>
+#include <vector>
 #include <cmath>
 
+#include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/numerics/exact_sincos.h"
 #include "core/schemes/axis_rotary.h"
+#include "core/schemes/ggml_rope.h"
 #include "core/schemes/quad_source.h"
 #include "core/base/version.h"
 
@@ -111,6 +114,55 @@ Variant Validate(const SchemeSpec& spec) {
   CheckedTableBytes(rows, D, spec.dtype);
   return v;
 }
+
+// --semantics llama.cpp (qwen2-vl only): mtmd's encoder (tools/mtmd/models/
+// qwen2vl.cpp, qwen3vl.cpp, glm4v.cpp) rotates q and k with
+// ggml_rope_multi(..., d_head/2, sections {d/4, d/4, d/4, d/4},
+// GGML_ROPE_TYPE_VISION, 32768, base, 1, 0, 1, 32, 1), positions
+// [y, x, y, x] in 2x2 merge windows (clip.cpp, clip_image_batch_encode):
+// float32 and narrower tables are that kernel's CPU recipe (GgmlMropeCache).
+bool LlamaCppVision(const SchemeSpec& spec, Variant v) {
+  if (spec.semantics.empty() || spec.semantics == "hf") return false;
+  if (spec.semantics != "llama.cpp")
+    ThrowUsage(fmt::format("--semantics '{}'", spec.semantics), "vision-rope takes hf (default) or llama.cpp");
+  if (v != Variant::kQwen2Vl)
+    ThrowUsage(fmt::format("--semantics '{}'", spec.semantics),
+               fmt::format("vision-rope has llama.cpp's recipe for --variant qwen2-vl only (ggml's VISION mode); {} is "
+                           "computed by transformers' rule",
+                           VariantName(v)));
+  if (spec.grid_h > (std::int64_t{1} << 24) || spec.grid_w > (std::int64_t{1} << 24))
+    ThrowUsage("--grid", "llama.cpp's recipe takes positions as float32 (exact up to 2^24)");
+  if (spec.spatial_merge_size != 2)
+    ThrowUsage("--spatial-merge-size", "llama.cpp's clip.cpp walks 2x2 merge windows only: give 2 (the default)");
+  return true;
+}
+
+class GgmlVisionSource : public RowSource {
+ public:
+  GgmlVisionSource(TableInfo info, GgmlRopeParams g, bool cosine, AxisIdsFn ids)
+      : info_(std::move(info)), g_(std::move(g)), cosine_(cosine), ids_(std::move(ids)) {}
+  const TableInfo& info() const override { return info_; }
+  bool concurrent_reads() const override { return true; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
+    const std::int64_t pairs = g_.n_dims;  // VISION: ne0/2 pairs, (i, i + n_dims)
+    std::vector<float> cache(static_cast<std::size_t>(2 * pairs));
+    std::int64_t id[2];
+    for (std::int64_t r = 0; r < count; ++r) {
+      ids_(first + r, id);
+      GgmlMropeCache(g_, {id[0], id[1], id[0], id[1]}, cache.data());
+      std::byte* dst = out + static_cast<std::size_t>(r) * info_.row_bytes();
+      for (std::int64_t j = 0; j < info_.cols; ++j)
+        StoreFromDouble(dst, info_.dtype, static_cast<std::size_t>(j),
+                        static_cast<double>(cache[static_cast<std::size_t>(2 * (j % pairs) + (cosine_ ? 0 : 1))]));
+    }
+  }
+
+ private:
+  TableInfo info_;
+  GgmlRopeParams g_;
+  bool cosine_;
+  AxisIdsFn ids_;
+};
 
 struct Built {
   AxisRotaryPlan plan;  // columns of the cos table (sin: same with kSin)
@@ -231,7 +283,7 @@ SchemeInfo VisionRopeSchemeInfo() {
     if (spec.variant == "qwen2-vl" && spec.frames > 1) return std::vector<std::string>{};
     return std::vector<std::string>{"unique"};
   };
-  info.validate = [](const SchemeSpec& spec) { Validate(spec); };
+  info.validate = [](const SchemeSpec& spec) { LlamaCppVision(spec, Validate(spec)); };
   info.make_set = [](const SchemeSpec& spec) {
     const Variant v = Validate(spec);
     const std::int64_t rows = Rows(spec, v);
@@ -259,7 +311,25 @@ SchemeInfo VisionRopeSchemeInfo() {
     m.Set("dtype", std::string(Traits(spec.dtype).name));
     m.Set("pe_version", std::string(PE_VERSION));
     Built b = Build(spec, v);
+    const bool ggml = LlamaCppVision(spec, v);
+    if (ggml) {
+      m.Set("semantics", std::string("llama.cpp"));
+      if (spec.dtype != DType::kFloat64) m.Set("recipe", std::string("ggml-cpu float32"));
+    }
     for (const auto kind : {SinusoidColumn::kCos, SinusoidColumn::kSin}) {
+      if (ggml && spec.dtype != DType::kFloat64) {
+        GgmlRopeParams g;
+        g.n_dims = spec.d_model / 2;
+        g.freq_base = static_cast<float>(spec.base);
+        g.n_ctx_orig = 32768;
+        g.mode = GgmlRopeMode::kVision;
+        const int q = static_cast<int>(spec.d_model / 4);
+        g.sections = {q, q, q, q};
+        set.tensors.push_back(std::make_unique<GgmlVisionSource>(
+            SetTensorInfo(m, kind == SinusoidColumn::kCos ? "cos" : "sin", rows, spec.d_model, spec.dtype), std::move(g),
+            kind == SinusoidColumn::kCos, b.ids));
+        continue;
+      }
       AxisRotaryPlan p = b.plan;
       for (auto& c : p.columns) c.kind = kind;
       set.tensors.push_back(std::make_unique<AxisRotarySource>(
