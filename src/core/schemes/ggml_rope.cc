@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/base/dtype.h"
 #include "core/base/error.h"
@@ -54,8 +55,9 @@ void RopeYarn(float theta_extrap, const GgmlRopeParams& g, const KernelConstants
     theta = std::fma(theta_interp, 1 - ramp_mix, theta_extrap * ramp_mix);
     mscale *= std::fma(0.1f, std::log(1.0f / g.freq_scale), 1.0f);
   }
-  *c = std::cos(theta) * mscale;
-  *s = std::sin(theta) * mscale;
+  // Only what the caller asks for (a cos table needs no sinf).
+  if (c) *c = std::cos(theta) * mscale;
+  if (s) *s = std::sin(theta) * mscale;
 }
 
 float FreqFactor(const GgmlRopeParams& g, std::int64_t pair) {
@@ -70,14 +72,27 @@ float GgmlRampMix(const GgmlRopeParams& g, std::int64_t pair) {
   return YarnRamp(k.corr_dims[0], k.corr_dims[1], 2 * pair) * g.ext_factor;
 }
 
-void GgmlRopeCache(const GgmlRopeParams& g, std::int64_t p, float* cache) {
-  const KernelConstants k = ConstantsOf(g);
+namespace {
+
+// ggml_rope_cache_init for position p with the kernel's constants `k`:
+// cos of pair i into cos_out[i], sin into sin_out[i] (either may be null).
+void CacheRow(const GgmlRopeParams& g, const KernelConstants& k, std::int64_t p, float* cos_out, float* sin_out) {
   float theta = static_cast<float>(p);
   for (std::int64_t i0 = 0; i0 < g.n_dims; i0 += 2) {
     const float ff = FreqFactor(g, i0 / 2);
-    RopeYarn(theta / ff, g, k, i0, &cache[i0], &cache[i0 + 1]);
+    const std::size_t i = static_cast<std::size_t>(i0 / 2);
+    RopeYarn(theta / ff, g, k, i0, cos_out ? &cos_out[i] : nullptr, sin_out ? &sin_out[i] : nullptr);
     theta *= k.theta_scale;
   }
+}
+
+}  // namespace
+
+void GgmlRopeCache(const GgmlRopeParams& g, std::int64_t p, float* cache) {
+  const KernelConstants k = ConstantsOf(g);
+  std::vector<float> c(static_cast<std::size_t>(g.n_dims / 2)), sn(c.size());
+  CacheRow(g, k, p, c.data(), sn.data());
+  for (std::size_t i = 0; i < c.size(); ++i) cache[2 * i] = c[i], cache[2 * i + 1] = sn[i];
 }
 
 int GgmlMropeStream(const GgmlRopeParams& g, std::int64_t pair) {
@@ -130,19 +145,19 @@ namespace {
 class GgmlRotarySource : public RowSource {
  public:
   GgmlRotarySource(TableInfo info, GgmlRopeParams g, RopeLayout layout, bool cosine, std::int64_t start)
-      : info_(std::move(info)), g_(std::move(g)), layout_(layout), cosine_(cosine), start_(start) {}
+      : info_(std::move(info)), g_(std::move(g)), k_(ConstantsOf(g_)), layout_(layout), cosine_(cosine), start_(start) {}
   const TableInfo& info() const override { return info_; }
   bool concurrent_reads() const override { return true; }
   void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override {
     const std::int64_t half = g_.n_dims / 2;
-    std::vector<float> cache(static_cast<std::size_t>(g_.n_dims));
+    std::vector<float> v(static_cast<std::size_t>(half));
     for (std::int64_t r = 0; r < count; ++r) {
-      GgmlRopeCache(g_, start_ + first + r, cache.data());
+      CacheRow(g_, k_, start_ + first + r, cosine_ ? v.data() : nullptr, cosine_ ? nullptr : v.data());
       std::byte* row = out + static_cast<std::size_t>(r) * info_.row_bytes();
       for (std::int64_t j = 0; j < info_.cols; ++j) {
-        const std::int64_t i = layout_ == RopeLayout::kInterleaved ? j / 2 : j % half;
-        const float v = cache[static_cast<std::size_t>(2 * i + (cosine_ ? 0 : 1))];
-        StoreFromDouble(row, info_.dtype, static_cast<std::size_t>(j), static_cast<double>(v));
+        const float x = v[static_cast<std::size_t>(layout_ == RopeLayout::kInterleaved ? j / 2 : j % half)];
+        if (info_.dtype == DType::kFloat32) std::memcpy(row + 4 * j, &x, 4);
+        else StoreFromDouble(row, info_.dtype, static_cast<std::size_t>(j), static_cast<double>(x));
       }
     }
   }
@@ -150,6 +165,7 @@ class GgmlRotarySource : public RowSource {
  private:
   TableInfo info_;
   GgmlRopeParams g_;
+  KernelConstants k_;
   RopeLayout layout_;
   bool cosine_;
   std::int64_t start_;
