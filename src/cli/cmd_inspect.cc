@@ -135,8 +135,11 @@ int RunInspectOne(const InspectOptions& o, Console& console) {
   bar.Finish();
   const auto write = [](std::string_view bytes) { WriteStdout(bytes); };
   // A rotation probe [L, d, d] (include/pe/probe.h): what it is, without a plan.
+  // Only a file that holds one tensor is opened again to look (a file of
+  // many tensors is never a probe: opening its 50,000 members twice would
+  // double inspect's work).
   std::optional<ProbeStructure> probe;
-  try {
+  if (result.tensor_count <= 1 && IsProbeShape(result.info)) try {
     ReadOptions ro;
     ro.format = o.format;
     ro.tensor = o.dataset;

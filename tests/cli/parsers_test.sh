@@ -83,7 +83,7 @@ check_peak zeros.csv 48000 "the CSV row index is sparse"
 # ---- the shape of a JSON file is decided by its top-level keys -------------
 $PY - <<'PY'
 import json
-pad = "x" * 70000
+pad = ["x" * 1000] * 70  # 70 KB of metadata before "tensors", each string within the 64 KiB cap
 json.dump({"meta": {"note": pad}, "tensors": {"a": {"shape": [2], "data": [1, 2]}}}, open("late_tensors.json", "w"))
 json.dump({"meta": {"tensors": {"data": 1}, "x": "\"tensors\""}, "data": [[3, 4]]}, open("word.json", "w"))
 PY

@@ -397,6 +397,108 @@ std::string ProbeStructureText(const ProbeStructure& s) {
   return out;
 }
 
+namespace {
+
+// The largest |entry| outside each channel's diagonal and its partner.
+double StrayOutsidePairs(const ProbeArray& p, const ProbeStructure& s) {
+  double stray = 0;
+  for (std::int64_t j = 0; j < p.d; ++j) {
+    const auto fp = s.partner[static_cast<std::size_t>(j)];
+    for (std::int64_t r = 0; r < p.L; ++r)
+      for (std::int64_t c = 0; c < p.d; ++c)
+        if (c != j && c != fp) stray = std::max(stray, std::fabs(p.at(r, j, c)));
+  }
+  return stray;
+}
+
+// Why the probe's values differ from the plan's (`c`, a failed
+// comparison): a scale, the sign of sin, an integer offset of the
+// positions, or the base its frequencies fit; appended to `dx`.
+void DiagnoseProbeValues(const ProbeArray& p, const ProbeStructure& s, const PlanTables& t, const Tolerance& tol,
+                         const Compare& c, const Spec& plan, std::vector<std::string>& dx) {
+  const auto pp = PlanPairs(t);
+    bool named = false;
+    const double k = s.scale > 0 ? c.plan_scale / s.scale : 1;
+    // The probe rescaled: its product with the scale was rounded once more.
+    Tolerance rescaled = tol;
+    rescaled.max_ulp += 1;
+    if (c.over_scale > 0) {
+      const Compare cs = ComparePlan(p, s, t, rescaled, 0, k, 1.0);
+      dx.push_back(fmt::format("scale {}, the plan says {}{}", Num(s.scale), Num(c.plan_scale),
+                               cs.ok() ? ": the angles are the plan's (an attention factor missing or extra)" : ""));
+      named = cs.ok();
+    }
+    if (!named) {
+      const Compare cf = ComparePlan(p, s, t, c.over_scale ? rescaled : tol, 0, c.over_scale ? k : 1.0, -1.0);
+      if (cf.ok()) {
+        dx.push_back("rotates the other way: e_a maps to cos·e_a − sin·e_b (sin has the opposite sign)");
+        named = true;
+      }
+    }
+    if (!named) {  // an integer offset of the positions
+      std::vector<double> cs;
+      for (std::size_t i = 0; i < pp.size(); ++i) {
+        const double w = t.inv_freq[i];
+        if (!(w > 0 && w < 0.3) || s.partner[static_cast<std::size_t>(pp[i].a)] != pp[i].b) continue;
+        for (std::int64_t r = 0; r < p.L; ++r) {
+          const double tp = std::atan2(p.at(r, pp[i].a, pp[i].b), p.at(r, pp[i].a, pp[i].a));
+          const double tr = std::atan2(t.sin[static_cast<std::size_t>(r * t.cols + pp[i].col)],
+                                       t.cos[static_cast<std::size_t>(r * t.cols + pp[i].col)]);
+          cs.push_back(std::remainder(tp - tr, 2 * kPi) / w);
+        }
+      }
+      if (!cs.empty()) {
+        std::nth_element(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(cs.size() / 2), cs.end());
+        const double sh = cs[cs.size() / 2];
+        const auto ks = static_cast<std::int64_t>(std::llround(sh));
+        if (ks != 0 && std::fabs(sh - static_cast<double>(ks)) < 0.05 && std::llabs(ks) < (1LL << 30)) {
+          try {
+            const PlanTables ts = BuildPlan(plan, p.positions, ks);
+            const Compare cp = ComparePlan(p, s, ts, c.over_scale ? rescaled : tol, ks, c.over_scale ? k : 1.0, 1.0);
+            if (cp.ok()) {
+              dx.push_back(fmt::format("positions are those of {}: row r holds the plan's rotation at position "
+                                       "p_r {} {} (angles offset by exactly {} step{} of each ω)",
+                                       ShiftWords(ks), ks < 0 ? "−" : "+", std::llabs(ks), std::llabs(ks),
+                                       std::llabs(ks) == 1 ? "" : "s"));
+              named = true;
+            }
+          } catch (const Error&) {
+          }
+        }
+      }
+    }
+    if (!named && s.base > 0 && t.inv_freq.size() >= 2) {
+      const double plan_base = std::pow(t.inv_freq[0] / t.inv_freq[1], static_cast<double>(t.rotary_dim) / 2.0);
+      dx.push_back(fmt::format("the probe's frequencies fit base {:.6g} (ω0 {:.6g}, max |ln ω − fit| {:.3g}); the "
+                               "plan's ω1/ω0 is that of base {:.6g}",
+                               s.base, s.omega0, s.base_fit_residual, plan_base));
+    }
+}
+
+// The verdict as JSON (schema pe.verify-probe/1).
+std::string ProbeVerifyJson(const ProbeVerifyResult& res, const ProbeRequest& request, const TensorInfo& info,
+                            const PlanTables& t, const Tolerance& tol, const ProbeStructure& s) {
+  Json j;
+  j["schema"] = "pe.verify-probe/1";
+  j["file"] = request.name.empty() ? std::string("<memory>") : request.name;
+  j["shape"] = info.shape;
+  j["dtype"] = std::string(DTypeName(info.dtype));
+  j["passed"] = res.passed;
+  j["exit_code"] = res.passed ? 0 : 1;
+  j["plan"] = t.spec_json;
+  j["tolerance"] = tol.ToJson();
+  Json checks = Json::array();
+  for (const auto& ch : res.checks)
+    checks.push_back({{"name", ch.name}, {"status", ch.status}, {"measured", ch.measured}, {"limit", ch.limit},
+                      {"summary", ch.summary}});
+  j["checks"] = checks;
+  j["diagnoses"] = res.diagnoses;
+  j["probe"] = Json::parse(s.json);
+  return Dump(j);
+}
+
+}  // namespace
+
 ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
   ProbeVerifyResult res;
   Spec spec = request.spec;
@@ -507,14 +609,7 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
                                      "unrotated",
                                      RangesText(extra), extra_dev));
     }
-    // zeros outside the pairs
-    double stray = 0;
-    for (std::int64_t j = 0; j < p.d; ++j) {
-      const auto fp = s.partner[static_cast<std::size_t>(j)];
-      for (std::int64_t r = 0; r < p.L; ++r)
-        for (std::int64_t c = 0; c < p.d; ++c)
-          if (c != j && c != fp) stray = std::max(stray, std::fabs(p.at(r, j, c)));
-    }
+    const double stray = StrayOutsidePairs(p, s);
     const double stray_lim = UlpOf(1.0, judged);
     res.checks.push_back(Check("zeros", stray <= stray_lim, stray, stray_lim,
                                fmt::format("entries outside the pairs: max |x| {:.3g}", stray), "1 ulp of 1"));
@@ -543,86 +638,13 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
       res.checks.push_back(Check("scale", c.over_scale == 0, c.scale_err, c.scale_lim,
                                  fmt::format("scale {:.6g} (min {:.6g}, max {:.6g}), the plan's {:.6g}", s.scale,
                                              s.scale_min, s.scale_max, c.plan_scale)));
-      if (request.diagnose && !c.ok()) {
-        bool named = false;
-        const double k = s.scale > 0 ? c.plan_scale / s.scale : 1;
-        // The probe rescaled: its product with the scale was rounded once more.
-        Tolerance rescaled = tol;
-        rescaled.max_ulp += 1;
-        if (c.over_scale > 0) {
-          const Compare cs = ComparePlan(p, s, t, rescaled, 0, k, 1.0);
-          dx.push_back(fmt::format("scale {}, the plan says {}{}", Num(s.scale), Num(c.plan_scale),
-                                   cs.ok() ? ": the angles are the plan's (an attention factor missing or extra)" : ""));
-          named = cs.ok();
-        }
-        if (!named) {
-          const Compare cf = ComparePlan(p, s, t, c.over_scale ? rescaled : tol, 0, c.over_scale ? k : 1.0, -1.0);
-          if (cf.ok()) {
-            dx.push_back("rotates the other way: e_a maps to cos·e_a − sin·e_b (sin has the opposite sign)");
-            named = true;
-          }
-        }
-        if (!named) {  // an integer offset of the positions
-          std::vector<double> cs;
-          for (std::size_t i = 0; i < pp.size(); ++i) {
-            const double w = t.inv_freq[i];
-            if (!(w > 0 && w < 0.3) || s.partner[static_cast<std::size_t>(pp[i].a)] != pp[i].b) continue;
-            for (std::int64_t r = 0; r < p.L; ++r) {
-              const double tp = std::atan2(p.at(r, pp[i].a, pp[i].b), p.at(r, pp[i].a, pp[i].a));
-              const double tr = std::atan2(t.sin[static_cast<std::size_t>(r * t.cols + pp[i].col)],
-                                           t.cos[static_cast<std::size_t>(r * t.cols + pp[i].col)]);
-              cs.push_back(std::remainder(tp - tr, 2 * kPi) / w);
-            }
-          }
-          if (!cs.empty()) {
-            std::nth_element(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(cs.size() / 2), cs.end());
-            const double sh = cs[cs.size() / 2];
-            const auto ks = static_cast<std::int64_t>(std::llround(sh));
-            if (ks != 0 && std::fabs(sh - static_cast<double>(ks)) < 0.05 && std::llabs(ks) < (1LL << 30)) {
-              try {
-                const PlanTables ts = BuildPlan(plan, p.positions, ks);
-                const Compare cp = ComparePlan(p, s, ts, c.over_scale ? rescaled : tol, ks, c.over_scale ? k : 1.0, 1.0);
-                if (cp.ok()) {
-                  dx.push_back(fmt::format("positions are those of {}: row r holds the plan's rotation at position "
-                                           "p_r {} {} (angles offset by exactly {} step{} of each ω)",
-                                           ShiftWords(ks), ks < 0 ? "−" : "+", std::llabs(ks), std::llabs(ks),
-                                           std::llabs(ks) == 1 ? "" : "s"));
-                  named = true;
-                }
-              } catch (const Error&) {
-              }
-            }
-          }
-        }
-        if (!named && s.base > 0 && t.inv_freq.size() >= 2) {
-          const double plan_base = std::pow(t.inv_freq[0] / t.inv_freq[1], static_cast<double>(t.rotary_dim) / 2.0);
-          dx.push_back(fmt::format("the probe's frequencies fit base {:.6g} (ω0 {:.6g}, max |ln ω − fit| {:.3g}); the "
-                                   "plan's ω1/ω0 is that of base {:.6g}",
-                                   s.base, s.omega0, s.base_fit_residual, plan_base));
-        }
-      }
+      if (request.diagnose && !c.ok()) DiagnoseProbeValues(p, s, t, tol, c, plan, dx);
     }
   }
   res.passed = true;
   for (const auto& ch : res.checks)
     if (ch.status == "fail") res.passed = false;
-  Json j;
-  j["schema"] = "pe.verify-probe/1";
-  j["file"] = request.name.empty() ? std::string("<memory>") : request.name;
-  j["shape"] = info.shape;
-  j["dtype"] = std::string(DTypeName(info.dtype));
-  j["passed"] = res.passed;
-  j["exit_code"] = res.passed ? 0 : 1;
-  j["plan"] = t.spec_json;
-  j["tolerance"] = tol.ToJson();
-  Json checks = Json::array();
-  for (const auto& ch : res.checks)
-    checks.push_back({{"name", ch.name}, {"status", ch.status}, {"measured", ch.measured}, {"limit", ch.limit},
-                      {"summary", ch.summary}});
-  j["checks"] = checks;
-  j["diagnoses"] = res.diagnoses;
-  j["probe"] = Json::parse(s.json);
-  res.json = Dump(j);
+  res.json = ProbeVerifyJson(res, request, info, t, tol, s);
   return res;
 }
 
