@@ -29,7 +29,7 @@ std::string Base(const std::string& p) {
 std::string Fmt(double v) { return fmt::format("{}", v); }
 
 std::int64_t RotaryDim(const SchemeSpec& s) {
-  return s.rotary_dim > 0 ? s.rotary_dim : static_cast<std::int64_t>(std::floor(s.d_model * s.partial_rotary_factor));
+  return PlannedRotaryDim(s);
 }
 
 // The plan group a tensor belongs to: by layer index in its name

@@ -265,13 +265,7 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
       for (const PlanSetting& ps : plan.settings)
         if (ps.key == "rope_theta" || ps.key == g.name + ".rope_theta") theta_src = ps.source;
     a->settings.push_back({gp + "rope_theta", Num(s.base), theta_src});
-    // A factor out of its domain (the config check names it) must not make
-    // an out-of-range conversion: the product is clamped to the head dim's range.
-    const double rdim_real = std::floor(static_cast<double>(s.d_model) * s.partial_rotary_factor);
-    const std::int64_t rdim = s.rotary_dim > 0 ? s.rotary_dim
-                              : std::isfinite(rdim_real) && std::fabs(rdim_real) < 0x1p62
-                                  ? static_cast<std::int64_t>(rdim_real)
-                                  : 0;
+    const std::int64_t rdim = PlannedRotaryDim(s);
     // A head dim the config does not hold: the plan's source (the config
     // class's default, "head_dim absent: default of Gemma3TextConfig").
     std::string default_head;

@@ -188,7 +188,7 @@ std::vector<std::size_t> NopeLayers(const PePlan& plan) {
 }
 
 std::int64_t GroupRotaryDim(const SchemeSpec& s) {
-  return s.rotary_dim > 0 ? s.rotary_dim : static_cast<std::int64_t>(std::floor(s.d_model * s.partial_rotary_factor));
+  return PlannedRotaryDim(s);
 }
 
 std::string ScalingText(const SchemeSpec& s) {

@@ -3,6 +3,7 @@
 // and how each builds its rows is the registry's (core/schemes/registry.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -151,5 +152,15 @@ struct SchemeParam {
   std::string_view meaning;  ///< "frequency base b"
   std::string_view fallback; ///< "10000"
 };
+
+/// The rotated channels a plan states: rotary_dim, else
+/// floor(head_dim · partial_rotary_factor); 0 where that product is not a
+/// number of channels (a factor out of its domain, which the config check
+/// names), never an out-of-range conversion.
+inline std::int64_t PlannedRotaryDim(const SchemeSpec& s) {
+  if (s.rotary_dim > 0) return s.rotary_dim;
+  const double r = std::floor(static_cast<double>(s.d_model) * s.partial_rotary_factor);
+  return std::isfinite(r) && std::fabs(r) < 0x1p62 ? static_cast<std::int64_t>(r) : 0;
+}
 
 }  // namespace pe
