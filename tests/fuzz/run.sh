@@ -14,6 +14,7 @@ root=$(cd "$here/../.." && pwd)
 fmt=${1:?target: npy, csv, json, hdf5, safetensors, hf_folder, ...}
 secs=${2:-600}
 build=${3:-$root/build-asan}
+build=$(cd "$build" 2>/dev/null && pwd || echo "$build")  # absolute: the target runs from its output folder
 bin=$build/tests/fuzz/fuzz_$fmt
 [ -x "$bin" ] || { echo "run.sh: $bin not built; run tests/fuzz/build.sh" >&2; exit 2; }
 out=$build/fuzz-out/$fmt

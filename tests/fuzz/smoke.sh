@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-30}
 build=${2:-$root/build-asan}
+mkdir -p "$build" && build=$(cd "$build" && pwd)
 "$here/build.sh" "$build" >/dev/null
 status=0
 for src in "$here"/fuzz_*.cc; do
