@@ -39,12 +39,7 @@ sys.path.insert(0, ENGINES_SRC)
 
 import engines  # noqa: E402
 
-LLAMA = engines.llama_cpp()
-if LLAMA is None:
-    pytest.skip(engines.missing_reason("llama.cpp"), allow_module_level=True)
-CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-if CC is None:
-    pytest.skip("no C compiler (cc) for the llama.cpp harness", allow_module_level=True)
+LLAMA, CC = engines.llama_cpp_or_skip()
 
 import gguf_models as gm  # noqa: E402
 import tier  # noqa: E402
