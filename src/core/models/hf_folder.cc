@@ -408,7 +408,9 @@ void ReadRopePlan(const FolderConfig& fc, const std::string& path, ModelArtifact
   a.plan->source = fc.type.empty() ? "config.json" : fc.type;
   for (const std::string& n : a.plan->notes) a.notes.push_back(n);
   for (const PlanSetting& ps : a.plan->settings)
-    if (ps.key == "family_rule" || ps.key == "indexer.pairing") a.settings.push_back({ps.key, ps.value, ps.source});
+    if (ps.key == "family_rule" || ps.key == "indexer.pairing" || ps.key == "rope_slice" || ps.key == "attention_output" ||
+        ps.key == "indexer" || ps.key == "use_mem_rope")
+      a.settings.push_back({ps.key, ps.value, ps.source});
   const std::size_t first = a.settings.size();
   RecordPlanSettings(top, c, nested, &a);
   // transformers' own checks of the rope blocks (LintRopeConfig): a

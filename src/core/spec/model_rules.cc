@@ -26,6 +26,57 @@ FamilyRule R(const char* type, const char* cls, const char* pairing, const char*
   return {type, cls, pairing, table, partial, theta, "head_dim", -1, "", "", "", "", "", -1, 0, source};
 }
 
+// The "other rules" column of docs/models.md's family table, per row (a
+// test compares the two word for word).
+std::vector<std::pair<const char*, const char*>> FamilyNotes() {
+  return {
+      {"axk2", "head dim qk_rope_head_dim"},
+      {"chatglm", "kv_channels; rotary dim = half the head; base x rope_ratio"},
+      {"codegen", "rotary_dim"},
+      {"cohere2", "RoPE on sliding_attention layers only; head_dim = hidden_size / num_attention_heads; no layer_types: sliding_window_pattern 4"},
+      {"cohere2_moe", "as cohere2, head_dim (default 128); the dense prefix layers (first_k_dense_replace) rotate when prefix_dense_sliding_window_pattern is 1 (force_rope)"},
+      {"deepseek_v2", "head dim qk_rope_head_dim"},
+      {"deepseek_v3", "head dim qk_rope_head_dim; pairs interleaved when rope_interleave (default true)"},
+      {"deepseek_v32", "as deepseek_v3 (MLA); the indexer's pairs half (`indexer.pairing`)"},
+      {"deepseek_v4", "rope_parameters {main, compress} (4.x: rope_theta, compress_rope_theta (160000) + rope_scaling, YaRN attention_factor default 1.0); sliding_attention layers main, the others compress; rotary dim head_dim (512) x partial (qk_rope_head_dim / head_dim); the trailing channels of each head (nope part first, rope part last); no layer_types: compress_ratios"},
+      {"dia", "decoder_config; head_dim default 128"},
+      {"diffusion_gemma_text", "as gemma4_text"},
+      {"exaone4", "RoPE on sliding_attention layers only (global layers NoPE); no layer_types: pattern 4"},
+      {"gemma3_text", "sliding layers: rope_local_base_freq (10000), unscaled; head_dim default 256; no layer_types: pattern 6"},
+      {"gemma3n_text", "sliding layers: rope_local_base_freq (10000), unscaled; head_dim default 256; pattern 6"},
+      {"gemma4_text", "full_attention layers: global_head_dim (default 512), their rope_parameters block (proportional, partial 0.25); sliding: head_dim, theta 10000"},
+      {"gemma4_unified_text", "as gemma4_text"},
+      {"glm4_moe", "odd rotary dims (int(42 x 0.5) = 21) give (dim+1)/2 frequencies"},
+      {"glm_moe_dsa", "head dim qk_rope_head_dim"},
+      {"gpt_neox", "rotary_pct, rotary_emb_base"},
+      {"gptj", "rotary_dim"},
+      {"hy_v4", "head dim qk_rope_head_dim"},
+      {"jetmoe", "head dim kv_channels (default 128; num_attention_heads = num_key_value_heads x num_experts_per_tok)"},
+      {"kimi_k3", "no RoPE: every layer NoPE (KDA linear_attention and the gated MLA)"},
+      {"llama4_text", "no_rope_layers (empty: every 4th layer NoPE, no_rope_layer_interval); RoPE layers chunked_attention; attention temperature on NoPE layers; head_dim default 128"},
+      {"longcat_flash", "head dim qk_rope_head_dim"},
+      {"minicpm3", "head dim qk_rope_head_dim"},
+      {"minimax", "linear_attention layers NoPE"},
+      {"minimax_m3_vl_text", "its rotary_dim key is not read (the module rotates the whole head)"},
+      {"ministral3", "`llama_4_scaling_beta`: a query scale by position, named in a warning (not in the tables)"},
+      {"mistral4", "head_dim = qk_nope_head_dim + qk_rope_head_dim; partial default qk_rope_head_dim / head_dim; pairs interleaved when rope_interleave (default true); `llama_4_scaling_beta` named in a warning"},
+      {"modernbert", "4.x: global_rope_theta, sliding layers local_rope_theta (10000)"},
+      {"modernbert-decoder", "as modernbert"},
+      {"olmo3", "4.x scaling block on full_attention layers only"},
+      {"phi3", "longrope: top-level original_max_position_embeddings"},
+      {"qwen2_5_omni", "thinker_config.text_config; head_dim default 128"},
+      {"qwen3_5_moe_text", "linear_attention layers NoPE"},
+      {"qwen3_5_text", "linear_attention layers NoPE"},
+      {"qwen3_next", "linear_attention layers NoPE"},
+      {"qwen3_omni_moe_text", "odd head dim 73: 37 frequencies, tables 74 wide"},
+      {"smollm3", "no_rope_layers, else every no_rope_layer_interval-th (4) layer NoPE"},
+      {"t5gemma", "decoder; head_dim default 256"},
+      {"t5gemma2", "decoder; head_dim default 256"},
+      {"youtu", "head dim qk_rope_head_dim; pairs interleaved when rope_interleave (YoutuAttention = DeepseekV3Attention)"},
+      {"zamba2", "head dim attention_head_dim (2 x hidden_size / num_attention_heads); only the `hybrid` blocks of layers_block_type attend; RoPE only when use_mem_rope (default false: every layer NoPE)"},
+  };
+}
+
 std::vector<FamilyRule> MakeRules() {
   // Class defaults (partial_rotary_factor, rope_theta) as the default
   // config of each class holds them (transformers 5.17,
@@ -180,6 +231,28 @@ std::vector<FamilyRule> MakeRules() {
         "models/codegen/modeling_codegen.py rotate_every_two, rotary_dim"),
       R("chatglm", "ChatGLMConfig", "interleaved", "interleaved", 0.5, 10000.0,
         "THUDM modeling_chatglm.py RotaryEmbedding (kv_channels, half the head, base x rope_ratio)"),
+      // Read from transformers' modeling / configuration files (stored
+      // copies, commits named in tests/clients/test_models_families.py),
+      // beyond the corpus.
+      R("blt_local_decoder", "BltLocalDecoderConfig", "interleaved", "interleaved", 1.0, 500000.0,
+        "models/blt/modeling_blt.py BltRotaryEmbedding; configuration_blt.py BltLocalDecoderConfig (default_theta 500000)"),
+      R("cohere2_moe", "Cohere2MoeConfig", "interleaved", "interleaved", 1.0, 10000.0,
+        "models/cohere2_moe/modular_cohere2_moe.py Cohere2MoeRotaryEmbedding = Cohere2RotaryEmbedding, "
+        "Cohere2MoeAttention (force_rope); configuration_cohere2_moe.py"),
+      R("jetmoe", "JetMoeConfig", "half", "half", 1.0, 10000.0,
+        "models/jetmoe/modeling_jetmoe.py JetMoeRotaryEmbedding; configuration_jetmoe.py attribute_map head_dim -> "
+        "kv_channels"),
+      R("mistral4", "Mistral4Config", "interleaved", "half", 1.0, 10000.0,
+        "models/mistral4/modular_mistral4.py Mistral4RotaryEmbedding = LlamaRotaryEmbedding, Mistral4Attention "
+        "(apply_rotary_pos_emb_interleave when rope_interleave); configuration_mistral4.py __post_init__"),
+      R("zamba2", "Zamba2Config", "half", "half", 1.0, 10000.0,
+        "models/zamba2/modeling_zamba2.py Zamba2RotaryEmbedding, Zamba2Attention (if config.use_mem_rope); "
+        "configuration_zamba2.py attention_head_dim"),
+      R("deepseek_v4", "DeepseekV4Config", "interleaved", "cache", 0.125, 10000.0,
+        "models/deepseek_v4/modeling_deepseek_v4.py DeepseekV4RotaryEmbedding, apply_rotary_pos_emb, "
+        "DeepseekV4Attention; configuration_deepseek_v4.py __post_init__"),
+      R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
+        "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
   auto row = [&](const char* type) -> FamilyRule& {
     for (FamilyRule& r : rows)
@@ -217,11 +290,36 @@ std::vector<FamilyRule> MakeRules() {
   for (const char* t : {"deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "longcat_flash", "minicpm3", "youtu",
                         "axk2", "hy_v4"})
     row(t).head_dim_key = "qk_rope_head_dim";
+  // Cohere2MoeAttention = Cohere2Attention (RoPE when sliding) + force_rope
+  // on the dense prefix layers when prefix_dense_sliding_window_pattern is 1.
+  row("cohere2_moe").rope_types = "sliding_attention";
+  row("cohere2_moe").head_dim = 128;
+  row("cohere2_moe").pattern = 4;
+  row("jetmoe").head_dim_key = "kv_channels";  // JetMoeConfig.attribute_map: head_dim -> kv_channels
+  // Mistral4Config.__post_init__: head_dim = qk_nope_head_dim + qk_rope_head_dim
+  // (whatever the file says), partial_rotary_factor default qk_rope_head_dim / head_dim.
+  row("mistral4").head_dim_key = "qk_nope_head_dim+qk_rope_head_dim";
+  // Zamba2: the shared attention of the "hybrid" blocks, at attention_head_dim
+  // (2 * hidden_size / num_attention_heads), rotates only when use_mem_rope.
+  row("zamba2").head_dim_key = "attention_head_dim";
+  row("zamba2").block_types_key = "layers_block_type";
+  row("zamba2").rope_types = "hybrid";
+  row("zamba2").rope_switch = "use_mem_rope";
+  // DeepSeek-V4: rope_parameters {main, compress}; sliding layers read main,
+  // the compressed ones (CSA / HCA) compress; the trailing rotary_dim channels.
+  row("deepseek_v4").head_dim_key = "head_dim x partial_rotary_factor";
+  row("deepseek_v4").head_dim = 512;
+  row("deepseek_v4").rope_labels = "sliding_attention=main,*=compress";
+  row("deepseek_v4").rope_slice = "trailing";
+  row("kimi_k3").nope_types = "*";  // KimiK3GatedMLA and KimiK3DeltaAttention apply no RoPE
+  row("kimi_k3").head_dim_key = "qk_rope_head_dim";
+  for (const auto& [type, text] : FamilyNotes()) row(type).notes = text;
   return rows;
 }
 
 bool InList(const char* list, const std::string& item) {
   const std::string s = list;
+  if (s == "*") return true;  // every layer type
   std::size_t pos = 0;
   while (pos <= s.size()) {
     std::size_t comma = s.find(',', pos);
@@ -230,6 +328,26 @@ bool InList(const char* list, const std::string& item) {
     pos = comma + 1;
   }
   return false;
+}
+
+// The label a layer type reads from rope_parameters under the rule's
+// rope_labels ("sliding_attention=main,*=compress"), or "" (by layer type).
+std::string RopeLabel(const FamilyRule& rule, const std::string& type) {
+  const std::string list = rule.rope_labels;
+  std::string any;
+  std::size_t pos = 0;
+  while (!list.empty() && pos <= list.size()) {
+    std::size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(pos, comma - pos);
+    const std::size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      if (item.compare(0, eq, type) == 0 && eq == type.size()) return item.substr(eq + 1);
+      if (item.compare(0, eq, "*") == 0 && eq == 1) any = item.substr(eq + 1);
+    }
+    pos = comma + 1;
+  }
+  return any;
 }
 
 // The generic rule: what transformers' LlamaRotaryEmbedding and
@@ -340,7 +458,8 @@ const char* VisionScheme(const std::string& type) {
   static const std::set<std::string> kAxial = {"sam2_video",        "sam3_tracker_video", "sam3_vit_model",
                                                "sam2_vision_model", "sam3_vision_model",  "kimi_k25_vision",
                                                "mlcd_vision_model", "mlcd",               "video_llama_3_vision",
-                                               "efficientloftr",    "pixtral",            "dinov3_vit"};
+                                               "efficientloftr",    "pixtral",            "dinov3_vit",
+                                               "edgetam_video",     "glm5_next_vision"};
   return kAxial.count(type) ? "vision-rope" : nullptr;
 }
 
@@ -529,7 +648,33 @@ void ReadHeadDim(ConfigReader& r, SchemeSpec& base) {
   const auto heads = FirstInt(c, {"num_attention_heads", "n_head", "n_heads", "decoder_num_attention_heads"}, what);
   std::string head_src;
   const std::string rule_key = rule.head_dim_key;
-  if (auto v = Int(c, "qk_rope_head_dim"); v && *v > 0) {
+  // Rows whose class computes the rotary width from another key.
+  if (rule_key == "kv_channels" || rule_key == "attention_head_dim" || rule_key == "qk_nope_head_dim+qk_rope_head_dim" ||
+      rule_key == "head_dim x partial_rotary_factor") {
+    if (rule_key == "qk_nope_head_dim+qk_rope_head_dim") {
+      // Mistral4Config.__post_init__: head_dim = qk_nope_head_dim + qk_rope_head_dim (defaults 64 + 64).
+      const std::int64_t nope = PositiveInt(c, "qk_nope_head_dim", 64, kMaxWidth, what);
+      const std::int64_t rope = PositiveInt(c, "qk_rope_head_dim", 64, kMaxWidth, what);
+      base.d_model = nope + rope;
+      head_src = fmt::format("qk_nope_head_dim + qk_rope_head_dim ({} + {}, {}.__post_init__)", nope, rope, r.cls);
+    } else if (rule_key == "attention_head_dim" && Int(c, "attention_head_dim")) {
+      base.d_model = PositiveInt(c, "attention_head_dim", 0, kMaxWidth, what);
+      head_src = "config.json attention_head_dim";
+    } else if (rule_key == "attention_head_dim") {
+      // Zamba2Config: attention_head_dim = 2 * hidden_size // num_attention_heads.
+      if (!hidden || !heads) ThrowInput(what, "no attention_head_dim (nor hidden_size and num_attention_heads) in the config");
+      base.d_model = 2 * hidden->first / heads->first;
+      head_src = fmt::format("attention_head_dim absent: 2 x {} / {} ({})", hidden->second, heads->second, r.cls);
+    } else if (rule_key == "kv_channels") {
+      base.d_model = PositiveInt(c, "kv_channels", 128, kMaxWidth, what);
+      head_src = Int(c, "kv_channels") ? "config.json kv_channels (the class's head_dim)"
+                                       : fmt::format("kv_channels absent: default of {}", r.cls);
+    } else {
+      // DeepSeek-V4: head_dim (512); the rotary part is head_dim x partial_rotary_factor.
+      base.d_model = PositiveInt(c, "head_dim", rule.head_dim, kMaxWidth, what);
+      head_src = Int(c, "head_dim") ? "config.json head_dim" : fmt::format("head_dim absent: default of {}", r.cls);
+    }
+  } else if (auto v = Int(c, "qk_rope_head_dim"); v && *v > 0) {
     base.d_model = *v;  // MLA (DeepSeek-V2/V3 ...): RoPE covers the qk_rope_head_dim part of each head
     head_src = "config.json qk_rope_head_dim";
   } else if (rule_key == "qk_rope_head_dim" && rule.head_dim > 0) {
@@ -582,6 +727,12 @@ RotarySources ReadRotary(ConfigReader& r, const RopeBlocks& b, SchemeSpec& base)
   if (b.v5 && !b.per_type && Num(*b.v5, "rope_theta")) src.theta = "config.json rope_parameters.rope_theta";
   base.partial_rotary_factor = rule.partial;
   src.partial = rule.partial != 1 ? fmt::format("partial_rotary_factor absent: default of {}", r.cls) : "";
+  if (std::string(rule.head_dim_key) == "qk_nope_head_dim+qk_rope_head_dim") {
+    // Mistral4Config: rope_parameters.setdefault("partial_rotary_factor", qk_rope_head_dim / head_dim).
+    const double rope = static_cast<double>(PositiveInt(c, "qk_rope_head_dim", 64, kMaxWidth, r.what));
+    base.partial_rotary_factor = rope / static_cast<double>(base.d_model);
+    src.partial = fmt::format("partial_rotary_factor absent: qk_rope_head_dim / head_dim ({}.__post_init__)", r.cls);
+  }
   if (auto v = Num(c, "partial_rotary_factor")) base.partial_rotary_factor = *v, src.partial = "config.json partial_rotary_factor";
   else if (auto v2 = Num(c, "rotary_pct")) base.partial_rotary_factor = *v2, src.partial = "config.json rotary_pct";
   // GPT-J / CodeGen's rotary_dim (other classes that hold a rotary_dim,
@@ -608,7 +759,8 @@ std::string ReadLayout(ConfigReader& r, const SchemeSpec& spec, SchemeSpec& base
   const json& c = r.c;
   const std::string& model_type = r.model_type;
   std::string pairing = r.rule.pairing;
-  if ((model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "youtu") && c.contains("rope_interleave") &&
+  if ((model_type == "deepseek_v3" || model_type == "deepseek_v32" || model_type == "youtu" || model_type == "mistral4") &&
+      c.contains("rope_interleave") &&
       c["rope_interleave"].is_boolean() && !c["rope_interleave"].get<bool>())
     pairing = "half";  // DeepseekV3Attention: apply_rotary_pos_emb_interleave only when rope_interleave
   if (spec.layout.empty()) base.layout = r.rule.table;
@@ -649,6 +801,24 @@ std::vector<std::string> LayerTypes(const ConfigReader& r, std::int64_t n) {
       ThrowInput(what, "sliding_window_pattern must be a number or a string of L (sliding) and G (global)");
     for (std::int64_t i = 0; i < n; ++i)
       types.push_back(pat[static_cast<std::size_t>(i) % pat.size()] == 'L' ? "sliding_attention" : "full_attention");
+  } else if (*r.rule.block_types_key && c.contains(r.rule.block_types_key)) {
+    // Zamba2: layers_block_type ("mamba" / "hybrid") names each layer's block.
+    const json& v = c[r.rule.block_types_key];
+    if (!v.is_array() || static_cast<std::int64_t>(v.size()) != n)
+      ThrowInput(what, fmt::format("{} must list one block type per layer ({})", r.rule.block_types_key, n));
+    for (const auto& t : v) {
+      if (!t.is_string() || t.get<std::string>().empty() || t.get<std::string>().size() > 64)
+        ThrowInput(what, fmt::format("{} must be a list of block type names", r.rule.block_types_key));
+      types.push_back(t.get<std::string>());
+    }
+  } else if (r.model_type == "cohere2_moe" && (r.rule.pattern > 0 || c.contains("sliding_window_pattern"))) {
+    // Cohere2MoeConfig: the first first_k_dense_replace layers follow
+    // prefix_dense_sliding_window_pattern (1), the rest sliding_window_pattern (4).
+    const std::int64_t k = std::clamp<std::int64_t>(Int(c, "first_k_dense_replace").value_or(0), 0, n);
+    const std::int64_t prefix = PositiveInt(c, "prefix_dense_sliding_window_pattern", 1, kMaxPlanLayers, what);
+    const std::int64_t pattern = PositiveInt(c, "sliding_window_pattern", r.rule.pattern, kMaxPlanLayers, what);
+    for (std::int64_t i = 0; i < k; ++i) types.push_back((i + 1) % prefix ? "sliding_attention" : "full_attention");
+    for (std::int64_t i = 0; i < n - k; ++i) types.push_back((i + 1) % pattern ? "sliding_attention" : "full_attention");
   } else if (r.rule.pattern > 0 || c.contains("sliding_window_pattern")) {
     // "sliding_attention" if bool((i + 1) % sliding_window_pattern) else "full_attention"
     const std::int64_t pattern = PositiveInt(c, "sliding_window_pattern", r.rule.pattern > 0 ? r.rule.pattern : 1,
@@ -688,13 +858,36 @@ std::vector<bool> RotatingLayers(const ConfigReader& r, std::int64_t n, bool lla
     for (std::int64_t i = 0; i < n; ++i)
       // Llama4TextConfig: "chunked_attention" on RoPE layers, else "full_attention".
       types.push_back(llama4 && rope[i] ? "chunked_attention" : "full_attention");
+  // Zamba2: `if self.config.use_mem_rope` (default false) around the rotation.
+  bool switched_on = true;
+  if (*rule.rope_switch) {
+    switched_on = c.contains(rule.rope_switch) && c[rule.rope_switch].is_boolean() && c[rule.rope_switch].get<bool>();
+    r.plan.settings.push_back({rule.rope_switch, switched_on ? "true" : "false",
+                               c.contains(rule.rope_switch) ? std::string("config.json ") + rule.rope_switch
+                                                            : fmt::format("{} absent: default of {} (false)",
+                                                                          rule.rope_switch, r.cls)});
+  }
+  // Cohere2MoeAttention.force_rope: the dense prefix layers rotate when
+  // prefix_dense_sliding_window_pattern is 1, whatever their layer type.
+  std::vector<bool> forced(static_cast<std::size_t>(n), false);
+  if (r.model_type == "cohere2_moe" && PositiveInt(c, "prefix_dense_sliding_window_pattern", 1, kMaxPlanLayers, what) == 1) {
+    if (c.contains("mlp_layer_types") && c["mlp_layer_types"].is_array()) {
+      const json& m = c["mlp_layer_types"];
+      for (std::size_t i = 0; i < m.size() && static_cast<std::int64_t>(i) < n; ++i)
+        forced[i] = m[i].is_string() && m[i].get<std::string>() == "dense";
+    } else {
+      const std::int64_t k = std::clamp<std::int64_t>(Int(c, "first_k_dense_replace").value_or(0), 0, n);
+      for (std::int64_t i = 0; i < k; ++i) forced[i] = true;
+    }
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     const std::string& t = types[i];
+    if (!switched_on) rope[i] = false;
     if (t == "linear_attention" || InList(rule.nope_types, t)) rope[i] = false;
     // EXAONE 4: `if self.sliding_window is None or self.is_sliding` rotates; without a
     // sliding window every layer does.
     const bool exaone_all = r.model_type == "exaone4" && c.contains("sliding_window") && c["sliding_window"].is_null();
-    if (*rule.rope_types && !InList(rule.rope_types, t) && !exaone_all) rope[i] = false;
+    if (*rule.rope_types && !InList(rule.rope_types, t) && !exaone_all && !forced[i]) rope[i] = false;
   }
   return rope;
 }
@@ -716,12 +909,22 @@ SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& b
     r.Setting(type + ".head_dim", fmt::format("{}", s.d_model), src);
   }
   if (b.per_type) {
-    if (!b.per_type->contains(type))
-      ThrowInput(what, fmt::format("rope_parameters has no entry for layer type '{}'", Clip(type)));
-    ApplyRopeBlock((*b.per_type)[type], true, &s, what);
-    if (!Num((*b.per_type)[type], "rope_theta") && !full && rule.local_theta > 0) s.base = rule.local_theta;
-    r.Setting(type + ".rope_theta", NumText(s.base),
-              Num((*b.per_type)[type], "rope_theta") ? "config.json rope_parameters." + type + ".rope_theta" : theta_src);
+    // DeepSeek-V4 keys its blocks by rope label (main / compress), the others by layer type.
+    const std::string label = RopeLabel(rule, type);
+    const std::string key = label.empty() ? type : label;
+    if (!b.per_type->contains(key))
+      ThrowInput(what, fmt::format("rope_parameters has no entry for {} '{}'", label.empty() ? "layer type" : "rope label",
+                                   Clip(key)));
+    ApplyRopeBlock((*b.per_type)[key], true, &s, what);
+    if (!Num((*b.per_type)[key], "rope_theta") && !full && rule.local_theta > 0) s.base = rule.local_theta;
+    std::string theta_from = theta_src;
+    if (Num((*b.per_type)[key], "rope_theta"))
+      theta_from = "config.json rope_parameters." + key + ".rope_theta";
+    if (!label.empty())
+      theta_from = fmt::format("rope_parameters.{}.rope_theta as {} builds it (rope_parameters.{}, else {}, default {})",
+                               key, r.cls, key, key == "main" ? "rope_theta" : "compress_rope_theta",
+                               key == "main" ? "10000" : "160000");
+    r.Setting(key + ".rope_theta", NumText(s.base), theta_from);
     return s;
   }
   const bool scaled = !*rule.scaled_types || InList(rule.scaled_types, type);
@@ -775,28 +978,110 @@ void ReadAttentionExtras(ConfigReader& r, const RopeBlocks& b, bool llama4) {
 
 }  // namespace
 
+namespace {
+
+// DeepseekV4Config.__post_init__ (configuration_deepseek_v4.py, transformers
+// PR #45643): a copy of the config with rope_parameters = {main, compress}
+// and layer_types, as the class computes them. partial_rotary_factor: the
+// key, else the legacy qk_rope_head_dim / head_dim, else 64 / 512. A nested
+// {main, compress} block is kept; otherwise the rope block (5.x
+// rope_parameters or 4.x rope_scaling, the YaRN of the compressed layers)
+// becomes compress with rope_theta = compress_rope_theta (160000) and, for
+// YaRN, attention_factor 1.0 unless given ("the V4 reference does NOT
+// multiply cos/sin by YaRN's computed mscale"); main is the default rope at
+// rope_theta (10000). layer_types: the key, else the legacy compress_ratios
+// (0 sliding, 4 CSA, 128 HCA), else 2 HCA then CSA / HCA alternating;
+// truncated to num_hidden_layers (a checkpoint lists its MTP layer too).
+json DeepseekV4Config(const json& c, const std::string& what) {
+  json out = c;
+  const double head_dim = static_cast<double>(Int(c, "head_dim").value_or(512));
+  double partial = 64.0 / 512.0;
+  if (auto v = Num(c, "partial_rotary_factor")) partial = *v;
+  else if (auto q = Int(c, "qk_rope_head_dim"); q && *q > 0) partial = static_cast<double>(*q) / head_dim;
+  out["partial_rotary_factor"] = partial;
+  json rp = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? c["rope_parameters"]
+            : c.contains("rope_scaling") && c["rope_scaling"].is_object()     ? c["rope_scaling"]
+                                                                              : json::object();
+  if (!(rp.contains("main") && rp["main"].is_object() && rp.contains("compress") && rp["compress"].is_object())) {
+    json yarn = json::object();
+    for (auto it = rp.begin(); it != rp.end(); ++it)
+      if (it.key() != "main" && it.key() != "compress") yarn[it.key()] = it.value();
+    if (yarn.contains("type") && !yarn.contains("rope_type")) yarn["rope_type"] = yarn["type"];
+    yarn.erase("type");
+    json main = {{"rope_type", "default"}, {"rope_theta", Num(c, "rope_theta").value_or(10000.0)},
+                 {"partial_rotary_factor", partial}};
+    json compress = yarn;
+    compress["rope_theta"] = Num(c, "compress_rope_theta").value_or(160000.0);
+    compress["partial_rotary_factor"] = partial;
+    if (!compress.contains("rope_type")) compress["rope_type"] = "default";
+    if (compress["rope_type"] == "yarn" && !compress.contains("attention_factor")) compress["attention_factor"] = 1.0;
+    rp = {{"main", main}, {"compress", compress}};
+  } else {
+    rp = {{"main", rp["main"]}, {"compress", rp["compress"]}};
+  }
+  out["rope_parameters"] = rp;
+  out.erase("rope_scaling");
+  out.erase("rope_theta");  // each block holds its own
+  const std::int64_t n = PositiveInt(c, "num_hidden_layers", 43, kMaxPlanLayers, what);
+  json types = json::array();
+  if (c.contains("layer_types") && c["layer_types"].is_array()) {
+    types = c["layer_types"];
+  } else if (c.contains("compress_ratios") && c["compress_ratios"].is_array()) {
+    for (const json& v : c["compress_ratios"]) {
+      const std::int64_t k = v.is_number_integer() ? v.get<std::int64_t>() : -1;
+      if (k != 0 && k != 4 && k != 128)
+        ThrowInput(what, fmt::format("compress_ratios holds {}: DeepSeek-V4's ratios are 0 (sliding), 4 (CSA) and 128 "
+                                     "(HCA)",
+                                     Clip(v.dump())));
+      types.push_back(k == 0 ? "sliding_attention" : k == 4 ? "compressed_sparse_attention" : "heavily_compressed_attention");
+    }
+  } else {
+    for (std::int64_t i = 0; i < n; ++i)
+      types.push_back(i < 2 ? "heavily_compressed_attention"
+                            : ((i - 2) % 2 ? "compressed_sparse_attention" : "heavily_compressed_attention"));
+  }
+  if (static_cast<std::int64_t>(types.size()) > n) types.erase(types.begin() + n, types.end());
+  out["layer_types"] = types;
+  return out;
+}
+
+}  // namespace
+
+std::string GenericRuleNote(const std::string& model_type) {
+  return fmt::format("model_type '{}' has no rule in pe; planned by the generic rule, unchecked (rotate_half pairs, "
+                     "head_dim or hidden_size / num_attention_heads, rope_theta 10000 when absent, every layer type but "
+                     "linear_attention rotates; docs/models.md, \"Model families\")",
+                     Clip(model_type.empty() ? std::string("(none)") : model_type));
+}
+
 PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::string& what) {
   if (!top.is_object()) ThrowInput(what, "expected a JSON object (a model's config.json)");
-  const json& c = TextConfig(top);
-  std::string model_type = Str(c, "model_type");
+  const json& text = TextConfig(top);
+  std::string model_type = Str(text, "model_type");
   if (model_type.empty()) model_type = Str(top, "model_type");
   if (const char* scheme = VisionScheme(model_type))
     ThrowInput(what, fmt::format("model_type '{}' has a 2-D (axial) rotary embedding of image patches, not a table of "
                                  "token positions: use --scheme {}",
                                  Clip(model_type), scheme));
+  // transformers' vision configs name their 2-D rotary rope_type "axial".
+  for (const char* key : {"rope_parameters", "rope_scaling"})
+    if (text.contains(key) && text[key].is_object() && (Str(text[key], "rope_type") == "axial" || Str(text[key], "type") == "axial"))
+      ThrowInput(what, fmt::format("{}.rope_type 'axial' is a 2-D (axial) rotary embedding of image patches, not a "
+                                   "table of token positions: use --scheme vision-rope",
+                                   key));
   PePlan plan;
   plan.source = model_type.empty() ? "unknown" : model_type;
   const FamilyRule* found = FindFamilyRule(model_type);
   const FamilyRule& rule = found ? *found : kGeneric;
+  const json standardised = *rule.rope_labels ? DeepseekV4Config(text, what) : json();
+  const json& c = *rule.rope_labels ? standardised : text;
   ConfigReader r{c, rule, model_type, what, plan, rule.config_class};
-  if (!found)
-    plan.notes.push_back(fmt::format("model_type '{}' has no row in pe's family table (docs/models.md): read with the "
-                                     "generic Llama rule (rotate_half pairs, head_dim or hidden_size / "
-                                     "num_attention_heads, rope_theta 10000 when absent, every layer type but "
-                                     "linear_attention rotates)",
-                                     Clip(model_type.empty() ? std::string("(none)") : model_type)));
-  else
+  if (!found) {
+    plan.unchecked = GenericRuleNote(model_type);
+    plan.notes.push_back(plan.unchecked);
+  } else {
     r.Setting("family_rule", rule.model_type, rule.source);
+  }
   const std::int64_t n = LayerCount(r);
   SchemeSpec base = spec;
   base.scheme = "rope";
@@ -821,12 +1106,24 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
     PlanLayer layer;
     layer.layer_type = types[i];
     if (rope[i]) {
-      layer.group = AddPlanGroup(&plan, types[i], SpecForType(r, blocks, base, src.theta, types[i]));
+      layer.group = AddPlanGroup(&plan, types[i], SpecForType(r, blocks, base, src.theta, types[i]), RopeLabel(rule, types[i]));
       if (pairing != base.layout && spec.layout.empty()) plan.groups[layer.group].pairing = pairing;
     }
     plan.layers.push_back(layer);
   }
   ReadAttentionExtras(r, blocks, llama4);
+  if (std::string(rule.rope_slice) == "trailing") {
+    // DeepSeek-V4 (modeling_deepseek_v4.py): the tables are the rope part's;
+    // what the attention does with them beside the usual rotation.
+    r.Setting("rope_slice", "trailing",
+              "models/deepseek_v4/modeling_deepseek_v4.py apply_rotary_pos_emb: x[..., -rope_dim:] rotated, each head "
+              "laid out [nope | rope]");
+    r.Setting("attention_output", "rotated back: apply_rotary_pos_emb(out, cos, -sin) at the query position",
+              "models/deepseek_v4/modeling_deepseek_v4.py DeepseekV4Attention.forward (K = V: the values carry the "
+              "rotation)");
+    r.Setting("indexer", "compress tables on the trailing rope part of index_head_dim",
+              "models/deepseek_v4/modeling_deepseek_v4.py DeepseekV4Indexer (rope_layer_type = \"compress\")");
+  }
   return plan;
 }
 

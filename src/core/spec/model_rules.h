@@ -14,8 +14,9 @@
 // rotary factor and rope_theta, which key gives the head dimension, which
 // layer types rotate / are NoPE / get the scaling, the width of the rotary
 // module's cos/sin, Llama 4's attention temperature. Each row cites the
-// transformers file it follows; docs/models.md lists them. A model_type with
-// no row gets the generic Llama rule and a note naming that assumption; a
+// transformers file it follows; docs/models.md lists them (a test compares
+// the two). A model_type with no row gets the generic Llama rule, a warning
+// naming it and a plan marked unchecked (PePlan::unchecked); a
 // value that the config does not hold is recorded (PePlan::settings) as a
 // default with the class it comes from.
 #pragma once
@@ -49,6 +50,22 @@ struct FamilyRule {
   double local_theta;         ///< its class default
   int pattern;                ///< no layer_types: layer i full when (i+1) % sliding_window_pattern == 0 (0: all full)
   const char* source;         ///< the transformers file(s) the row follows
+  /// rope_parameters keyed by a rope label rather than by layer type
+  /// (DeepSeek-V4: "sliding_attention=main,*=compress"): the label each
+  /// layer type reads; the plan's groups are named by the labels. "" none.
+  const char* rope_labels = "";
+  /// Where the rotated channels lie in each head: "" the leading rotary_dim
+  /// ([rope | pass], rotate_half's convention), "trailing" ([nope | rope]).
+  const char* rope_slice = "";
+  /// No layer_types: the key listing each layer's block type (Zamba2's
+  /// layers_block_type), read as the layer types.
+  const char* block_types_key = "";
+  /// A bool key that switches RoPE on (Zamba2's use_mem_rope, default
+  /// false: without it no layer rotates). "" none.
+  const char* rope_switch = "";
+  /// The "other rules" column of docs/models.md, word for word (a test
+  /// compares the two).
+  const char* notes = "";
 };
 
 /// The table, one row per model_type.
@@ -56,6 +73,12 @@ const std::vector<FamilyRule>& FamilyRules();
 
 /// The row of `model_type` (exact, then without a "_text" suffix), or null.
 const FamilyRule* FindFamilyRule(const std::string& model_type);
+
+/// The note of a plan read with the generic rule (a model_type without a
+/// row): "model_type 'x' has no rule in pe; planned by the generic rule,
+/// unchecked (...)". PePlan::unchecked holds it; pe verify --model marks
+/// every check of that plan's values unchecked (never a PASS).
+std::string GenericRuleNote(const std::string& model_type);
 
 /// The plan of the parsed config `c` (the text config, ReadHfConfigJson);
 /// spec's dtype, layout (when set), start and max_len are kept. `what`

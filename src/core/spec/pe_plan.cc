@@ -71,7 +71,7 @@ void CheckLayerType(const std::string& type, const std::string& what) {
 
 }  // namespace
 
-int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& spec) {
+int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& spec, const std::string& group_name) {
   const std::string key = RopeSpecKey(spec);
   for (std::size_t g = 0; g < plan->groups.size(); ++g) {
     PlanGroup& group = plan->groups[g];
@@ -82,10 +82,11 @@ int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& 
   }
   // Two distinct specs for one layer type (SmolLM3-like plans never do
   // this; flags could): the second gets a numbered name.
-  std::string name = layer_type;
+  const std::string first = group_name.empty() ? layer_type : group_name;
+  std::string name = first;
   for (int k = 2; std::any_of(plan->groups.begin(), plan->groups.end(), [&](const PlanGroup& g) { return g.name == name; });
        ++k)
-    name = fmt::format("{}_{}", layer_type, k);
+    name = fmt::format("{}_{}", first, k);
   plan->groups.push_back({name, spec, "", {layer_type}});
   return static_cast<int>(plan->groups.size() - 1);
 }

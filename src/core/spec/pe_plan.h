@@ -82,15 +82,19 @@ struct PePlan {
   AttnTemperature temperature;  ///< used by layers with temperature = true
   std::vector<PlanSetting> settings;  ///< config readers: each value and its source
   std::vector<std::string> notes;     ///< assumptions the reader made (a model_type without a family rule)
+  /// Non-empty when the plan was guessed (a config whose model_type has no
+  /// family rule: the generic rule, core/spec/model_rules.h): why. Checks of
+  /// its values are "unchecked", never a pass (core/analysis/artifact_checks.h).
+  std::string unchecked;
 
   /// "nope" or the group name, per layer.
   std::vector<std::string> LayerPlanNames() const;
 };
 
-/// Adds `spec` as a group named `layer_type`, or returns the index of an
-/// existing group with the same encoding (layers sharing a spec share
-/// tensors).
-int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& spec);
+/// Adds `spec` as a group named `name` (empty: `layer_type`) used by
+/// `layer_type`, or returns the index of an existing group with the same
+/// encoding (layers sharing a spec share tensors).
+int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& spec, const std::string& name = "");
 
 /// Everything that makes two rope specs give different tables, as text:
 /// layers whose specs have one key share a group.
