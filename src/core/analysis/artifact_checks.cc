@@ -599,6 +599,35 @@ std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b) 
   return out;
 }
 
+namespace {
+
+bool Guessed(const ModelArtifact& m) { return m.plan && !m.plan->unchecked.empty(); }
+
+// A check whose expected value comes from a guessed plan (a model_type
+// without a family rule: core/spec/model_rules.h) neither passes nor fails:
+// it is "unchecked" (skipped, details.unchecked), so that a verification
+// whose only comparisons are against a guess compares nothing.
+void MarkUnchecked(Check& c, const std::string& why) {
+  if (c.skipped) return;
+  c.summary = fmt::format("unchecked: {} (it would have {}, against a guessed plan: {})", c.summary,
+                          c.passed ? "passed" : "failed", why);
+  c.details["unchecked"] = true;
+  c.details["unchecked_would_pass"] = c.passed;
+  c.skipped = true;
+  c.passed = true;
+  c.compared_entries = 0;
+  c.compared_plan_values = 0;
+  c.compared_property = false;
+}
+
+// Tensor roles whose check is against the artifact's RoPE plan.
+bool AgainstRopePlan(const ArtifactTensor& t) {
+  return t.role == "inv_freq" || t.role == "cos_cache" || t.role == "sin_cache" || t.role == "rope_freqs" ||
+         t.role == "rope_factors_long" || t.role == "rope_factors_short";
+}
+
+}  // namespace
+
 VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose, bool allow_empty) {
   VerifyReport rep;
   rep.reference_kind = "model";
@@ -625,6 +654,10 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
       rep.checks.push_back(std::move(c));
     }
     std::vector<Check> checks = CheckArtifactTensors(*m, diagnose);
+    if (Guessed(*m))
+      for (Check& c : checks)
+        for (const ArtifactTensor& t : m->tensors)
+          if (AgainstRopePlan(t) && (c.name == t.name || c.name == t.name + ": dtype")) MarkUnchecked(c, m->plan->unchecked);
     if (m->tensors.empty()) reasons.push_back(fmt::format("{} stores no positional tensor", Base(m->path)));
     for (Check& c : checks) {
       if (artifacts.size() > 1) c.name = Base(m->path) + " " + c.name;
@@ -634,6 +667,8 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
   for (std::size_t i = 1; i < artifacts.size(); ++i)
     for (Check& c : ComparePlans(*artifacts[0], *artifacts[i])) {
       if (!c.skipped && c.compared_entries == 0) c.compared_plan_values = 1;  // one setting (or group) of both plans
+      for (const ModelArtifact* m : {artifacts[0], artifacts[i]})
+        if (Guessed(*m)) MarkUnchecked(c, fmt::format("{}: {}", Base(m->path), m->plan->unchecked));
       rep.checks.push_back(std::move(c));
     }
   if (rep.checks.empty())

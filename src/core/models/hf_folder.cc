@@ -264,6 +264,7 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     if (theta_key.empty())
       for (const PlanSetting& ps : plan.settings)
         if (ps.key == "rope_theta" || ps.key == g.name + ".rope_theta") theta_src = ps.source;
+    const std::size_t theta_at = a->settings.size();
     a->settings.push_back({gp + "rope_theta", Num(s.base), theta_src});
     const std::int64_t rdim = PlannedRotaryDim(s);
     // A head dim the config does not hold: the plan's source (the config
@@ -290,8 +291,27 @@ void RecordPlanSettings(const json& top, const json& c, bool nested, ModelArtifa
     const bool from_default = !default_head.empty() && !c.contains("head_dim") && !c.contains("qk_rope_head_dim");
     if (from_default && s.rotary_dim <= 0)
       dim_src = default_head + dim_src.substr(dim_src.find(" x ") == std::string::npos ? dim_src.size() : dim_src.find(" x "));
-    a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), (from_default && s.rotary_dim <= 0 ? "" : pre) + dim_src});
-    a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model), from_default ? default_head : pre + head_src});
+    std::string rdim_from = (from_default && s.rotary_dim <= 0 ? "" : pre) + dim_src;
+    std::string head_from = from_default ? default_head : pre + head_src;
+    // Families whose class computes the head (JetMoe's kv_channels, Zamba2's
+    // attention_head_dim, Mistral 4's qk_nope + qk_rope, DeepSeek-V4's
+    // head_dim x partial) or builds theta per rope label (DeepSeek-V4's
+    // main / compress): the plan reader's own sources.
+    if (const FamilyRule* fr = FindFamilyRule(family)) {
+      const std::string key = fr->head_dim_key;
+      if (key == "kv_channels" || key == "attention_head_dim" || key == "qk_nope_head_dim+qk_rope_head_dim" ||
+          key == "head_dim x partial_rotary_factor")
+        for (const PlanSetting& ps : plan.settings)
+          if (ps.key == "head_dim") {
+            head_from = ps.source;
+            rdim_from = s.partial_rotary_factor != 1 ? ps.source + " x partial_rotary_factor" : ps.source;
+          }
+      if (*fr->rope_labels)
+        for (const PlanSetting& ps : plan.settings)
+          if (ps.key == g.name + ".rope_theta") a->settings[theta_at].source = ps.source;
+    }
+    a->settings.push_back({gp + "rotary_dim", fmt::format("{}", rdim), rdim_from});
+    a->settings.push_back({gp + "head_dim", fmt::format("{}", s.d_model), head_from});
     const std::string pairs = g.pairing.empty() ? s.layout : g.pairing;
     a->settings.push_back({gp + "layout", pairs,
                            fmt::format("model_type {} ({})", family,

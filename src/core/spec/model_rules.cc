@@ -1077,8 +1077,9 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
   const json& c = *rule.rope_labels ? standardised : text;
   ConfigReader r{c, rule, model_type, what, plan, rule.config_class};
   if (!found) {
-    plan.unchecked = GenericRuleNote(model_type);
-    plan.notes.push_back(plan.unchecked);
+    plan.unchecked = fmt::format("model_type '{}' has no rule in pe; planned by the generic rule",
+                                 Clip(model_type.empty() ? std::string("(none)") : model_type));
+    plan.notes.push_back(GenericRuleNote(model_type));
   } else {
     r.Setting("family_rule", rule.model_type, rule.source);
   }

@@ -76,8 +76,9 @@ const FamilyRule* FindFamilyRule(const std::string& model_type);
 
 /// The note of a plan read with the generic rule (a model_type without a
 /// row): "model_type 'x' has no rule in pe; planned by the generic rule,
-/// unchecked (...)". PePlan::unchecked holds it; pe verify --model marks
-/// every check of that plan's values unchecked (never a PASS).
+/// unchecked (...)", said as a warning; PePlan::unchecked holds its first
+/// part, and pe verify --model marks every check of that plan's values
+/// unchecked (never a PASS).
 std::string GenericRuleNote(const std::string& model_type);
 
 /// The plan of the parsed config `c` (the text config, ReadHfConfigJson);

@@ -83,7 +83,8 @@ struct PePlan {
   std::vector<PlanSetting> settings;  ///< config readers: each value and its source
   std::vector<std::string> notes;     ///< assumptions the reader made (a model_type without a family rule)
   /// Non-empty when the plan was guessed (a config whose model_type has no
-  /// family rule: the generic rule, core/spec/model_rules.h): why. Checks of
+  /// family rule: the generic rule, core/spec/model_rules.h): why ("model_type
+  /// 'x' has no rule in pe; planned by the generic rule"). Checks of
   /// its values are "unchecked", never a pass (core/analysis/artifact_checks.h).
   std::string unchecked;
 
