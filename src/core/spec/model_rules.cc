@@ -100,7 +100,7 @@ std::vector<FamilyRule> MakeRules() {
       R("deepseek_ocr2_text", "DeepseekOcr2TextConfig", "half", "half", 1.0, 10000.0, "models/deepseek_ocr2/modeling_deepseek_ocr2.py DeepseekOcr2VisionRotaryEmbedding"),
       R("deepseek_v2", "DeepseekV2Config", "interleaved", "cache", 1.0, 10000.0, "models/deepseek_v2/modeling_deepseek_v2.py DeepseekV2RotaryEmbedding"),
       R("deepseek_v3", "DeepseekV3Config", "interleaved", "half", 1.0, 10000.0, "models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3RotaryEmbedding"),
-      R("deepseek_v32", "DeepseekV32Config", "interleaved", "half", 1.0, 10000.0, "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32RotaryEmbedding"),
+      R("deepseek_v32", "DeepseekV32Config", "interleaved", "half", 1.0, 10000.0, "models/deepseek_v32/modeling_deepseek_v32.py DeepseekV32RotaryEmbedding, DeepseekV32Indexer"),
       R("dia", "DiaDecoderConfig", "half", "half", 1.0, 10000.0, "models/dia/modeling_dia.py DiaRotaryEmbedding"),
       R("diffllama", "DiffLlamaConfig", "half", "half", 1.0, 10000.0, "models/diffllama/modeling_diffllama.py DiffLlamaRotaryEmbedding"),
       R("diffusion_gemma_text", "DiffusionGemmaTextConfig", "half", "half", 1.0, 1000000.0, "models/diffusion_gemma/modeling_diffusion_gemma.py DiffusionGemmaTextRotaryEmbedding"),
