@@ -251,6 +251,16 @@ std::vector<FamilyRule> MakeRules() {
       R("deepseek_v4", "DeepseekV4Config", "interleaved", "cache", 0.125, 10000.0,
         "models/deepseek_v4/modeling_deepseek_v4.py DeepseekV4RotaryEmbedding, apply_rotary_pos_emb, "
         "DeepseekV4Attention; configuration_deepseek_v4.py __post_init__"),
+      // GLM's vision-language text models: M-RoPE text positions are 1-D RoPE's.
+      R("glm4v_text", "Glm4vTextConfig", "interleaved", "half", 1.0, 10000.0,
+        "models/glm4v/modeling_glm4v.py Glm4vTextRotaryEmbedding (cat(freqs, freqs)), apply_multimodal_rotary_pos_emb "
+        "(cos[..., :d/2].repeat_interleave(2), rotate_half_llm)"),
+      R("glm_ocr_text", "GlmOcrTextConfig", "interleaved", "half", 1.0, 10000.0,
+        "models/glm_ocr/modular_glm_ocr.py GlmOcrTextAttention = Glm4vTextAttention"),
+      R("glm4v_moe_text", "Glm4vMoeTextConfig", "half", "half", 0.5, 10000.0,
+        "models/glm4v_moe/modular_glm4v_moe.py Glm4vMoeTextAttention (apply_multimodal_rotary_pos_emb, rotate_half)"),
+      R("glm_image_text", "GlmImageTextConfig", "half", "half", 1.0, 10000.0,
+        "models/glm_image/modular_glm_image.py GlmImageTextAttention = Glm4vMoeTextAttention"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
@@ -1072,6 +1082,9 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
   PePlan plan;
   plan.source = model_type.empty() ? "unknown" : model_type;
   const FamilyRule* found = FindFamilyRule(model_type);
+  // A composite's text model under its own name (Dia's dia_decoder,
+  // T5Gemma's t5_gemma_module): the composite's row.
+  if (!found && !Str(top, "model_type").empty()) found = FindFamilyRule(Str(top, "model_type"));
   const FamilyRule& rule = found ? *found : kGeneric;
   const json standardised = *rule.rope_labels ? DeepseekV4Config(text, what) : json();
   const json& c = *rule.rope_labels ? standardised : text;
