@@ -261,6 +261,12 @@ std::vector<FamilyRule> MakeRules() {
         "models/glm4v_moe/modular_glm4v_moe.py Glm4vMoeTextAttention (apply_multimodal_rotary_pos_emb, rotate_half)"),
       R("glm_image_text", "GlmImageTextConfig", "half", "half", 1.0, 10000.0,
         "models/glm_image/modular_glm_image.py GlmImageTextAttention = Glm4vMoeTextAttention"),
+      R("paddleocr_vl_text", "PaddleOCRTextConfig", "half", "half", 1.0, 500000.0,
+        "models/paddleocr_vl/modular_paddleocr_vl.py PaddleOCRRotaryEmbedding = Qwen2VLRotaryEmbedding, "
+        "PaddleOCRAttention = Qwen2_5OmniAttention (M-RoPE, rotate_half)"),
+      R("hunyuan_vl_text", "HunYuanVLTextConfig", "half", "half", 1.0, 10000.0,
+        "models/hunyuan_vl/modular_hunyuan_vl.py HunYuanVLRotaryEmbedding = HunYuanDenseV1RotaryEmbedding (its "
+        "inv_freq; XD-RoPE channels equal for text), rotate_half"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
