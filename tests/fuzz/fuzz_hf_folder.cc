@@ -1,5 +1,5 @@
 // libFuzzer target: the Hugging Face model folder reader
-// (core/models/hf_folder.cc) and the checks run on what it returns
+// (core/models/hf_artifact.cc) and the checks run on what it returns
 // (core/analysis/verify/artifact_checks.h).
 //
 // The input is split at the markers "\n--index--\n" and "\n--weights--\n"

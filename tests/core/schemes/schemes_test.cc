@@ -17,7 +17,9 @@
 #include "core/base/error.h"
 #include "core/formats/format.h"
 #include "core/schemes/registry.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/alibi.h"
+#include "core/schemes/learned.h"
+#include "core/schemes/t5_bucket.h"
 #include "core/schemes/rope.h"
 #include "oracle/mpfr_oracle.h"
 

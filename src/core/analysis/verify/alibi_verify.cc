@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/analysis/blocks.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/alibi.h"
 
 namespace pe {
 namespace {

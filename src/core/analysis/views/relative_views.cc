@@ -8,7 +8,8 @@
 #include <variant>
 
 #include "core/base/error.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/alibi.h"
+#include "core/schemes/t5_bucket.h"
 #include "core/schemes/relative.h"
 
 namespace pe {

@@ -17,7 +17,6 @@
 #include "core/base/error.h"
 #include "core/formats/format.h"
 #include "core/base/output.h"
-#include "core/schemes/more_schemes.h"
 #include "core/schemes/inline_spec.h"
 #include "core/base/table_set.h"
 

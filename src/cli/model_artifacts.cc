@@ -1,4 +1,4 @@
-#include "cmd_model.h"
+#include "model_artifacts.h"
 
 #include <pe/analysis.h>
 #include <pe/error.h>
