@@ -267,6 +267,9 @@ std::vector<FamilyRule> MakeRules() {
       R("hunyuan_vl_text", "HunYuanVLTextConfig", "half", "half", 1.0, 10000.0,
         "models/hunyuan_vl/modular_hunyuan_vl.py HunYuanVLRotaryEmbedding = HunYuanDenseV1RotaryEmbedding (its "
         "inv_freq; XD-RoPE channels equal for text), rotate_half"),
+      R("hunyuan_v1_dense", "HunYuanDenseV1Config", "half", "half", 1.0, 10000.0,
+        "models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding (dynamic NTK alpha), "
+        "rotate_half; configuration_hunyuan_v1_dense.py (rope_theta 10000, head_dim None: hidden / heads)"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
