@@ -354,9 +354,8 @@ def test_corpus_deepseek_v4_buffers(pe, scratch, check):
                 f.write(tar.extractfile(name).read())
             want[label] = path
         cfg = json.load(tar.extractfile("transformers-5.17-rotary/deepseek_v4/config.json"))
-    # The default config's layers are all compressed (CSA / HCA); the module builds main's buffer
-    # all the same. One sliding layer gives pe's plan a main group to compare it with.
-    cfg["layer_types"][0] = "sliding_attention"
+    # The default config's layers are all compressed (CSA / HCA); the module builds main's buffer all
+    # the same, and a table read naming main gets that group.
     folder = write(scratch, "corpus_v4", cfg)
     for label, path in want.items():
         table = np.load(path).reshape(-1, 1)

@@ -1134,6 +1134,26 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
     }
     plan.layers.push_back(layer);
   }
+  // DeepSeek-V4's rotary module builds every label's tables, used by a
+  // layer or not (the default config has no sliding layer, so no "main"
+  // group): a table read that names an unused label gets its group, with
+  // no layer.
+  if (*rule.rope_labels && blocks.per_type)
+    if (const auto slash = spec.tensor.find('/'); slash != std::string::npos) {
+      const std::string label = spec.tensor.substr(0, slash);
+      const bool grouped = std::any_of(plan.groups.begin(), plan.groups.end(), [&](const PlanGroup& g) { return g.name == label; });
+      const bool used_type = std::any_of(types.begin(), types.end(), [&](const std::string& t) { return t == label; });
+      if (!grouped && !used_type && blocks.per_type->contains(label)) {
+        std::string any_type;  // a layer type that reads this label
+        for (const char* t : {"sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"})
+          if (any_type.empty() && RopeLabel(rule, t) == label) any_type = t;
+        if (!any_type.empty()) {
+          PlanGroup g{label, SpecForType(r, blocks, base, src.theta, any_type), "", {}};
+          if (pairing != base.layout && spec.layout.empty()) g.pairing = pairing;
+          plan.groups.push_back(std::move(g));
+        }
+      }
+    }
   ReadAttentionExtras(r, blocks, llama4);
   if (std::string(rule.rope_slice) == "trailing") {
     // DeepSeek-V4 (modeling_deepseek_v4.py): the tables are the rope part's;
