@@ -500,7 +500,12 @@ const FamilyRule* FindFamilyRule(const std::string& model_type) {
 }
 
 const PlanGroup& FlatGroup(const PePlan& plan, const std::string& what) {
-  if (plan.groups.empty()) ThrowInput(what, "no layer of this model has RoPE (every layer is NoPE)");
+  if (plan.groups.empty()) {
+    std::string why;  // a switch that turned RoPE off (Zamba2's use_mem_rope)
+    for (const PlanSetting& s : plan.settings)
+      if (s.value == "false" && s.key == "use_mem_rope") why = fmt::format(": {} is false ({})", s.key, s.source);
+    ThrowInput(what, "no layer of this model has RoPE (every layer is NoPE)" + why);
+  }
   for (const PlanLayer& l : plan.layers)
     if (l.group != PlanLayer::kNoPE && l.layer_type == "full_attention") return plan.groups[l.group];
   return plan.groups.front();
