@@ -30,6 +30,10 @@ The files read (huggingface/transformers, stored copies):
                `if self.config.use_mem_rope`)
   blt          src/transformers/models/blt/configuration_blt.py @ 00d18978b32c7992fda33ef2e6f7d33f60445009
                (BltLocalDecoderConfig default_theta 500000; BltRotaryEmbedding as the corpus's blt_* types)
+  glm4v        src/transformers/models/glm4v/modeling_glm4v.py (stored copy: Glm4vTextRotaryEmbedding cat(freqs, freqs),
+               apply_multimodal_rotary_pos_emb cos[..., :d/2].repeat_interleave(2) with rotate_half_llm)
+  ernie4_5_vl_moe  src/transformers/models/ernie4_5_vl_moe/modular_ernie4_5_vl_moe.py (stored copy:
+               Ernie4_5_VLMoeTextRotaryEmbedding.compute_default_rope_parameters / recomposition_to_3d)
   kimi_k3      src/transformers/models/kimi_k3/modular_kimi_k3.py @ aa83b548ec766df5e70a5c200a4e1e69651ea903
                (and @ e6ffd1347cc61c22b7120d1b556101c6908ba12e: KimiK3GatedMLA applies no RoPE,
                KimiK3DeltaAttention neither)
@@ -175,6 +179,39 @@ def blt_local_decoder_config():
             "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}}
 
 
+def ernie4_5_vl_config():
+    return {"architectures": ["Ernie4_5_VLMoeForConditionalGeneration"], "model_type": "ernie4_5_vl_moe",
+            "text_config": {"model_type": "ernie4_5_vl_moe_text", "hidden_size": 2560, "num_hidden_layers": 28,
+                            "num_attention_heads": 20, "num_key_value_heads": 4, "head_dim": 128,
+                            "max_position_embeddings": 131072,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0,
+                                                "mrope_section": [22, 22, 20]}}}
+
+
+def ernie4_5_vl_tables(start, rows):
+    # Ernie4_5_VLMoeTextRotaryEmbedding for text positions (t = h = w): the h / w frequencies
+    # pre-rotated (evens then odds), split by mrope_section, re-stacked, then repeat_interleave(2).
+    inv = default_inv(500000.0, 128)
+    hw, t = 44, 20
+    inv3 = np.concatenate([inv[:-t][0::2], inv[:-t][1::2], inv[-t:]])
+    pos = np.arange(start, start + rows, dtype=np.float32)
+    f = (pos[:, None] * inv3[None, :]).astype(np.float32)
+    out = []
+    for g in (np.cos(f).astype(np.float32), np.sin(f).astype(np.float32)):
+        h, w, tt = g[:, :22], g[:, 22:44], g[:, 44:]
+        out.append(np.repeat(np.concatenate([np.stack([h, w], -1).reshape(rows, hw), tt], 1), 2, axis=1))
+    return tuple(out)
+
+
+def glm4v_config():
+    return {"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
+            "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "num_hidden_layers": 40,
+                            "num_attention_heads": 32, "num_key_value_heads": 2, "max_position_embeddings": 65536,
+                            "partial_rotary_factor": 0.5,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                "mrope_section": [8, 12, 12]}}}
+
+
 def kimi_k3_config():
     n = 8
     types = ["linear_attention", "linear_attention", "linear_attention", "full_attention"] * (n // 4)
@@ -231,6 +268,8 @@ def cases():
             ("rope-plan", "full_attention", lambda s, n: tables(default_inv(50000.0, 128), s, n, "interleaved"))]),
         ("jetmoe", jetmoe_config(), [("rope", "", lambda s, n: tables(default_inv(10000.0, 128), s, n, "half"))]),
         ("zamba2", zamba2_config(), [("rope", "", lambda s, n: tables(default_inv(10000.0, 160), s, n, "half"))]),
+        ("ernie4_5_vl_moe", ernie4_5_vl_config(), [("rope", "", ernie4_5_vl_tables)]),
+        ("glm4v", glm4v_config(), [("rope", "", lambda s, n: tables(default_inv(10000.0, 64), s, n, "half"))]),
         ("blt_local_decoder", blt_local_decoder_config(),
          [("rope", "", lambda s, n: tables(default_inv(500000.0, 64), s, n, "interleaved"))]),
     ]
@@ -336,6 +375,13 @@ def test_family_plans(pe, scratch, check):
     r = pe("generate", "--scheme", "rope", "--hf-config", folder, "--max-len", 4, "--tensor", "cos",
            "-o", os.path.join(scratch, "k3.npy"), ok=False)
     check(r.returncode == 2 and "NoPE" in r.stderr, f"kimi_k3 generate: rc {r.returncode} {r.stderr}")
+
+    # GLM-4.1V's text model: half columns, interleaved pairs (apply_multimodal_rotary_pos_emb repeats
+    # each half-column); ERNIE 4.5 VL's: interleaved both.
+    g = inspect(pe, write(scratch, "p_glm4v", glm4v_config()))["plan"]["groups"][0]
+    check(g["layout"] == "interleaved" and g["cos_layout"] == "half" and g["rotary_dim"] == 64, f"glm4v {g}")
+    g = inspect(pe, write(scratch, "p_ernie_vl", ernie4_5_vl_config()))["plan"]["groups"][0]
+    check(g["layout"] == "interleaved" and g.get("cos_layout", "interleaved") == "interleaved", f"ernie vl {g}")
 
     # JetMoe: kv_channels, not hidden_size / num_attention_heads (2048 / 32 = 64).
     g = inspect(pe, write(scratch, "p_jm", jetmoe_config()))["plan"]["groups"][0]

@@ -270,6 +270,10 @@ std::vector<FamilyRule> MakeRules() {
       R("hunyuan_v1_dense", "HunYuanDenseV1Config", "half", "half", 1.0, 10000.0,
         "models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding (dynamic NTK alpha), "
         "rotate_half; configuration_hunyuan_v1_dense.py (rope_theta 10000, head_dim None: hidden / heads)"),
+      R("ernie4_5_vl_moe_text", "Ernie4_5_VLMoeTextConfig", "interleaved", "interleaved", 1.0, 500000.0,
+        "models/ernie4_5_vl_moe/modular_ernie4_5_vl_moe.py Ernie4_5_VLMoeTextRotaryEmbedding (h / w frequencies "
+        "pre-rotated, recomposition_to_3d: for text positions the frequencies in order, repeat_interleave(2)), "
+        "rotate_half_text"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
