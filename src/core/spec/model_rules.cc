@@ -52,6 +52,7 @@ std::vector<std::pair<const char*, const char*>> FamilyNotes() {
       {"gptj", "rotary_dim"},
       {"hy_v4", "head dim qk_rope_head_dim"},
       {"jetmoe", "head dim kv_channels (default 128; num_attention_heads = num_key_value_heads x num_experts_per_tok)"},
+      {"glm5_next_text", "no RoPE: every layer NoPE (qk_rope_head_dim 0)"},
       {"kimi_k3", "no RoPE: every layer NoPE (KDA linear_attention and the gated MLA)"},
       {"llama4_text", "no_rope_layers (empty: every 4th layer NoPE, no_rope_layer_interval); RoPE layers chunked_attention; attention temperature on NoPE layers; head_dim default 128"},
       {"longcat_flash", "head dim qk_rope_head_dim"},
@@ -67,6 +68,7 @@ std::vector<std::pair<const char*, const char*>> FamilyNotes() {
       {"qwen2_5_omni", "thinker_config.text_config; head_dim default 128"},
       {"qwen3_5_moe_text", "linear_attention layers NoPE"},
       {"qwen3_5_text", "linear_attention layers NoPE"},
+      {"qwen4_exp_text", "linear_attention layers NoPE; M-RoPE sections always interleaved (as qwen3_5_text)"},
       {"qwen3_next", "linear_attention layers NoPE"},
       {"qwen3_omni_moe_text", "odd head dim 73: 37 frequencies, tables 74 wide"},
       {"smollm3", "no_rope_layers, else every no_rope_layer_interval-th (4) layer NoPE"},
@@ -274,6 +276,12 @@ std::vector<FamilyRule> MakeRules() {
         "models/ernie4_5_vl_moe/modular_ernie4_5_vl_moe.py Ernie4_5_VLMoeTextRotaryEmbedding (h / w frequencies "
         "pre-rotated, recomposition_to_3d: for text positions the frequencies in order, repeat_interleave(2)), "
         "rotate_half_text"),
+      R("qwen4_exp_text", "Qwen4ExpTextConfig", "half", "half", 1.0, 10000.0,
+        "models/qwen4_exp/modular_qwen4_exp.py Qwen4ExpTextRotaryEmbedding = Qwen3_5TextRotaryEmbedding "
+        "(interleaved M-RoPE sections), linear_attention layers NoPE"),
+      R("glm5_next_text", "Glm5NextTextConfig", "half", "half", 1.0, 10000.0,
+        "models/glm5_next/modeling_glm5_next.py (no text rotary class, only Glm5NextVisionRotaryEmbedding; "
+        "Glm5NextTextConfig qk_rope_head_dim 0)"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
@@ -335,6 +343,7 @@ std::vector<FamilyRule> MakeRules() {
   row("deepseek_v4").rope_labels = "sliding_attention=main,*=compress";
   row("deepseek_v4").rope_slice = "trailing";
   row("kimi_k3").nope_types = "*";  // KimiK3GatedMLA and KimiK3DeltaAttention apply no RoPE
+  row("glm5_next_text").nope_types = "*";  // its DSA attention has no rope part (qk_rope_head_dim 0)
   row("kimi_k3").head_dim_key = "qk_rope_head_dim";
   for (const auto& [type, text] : FamilyNotes()) row(type).notes = text;
   return rows;
@@ -971,7 +980,8 @@ SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& b
   if (b.v5) ApplyRopeBlock(*b.v5, scaled, &s, what);
   // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
   // whatever the config's mrope_interleaved says.
-  if (!s.mrope_section.empty() && (r.model_type.rfind("qwen3_vl", 0) == 0 || r.model_type.rfind("qwen3_5", 0) == 0))
+  if (!s.mrope_section.empty() && (r.model_type.rfind("qwen3_vl", 0) == 0 || r.model_type.rfind("qwen3_5", 0) == 0 ||
+                                     r.model_type.rfind("qwen4_exp", 0) == 0))
     s.mrope_interleaved = true;
   // Phi-3 keeps original_max_position_embeddings at the top level.
   if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
