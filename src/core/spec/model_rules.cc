@@ -53,6 +53,7 @@ std::vector<std::pair<const char*, const char*>> FamilyNotes() {
       {"hy_v4", "head dim qk_rope_head_dim"},
       {"jetmoe", "head dim kv_channels (default 128; num_attention_heads = num_key_value_heads x num_experts_per_tok)"},
       {"glm5_next_text", "no RoPE: every layer NoPE (qk_rope_head_dim 0)"},
+      {"cosmos3_edge_text", "M-RoPE sections always interleaved (apply_interleaved_mrope)"},
       {"kimi_k3", "no RoPE: every layer NoPE (KDA linear_attention and the gated MLA)"},
       {"llama4_text", "no_rope_layers (empty: every 4th layer NoPE, no_rope_layer_interval); RoPE layers chunked_attention; attention temperature on NoPE layers; head_dim default 128"},
       {"longcat_flash", "head dim qk_rope_head_dim"},
@@ -282,6 +283,9 @@ std::vector<FamilyRule> MakeRules() {
       R("glm5_next_text", "Glm5NextTextConfig", "half", "half", 1.0, 10000.0,
         "models/glm5_next/modeling_glm5_next.py (no text rotary class, only Glm5NextVisionRotaryEmbedding; "
         "Glm5NextTextConfig qk_rope_head_dim 0)"),
+      R("cosmos3_edge_text", "Cosmos3EdgeTextConfig", "half", "half", 1.0, 100000000.0,
+        "models/cosmos3_edge/modular_cosmos3_edge.py Cosmos3EdgeTextRotaryEmbedding (apply_interleaved_mrope, "
+        "cat(freqs, freqs)), Cosmos3EdgeTextAttention = LlamaAttention"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
@@ -981,7 +985,7 @@ SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& b
   // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
   // whatever the config's mrope_interleaved says.
   if (!s.mrope_section.empty() && (r.model_type.rfind("qwen3_vl", 0) == 0 || r.model_type.rfind("qwen3_5", 0) == 0 ||
-                                     r.model_type.rfind("qwen4_exp", 0) == 0))
+                                     r.model_type.rfind("qwen4_exp", 0) == 0 || r.model_type == "cosmos3_edge_text"))
     s.mrope_interleaved = true;
   // Phi-3 keeps original_max_position_embeddings at the top level.
   if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
