@@ -34,6 +34,8 @@ The files read (huggingface/transformers, stored copies):
                apply_multimodal_rotary_pos_emb cos[..., :d/2].repeat_interleave(2) with rotate_half_llm)
   ernie4_5_vl_moe  src/transformers/models/ernie4_5_vl_moe/modular_ernie4_5_vl_moe.py (stored copy:
                Ernie4_5_VLMoeTextRotaryEmbedding.compute_default_rope_parameters / recomposition_to_3d)
+  granitemoehybrid  src/transformers/models/granitemoehybrid/configuration_granitemoehybrid.py @ 008f5c8c29be84d4721dc6d1e0fcd72300580be4
+               (position_embedding_type None or "rope"; layer_types mamba / attention)
   kimi_k3      src/transformers/models/kimi_k3/modular_kimi_k3.py @ aa83b548ec766df5e70a5c200a4e1e69651ea903
                (and @ e6ffd1347cc61c22b7120d1b556101c6908ba12e: KimiK3GatedMLA applies no RoPE,
                KimiK3DeltaAttention neither)
@@ -382,6 +384,17 @@ def test_family_plans(pe, scratch, check):
     check(g["layout"] == "interleaved" and g["cos_layout"] == "half" and g["rotary_dim"] == 64, f"glm4v {g}")
     g = inspect(pe, write(scratch, "p_ernie_vl", ernie4_5_vl_config()))["plan"]["groups"][0]
     check(g["layout"] == "interleaved" and g.get("cos_layout", "interleaved") == "interleaved", f"ernie vl {g}")
+
+    # GraniteMoeHybrid: the attention layers rotate when position_embedding_type is "rope"
+    # (configuration_granitemoehybrid.py); Granite 4.0-H's "nope" leaves every layer NoPE.
+    gmh = {"model_type": "granitemoehybrid", "hidden_size": 1536, "num_attention_heads": 12, "num_hidden_layers": 8,
+           "layer_types": ["mamba", "mamba", "mamba", "attention"] * 2, "position_embedding_type": "rope",
+           "rope_theta": 10000.0, "max_position_embeddings": 131072}
+    d = inspect(pe, write(scratch, "p_gmh", gmh))
+    check([p != "nope" for p in d["plan"]["layer_plan"]] == [t == "attention" for t in gmh["layer_types"]],
+          f"granitemoehybrid rope: {d['plan']['layer_plan']}")
+    d = inspect(pe, write(scratch, "p_gmh_nope", dict(gmh, position_embedding_type="nope")))
+    check(d["plan"]["groups"] == [], f"granitemoehybrid nope: {d['plan']}")
 
     # JetMoe: kv_channels, not hidden_size / num_attention_heads (2048 / 32 = 64).
     g = inspect(pe, write(scratch, "p_jm", jetmoe_config()))["plan"]["groups"][0]

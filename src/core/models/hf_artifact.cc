@@ -429,7 +429,7 @@ void ReadRopePlan(const FolderConfig& fc, const std::string& path, ModelArtifact
   for (const std::string& n : a.plan->notes) a.notes.push_back(n);
   for (const PlanSetting& ps : a.plan->settings)
     if (ps.key == "family_rule" || ps.key == "indexer.pairing" || ps.key == "rope_slice" || ps.key == "attention_output" ||
-        ps.key == "indexer" || ps.key == "use_mem_rope")
+        ps.key == "indexer" || ps.key == "use_mem_rope" || ps.key == "position_embedding_type")
       a.settings.push_back({ps.key, ps.value, ps.source});
   const std::size_t first = a.settings.size();
   RecordPlanSettings(top, c, nested, &a);

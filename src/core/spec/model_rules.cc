@@ -54,6 +54,8 @@ std::vector<std::pair<const char*, const char*>> FamilyNotes() {
       {"jetmoe", "head dim kv_channels (default 128; num_attention_heads = num_key_value_heads x num_experts_per_tok)"},
       {"glm5_next_text", "no RoPE: every layer NoPE (qk_rope_head_dim 0)"},
       {"cosmos3_edge_text", "M-RoPE sections always interleaved (apply_interleaved_mrope)"},
+      {"granitemoehybrid", "only the `attention` layers of layer_types, and only when position_embedding_type is \"rope\" (default None: every layer NoPE)"},
+      {"dots1", ""},
       {"kimi_k3", "no RoPE: every layer NoPE (KDA linear_attention and the gated MLA)"},
       {"llama4_text", "no_rope_layers (empty: every 4th layer NoPE, no_rope_layer_interval); RoPE layers chunked_attention; attention temperature on NoPE layers; head_dim default 128"},
       {"longcat_flash", "head dim qk_rope_head_dim"},
@@ -286,6 +288,16 @@ std::vector<FamilyRule> MakeRules() {
       R("cosmos3_edge_text", "Cosmos3EdgeTextConfig", "half", "half", 1.0, 100000000.0,
         "models/cosmos3_edge/modular_cosmos3_edge.py Cosmos3EdgeTextRotaryEmbedding (apply_interleaved_mrope, "
         "cat(freqs, freqs)), Cosmos3EdgeTextAttention = LlamaAttention"),
+      R("olmoe", "OlmoeConfig", "half", "half", 1.0, 10000.0,
+        "models/olmoe/modeling_olmoe.py OlmoeRotaryEmbedding; configuration_olmoe.py (no rope_theta of its own: "
+        "PreTrainedConfig's 10000)"),
+      R("dots1", "Dots1Config", "half", "half", 1.0, 10000.0,
+        "models/dots1/modeling_dots1.py Dots1RotaryEmbedding; configuration_dots1.py (layer_types: sliding from "
+        "max_window_layers, every layer rotates)"),
+      R("granitemoehybrid", "GraniteMoeHybridConfig", "half", "half", 1.0, 10000.0,
+        "models/granitemoehybrid/modeling_granitemoehybrid.py GraniteMoeHybridRotaryEmbedding; "
+        "configuration_granitemoehybrid.py (position_embedding_type None or \"rope\"; layer_types mamba / "
+        "attention)"),
       R("kimi_k3", "KimiK3TextConfig", "half", "half", 1.0, 10000.0,
         "models/kimi_k3/modular_kimi_k3.py KimiK3GatedMLA (no RoPE on any head part), KimiK3DeltaAttention"),
   };
@@ -346,6 +358,9 @@ std::vector<FamilyRule> MakeRules() {
   row("deepseek_v4").head_dim = 512;
   row("deepseek_v4").rope_labels = "sliding_attention=main,*=compress";
   row("deepseek_v4").rope_slice = "trailing";
+  // GraniteMoeHybrid: the attention layers rotate only when position_embedding_type is "rope".
+  row("granitemoehybrid").rope_types = "attention";
+  row("granitemoehybrid").rope_switch = "position_embedding_type=rope";
   row("kimi_k3").nope_types = "*";  // KimiK3GatedMLA and KimiK3DeltaAttention apply no RoPE
   row("glm5_next_text").nope_types = "*";  // its DSA attention has no rope part (qk_rope_head_dim 0)
   row("kimi_k3").head_dim_key = "qk_rope_head_dim";
@@ -520,7 +535,8 @@ const PlanGroup& FlatGroup(const PePlan& plan, const std::string& what) {
   if (plan.groups.empty()) {
     std::string why;  // a switch that turned RoPE off (Zamba2's use_mem_rope)
     for (const PlanSetting& s : plan.settings)
-      if (s.value == "false" && s.key == "use_mem_rope") why = fmt::format(": {} is false ({})", s.key, s.source);
+      if ((s.value == "false" && s.key == "use_mem_rope") || (s.key == "position_embedding_type" && s.value != "rope"))
+        why = fmt::format(": {} is {} ({})", s.key, s.value, s.source);
     ThrowInput(what, "no layer of this model has RoPE (every layer is NoPE)" + why);
   }
   for (const PlanLayer& l : plan.layers)
@@ -900,13 +916,24 @@ std::vector<bool> RotatingLayers(const ConfigReader& r, std::int64_t n, bool lla
       // Llama4TextConfig: "chunked_attention" on RoPE layers, else "full_attention".
       types.push_back(llama4 && rope[i] ? "chunked_attention" : "full_attention");
   // Zamba2: `if self.config.use_mem_rope` (default false) around the rotation.
+  // GraniteMoeHybrid: position_embedding_type == "rope" (a "key=value" switch).
   bool switched_on = true;
   if (*rule.rope_switch) {
-    switched_on = c.contains(rule.rope_switch) && c[rule.rope_switch].is_boolean() && c[rule.rope_switch].get<bool>();
-    r.plan.settings.push_back({rule.rope_switch, switched_on ? "true" : "false",
-                               c.contains(rule.rope_switch) ? std::string("config.json ") + rule.rope_switch
-                                                            : fmt::format("{} absent: default of {} (false)",
-                                                                          rule.rope_switch, r.cls)});
+    const std::string sw = rule.rope_switch;
+    const std::size_t eq = sw.find('=');
+    const std::string key = sw.substr(0, eq);
+    if (eq == std::string::npos)
+      switched_on = c.contains(key) && c[key].is_boolean() && c[key].get<bool>();
+    else
+      switched_on = Str(c, key.c_str()) == sw.substr(eq + 1);
+    const std::string value = eq == std::string::npos ? (switched_on ? "true" : "false")
+                              : c.contains(key) && c[key].is_string() ? c[key].get<std::string>()
+                                                                      : "none";
+    r.plan.settings.push_back({key, value,
+                               c.contains(key) && !c[key].is_null()
+                                   ? std::string("config.json ") + key
+                                   : fmt::format("{} absent: default of {} ({})", key, r.cls,
+                                                 eq == std::string::npos ? "false" : "None")});
   }
   // Cohere2MoeAttention.force_rope: the dense prefix layers rotate when
   // prefix_dense_sliding_window_pattern is 1, whatever their layer type.

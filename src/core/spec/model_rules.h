@@ -60,8 +60,9 @@ struct FamilyRule {
   /// No layer_types: the key listing each layer's block type (Zamba2's
   /// layers_block_type), read as the layer types.
   const char* block_types_key = "";
-  /// A bool key that switches RoPE on (Zamba2's use_mem_rope, default
-  /// false: without it no layer rotates). "" none.
+  /// The key that switches RoPE on: a bool (Zamba2's use_mem_rope, default
+  /// false: without it no layer rotates) or "key=value" (GraniteMoeHybrid's
+  /// position_embedding_type=rope). "" none.
   const char* rope_switch = "";
   /// The "other rules" column of docs/models.md, word for word (a test
   /// compares the two).
