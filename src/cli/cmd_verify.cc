@@ -284,7 +284,8 @@ FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, 
 int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
   if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
     if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
-    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
+    const std::int64_t mml = Given(o, "--max-model-len") ? SpecFlag<std::int64_t>(o.spec, "max_model_len") : -1;
+    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, mml, console);
   }
   // The JUnit target is checked before the work (fail before the long part).
   const bool junit_stdout = IsStdStream(o.junit);
