@@ -516,7 +516,7 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
   for (const auto& [k, v] : spec.params) {
     const std::string key = Key(k);
     if (key == "start" || key == "max_len" || key == "dtype" || key == "tensor" || key == "positions") continue;
-    if (key == "d_model" || key == "head_dim" || key == "hf_config") has_dim = true;
+    if (key == "d_model" || key == "head_dim" || key == "hf_config" || key == "gguf") has_dim = true;
     plan.params.emplace_back(k, v);
   }
   const TensorInfo info = probe.info();
