@@ -726,17 +726,17 @@ void BindModels(py::module_& m) {
       py::arg("path"), "inspect_model(path) -> (the pe.inspect-model/1 JSON text, the text of pe inspect MODEL, the hint)");
   m.def(
       "verify_models",
-      [](const std::vector<std::string>& models, bool diagnose, bool allow_empty) {
+      [](const std::vector<std::string>& models, bool diagnose, bool allow_empty, std::int64_t max_model_len) {
         std::string json, text;
         {
           py::gil_scoped_release unlocked;
-          const pe::ModelVerifyResult r = pe::VerifyModels({models, diagnose, allow_empty});
+          const pe::ModelVerifyResult r = pe::VerifyModels({models, diagnose, allow_empty, max_model_len});
           json = r.report.json;
           text = pe::ModelVerifyText(r);
         }
         return py::make_tuple(PyText(json), PyText(text));
       },
-      py::arg("models"), py::arg("diagnose"), py::arg("allow_empty"),
+      py::arg("models"), py::arg("diagnose"), py::arg("allow_empty"), py::arg("max_model_len") = -1,
       "verify_models(...) -> (the pe.verify/1 JSON text, the text of pe verify --model)");
 }
 

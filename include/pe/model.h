@@ -105,6 +105,26 @@ struct ModelPlanChange {
   std::string what;       ///< one line
 };
 
+/// One engine's cos/sin cache and the positions it admits, for one plan
+/// group (docs/models.md, "Admitted length"): transformers and llama.cpp
+/// compute each position's angles as it comes; vLLM indexes a cache built
+/// at load time, and a position at or past its rows reads past it.
+struct ModelEngineLength {
+  std::string group;       ///< plan group
+  std::string engine;      ///< "transformers", "vllm", "llama.cpp"
+  std::string semantics;   ///< the --semantics of its rules
+  std::int64_t planned = -1;       ///< the length the group's scaling was planned for; -1 unstated
+  std::string planned_what;        ///< "original_max_position_embeddings 32768 x factor 4"
+  std::int64_t cache_rows = -1;    ///< rows its cache holds for positions from cache_offset; -1 no cache
+  std::int64_t cache_offset = 0;   ///< the cache row of position 0 (vLLM longrope's long half: original)
+  std::string cache;               ///< in words, with the class that builds it
+  std::int64_t default_length = -1;  ///< what it admits when not told; -1 no limit of its own
+  std::string default_what;
+  std::int64_t admitted = -1;      ///< what it admits at the requested length (InspectModel: the default)
+  std::string admitted_what;
+  std::string source;              ///< the engine's file and commit the rule was read from
+};
+
 /// A stored tensor that is (or may be) positional, with its checks against
 /// the plan (empty when nothing checks it).
 struct ModelTensor {
@@ -126,6 +146,7 @@ struct ModelInspection {
   std::vector<double> alibi_slopes;        ///< when the artifact states ALiBi heads (and max bias)
   std::vector<ModelSetting> settings;
   std::vector<ModelPlanChange> changes;
+  std::vector<ModelEngineLength> lengths;  ///< per plan group, per engine: cache rows and admitted positions
   std::vector<ModelTensor> tensors;        ///< the first 256 positional tensors
   std::size_t tensors_summarised = 0;      ///< positional tensors beyond those, described in a note
   std::vector<std::string> notes;          ///< what the reader could not use and why
@@ -159,6 +180,10 @@ struct ModelVerifyRequest {
   std::vector<std::string> models;
   bool diagnose = true;      ///< identify a tensor that fails its check
   bool allow_empty = false;  ///< pass when nothing was compared (as VerifyRequest::allow_empty)
+  /// >= 1: also check serving this many positions (`--max-model-len N`):
+  /// per RoPE group, N within the length its scaling was planned for and
+  /// within each engine's cos/sin cache ("admitted:GROUP:vllm"). -1: not checked.
+  std::int64_t max_model_len = -1;
 };
 
 /// The report of `pe verify --model`.

@@ -110,4 +110,9 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request);
 /// check, the diagnoses, "result: PASS|FAIL (...)".
 std::string ProbeVerifyText(const ProbeVerifyResult& result, const TextStyle& style = {});
 
+/// The JUnit XML report of `result` (`pe verify --probe FILE --junit OUT`):
+/// one testsuite, one testcase per check (classname `classname`), a
+/// <failure> for each failed check with its summary, skipped ones skipped.
+std::string ProbeVerifyJUnit(const ProbeVerifyResult& result, const std::string& classname = "pe.verify");
+
 }  // namespace pe

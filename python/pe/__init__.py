@@ -449,7 +449,7 @@ def inspect_model(path: Union[str, _os.PathLike]) -> Dict[str, Any]:
 
 
 def verify_models(*models: Union[str, _os.PathLike], diagnose: bool = True,
-                  allow_empty: bool = False) -> Dict[str, Any]:
+                  allow_empty: bool = False, max_model_len: Optional[int] = None) -> Dict[str, Any]:
     """Check one model artifact's stored positional tensors against its own
     plan, or compare a second artifact's plan with the first's, as ``pe
     verify --model A [--model B] --json``.
@@ -457,11 +457,19 @@ def verify_models(*models: Union[str, _os.PathLike], diagnose: bool = True,
     Returns the report (schema "pe.verify/1", ``reference["kind"]`` "model") as
     a dict, plus ``report["pass"]`` and ``report["text"]`` (the text ``pe
     verify --model`` prints). A verification that compared nothing fails
-    unless ``allow_empty=True``. A failed check is a report, not an
-    exception; no model, more than two, or an unreadable artifact raise
-    :class:`pe.Error`.
+    unless ``allow_empty=True``. ``max_model_len=N`` also checks serving N
+    positions against each engine's cos/sin cache and the length the scaling
+    was planned for (``pe verify --model M --max-model-len N``; checks
+    "admitted:GROUP:ENGINE"). A failed check is a report, not an
+    exception; no model, more than two, an unreadable artifact or a
+    max_model_len below 1 raise :class:`pe.Error`.
     """
-    doc, text = _pe.verify_models([_os.fspath(m) for m in models], diagnose, allow_empty)
+    if max_model_len is not None and (isinstance(max_model_len, bool) or not isinstance(max_model_len, int)):
+        raise Error("max_model_len: expected an integer length")
+    if max_model_len is not None and max_model_len < 1:
+        raise Error(f"max_model_len: {max_model_len}: must be a length of at least 1")
+    doc, text = _pe.verify_models([_os.fspath(m) for m in models], diagnose, allow_empty,
+                                  -1 if max_model_len is None else max_model_len)
     report = _json.loads(doc)
     report["pass"] = report["passed"]
     report["text"] = text

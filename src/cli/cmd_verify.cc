@@ -7,6 +7,7 @@
 #include <map>
 #include <cstdio>
 
+#include <filesystem>
 #include <optional>
 
 #include <pe/pe.h>
@@ -64,7 +65,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
   cmd->add_option("--model", o.models, "A model folder or file to verify (twice: compare the two plans)")->type_name("MODEL");
   cmd->add_option("--probe", o.probe,
                   "A rotation probe [L, d, d] (an engine's rope applied to unit vectors; .npy .safetensors .h5) to check "
-                  "against the plan of --scheme rope flags or --hf-config; positions from --start or --positions")
+                  "against the plan of --scheme rope flags, --hf-config, --gguf or --model; positions from --start or --positions")
       ->type_name("FILE");
   AddSpecFlags(*cmd, o.spec);
   AddResizeFlags(*cmd, o.resize);
@@ -284,7 +285,8 @@ FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, 
 int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
   if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/model_artifacts.h)
     if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
-    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
+    const std::int64_t mml = Given(o, "--max-model-len") ? SpecFlag<std::int64_t>(o.spec, "max_model_len") : -1;
+    return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, mml, console);
   }
   // The JUnit target is checked before the work (fail before the long part).
   const bool junit_stdout = IsStdStream(o.junit);
@@ -393,9 +395,12 @@ int RunVerifyMany(const VerifyCliOptions& o, Console& console) {
 // plan of the scheme flags (--scheme rope ..., --hf-config); include/pe/probe.h.
 int RunProbeVerify(const VerifyCliOptions& o, Console& console) {
   if (!o.files.empty()) ThrowUsage("--probe", fmt::format("verifies a probe; give the table '{}' to a separate pe verify", o.files[0]));
-  if (!o.models.empty()) ThrowUsage("--probe", "checks against scheme flags or --hf-config; --model is not taken here yet");
+  if (o.models.size() > 1) ThrowUsage("--model", "--probe checks against one model's plan; give --model once");
   if (!o.reference.empty()) ThrowUsage("--probe", "checks against the plan of the scheme flags; --reference is not taken");
-  if (!o.junit.empty()) ThrowUsage("--junit", "not yet written for --probe; use --json");
+  const bool junit_stdout = IsStdStream(o.junit);
+  if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
+  std::optional<pe::AtomicOutput> junit;
+  if (!o.junit.empty() && !junit_stdout) junit.emplace(o.junit);  // checked before the work
   CheckInputFormat(o.format);
   pe::ReadOptions ro;
   ro.format = o.format;
@@ -423,6 +428,20 @@ int RunProbeVerify(const VerifyCliOptions& o, Console& console) {
     if (k == "tensor" || k == "dataset") continue;
     r.spec.params.emplace_back(k, v);
   }
+  // --model M: the plan of M's config (a folder's config.json, as
+  // --hf-config reads it; a GGUF's metadata, as --gguf).
+  if (!o.models.empty()) {
+    const std::string& m = o.models[0];
+    for (const char* flag : {"--hf-config", "--gguf"})
+      if (Given(o, flag)) ThrowUsage("--model", fmt::format("the plan comes from --model or from {}, not both", flag));
+    const bool gguf = m.size() >= 5 && m.compare(m.size() - 5, 5, ".gguf") == 0;
+    if (!gguf && !pe::IsModelArtifact(m))
+      ThrowUsage(fmt::format("--model '{}'", m), "--probe takes a model folder (config.json) or a .gguf as its plan");
+    if (!gguf && !std::filesystem::is_directory(m))
+      ThrowUsage(fmt::format("--model '{}'", m),
+                 "--probe takes the plan of a model folder (config.json) or a .gguf; this artifact is neither");
+    r.spec.params.emplace_back(gguf ? "gguf" : "hf_config", m);
+  }
   if (!r.positions.empty() && Given(o, "--start")) ThrowUsage("--positions", "give --start P or --positions LIST, not both");
   if (Given(o, "--dtype")) r.judge_as = pe::ParseDType(o.spec.dtype);
   r.atol = o.atol;
@@ -431,8 +450,14 @@ int RunProbeVerify(const VerifyCliOptions& o, Console& console) {
   r.diagnose = !o.no_diagnose;
   const pe::ProbeVerifyResult res = pe::VerifyProbe(table.tensor(which), r);
   const int code = res.passed ? kExitOk : kExitCheckFailed;
+  if (junit) {
+    junit->Write(pe::ProbeVerifyJUnit(res, "pe.verify.probe"));
+    junit->Commit();
+  }
   try {
-    WriteStdout(o.json ? res.json + "\n" : pe::ProbeVerifyText(res, pe::TextStyle{console.stdout_color()}));
+    WriteStdout(junit_stdout ? pe::ProbeVerifyJUnit(res, "pe.verify.probe")
+                : o.json     ? res.json + "\n"
+                             : pe::ProbeVerifyText(res, pe::TextStyle{console.stdout_color()}));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBrokenPipe) return code;
     throw;

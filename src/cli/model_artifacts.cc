@@ -28,6 +28,10 @@ rotary dim, layout / rope type, scaling and its parameters, context length,
 NoPE layers, rope_freqs against the llama3 formula), each finding named with
 both sources (docs/models.md):
   pe verify --model ./Llama-3.1-8B/ --model llama-3.1-8b.gguf --junit r.xml
+--max-model-len N checks serving N positions: within the length the scaling
+was planned for, and within the cos/sin cache each engine builds (vLLM's
+cos_sin_cache rows; transformers and llama.cpp compute each position):
+  pe verify --model ./Qwen3-8B/ --max-model-len 131072
 )";
 
 bool InspectsAsModel(const std::string& path) { return IsModelArtifact(path); }
@@ -44,12 +48,12 @@ int RunModelInspect(const std::string& path, bool json, Console& console) {
 }
 
 int RunModelVerify(const std::vector<std::string>& models, bool json, const std::string& junit_path, bool no_diagnose,
-                   bool allow_empty, Console& console) {
+                   bool allow_empty, std::int64_t max_model_len, Console& console) {
   const bool junit_stdout = junit_path == "-";
   if (junit_stdout && json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
   std::optional<AtomicOutput> junit;
   if (!junit_path.empty() && !junit_stdout) junit.emplace(junit_path);
-  const ModelVerifyResult result = VerifyModels({models, !no_diagnose, allow_empty});
+  const ModelVerifyResult result = VerifyModels({models, !no_diagnose, allow_empty, max_model_len});
   if (junit) {
     junit->Write(VerifyJUnit(result.report));
     junit->Commit();

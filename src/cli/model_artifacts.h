@@ -5,6 +5,7 @@
 // library (pe/model.h) reads, checks and renders, this prints.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@ int RunModelInspect(const std::string& path, bool json, Console& console);
 
 /// `pe verify --model A [--model B]`: exit 0 pass, 1 a check failed or
 /// nothing was compared (unless `allow_empty`).
+/// `max_model_len` >= 1 (`--max-model-len N`) also checks serving N
+/// positions against each engine's cache and the planned length.
 int RunModelVerify(const std::vector<std::string>& models, bool json, const std::string& junit, bool no_diagnose,
-                   bool allow_empty, Console& console);
+                   bool allow_empty, std::int64_t max_model_len, Console& console);
 
 /// The --help footer lines of the model forms (examples).
 extern const char* const kModelInspectHelp;

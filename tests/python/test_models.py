@@ -57,3 +57,25 @@ def test_verify_models_nothing_compared_and_errors():
         pe.verify_models(LLAMA, LLAMA, LLAMA)
     with pytest.raises(pe.Error):
         pe.inspect_model(os.path.join(MODELS, "no-such-model.gguf"))
+
+
+def test_verify_models_max_model_len(cli):
+    # Qwen3-0.6B states max_position_embeddings 40960 and no scaling: vLLM's
+    # cos_sin_cache holds 40960 rows (RotaryEmbedding, arange(max_position_embeddings)).
+    qwen = os.path.join(MODELS, "qwen3-0.6b-v5")
+    r = pe.verify_models(qwen, max_model_len=131072)
+    checks = {c["name"]: c for c in r["checks"]}
+    assert not r["pass"]
+    assert checks["admitted:full_attention:vllm"]["status"] == "fail"
+    assert checks["admitted:full_attention:vllm"]["limit"] == 40960
+    assert checks["admitted:full_attention:planned"]["status"] == "fail"
+    assert pe.verify_models(qwen, max_model_len=40960)["pass"]
+    code, out, _ = cli("verify", "--model", qwen, "--max-model-len", "131072", "--json")
+    assert code == 1 and json.loads(out)["checks"] == r["checks"]
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(pe.Error, match="max_model_len"):
+            pe.verify_models(qwen, max_model_len=bad)
+    m = pe.inspect_model(qwen)
+    (g,) = m["lengths"]
+    assert g["planned"] == 40960
+    assert {e["engine"]: e["cache_rows"] for e in g["engines"]} == {"transformers": -1, "vllm": 40960, "llama.cpp": -1}

@@ -119,6 +119,16 @@ void FillInspection(const ModelInspectData& d, ModelInspection* m) {
   m->alibi_slopes = d.alibi_slopes;
   for (const ArtifactSetting& s : a.settings) m->settings.push_back({s.name, s.value, s.source});
   for (const PlanSwitch& s : d.switches) m->changes.push_back({s.group, s.scaling, s.semantics, s.length, s.what});
+  for (const EngineLength& e : d.lengths) {
+    ModelEngineLength l{e.group, e.engine, e.semantics, -1, "", e.cache_rows, e.cache_offset, e.cache,
+                        e.default_length, e.default_what, e.admitted, e.admitted_what, e.source};
+    for (const PlanGroup& g : a.plan->groups)
+      if (g.name == e.group) {
+        const PlannedLength p = PlannedLengthOf(g.spec, a.context_length);
+        l.planned = p.length, l.planned_what = p.what;
+      }
+    m->lengths.push_back(std::move(l));
+  }
   for (const ArtifactTensor& t : a.tensors) {
     ModelTensor mt{t.name, t.role, t.info.shape.empty() ? std::vector<std::int64_t>{t.info.rows, t.info.cols} : t.info.shape,
                    t.info.dtype, {}};
@@ -173,6 +183,7 @@ ModelInspection InspectModel(const std::string& path) {
   d.artifact = OpenArtifact(path);
   d.tensor_checks = CheckArtifactTensors(d.artifact);
   if (d.artifact.plan) d.switches = PlanSwitches(*d.artifact.plan);
+  if (d.artifact.plan) d.lengths = EngineLengths(*d.artifact.plan, d.artifact.context_length, -1);
   d.alibi_slopes = AlibiSlopesOf(d.artifact);
   ModelInspection m;
   FillInspection(d, &m);
@@ -195,7 +206,9 @@ ModelVerifyResult VerifyModels(const ModelVerifyRequest& request) {
   std::vector<const ModelArtifact*> ptrs;
   for (const auto& a : arts) ptrs.push_back(&a);
   ModelVerifyResult out;
-  out.report = VerifyResultOf(VerifyModelArtifacts(ptrs, request.diagnose, request.allow_empty));
+  if (request.max_model_len != -1 && request.max_model_len < 1)
+    ThrowUsage("--max-model-len", fmt::format("{}: must be a length of at least 1", request.max_model_len));
+  out.report = VerifyResultOf(VerifyModelArtifacts(ptrs, request.diagnose, request.allow_empty, request.max_model_len));
   for (const auto& a : arts) out.models.push_back(ModelTitle(a));
   return out;
 }

@@ -16,6 +16,7 @@
 #include "core/analysis/tolerance.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/spec/position_list.h"
 
 namespace pe {
 namespace {
@@ -297,70 +298,7 @@ bool IsProbeShape(const TensorInfo& info) {
 }
 
 std::vector<std::int64_t> ParsePositionList(const std::string& text, const std::string& what) {
-  std::error_code ec;
-  if (!text.empty() && std::filesystem::is_regular_file(text, ec)) {  // a file of ids [L]
-    Table t = OpenTableFile(text);
-    RowStream& s = t.tensor(0);
-    if (s.info().cols != 1 && s.info().rows != 1)
-      ThrowUsage(fmt::format("{} '{}'", what, text), "a file of positions holds one vector [L]");
-    std::vector<std::int64_t> out;
-    for (double v : ReadDoubles(s)) {
-      if (v != std::floor(v) || std::fabs(v) > 0x1p40)
-        ThrowUsage(fmt::format("{} '{}'", what, text), fmt::format("{} is not an integer position", v));
-      out.push_back(static_cast<std::int64_t>(v));
-    }
-    return out;
-  }
-  std::vector<std::int64_t> out;
-  const auto bad = [&](const std::string& item) {
-    ThrowUsage(fmt::format("{} '{}'", what, text),
-               fmt::format("'{}': expected P, START:STOP[:STEP] (STOP excluded) or A-B (inclusive), comma-separated", item));
-  };
-  const auto num = [&](const std::string& s, const std::string& item) -> std::int64_t {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      bad(item);
-    }
-    if (used != s.size() || v > (1LL << 40) || v < -(1LL << 40)) bad(item);
-    return v;
-  };
-  std::string cur;
-  for (char ch : text + ",") {
-    if (ch == ' ') continue;
-    if (ch != ',') {
-      cur += ch;
-      continue;
-    }
-    if (cur.empty()) bad(cur);
-    const std::string item = cur;
-    cur.clear();
-    std::int64_t a = 0, b = 0, step = 1;
-    const auto c1 = item.find(':');
-    const auto dash = item.find('-', 1);
-    if (c1 != std::string::npos) {
-      const auto c2 = item.find(':', c1 + 1);
-      a = num(item.substr(0, c1), item);
-      b = num(item.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1), item);
-      if (c2 != std::string::npos) step = num(item.substr(c2 + 1), item);
-      if (step <= 0 || b <= a) bad(item);
-    } else if (dash != std::string::npos) {
-      a = num(item.substr(0, dash), item);
-      b = num(item.substr(dash + 1), item) + 1;
-      if (b <= a) bad(item);
-    } else {
-      a = num(item, item);
-      b = a + 1;
-    }
-    for (std::int64_t p = a; p < b; p += step) {
-      out.push_back(p);
-      if (static_cast<std::int64_t>(out.size()) > kMaxProbeEntries / 4)
-        ThrowUsage(fmt::format("{} '{}'", what, text), "too many positions");
-    }
-  }
-  return out;
+  return ParsePositionIds(text, what, kMaxProbeEntries / 4);
 }
 
 ProbeStructure AnalyzeProbe(RowStream& probe, const std::vector<std::int64_t>& positions) {
@@ -516,7 +454,7 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
   for (const auto& [k, v] : spec.params) {
     const std::string key = Key(k);
     if (key == "start" || key == "max_len" || key == "dtype" || key == "tensor" || key == "positions") continue;
-    if (key == "d_model" || key == "head_dim" || key == "hf_config") has_dim = true;
+    if (key == "d_model" || key == "head_dim" || key == "hf_config" || key == "gguf") has_dim = true;
     plan.params.emplace_back(k, v);
   }
   const TensorInfo info = probe.info();

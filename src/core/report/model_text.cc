@@ -143,6 +143,34 @@ void SwitchesText(std::string* out, const std::vector<PlanSwitch>& switches) {
                           s.semantics == "all" ? "every --semantics" : "--semantics " + s.semantics, s.length, s.what));
 }
 
+// Per group: the planned length, then each engine's cache and what it
+// admits unless told (docs/models.md, "Admitted length").
+void LengthsText(std::string* out, const ModelInspectData& d) {
+  if (d.lengths.empty() || !d.artifact.plan) return;
+  Line(out, "admitted length (pe verify --model M --max-model-len N checks a served length):");
+  for (const PlanGroup& g : d.artifact.plan->groups) {
+    const PlannedLength p = PlannedLengthOf(g.spec, d.artifact.context_length);
+    Line(out, p.length > 0 ? fmt::format("  {}: planned for {} positions ({})", g.name, p.length, p.what)
+                           : fmt::format("  {}: no planned length stated", g.name));
+    for (const EngineLength& e : d.lengths) {
+      if (e.group != g.name) continue;
+      Line(out, fmt::format("    {}: {}; admits {}", e.engine, e.cache,
+                            e.default_length > 0 ? fmt::format("0..{} ({})", e.default_length - 1, e.default_what)
+                                                 : e.default_what));
+    }
+  }
+}
+
+// An engine whose own default admits positions past its cache.
+void LengthWarnings(std::string* out, const ModelInspectData& d) {
+  for (const EngineLength& e : d.lengths)
+    if (e.cache_rows > 0 && e.default_length > e.cache_rows)
+      Line(out, fmt::format("warning: {} {}: admits {} positions by default ({}) but its cache holds {}: positions "
+                            "{}..{} index past it",
+                            e.group, e.engine, e.default_length, e.default_what, e.cache_rows, e.cache_rows,
+                            e.default_length - 1));
+}
+
 void SettingsText(std::string* out, const std::vector<ArtifactSetting>& settings) {
   if (settings.empty()) return;
   Line(out, "settings:");
@@ -238,6 +266,19 @@ nlohmann::ordered_json ModelInspectJson(const ModelInspectData& d) {
   for (const auto& s : d.switches)
     j["switches"].push_back({{"group", s.group}, {"scaling", s.scaling}, {"semantics", s.semantics}, {"length", s.length},
                              {"what", s.what}});
+  j["lengths"] = nlohmann::ordered_json::array();
+  if (a.plan)
+    for (const PlanGroup& g : a.plan->groups) {
+      const PlannedLength p = PlannedLengthOf(g.spec, a.context_length);
+      nlohmann::ordered_json engines = nlohmann::ordered_json::array();
+      for (const EngineLength& e : d.lengths) {
+        if (e.group != g.name) continue;
+        engines.push_back({{"engine", e.engine}, {"semantics", e.semantics}, {"cache_rows", e.cache_rows},
+                           {"cache_offset", e.cache_offset}, {"cache", e.cache}, {"default_length", e.default_length},
+                           {"default_what", e.default_what}, {"source", e.source}});
+      }
+      j["lengths"].push_back({{"group", g.name}, {"planned", p.length}, {"planned_what", p.what}, {"engines", engines}});
+    }
   j["tensors"] = TensorsJson(d);
   if (a.tensors_summarised) j["tensors_summarised"] = a.tensors_summarised;
   j["notes"] = a.notes;
@@ -252,11 +293,13 @@ std::string ModelInspectText(const ModelInspectData& d, const TextStyle& style) 
   if (a.context_length > 0) Line(&out, fmt::format("context length: {}", a.context_length));
   PositionsText(&out, d);
   SwitchesText(&out, d.switches);
+  LengthsText(&out, d);
   SettingsText(&out, a.settings);
   TensorsText(&out, d, style);
   for (const auto& n : a.notes) Line(&out, "note: " + n);
   for (const auto& p : a.problems)
     Line(&out, (p.rfind("config.json ", 0) == 0 ? "warning: " : "warning: out of domain: ") + p);
+  LengthWarnings(&out, d);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "core/analysis/verify/verify.h"
 #include "core/base/text_escape.h"
 #include "core/models/artifact.h"
+#include "core/spec/engine_lengths.h"
 #include "core/spec/plan_switches.h"
 
 namespace pe {
@@ -25,6 +26,7 @@ struct ModelInspectData {
   ModelArtifact artifact;
   std::vector<Check> tensor_checks;
   std::vector<PlanSwitch> switches;
+  std::vector<EngineLength> lengths;  ///< each engine's cache and default admitted length, per group
   std::vector<double> alibi_slopes;
 };
 

@@ -159,6 +159,8 @@ std::string ReferenceLine(const VerifyReport& r) {
                        s["start"].get<std::int64_t>(), UsedParameters(r));
   }
   if (r.reference_kind == "file") return fmt::format("file {}", r.reference["path"].get<std::string>());
+  if (r.reference_kind == "probe" && r.reference.contains("plan"))  // pe verify --probe: a rotation against a plan
+    return fmt::format("the plan {}", r.reference["plan"].get<std::string>());
   return "no reference (property checks only)";
 }
 

@@ -118,7 +118,8 @@ const SchemeInfo& ValidateSpec(const SchemeSpec& spec) {
   if (info.needs_d_model && spec.d_model == 0)
     ThrowUsage("--d-model", fmt::format("not given: scheme '{}' needs the number of columns (e.g. --d-model 512)",
                                         spec.scheme));
-  if (info.needs_max_len && spec.max_len == 0)
+  // --positions gives the rows where a scheme takes it (rope: one row per id).
+  if (info.needs_max_len && spec.max_len == 0 && spec.positions.empty())
     ThrowUsage("--max-len", fmt::format("not given: scheme '{}' needs the number of rows, the positions 0..N-1 "
                                         "(e.g. --max-len 4096)",
                                         spec.scheme));

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <quadmath.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/spec/params.h"
+#include "core/spec/position_list.h"
 #include "core/base/error.h"
 #include "core/numerics/exact_sincos.h"
 #include "core/numerics/text_numbers.h"
@@ -27,6 +29,36 @@ namespace {
 using Q = __float128;
 
 double QToD(Q q) { return static_cast<double>(q); }
+
+// The most ids --positions may list for a table (2^26; a table of more rows
+// is a --max-len sequence).
+constexpr std::int64_t kMaxPositionIds = std::int64_t{1} << 26;
+
+// The positions of a 1-D table given --positions: the ids, checked against
+// --start and --max-len; empty when not given.
+std::vector<std::int64_t> TablePositions(const SchemeSpec& spec) {
+  if (spec.positions.empty()) return {};
+  std::vector<std::int64_t> ids = ParsePositionIds(spec.positions, "--positions", kMaxPositionIds);
+  if (ids.empty()) ThrowUsage("--positions", "lists no position");
+  if (spec.start != 0) ThrowUsage("--positions", "give --start P or --positions LIST, not both");
+  for (std::int64_t p : ids)
+    if (p < 0) ThrowUsage(fmt::format("--positions '{}'", spec.positions), fmt::format("{}: a position is at least 0", p));
+  if (spec.max_len > 0 && spec.max_len != static_cast<std::int64_t>(ids.size()))
+    ThrowUsage("--max-len", fmt::format("{} rows, but --positions lists {} positions (one row each)", spec.max_len,
+                                        ids.size()));
+  return ids;
+}
+
+// `make(info, start)` over rows [lo, hi] of the table, read at `ids`.
+template <class Make>
+std::unique_ptr<RowSource> AtPositions(TableInfo info, const std::vector<std::int64_t>& ids, Make make) {
+  const auto [lo_it, hi_it] = std::minmax_element(ids.begin(), ids.end());
+  const std::int64_t lo = *lo_it, hi = *hi_it;
+  TableInfo span = info;
+  span.rows = hi - lo + 1;
+  info.rows = static_cast<std::int64_t>(ids.size());
+  return std::make_unique<PositionedRows>(std::move(info), make(std::move(span), lo), ids, lo);
+}
 
 std::int64_t RotaryDim(const SchemeSpec& spec) {
   if (spec.rotary_dim > 0) return spec.rotary_dim;
@@ -242,7 +274,8 @@ SchemeInfo RopeSchemeInfo() {
     const SchemeSpec s = WithHfConfig(spec);
     ParseRopeLayout(s.layout);
     ComputeRopeFrequencies(s);
-    CheckedTableBytes(s.max_len, s.d_model, s.dtype);
+    const std::vector<std::int64_t> ids = TablePositions(s);
+    CheckedTableBytes(ids.empty() ? s.max_len : static_cast<std::int64_t>(ids.size()), s.d_model, s.dtype);
   };
   info.make_set = [](const SchemeSpec& spec_in) {
     const SchemeSpec spec = WithHfConfig(spec_in);
@@ -264,11 +297,17 @@ SchemeInfo RopeSchemeInfo() {
     // --semantics llama.cpp: ggml's float32 recipe (ggml_rope.h); a float64
     // table, which ggml never computes, holds the exact values of its formula.
     if (f.ggml && spec.dtype != DType::kFloat64) set.meta.Set("recipe", std::string("ggml-cpu float32"));
+    const std::vector<std::int64_t> ids = TablePositions(spec);
+    if (!ids.empty()) set.meta.Set("positions", spec.positions);
+    const std::int64_t rows = ids.empty() ? spec.max_len : static_cast<std::int64_t>(ids.size());
     for (const bool cosine : {true, false}) {
-      TableInfo info = SetTensorInfo(set.meta, cosine ? "cos" : "sin", spec.max_len, width, spec.dtype);
-      set.tensors.push_back(f.ggml && spec.dtype != DType::kFloat64
-                                ? GgmlRotaryTable(std::move(info), *f.ggml, layout, cosine, spec.start)
-                                : RotaryTable(std::move(info), f.inv_freq, layout, cosine, f.attention_factor, spec.start));
+      TableInfo info = SetTensorInfo(set.meta, cosine ? "cos" : "sin", rows, width, spec.dtype);
+      const auto make = [&](TableInfo i, std::int64_t start) -> std::unique_ptr<RowSource> {
+        return f.ggml && spec.dtype != DType::kFloat64
+                   ? GgmlRotaryTable(std::move(i), *f.ggml, layout, cosine, start)
+                   : RotaryTable(std::move(i), f.inv_freq, layout, cosine, f.attention_factor, start);
+      };
+      set.tensors.push_back(ids.empty() ? make(std::move(info), spec.start) : AtPositions(std::move(info), ids, make));
     }
     CheckInvFreqFinite(spec, f.inv_freq);
     set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));

@@ -135,6 +135,20 @@ std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<Q>& inv
   return std::make_unique<ScaledRotarySource>(std::move(info), std::move(plan), start, scale);
 }
 
+PositionedRows::PositionedRows(TableInfo info, std::unique_ptr<RowSource> span, std::vector<std::int64_t> ids,
+                               std::int64_t lo)
+    : info_(std::move(info)), span_(std::move(span)), ids_(std::move(ids)), lo_(lo) {}
+
+void PositionedRows::ReadRows(std::int64_t first, std::int64_t count, std::byte* out) {
+  const std::size_t rb = info_.row_bytes();
+  for (std::int64_t r = first; r < first + count;) {
+    std::int64_t n = 1;  // a run of consecutive ids: one read
+    while (r + n < first + count && ids_[static_cast<std::size_t>(r + n)] == ids_[static_cast<std::size_t>(r)] + n) ++n;
+    span_->ReadRows(ids_[static_cast<std::size_t>(r)] - lo_, n, out + static_cast<std::size_t>(r - first) * rb);
+    r += n;
+  }
+}
+
 std::unique_ptr<RowSource> VectorTable(TableInfo info, std::vector<Q> values) {
   info.rows = static_cast<std::int64_t>(values.size());
   info.cols = 1;

@@ -33,6 +33,26 @@ void CheckInvFreqFinite(const SchemeSpec& spec, const std::vector<__float128>& i
 std::unique_ptr<RowSource> RotaryTable(TableInfo info, const std::vector<__float128>& inv_freq, RopeLayout layout,
                                        bool cosine, __float128 scale, std::int64_t start);
 
+// A 1-D rotary table at listed positions (--positions): row r is position
+// ids[r] (remapped positions, attention sinks, a chunk's positions). Its
+// rows are those of `span`, a table over positions [lo, hi] (start lo),
+// read where each id lies: every value is the one a table starting at 0
+// has at that position. `pe verify` reads ids() for the angle term of its
+// tolerance and to name positions.
+class PositionedRows final : public RowSource {
+ public:
+  PositionedRows(TableInfo info, std::unique_ptr<RowSource> span, std::vector<std::int64_t> ids, std::int64_t lo);
+  const TableInfo& info() const override { return info_; }
+  void ReadRows(std::int64_t first, std::int64_t count, std::byte* out) override;
+  const std::vector<std::int64_t>& ids() const { return ids_; }
+
+ private:
+  TableInfo info_;
+  std::unique_ptr<RowSource> span_;
+  std::vector<std::int64_t> ids_;
+  std::int64_t lo_;
+};
+
 // A vector as a one-column table (inv_freq).
 std::unique_ptr<RowSource> VectorTable(TableInfo info, std::vector<__float128> values);
 

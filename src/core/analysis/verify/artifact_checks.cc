@@ -1,4 +1,5 @@
 #include "core/analysis/verify/artifact_checks.h"
+#include "core/analysis/admitted_length.h"
 
 #include <fmt/format.h>
 #include <quadmath.h>
@@ -628,7 +629,8 @@ bool AgainstRopePlan(const ArtifactTensor& t) {
 
 }  // namespace
 
-VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose, bool allow_empty) {
+VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose, bool allow_empty,
+                                  std::int64_t max_model_len) {
   VerifyReport rep;
   rep.reference_kind = "model";
   rep.tolerance = DefaultTolerance(DType::kFloat32);
@@ -659,6 +661,8 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
         for (const ArtifactTensor& t : m->tensors)
           if (AgainstRopePlan(t) && (c.name == t.name || c.name == t.name + ": dtype")) MarkUnchecked(c, m->plan->unchecked);
     if (m->tensors.empty()) reasons.push_back(fmt::format("{} stores no positional tensor", Base(m->path)));
+    if (max_model_len > 0)
+      for (Check& c : AdmittedLengthChecks(*m, max_model_len)) checks.push_back(std::move(c));
     for (Check& c : checks) {
       if (artifacts.size() > 1) c.name = Base(m->path) + " " + c.name;
       rep.checks.push_back(std::move(c));

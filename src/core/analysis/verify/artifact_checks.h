@@ -20,6 +20,7 @@
 //             one against the llama3 formula of the other's config
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,10 @@ std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b);
 /// " + ", reference_kind "model", notes = the readers' notes. Checks that
 /// compared nothing (no tensor stored, no plan to compare) fail the report
 /// unless `allow_empty` (SettleVerdict, core/analysis/verify/verify.h).
+/// `max_model_len` >= 1 adds, per artifact, the checks of serving that many
+/// positions (AdmittedLengthChecks, core/analysis/admitted_length.h).
 VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artifacts, bool diagnose = true,
-                                  bool allow_empty = false);
+                                  bool allow_empty = false, std::int64_t max_model_len = -1);
 
 /// "a/config.json rope_theta" or "model.gguf llama.rope.freq_base": where
 /// `a` states setting `name` (of plan group `group`), with its file.

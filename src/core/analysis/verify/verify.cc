@@ -23,6 +23,7 @@
 #include "core/schemes/axis_rotary.h"
 #include "core/schemes/mrope.h"
 #include "core/schemes/rope.h"
+#include "core/schemes/rotary_tables.h"
 #include "core/formats/pump.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/base/table_set.h"
@@ -598,6 +599,19 @@ Check ReferenceCheck(RowSource& table, const ReferencePlan& plan, const VerifyRe
     ro.col_omega = axis->ColumnOmega();
     ro.entry_angle = [axis](std::int64_t first, std::int64_t count, double* out) { axis->EntryAngles(first, count, out); };
   }
+  // A table at listed positions (--positions): each row's own position,
+  // for the angle term and to name where it differs.
+  const auto* positioned = dynamic_cast<const PositionedRows*>(plan.ref);
+  if (positioned && rep.tolerance.angle_unit > 0) {
+    const std::vector<double> omega = ro.col_omega;
+    ro.entry_angle = [positioned, omega](std::int64_t first, std::int64_t count, double* out) {
+      const std::size_t cols = omega.size();
+      for (std::int64_t r = 0; r < count; ++r)
+        for (std::size_t j = 0; j < cols; ++j)
+          out[static_cast<std::size_t>(r) * cols + j] =
+              static_cast<double>(positioned->ids()[static_cast<std::size_t>(first + r)]) * omega[j];
+    };
+  }
   ro.start = plan.start;
   ro.inv_freq = plan.rope_tensor == "inv_freq";
   ro.on_rows = o.on_rows;
@@ -614,8 +628,12 @@ Check ReferenceCheck(RowSource& table, const ReferencePlan& plan, const VerifyRe
   if (auto* sinusoid = dynamic_cast<SinusoidSource*>(plan.ref); sinusoid && sinusoid->has_approx_rows())
     ro.recurrence = sinusoid->interleaved_recurrence(), ro.recurrence_start = sinusoid->start();
   const ReferenceComparison cmp = CompareWithReference(table, *plan.ref, ro);
-  const auto entry = [](const ComparedEntry& e) {
-    return EntryRef{e.row, e.position, e.col, e.expected, e.found, e.error, e.limit};
+  const auto entry = [positioned](const ComparedEntry& e) {
+    const std::int64_t position =
+        positioned && e.row >= 0 && e.row < static_cast<std::int64_t>(positioned->ids().size())
+            ? positioned->ids()[static_cast<std::size_t>(e.row)]
+            : e.position;
+    return EntryRef{e.row, position, e.col, e.expected, e.found, e.error, e.limit};
   };
   const double max_abs = cmp.max_abs, max_rel = cmp.max_rel, max_ulp = cmp.max_ulp, max_ratio = cmp.max_ratio;
   const std::int64_t over = cmp.over, nonfinite = cmp.nonfinite, vacuous = cmp.vacuous;
