@@ -1,0 +1,167 @@
+"""pe against vLLM's own rotary classes at two pinned versions (tests/data/vllm).
+
+The corpus (tests/data/vllm/README.md) holds, per entry, an HF-style
+config.json and, per vLLM version, rows of the cos/sin cache vLLM's class
+built from the arguments that config gives it (float32,
+`[rows, R]` = cat(cos[R/2], sin[R/2]) per position), made by vLLM's own code
+run on CPU: version A = vllm-project/vllm c8a6e27 (2026-05), version B = A
+with the YaRN and dynamic-NTK files after vLLM #56446 and #41277.
+
+For every entry and version:
+  pe generate --scheme rope-plan --hf-config <entry>/config.json
+              --semantics <SEMANTICS[version]> --start S --max-len N --dtype float64
+for each block of rows the corpus kept; the plan's first RoPE group gives
+per-pair cos and sin (layout half: channels 0..R/2-1; interleaved: the even
+channels) that are compared with vLLM's rows.
+
+Verdicts: passed (every value within the bound below); refused (pe exits 2
+with one `pe: error:` line, which is listed: it must name the class or
+feature it lacks); failed (anything else: a value beyond the bound, a
+different rotary width, another exit).
+
+The bound per value is vLLM's float32 recipe: inv_freq = 1 / base **
+(arange(0, R, 2, float32) / R) (the exponent rounded to float32: a relative
+error of |ln omega| * 2^-24 in omega; pow and the division one ulp each, YaRN's
+blend and longrope's factor product one or two more), t * inv_freq in
+float32 (one more rounding), cos/sin of a float32 angle, times the class's
+mscale in float32. So |vLLM - exact| <= s * |theta| * 2^-24 * (4 + 2 |ln omega|)
++ 2 ulp(float32 of s), with theta = p * omega and omega, s from pe's plan
+(its inv_freq and the cos/sin magnitude). pe's float64 values are exact to
+far below that.
+
+Prints `N passed, M refused, K failed` and fails on any failure.
+PE_VLLM_CORPUS_SEMANTICS=NAME runs every version with one --semantics NAME
+(a diagnostic: what an older or newer rule gives against both versions).
+"""
+import concurrent.futures
+import json
+import os
+import tarfile
+
+import numpy as np
+import pytest
+
+import tier
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "vllm")
+NAME = "vllm-rotary"
+# The --semantics name of each corpus version (docs/schemes.md, "Scaling rules and --semantics").
+SEMANTICS = {"A": "vllm@2026-05", "B": "vllm@2026-09"}
+
+
+def semantics(version):
+    return os.environ.get("PE_VLLM_CORPUS_SEMANTICS") or SEMANTICS[version]
+
+
+@pytest.fixture(scope="module")
+def corpus(pytestconfig, tmp_path_factory):
+    base = pytestconfig.getoption("--scratch")
+    base = os.path.abspath(base) if base else str(tmp_path_factory.mktemp("vllm"))
+    os.makedirs(base, exist_ok=True)
+    root = os.path.join(base, NAME)
+    if not os.path.exists(os.path.join(root, "manifest.json")):
+        with tarfile.open(os.path.join(DATA, NAME + ".tar.xz")) as t:
+            members = t.getmembers()
+            for m in members:
+                if not (m.isfile() or m.isdir()) or os.path.isabs(m.name) or ".." in m.name.split("/") \
+                        or not m.name.startswith(NAME):
+                    pytest.fail(f"unexpected member in the corpus archive: {m.name}")
+            t.extractall(base, members=members)
+    return root, json.load(open(os.path.join(root, "manifest.json")))
+
+
+def jobs(manifest):
+    out = []
+    for name in tier.sample(sorted(manifest["entries"]), 2):
+        for v, rec in sorted(manifest["entries"][name]["versions"].items()):
+            if rec and rec.get("class"):
+                out.append((name, v, rec))
+    return out
+
+
+def read_plan(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        groups = [g for g in f if isinstance(f[g], h5py.Group) and "cos" in f[g]]
+        if not groups:
+            return None
+        g = f[groups[0]]
+        attrs = dict(g["cos"].attrs)
+        inv = np.asarray(g["inv_freq"]) if "inv_freq" in g else None
+        return np.asarray(g["cos"], dtype=np.float64), np.asarray(g["sin"], dtype=np.float64), inv, attrs
+
+
+def per_pair(table, layout, r):
+    return table[:, : r // 2] if layout == "half" else table[:, 0:r:2]
+
+
+def one_line_error(err):
+    lines = [l for l in err.strip().splitlines() if l.strip()]
+    return lines[-1] if lines else ""
+
+
+def run_job(pe, root, scratch, job):
+    name, v, rec = job
+    key = f"{name}@{v}"
+    cfg = os.path.join(root, name, "config.json")
+    rows = np.load(os.path.join(root, name, f"{v}.cache.npy")).astype(np.float64)
+    if rows.ndim != 2:
+        want = f"a {rows.ndim - 1}-axis table per position ({rec['class']})"
+    else:
+        want = None
+    r = rows.shape[-1]
+    at = 0
+    worst = (0.0, None)
+    for s, n in rec["blocks"]:
+        out = os.path.join(scratch, f"{name}.{v}.{s}.h5")
+        p = pe("generate", "--scheme", "rope-plan", "--hf-config", cfg, "--semantics", semantics(v), "--start", s,
+               "--max-len", n, "--dtype", "float64", "-o", out, ok=False)
+        if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
+            return key, "refused", one_line_error(p.stderr)
+        if p.returncode != 0:
+            return key, "failed", f"pe generate rc {p.returncode}: {one_line_error(p.stderr)[:300]}"
+        if want:
+            return key, "failed", f"pe planned a rotation; vLLM's {rec['class']} holds {want}"
+        plan = read_plan(out)
+        if plan is None:
+            return key, "failed", "pe's plan has no cos/sin group"
+        cos, sin, inv, attrs = plan
+        layout = str(attrs.get("layout", "half"))
+        pr = int(attrs.get("rotary_dim", cos.shape[1]))
+        if pr != r:
+            return key, "failed", f"rotary dim {pr}, vLLM's {r} ({rec['class']})"
+        pc, ps = per_pair(cos, layout, r), per_pair(sin, layout, r)
+        vc, vs = rows[at:at + n, : r // 2], rows[at:at + n, r // 2:]
+        at += n
+        pos = np.arange(s, s + n, dtype=np.float64)[:, None]
+        scale = np.sqrt(pc ** 2 + ps ** 2).max(initial=1.0)
+        if inv is not None and len(inv) >= r // 2:
+            om = np.abs(inv[: r // 2].astype(np.float64))[None, :]
+        else:
+            om = np.ones((1, r // 2))
+        theta = pos * om
+        bound = scale * theta * 2.0 ** -24 * (4 + 2 * np.abs(np.log(np.maximum(om, 1e-300)))) + 2 * scale * 2.0 ** -23
+        for what, a, b in (("cos", vc, pc), ("sin", vs, ps)):
+            err = np.abs(a - b)
+            ratio = err / bound
+            i = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+            if ratio[i] > worst[0]:
+                worst = (float(ratio[i]), (what, int(s + i[0]), int(i[1]), float(a[i]), float(b[i]), float(bound[i])))
+    if worst[0] > 1:
+        what, p_, j, a, b, bd = worst[1]
+        return key, "failed", f"{what}[{p_}, {j}]: vLLM {a:.9g}, pe {b:.9g} (bound {bd:.3g}, {worst[0]:.3g}x)"
+    return key, "passed", ""
+
+
+def test_vllm_rotary_corpus(pe, scratch, corpus):
+    root, manifest = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = list(ex.map(lambda j: run_job(pe, root, scratch, j), jobs(manifest)))
+    counts = {"passed": 0, "refused": 0, "failed": 0}
+    for key, verdict, why in results:
+        counts[verdict] += 1
+        if verdict != "passed":
+            print(f"{verdict.upper()} {key} ({manifest['entries'][key.split('@')[0]]['class']}): {why}")
+    print(f"vllm corpus: {counts['passed']} passed, {counts['refused']} refused, {counts['failed']} failed")
+    assert counts["passed"] + counts["refused"] + counts["failed"] > 0, "nothing compared"
+    assert counts["failed"] == 0, f"{counts['failed']} vLLM corpus case(s) failed (listed above)"

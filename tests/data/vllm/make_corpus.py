@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Makes tests/data/vllm/vllm-rotary.tar.xz: vLLM's own rotary classes run on CPU.
+
+Run once, with Debian's torch 1.13 (/usr/bin/python3), over two copies of
+vLLM's vllm/model_executor/layers/rotary_embedding/ put OUTSIDE this repository
+(README.md here says which commits and files, and how to assemble them):
+
+    /usr/bin/python3 make_corpus.py --tree A=/tmp/vllm-A --tree B=/tmp/vllm-B OUTDIR
+    (cd OUTDIR && tar cJf vllm-rotary.tar.xz vllm-rotary)
+
+Each tree is a folder holding `vllm/` with the rotary_embedding package at
+vllm/model_executor/layers/rotary_embedding/ and the CPU shims described in
+README.md (vllm.platforms, vllm.logger, vllm.model_executor.custom_op,
+vllm.utils.*, vllm.distributed, vllm.config, vllm._aiter_ops, vllm._custom_ops,
+vllm.triton_utils). Each version runs in its own child process (both trees
+define the package `vllm`).
+
+For every entry of CASES and every version it lists, the child builds the
+class exactly as vLLM's model code does (get_rope(...) with the arguments in
+`rope`, or the class itself where the model file constructs it) and records
+rows of the class's cos/sin cache, float32, `[rows, rotary_dim]` =
+cat(cos[R/2], sin[R/2]) per position. The HF-config-like dict each entry
+carries is the config.json whose fields give vLLM those arguments; pe reads it.
+
+Output: OUTDIR/vllm-rotary/manifest.json and per entry and version
+<name>/<version>.cache.npy (rows in the order of the manifest's `blocks`),
+<name>/config.json; the FoPE entry also <name>/fope_coef.npy.
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+
+NAME = "vllm-rotary"
+
+
+def llama(head_dim=128, mpe=8192, rp=None, **extra):
+    cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": head_dim * 32,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": head_dim,
+           "num_hidden_layers": 2, "max_position_embeddings": mpe, "rope_parameters": rp}
+    cfg.update(extra)
+    return cfg
+
+
+def get_rope_args(cfg, rp=None, neox=True, head=None):
+    """get_rope(head_size, max_position, is_neox_style, rope_parameters) as LlamaAttention calls it."""
+    return {"head_size": head or cfg["head_dim"], "max_position": cfg["max_position_embeddings"],
+            "is_neox_style": neox, "rope_parameters": rp if rp is not None else cfg["rope_parameters"]}
+
+
+def case(name, cls, cfg, versions=("A", "B"), rope=None, build="get_rope", max_model_len=None, note=""):
+    return {"name": name, "class": cls, "config": cfg, "versions": list(versions),
+            "rope": rope if rope is not None else get_rope_args(cfg), "build": build,
+            "max_model_len": max_model_len, "note": note}
+
+
+def cases():
+    out = []
+    rp = lambda **k: dict({"rope_type": "default", "rope_theta": 10000.0}, **k)
+    # default
+    out.append(case("default-llama3", "RotaryEmbedding", llama(128, 8192, rp(rope_theta=500000.0))))
+    out.append(case("default-partial", "RotaryEmbedding",
+                    llama(128, 4096, rp(rope_theta=10000.0, partial_rotary_factor=0.5))))
+    # linear
+    out.append(case("linear-4", "LinearScalingRotaryEmbedding",
+                    llama(128, 4096, rp(rope_type="linear", factor=4.0))))
+    # dynamic NTK: A's rule f^2-f+1 over mpe*f rows; B's base*(f*mpe/max_trained-(f-1)) over mpe rows
+    out.append(case("dynamic-2", "DynamicNTKScalingRotaryEmbedding",
+                    llama(128, 4096, rp(rope_type="dynamic", factor=2.0))))
+    out.append(case("dynamic-4-trained", "DynamicNTKScalingRotaryEmbedding",
+                    llama(128, 8192, rp(rope_type="dynamic", factor=4.0, max_trained_positions=2048)),
+                    note="max_trained_positions: read by B only"))
+    # NTK-alpha (Hunyuan): dynamic with alpha
+    out.append(case("dynamic-alpha-1000", "DynamicNTKAlphaRotaryEmbedding",
+                    llama(128, 32768, rp(rope_type="dynamic", alpha=1000.0))))
+    # static NTK (rope_type ntk)
+    out.append(case("ntk-4", "NTKScalingRotaryEmbedding",
+                    llama(128, 4096, rp(rope_type="ntk", factor=4.0))))
+    # YaRN
+    y = lambda **k: rp(rope_type="yarn", **k)
+    out.append(case("yarn-qwen-4", "YaRNScalingRotaryEmbedding",
+                    llama(128, 131072, y(rope_theta=1000000.0, factor=4.0, original_max_position_embeddings=32768))))
+    out.append(case("yarn-8-attention-factor-1", "YaRNScalingRotaryEmbedding",
+                    llama(128, 32768, y(factor=8.0, original_max_position_embeddings=4096, attention_factor=1.0)),
+                    note="A drops attention_factor (get_rope does not pass it)"))
+    out.append(case("yarn-ministral3", "YaRNScalingRotaryEmbedding",
+                    llama(128, 262144, y(rope_theta=1000000000.0, factor=16.0, original_max_position_embeddings=16384,
+                                         beta_fast=32.0, beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0)),
+                    note="B reads mscale/mscale_all_dim: 1.0; A 1.2773"))
+    out.append(case("yarn-2-attn-factor-0.8", "YaRNScalingRotaryEmbedding",
+                    llama(128, 8192, y(factor=2.0, original_max_position_embeddings=4096, attn_factor=0.8)),
+                    note="A multiplies attn_factor in; B ignores it"))
+    out.append(case("yarn-gpt-oss-no-truncate", "YaRNScalingRotaryEmbedding",
+                    dict(llama(64, 131072, y(rope_theta=150000.0, factor=32.0, original_max_position_embeddings=4096,
+                                             beta_fast=32.0, beta_slow=1.0, truncate=False)),
+                         model_type="gpt_oss", architectures=["GptOssForCausalLM"]),
+                    note="truncate false: unrounded correction range"))
+    out.append(case("yarn-partial-beta", "YaRNScalingRotaryEmbedding",
+                    llama(128, 65536, y(rope_theta=500000.0, factor=4.0, original_max_position_embeddings=16384,
+                                        beta_fast=16.0, beta_slow=2.0, partial_rotary_factor=0.5))))
+    # DeepSeek YaRN: the model file renames yarn to deepseek_yarn; MLA rotates qk_rope_head_dim interleaved
+    ds = {"model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
+          "num_attention_heads": 128, "num_key_value_heads": 128, "num_hidden_layers": 2,
+          "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+          "v_head_dim": 128, "max_position_embeddings": 163840, "rope_interleave": True,
+          "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 40.0,
+                              "original_max_position_embeddings": 4096, "beta_fast": 32.0, "beta_slow": 1.0,
+                              "mscale": 1.0, "mscale_all_dim": 1.0}}
+    out.append(case("deepseek-v3-yarn", "DeepseekScalingRotaryEmbedding", ds,
+                    rope={"head_size": 64, "max_position": 163840, "is_neox_style": False,
+                          "rope_parameters": dict(ds["rope_parameters"], rope_type="deepseek_yarn")}))
+    ds2 = json.loads(json.dumps(ds))
+    ds2["rope_parameters"].update(mscale=0.707, mscale_all_dim=0.707)
+    ds2["model_type"], ds2["architectures"] = "deepseek_v2", ["DeepseekV2ForCausalLM"]
+    out.append(case("deepseek-v2-yarn-mscale-0.707", "DeepseekScalingRotaryEmbedding", ds2,
+                    rope={"head_size": 64, "max_position": 163840, "is_neox_style": False,
+                          "rope_parameters": dict(ds2["rope_parameters"], rope_type="deepseek_yarn")}))
+    # longrope (Phi-3): long factors when max_model_len > original, else short
+    sf = [1.0 + 0.01 * i for i in range(48)]
+    lf = [1.0 + 0.5 * i for i in range(48)]
+    phi = {"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "hidden_size": 3072,
+           "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 2,
+           "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+           "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": sf,
+                               "long_factor": lf, "original_max_position_embeddings": 4096}}
+    out.append(case("longrope-phi3-long", "Phi3LongRoPEScaledRotaryEmbedding", phi,
+                    rope=get_rope_args(phi, head=96), max_model_len=131072,
+                    note="vLLM's max_model_len 131072 > 4096: long factors at every position"))
+    out.append(case("longrope-phi3-short", "Phi3LongRoPEScaledRotaryEmbedding", phi,
+                    rope=get_rope_args(phi, head=96), max_model_len=4096,
+                    note="vLLM's max_model_len 4096: short factors; pe: the rows below original"))
+    # llama3
+    out.append(case("llama3-8", "Llama3RotaryEmbedding",
+                    llama(128, 131072, rp(rope_type="llama3", rope_theta=500000.0, factor=8.0, low_freq_factor=1.0,
+                                          high_freq_factor=4.0, original_max_position_embeddings=8192))))
+    # Llama 4 text: llama3 scaling, is_neox_style False (vLLM Llama4Attention)
+    l4 = {"model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"], "hidden_size": 5120,
+          "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 4,
+          "max_position_embeddings": 262144, "no_rope_layers": [1, 1, 1, 0],
+          "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 16.0,
+                              "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                              "original_max_position_embeddings": 8192}}
+    out.append(case("llama4-text", "Llama3RotaryEmbedding", l4, rope=get_rope_args(l4, neox=False)))
+    # Llama 4 vision: rope_type mllama4, max_position = (image_size // patch_size) ** 2 patches
+    l4v = {"model_type": "llama4_vision_model", "hidden_size": 1408, "num_attention_heads": 16,
+           "image_size": 336, "patch_size": 14, "rope_theta": 10000.0, "num_hidden_layers": 2}
+    out.append(case("llama4-vision", "Llama4VisionRotaryEmbedding", l4v,
+                    rope={"head_size": 88, "max_position": 576, "is_neox_style": False,
+                          "rope_parameters": {"rope_type": "mllama4", "rope_theta": 10000.0,
+                                              "partial_rotary_factor": 0.5}, "dtype": "complex64"},
+                    note="cache: complex [patches+1, 1, 44]: per patch x then y angles, CLS row zero"))
+    # M-RoPE (Qwen2-VL / Qwen2.5-VL): cache over 4*max_position rows
+    qv = lambda rp_, mpe=32768: {"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"],
+                                 "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+                                 "num_hidden_layers": 2, "max_position_embeddings": mpe, "rope_parameters": rp_}
+    m = qv({"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [16, 24, 24]})
+    out.append(case("mrope-qwen2vl", "MRotaryEmbedding", m, rope=get_rope_args(m, head=128)))
+    my = qv({"rope_type": "yarn", "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "factor": 4.0,
+             "original_max_position_embeddings": 32768}, mpe=131072)
+    out.append(case("mrope-yarn", "MRotaryEmbedding", my, rope=get_rope_args(my, head=128),
+                    note="MRotaryEmbedding's YaRN gets original_max_position*4 as its max_position"))
+    mi = {"model_type": "qwen3_vl_text", "architectures": ["Qwen3VLForConditionalGeneration"], "hidden_size": 4096,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 2,
+          "max_position_embeddings": 262144,
+          "rope_parameters": {"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [24, 20, 20],
+                              "mrope_interleaved": True}}
+    out.append(case("mrope-interleaved-qwen3vl", "MRotaryEmbedding", mi))
+    # dual chunk (Qwen2.5-1M)
+    dc = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
+          "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 2,
+          "max_position_embeddings": 1010000, "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0},
+          "dual_chunk_attention_config": {"chunk_size": 262144, "local_size": 8192,
+                                          "original_max_position_embeddings": 262144}}
+    out.append(case("dual-chunk-qwen2.5-1m", "DualChunkRotaryEmbedding", dc,
+                    rope=dict(get_rope_args(dc, head=128), max_position=1010000,
+                              dual_chunk_attention_config=dc["dual_chunk_attention_config"]),
+                    note="cache: cos_sin_k_cache (key at position p rotated by p mod (chunk_size - local_size))"))
+    # XD-RoPE (HunYuan-VL): NTK-alpha base, xdrope sections
+    xd = {"model_type": "hunyuan_vl", "architectures": ["HunYuanVLForConditionalGeneration"], "hidden_size": 4096,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 2,
+          "max_position_embeddings": 32768,
+          "rope_parameters": {"rope_type": "xdrope", "rope_theta": 10000.0, "alpha": 1000.0,
+                              "xdrope_section": [16, 16, 16, 16]}}
+    out.append(case("xdrope-hunyuan-vl", "XDRotaryEmbedding", xd))
+    # TeleChat3: telechat3-yarn, factor = max_position / original, mscale 0.07
+    tc = llama(128, 131072, {"rope_type": "telechat3-yarn", "rope_theta": 1000000.0, "factor": 4.0,
+                             "original_max_position_embeddings": 32768},
+               model_type="telechat3", architectures=["TeleChat3ForCausalLM"])
+    out.append(case("telechat3-yarn", "TeleChat3RoPEScaledRotaryEmbedding", tc))
+    # openPangu: openpangu rope_type, interleaved M-RoPE
+    op = llama(128, 32768, {"rope_type": "openpangu", "rope_theta": 1000000.0, "mrope_section": [24, 20, 20],
+                            "mrope_interleaved": True},
+               model_type="openpangu_vl", architectures=["OpenPanguVLForConditionalGeneration"])
+    out.append(case("openpangu-mrope", "MRotaryEmbeddingInterleaved", op))
+    # ERNIE-4.5-VL: the model file builds Ernie4_5_VLRotaryEmbedding itself (mrope_section h, w, t)
+    er = llama(128, 131072, {"rope_type": "default", "rope_theta": 500000.0, "mrope_section": [22, 22, 20]},
+               model_type="ernie4_5_moe_vl", architectures=["Ernie4_5_VLMoeForConditionalGeneration"])
+    out.append(case("ernie45-vl", "Ernie4_5_VLRotaryEmbedding", er, build="ernie"))
+    # FoPE (Intern-S1-Pro): default rope_type with use_fope; the cache mixes cos/sin through cos_coef/sin_coef
+    fo = llama(128, 4096, {"rope_type": "default", "rope_theta": 10000.0, "use_fope": True,
+                           "num_key_value_heads": 2, "num_inv_freq": None, "fope_sep_head": True,
+                           "fope_init_factor": 0.1},
+               model_type="interns1_pro", num_key_value_heads=2)
+    out.append(case("fope-interns1-pro", "FourierRotaryEmbedding", fo,
+                    note="cos_coef/sin_coef made here (fope_coef.npy: [2, kv_heads, D, D], seed 0); cache [rows, kv_heads, head_dim]"))
+    # Gemma 4 proportional (global layers)
+    g4 = llama(256, 131072, {"rope_type": "proportional", "rope_theta": 1000000.0, "partial_rotary_factor": 0.25},
+               model_type="gemma4_text")
+    out.append(case("gemma4-proportional", "Gemma4RotaryEmbedding", g4))
+    return out
+
+
+def blocks_for(n_rows, orig=None):
+    """Rows kept: 0..15, around the original context, the middle, the last 4."""
+    want = [(0, min(16, n_rows))]
+    if orig and 2 <= orig < n_rows - 2:
+        want.append((orig - 2, 4))
+    mid = n_rows // 2
+    want.append((mid, min(4, n_rows - mid)))
+    want.append((max(0, n_rows - 4), min(4, n_rows)))
+    out = []
+    for s, n in sorted(want):
+        if out and s < out[-1][0] + out[-1][1]:
+            e = max(out[-1][0] + out[-1][1], s + n)
+            out[-1] = (out[-1][0], e - out[-1][0])
+        else:
+            out.append((s, n))
+    return out
+
+
+# ---------------------------------------------------------------- child side
+def child(tree, label, outdir, only):
+    import types
+    import numpy as np
+    import torch
+    sys.path.insert(0, tree)
+    torch.set_default_dtype(torch.float32)
+    if not hasattr(torch, "accelerator"):  # torch 1.13: dual_chunk_rope asks for the device index
+        torch.accelerator = types.SimpleNamespace(current_device_index=lambda: 0)
+    import vllm.config as vcfg
+    from vllm.model_executor.layers import rotary_embedding as RE
+    import vllm.model_executor.layers.rotary_embedding.dual_chunk_rope as dcr
+
+    class _TorchCpu:  # dual_chunk_rope puts its caches on "cuda:N": CPU here
+        def __getattr__(self, n):
+            return getattr(torch, n)
+
+        @staticmethod
+        def device(s):
+            return torch.device("cpu")
+    dcr.torch = _TorchCpu()
+    results = {}
+    for c in cases():
+        if label not in c["versions"] or (only and c["name"] not in only):
+            continue
+        vcfg._CFG.model_config.max_model_len = c["max_model_len"] or c["config"].get("max_position_embeddings")
+        r = dict(c["rope"])
+        RE._ROPE_DICT.clear()
+        try:
+            if c["build"] == "ernie":
+                from vllm.model_executor.layers.rotary_embedding.ernie45_vl_rope import Ernie4_5_VLRotaryEmbedding
+                rp = r["rope_parameters"]
+                emb = Ernie4_5_VLRotaryEmbedding(r["head_size"], r["head_size"], r["max_position"], rp["rope_theta"],
+                                                 False, torch.float32, mrope_section=rp["mrope_section"])
+            else:
+                emb = RE.get_rope(r["head_size"], r["max_position"], r["is_neox_style"], r["rope_parameters"],
+                                  getattr(torch, r.get("dtype", "float32")), r.get("dual_chunk_attention_config"))
+        except Exception as e:  # vLLM itself refuses this config at this version
+            results[c["name"]] = {"class": None, "error": f"{type(e).__name__}: {e}"}
+            continue
+        info = {"class": type(emb).__name__, "rotary_dim": int(getattr(emb, "rotary_dim", 0)),
+                "head_size": int(emb.head_size)}
+        for a in ("mscale", "scaling_factor", "cache_max_position_num", "max_position_embeddings", "base",
+                  "use_long_rope", "short_mscale", "long_mscale", "is_neox_style"):
+            if hasattr(emb, a) and isinstance(getattr(emb, a), (int, float, bool)):
+                info[a] = getattr(emb, a)
+        d = os.path.join(outdir, c["name"])
+        os.makedirs(d, exist_ok=True)
+        if info["class"] == "FourierRotaryEmbedding":
+            g = torch.Generator().manual_seed(0)
+            D = emb.input_dim
+            kvh = emb.num_key_value_heads
+            coef = torch.eye(D).expand(2, kvh, D, D) + 0.1 * torch.randn(2, kvh, D, D, generator=g)
+            emb.cos_coef.data.copy_(coef[0])
+            emb.sin_coef.data.copy_(coef[1])
+            np.save(os.path.join(d, "fope_coef.npy"), coef.numpy().astype(np.float32))
+            cache = emb._compute_cos_sin_cache().to(torch.float32)
+        elif info["class"] == "Phi3LongRoPEScaledRotaryEmbedding":
+            full = emb.long_short_cos_sin_cache
+            orig = emb.original_max_position_embeddings
+            cache = full[orig:] if emb.use_long_rope else full[:orig]  # what forward indexes at position p
+        elif info["class"] == "DualChunkRotaryEmbedding":
+            cache = emb.cos_sin_k_cache  # keys: position p mod (chunk_size - local_size), 0..max_position-1
+        elif info["class"] == "Llama4VisionRotaryEmbedding":
+            z = emb.cos_sin_cache.reshape(emb.cos_sin_cache.shape[0], -1)
+            cache = torch.cat((z.real, z.imag), dim=-1)
+        else:
+            cache = emb.cos_sin_cache
+        cache = cache.to(torch.float32)
+        n = cache.shape[0]
+        orig = (c["rope"]["rope_parameters"] or {}).get("original_max_position_embeddings")
+        if info["class"] == "DualChunkRotaryEmbedding":
+            orig = emb.chunk_size - emb.local_size  # where the key positions wrap
+        blocks = blocks_for(n, orig)
+        rows = torch.cat([cache[s:s + k] for s, k in blocks]).numpy()
+        np.save(os.path.join(d, f"{label}.cache.npy"), rows)
+        info.update(cache_rows=n, cache_shape=list(cache.shape), blocks=blocks)
+        results[c["name"]] = info
+    json.dump(results, open(os.path.join(outdir, f"results.{label}.json"), "w"), indent=1)
+
+
+# --------------------------------------------------------------- parent side
+def git_blob(path):
+    data = open(path, "rb").read()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tree", action="append", required=True, help="LABEL=DIR (A=/tmp/vllm-A)")
+    ap.add_argument("--provenance", help="JSON {LABEL: {file: {repo, commit, path}}} (README.md)")
+    ap.add_argument("--child", nargs=2, metavar=("LABEL", "DIR"))
+    ap.add_argument("--only", action="append")
+    ap.add_argument("outdir")
+    a = ap.parse_args()
+    out = os.path.join(os.path.abspath(a.outdir), NAME)
+    os.makedirs(out, exist_ok=True)
+    if a.child:
+        child(a.child[1], a.child[0], out, a.only)
+        return
+    trees = dict(t.split("=", 1) for t in a.tree)
+    prov = json.load(open(a.provenance)) if a.provenance else {}
+    for label, tree in trees.items():
+        cmd = [sys.executable, os.path.abspath(__file__), "--tree", f"{label}={tree}", "--child", label, tree, a.outdir]
+        for o in a.only or []:
+            cmd += ["--only", o]
+        subprocess.run(cmd, check=True)
+    res = {label: json.load(open(os.path.join(out, f"results.{label}.json"))) for label in trees}
+    manifest = {"vllm": {}, "entries": {}}
+    for label, tree in trees.items():
+        pkg = os.path.join(tree, "vllm", "model_executor", "layers", "rotary_embedding")
+        files = {}
+        for f in sorted(os.listdir(pkg)):
+            if f.endswith(".py"):
+                files[f] = dict(prov.get(label, {}).get(f, {}), blob=git_blob(os.path.join(pkg, f)))
+        manifest["vllm"][label] = {"files": files, **prov.get(label, {}).get("_", {})}
+    for c in cases():
+        d = os.path.join(out, c["name"])
+        os.makedirs(d, exist_ok=True)
+        json.dump(c["config"], open(os.path.join(d, "config.json"), "w"), indent=1)
+        manifest["entries"][c["name"]] = {
+            "class": c["class"], "note": c["note"], "get_rope": c["rope"], "build": c["build"],
+            "max_model_len": c["max_model_len"],
+            "versions": {label: res[label].get(c["name"]) for label in trees if label in c["versions"]}}
+    for label in trees:
+        os.remove(os.path.join(out, f"results.{label}.json"))
+    json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
