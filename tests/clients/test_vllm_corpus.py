@@ -10,9 +10,10 @@ with the YaRN and dynamic-NTK files after vLLM #56446 and #41277.
 For every entry and version:
   pe generate --scheme rope-plan --hf-config <entry>/config.json
               --semantics <SEMANTICS[version]> --start S --max-len N --dtype float64
+              [--max-model-len L: vLLM's runtime length, for the longrope entries]
 for each block of rows the corpus kept; the plan's first RoPE group gives
 per-pair cos and sin (layout half: channels 0..R/2-1; interleaved: the even
-channels) that are compared with vLLM's rows.
+channels; cache: one column per pair already) that are compared with vLLM's rows.
 
 Verdicts: passed (every value within the bound below); refused (pe exits 2
 with one `pe: error:` line, which is listed: it must name the class or
@@ -75,7 +76,7 @@ def jobs(manifest):
     for name in tier.sample(sorted(manifest["entries"]), 2):
         for v, rec in sorted(manifest["entries"][name]["versions"].items()):
             if rec and rec.get("class"):
-                out.append((name, v, rec))
+                out.append((name, v, rec, manifest["entries"][name]))
     return out
 
 
@@ -92,16 +93,21 @@ def read_plan(path):
 
 
 def per_pair(table, layout, r):
+    """One column per pair: half (c, c) halves, interleaved (c0, c0, c1, c1, ...), cache already so."""
+    if layout == "cache":
+        return table[:, : r // 2]
     return table[:, : r // 2] if layout == "half" else table[:, 0:r:2]
 
 
 def one_line_error(err):
+    """pe's `pe: error: ...` line (a `pe: hint:` line may follow it)."""
     lines = [l for l in err.strip().splitlines() if l.strip()]
-    return lines[-1] if lines else ""
+    errors = [l for l in lines if l.startswith("pe: error:")]
+    return errors[0] if len(errors) == 1 else (lines[-1] if lines else "")
 
 
 def run_job(pe, root, scratch, job):
-    name, v, rec = job
+    name, v, rec, manifest_entry = job
     key = f"{name}@{v}"
     cfg = os.path.join(root, name, "config.json")
     rows = np.load(os.path.join(root, name, f"{v}.cache.npy")).astype(np.float64)
@@ -110,12 +116,13 @@ def run_job(pe, root, scratch, job):
     else:
         want = None
     r = rows.shape[-1]
+    pe_flags = manifest_entry["pe_flags"]  # vLLM's runtime max_model_len where the class reads it
     at = 0
     worst = (0.0, None)
     for s, n in rec["blocks"]:
         out = os.path.join(scratch, f"{name}.{v}.{s}.h5")
         p = pe("generate", "--scheme", "rope-plan", "--hf-config", cfg, "--semantics", semantics(v), "--start", s,
-               "--max-len", n, "--dtype", "float64", "-o", out, ok=False)
+               "--max-len", n, "--dtype", "float64", "-o", out, *pe_flags, ok=False)
         if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
             return key, "refused", one_line_error(p.stderr)
         if p.returncode != 0:
@@ -133,6 +140,8 @@ def run_job(pe, root, scratch, job):
         pc, ps = per_pair(cos, layout, r), per_pair(sin, layout, r)
         vc, vs = rows[at:at + n, : r // 2], rows[at:at + n, r // 2:]
         at += n
+        if pc.shape != vc.shape:
+            return key, "failed", f"pe's table per pair is {list(pc.shape)} ({layout}, width {cos.shape[1]}), vLLM's {list(vc.shape)}"
         pos = np.arange(s, s + n, dtype=np.float64)[:, None]
         scale = np.sqrt(pc ** 2 + ps ** 2).max(initial=1.0)
         if inv is not None and len(inv) >= r // 2:

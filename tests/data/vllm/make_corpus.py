@@ -52,9 +52,12 @@ def get_rope_args(cfg, rp=None, neox=True, head=None):
 
 
 def case(name, cls, cfg, versions=("A", "B"), rope=None, build="get_rope", max_model_len=None, note=""):
+    """max_model_len: vLLM's runtime length where the class reads it (longrope), given to pe as
+    --max-model-len (pe_flags)."""
     return {"name": name, "class": cls, "config": cfg, "versions": list(versions),
             "rope": rope if rope is not None else get_rope_args(cfg), "build": build,
-            "max_model_len": max_model_len, "note": note}
+            "max_model_len": max_model_len, "note": note,
+            "pe_flags": ["--max-model-len", str(max_model_len)] if max_model_len else []}
 
 
 def cases():
@@ -71,8 +74,8 @@ def cases():
     out.append(case("dynamic-2", "DynamicNTKScalingRotaryEmbedding",
                     llama(128, 4096, rp(rope_type="dynamic", factor=2.0))))
     out.append(case("dynamic-4-trained", "DynamicNTKScalingRotaryEmbedding",
-                    llama(128, 8192, rp(rope_type="dynamic", factor=4.0, max_trained_positions=2048)),
-                    note="max_trained_positions: read by B only"))
+                    llama(128, 8192, rp(rope_type="dynamic", factor=4.0, max_trained_positions=4096)),
+                    note="max_trained_positions: read by B only (B: base*(4*8192/4096-3) = 5*base; A: 13*base)"))
     # NTK-alpha (Hunyuan): dynamic with alpha
     out.append(case("dynamic-alpha-1000", "DynamicNTKAlphaRotaryEmbedding",
                     llama(128, 32768, rp(rope_type="dynamic", alpha=1000.0))))
@@ -113,11 +116,18 @@ def cases():
                     rope={"head_size": 64, "max_position": 163840, "is_neox_style": False,
                           "rope_parameters": dict(ds["rope_parameters"], rope_type="deepseek_yarn")}))
     ds2 = json.loads(json.dumps(ds))
-    ds2["rope_parameters"].update(mscale=0.707, mscale_all_dim=0.707)
+    ds2["rope_parameters"].update(mscale=1.0, mscale_all_dim=0.707)
     ds2["model_type"], ds2["architectures"] = "deepseek_v2", ["DeepseekV2ForCausalLM"]
-    out.append(case("deepseek-v2-yarn-mscale-0.707", "DeepseekScalingRotaryEmbedding", ds2,
+    out.append(case("deepseek-v2-yarn-mscale-all-dim-0.707", "DeepseekScalingRotaryEmbedding", ds2,
                     rope={"head_size": 64, "max_position": 163840, "is_neox_style": False,
-                          "rope_parameters": dict(ds2["rope_parameters"], rope_type="deepseek_yarn")}))
+                          "rope_parameters": dict(ds2["rope_parameters"], rope_type="deepseek_yarn")},
+                    note="mscale get(40, 1)/get(40, 0.707)"))
+    ds3 = json.loads(json.dumps(ds))
+    ds3["rope_parameters"]["rope_type"] = "deepseek_yarn"  # as sarvam-105b's config.json names it
+    out.append(case("deepseek-yarn-named", "DeepseekScalingRotaryEmbedding", ds3,
+                    rope={"head_size": 64, "max_position": 163840, "is_neox_style": False,
+                          "rope_parameters": ds3["rope_parameters"]},
+                    note="rope_type deepseek_yarn in the config itself"))
     # longrope (Phi-3): long factors when max_model_len > original, else short
     sf = [1.0 + 0.01 * i for i in range(48)]
     lf = [1.0 + 0.5 * i for i in range(48)]
@@ -353,7 +363,7 @@ def main():
         json.dump(c["config"], open(os.path.join(d, "config.json"), "w"), indent=1)
         manifest["entries"][c["name"]] = {
             "class": c["class"], "note": c["note"], "get_rope": c["rope"], "build": c["build"],
-            "max_model_len": c["max_model_len"],
+            "max_model_len": c["max_model_len"], "pe_flags": c["pe_flags"],
             "versions": {label: res[label].get(c["name"]) for label in trees if label in c["versions"]}}
     for label in trees:
         os.remove(os.path.join(out, f"results.{label}.json"))
