@@ -30,7 +30,13 @@ mscale in float32. So |vLLM - exact| <= s * |theta| * 2^-24 * (4 + 2 |ln omega|)
 (its inv_freq and the cos/sin magnitude). pe's float64 values are exact to
 far below that.
 
-Prints `N passed, M refused, K failed` and fails on any failure.
+The M-RoPE classes also hold their forward on q = I at 3-D ids
+(positions3d.npy): `pe generate --scheme mrope --hf-config config.json
+--positions positions3d.npy --semantics ...` must give, per token and
+channel, the same partner channel (pairing, section layout) and cos/sin
+within the same bound (theta from the token's largest id).
+
+Prints `N passed, M refused, K failed` per part and fails on any failure.
 PE_VLLM_CORPUS_SEMANTICS=NAME runs every version with one --semantics NAME
 (a diagnostic: what an older or newer rule gives against both versions).
 """
@@ -162,15 +168,97 @@ def run_job(pe, root, scratch, job):
     return key, "passed", ""
 
 
-def test_vllm_rotary_corpus(pe, scratch, corpus):
-    root, manifest = corpus
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        results = list(ex.map(lambda j: run_job(pe, root, scratch, j), jobs(manifest)))
+def probe_jobs(manifest):
+    out = []
+    for name in tier.sample(sorted(manifest["entries"]), 2):
+        for v, rec in sorted(manifest["entries"][name]["versions"].items()):
+            if rec and rec.get("probe3d"):
+                out.append((name, v, rec))
+    return out
+
+
+def expected_probe(cos, sin, layout, r, d):
+    """What pe's table says the forward on q = e_j does, per token and channel: (diag, partner, off)."""
+    L = cos.shape[0]
+    diag = np.ones((L, d))
+    off = np.zeros((L, d))
+    partner = np.full(d, -1)
+    for j in range(r):
+        if layout == "interleaved":
+            partner[j], sign = j ^ 1, (1.0 if j % 2 == 0 else -1.0)
+        else:
+            partner[j], sign = (j + r // 2) % r, (1.0 if j < r // 2 else -1.0)
+        diag[:, j] = cos[:, j]
+        off[:, j] = sign * sin[:, j]
+    return diag, partner, off
+
+
+def run_probe(pe, root, scratch, job):
+    """The M-RoPE classes' forward at 3-D ids (make_corpus.py, PROBE3D) against scheme mrope's table
+    for the same ids: which channel each one rotates into, and by what."""
+    name, v, rec = job
+    key = f"{name}@{v}/3d"
+    folder = os.path.join(root, name)
+    ids = os.path.join(folder, "positions3d.npy")
+    diag, offv, partner = np.load(os.path.join(folder, f"{v}.probe3d.npy")).astype(np.float64)
+    partner = partner.astype(int)
+    out = os.path.join(scratch, f"{name}.{v}.3d.h5")
+    p = pe("generate", "--scheme", "mrope", "--hf-config", os.path.join(folder, "config.json"), "--positions", ids,
+           "--semantics", semantics(v), "--dtype", "float64", "-o", out, ok=False)
+    if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
+        return key, "refused", one_line_error(p.stderr)
+    if p.returncode != 0:
+        return key, "failed", f"pe generate rc {p.returncode}: {one_line_error(p.stderr)[:300]}"
+    import h5py
+    with h5py.File(out, "r") as f:
+        cos, sin = np.asarray(f["cos"], dtype=np.float64), np.asarray(f["sin"], dtype=np.float64)
+        attrs = dict(f["cos"].attrs)
+        inv = np.asarray(f["inv_freq"], dtype=np.float64) if "inv_freq" in f else None
+    layout = str(attrs.get("layout", "half"))
+    d = diag.shape[1]
+    r = int(attrs.get("rotary_dim", cos.shape[1]))
+    if cos.shape != diag.shape:
+        return key, "failed", f"pe's table is {list(cos.shape)}, vLLM's forward {list(diag.shape)}"
+    ediag, epartner, eoff = expected_probe(cos, sin, layout, r, d)
+    idmax = np.load(ids).max(axis=0)[:, None]
+    om = np.ones((1, d)) if inv is None else np.concatenate([inv, inv])[None, :d] if layout != "interleaved" \
+        else np.repeat(inv, 2)[None, :d]
+    om = np.abs(om)
+    bound = idmax * om * 2.0 ** -24 * (4 + 2 * np.abs(np.log(np.maximum(om, 1e-300)))) + 2 * 2.0 ** -23
+    for t in range(diag.shape[0]):
+        for j in range(d):
+            if partner[t, j] >= 0 and partner[t, j] != epartner[j]:
+                return key, "failed", (f"token {t}: channel {j} rotates with {partner[t, j]} in vLLM, "
+                                       f"with {epartner[j]} in pe's plan ({layout}, rotary dim {r})")
+    for what, a, b in (("cos", diag, ediag), ("sin", offv, eoff)):
+        ratio = np.abs(a - b) / bound
+        i = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+        if ratio[i] > 1:
+            return key, "failed", (f"{what} token {i[0]} channel {i[1]}: vLLM {a[i]:.9g}, pe {b[i]:.9g} "
+                                   f"(bound {bound[i]:.3g})")
+    return key, "passed", ""
+
+
+def judge(manifest, results, kind):
     counts = {"passed": 0, "refused": 0, "failed": 0}
     for key, verdict, why in results:
         counts[verdict] += 1
         if verdict != "passed":
             print(f"{verdict.upper()} {key} ({manifest['entries'][key.split('@')[0]]['class']}): {why}")
-    print(f"vllm corpus: {counts['passed']} passed, {counts['refused']} refused, {counts['failed']} failed")
+    print(f"{kind}: {counts['passed']} passed, {counts['refused']} refused, {counts['failed']} failed")
     assert counts["passed"] + counts["refused"] + counts["failed"] > 0, "nothing compared"
     assert counts["failed"] == 0, f"{counts['failed']} vLLM corpus case(s) failed (listed above)"
+
+
+def test_vllm_mrope_forward_at_3d_positions(pe, scratch, corpus):
+    root, manifest = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = list(ex.map(lambda j: run_probe(pe, root, scratch, j), probe_jobs(manifest)))
+    judge(manifest, results, "vllm corpus, M-RoPE forward at 3-D ids")
+
+
+def test_vllm_rotary_corpus(pe, scratch, corpus):
+    root, manifest = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = list(ex.map(lambda j: run_job(pe, root, scratch, j), jobs(manifest)))
+    judge(manifest, results, "vllm corpus, caches")

@@ -24,7 +24,8 @@ carries is the config.json whose fields give vLLM those arguments; pe reads it.
 
 Output: OUTDIR/vllm-rotary/manifest.json and per entry and version
 <name>/<version>.cache.npy (rows in the order of the manifest's `blocks`),
-<name>/config.json; the FoPE entry also <name>/fope_coef.npy.
+<name>/config.json; the FoPE entry also <name>/fope_coef.npy; the M-RoPE
+entries also <name>/positions3d.npy and <name>/<version>.probe3d.npy (PROBE3D).
 """
 import argparse
 import hashlib
@@ -146,14 +147,15 @@ def cases():
     out.append(case("llama3-8", "Llama3RotaryEmbedding",
                     llama(128, 131072, rp(rope_type="llama3", rope_theta=500000.0, factor=8.0, low_freq_factor=1.0,
                                           high_freq_factor=4.0, original_max_position_embeddings=8192))))
-    # Llama 4 text: llama3 scaling, is_neox_style False (vLLM Llama4Attention)
+    # Llama 4 text: llama3 scaling
     l4 = {"model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"], "hidden_size": 5120,
           "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 4,
           "max_position_embeddings": 262144, "no_rope_layers": [1, 1, 1, 0],
           "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 16.0,
                               "low_freq_factor": 1.0, "high_freq_factor": 1.0,
                               "original_max_position_embeddings": 8192}}
-    out.append(case("llama4-text", "Llama3RotaryEmbedding", l4, rope=get_rope_args(l4, neox=False)))
+    out.append(case("llama4-text", "Llama3RotaryEmbedding", l4, rope=get_rope_args(l4),
+                    note="vLLM's Llama4Attention: is_neox_style True (False only for GGUF llama)"))
     # Llama 4 vision: rope_type mllama4, max_position = (image_size // patch_size) ** 2 patches
     l4v = {"model_type": "llama4_vision_model", "hidden_size": 1408, "num_attention_heads": 16,
            "image_size": 336, "patch_size": 14, "rope_theta": 10000.0, "num_hidden_layers": 2}
@@ -206,8 +208,10 @@ def cases():
                model_type="openpangu_vl", architectures=["OpenPanguVLForConditionalGeneration"])
     out.append(case("openpangu-mrope", "MRotaryEmbeddingInterleaved", op))
     # ERNIE-4.5-VL: the model file builds Ernie4_5_VLRotaryEmbedding itself (mrope_section h, w, t)
-    er = llama(128, 131072, {"rope_type": "default", "rope_theta": 500000.0, "mrope_section": [22, 22, 20]},
-               model_type="ernie4_5_moe_vl", architectures=["Ernie4_5_VLMoeForConditionalGeneration"])
+    # (ernie45_vl_moe.py: t = freq_allocation, h = w = (head_dim/2 - t)/2; is_neox_style False)
+    er = llama(128, 131072, {"rope_type": "default", "rope_theta": 500000.0},
+               model_type="ernie4_5_vl_moe", architectures=["Ernie4_5_VLMoeForConditionalGeneration"],
+               freq_allocation=20)
     out.append(case("ernie45-vl", "Ernie4_5_VLRotaryEmbedding", er, build="ernie"))
     # FoPE (Intern-S1-Pro): default rope_type with use_fope; the cache mixes cos/sin through cos_coef/sin_coef
     fo = llama(128, 4096, {"rope_type": "default", "rope_theta": 10000.0, "use_fope": True,
@@ -273,8 +277,10 @@ def child(tree, label, outdir, only):
             if c["build"] == "ernie":
                 from vllm.model_executor.layers.rotary_embedding.ernie45_vl_rope import Ernie4_5_VLRotaryEmbedding
                 rp = r["rope_parameters"]
+                t_rope = c["config"]["freq_allocation"]
+                hw = (r["head_size"] // 2 - t_rope) // 2
                 emb = Ernie4_5_VLRotaryEmbedding(r["head_size"], r["head_size"], r["max_position"], rp["rope_theta"],
-                                                 False, torch.float32, mrope_section=rp["mrope_section"])
+                                                 False, torch.float32, mrope_section=[hw, hw, t_rope])
             else:
                 emb = RE.get_rope(r["head_size"], r["max_position"], r["is_neox_style"], r["rope_parameters"],
                                   getattr(torch, r.get("dtype", "float32")), r.get("dual_chunk_attention_config"))
@@ -318,8 +324,61 @@ def child(tree, label, outdir, only):
         rows = torch.cat([cache[s:s + k] for s, k in blocks]).numpy()
         np.save(os.path.join(d, f"{label}.cache.npy"), rows)
         info.update(cache_rows=n, cache_shape=list(cache.shape), blocks=blocks)
+        if info["class"] in PROBE3D:
+            info["probe3d"] = probe3d(emb, d, label, np, torch)
         results[c["name"]] = info
     json.dump(results, open(os.path.join(outdir, f"results.{label}.json"), "w"), indent=1)
+
+
+# The M-RoPE classes apply their cache by 3-D (XD-RoPE: 4-D) position ids: their forward on
+# q = I (one head per basis vector e_j) at ids of text:3, image 1x4x6, text:3 (pe's --mrope-layout
+# rule: each item starts at max(previous ids) + 1) and the same shifted by 20000, stored as
+# per channel j: diag = out[r, j, j] (cos), partner = the one channel e_j moves into (-1: none),
+# off = out[r, j, partner] (+-sin); `residual` = the largest other off-diagonal entry.
+PROBE3D = {"MRotaryEmbedding": 3, "MRotaryEmbeddingInterleaved": 3, "Ernie4_5_VLRotaryEmbedding": 3,
+           "XDRotaryEmbedding": 4}
+
+
+def mrope_ids(rows):
+    t, h, w = [0, 1, 2], [0, 1, 2], [0, 1, 2]
+    for i in range(4):
+        for j in range(6):
+            t.append(3)
+            h.append(3 + i)
+            w.append(3 + j)
+    t += [9, 10, 11]
+    h += [9, 10, 11]
+    w += [9, 10, 11]
+    ids = [t + [x + 20000 for x in t], h + [x + 20000 for x in h], w + [x + 20000 for x in w]]
+    if rows == 4:  # XD-RoPE: P/W/H/T (xdrope.py): P the token index
+        n = len(ids[0])
+        ids = [list(range(n // 2)) + [x + 20000 for x in range(n // 2)], ids[2], ids[1], ids[0]]
+    return ids
+
+
+def probe3d(emb, folder, label, np, torch):
+    rows = PROBE3D[type(emb).__name__]
+    ids = mrope_ids(rows)
+    pos = torch.tensor(ids, dtype=torch.long)
+    L, d = pos.shape[1], emb.head_size
+    q = torch.eye(d, dtype=torch.float32).reshape(1, d * d).expand(L, d * d).contiguous()
+    out, _ = emb.forward_native(pos, q.clone(), q.clone())
+    P = out.reshape(L, d, d).double().numpy()
+    diag = np.stack([np.diagonal(P[r]) for r in range(L)])
+    off = P.copy()
+    for r in range(L):
+        np.fill_diagonal(off[r], 0.0)
+    partner = np.where(np.abs(off).max(axis=2) > 0, np.abs(off).argmax(axis=2), -1)
+    offv = np.where(partner >= 0, np.take_along_axis(off, np.maximum(partner, 0)[..., None], axis=2)[..., 0], 0.0)
+    rest = off.copy()
+    for r in range(L):
+        for j in range(d):
+            if partner[r, j] >= 0:
+                rest[r, j, partner[r, j]] = 0.0
+    np.save(os.path.join(folder, "positions3d.npy"), np.asarray(ids, dtype=np.float64))
+    np.save(os.path.join(folder, f"{label}.probe3d.npy"),
+            np.stack([diag, offv, partner.astype(np.float64)]).astype(np.float32))
+    return {"rows": rows, "tokens": L, "residual": float(np.abs(rest).max())}
 
 
 # --------------------------------------------------------------- parent side
