@@ -141,6 +141,10 @@ def run_job(pe, root, scratch, job):
         cos, sin, inv, attrs = plan
         layout = str(attrs.get("layout", "half"))
         pr = int(attrs.get("rotary_dim", cos.shape[1]))
+        if str(attrs.get("rope_scaling", "")) == "proportional" and layout == "half":
+            # proportional RoPE rotates the whole head, pairs (i, i + head/2), the frequencies past
+            # rotary_dim/2 zero: vLLM's Gemma4RotaryEmbedding caches it so (rotary_dim = head_size)
+            pr = cos.shape[1]
         if pr != r:
             return key, "failed", f"rotary dim {pr}, vLLM's {r} ({rec['class']})"
         pc, ps = per_pair(cos, layout, r), per_pair(sin, layout, r)

@@ -221,8 +221,9 @@ def cases():
     out.append(case("fope-interns1-pro", "FourierRotaryEmbedding", fo,
                     note="cos_coef/sin_coef made here (fope_coef.npy: [2, kv_heads, D, D], seed 0); cache [rows, kv_heads, head_dim]"))
     # Gemma 4 proportional (global layers)
+    # (Gemma 4's full-attention layers: head dim global_head_dim; vLLM's Gemma4 model passes it as head_size)
     g4 = llama(256, 131072, {"rope_type": "proportional", "rope_theta": 1000000.0, "partial_rotary_factor": 0.25},
-               model_type="gemma4_text")
+               model_type="gemma4_text", global_head_dim=256, layer_types=["full_attention", "full_attention"])
     out.append(case("gemma4-proportional", "Gemma4RotaryEmbedding", g4))
     return out
 
