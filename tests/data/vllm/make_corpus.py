@@ -246,6 +246,40 @@ def blocks_for(n_rows, orig=None):
     return out
 
 
+# ------------------------------------------------------------------ CPU shims
+# The CUDA-only imports of the rotary package, replaced for a CPU run (written for this corpus;
+# none of it is vLLM's code). --write-shims TREE writes them under TREE/vllm/ without
+# overwriting vLLM's own files.
+SHIMS = {
+    'vllm/__init__.py': '# Shim package: only what vllm/model_executor/layers/rotary_embedding imports, CPU only.\n# The real rotary_embedding sources are put on the path under vllm/model_executor/layers.\nimport pkgutil\n__path__ = pkgutil.extend_path(__path__, __name__)\n',
+    'vllm/_aiter_ops.py': 'class _Aiter:\n    def __getattr__(self, name):\n        return lambda *a, **k: False\nrocm_aiter_ops = _Aiter()\n',
+    'vllm/_custom_ops.py': 'def __getattr__(name):\n    raise RuntimeError("vllm._custom_ops." + name + " is CUDA-only (shim)")\n',
+    'vllm/config/__init__.py': '# get_current_vllm_config().model_config.max_model_len: set by the runner per config.\nclass _MC:\n    max_model_len = None\nclass _VC:\n    model_config = _MC()\n_CFG = _VC()\ndef get_current_vllm_config(): return _CFG\n',
+    'vllm/distributed/__init__.py': 'def get_tensor_model_parallel_rank(): return 0\ndef get_tensor_model_parallel_world_size(): return 1\ndef tensor_model_parallel_all_gather(x, *a, **k): return x\n',
+    'vllm/logger.py': 'import logging\nclass _L(logging.LoggerAdapter):\n    def warning_once(self, *a, **k): self.warning(*a, **k)\n    def info_once(self, *a, **k): self.info(*a, **k)\n    def debug_once(self, *a, **k): self.debug(*a, **k)\ndef init_logger(name): return _L(logging.getLogger(name), {})\n',
+    'vllm/model_executor/__init__.py': 'import pkgutil\n__path__ = pkgutil.extend_path(__path__, __name__)\n',
+    'vllm/model_executor/custom_op.py': "# CustomOp as vLLM's CPU path uses it: forward() -> forward_native().\nimport torch.nn as nn\nclass CustomOp(nn.Module):\n    def __init__(self, *a, **k):\n        super().__init__()\n    def enabled(self): return False\n    @classmethod\n    def enabled_by_default(cls): return False\n    def forward(self, *a, **k): return self.forward_native(*a, **k)\n    @classmethod\n    def register(cls, name):\n        return lambda c: c\n    @classmethod\n    def register_oot(cls, *a, **k):\n        return lambda c: c\n",
+    'vllm/platforms/__init__.py': 'import torch\nclass _CpuPlatform:\n    device_type = "cpu"\n    def is_cuda(self): return False\n    def is_rocm(self): return False\n    def is_cpu(self): return True\n    def is_xpu(self): return False\n    def is_cuda_alike(self): return False\n    def is_tpu(self): return False\n    def __getattr__(self, name):\n        if name.startswith("is_"):\n            return lambda *a, **k: False\n        raise AttributeError(name)\ncurrent_platform = _CpuPlatform()\n',
+    'vllm/triton_utils.py': '# Triton is CUDA-only: jit returns the Python function unrun; tl.constexpr is a type placeholder.\nclass _TL:\n    constexpr = int\n    def __getattr__(self, n): return None\ntl = _TL()\nclass _Triton:\n    def jit(self, fn=None, **k):\n        return fn if fn is not None else (lambda f: f)\n    def __getattr__(self, n): return lambda *a, **k: None\ntriton = _Triton()\n',
+    'vllm/utils/__init__.py': '',
+    'vllm/utils/flashinfer.py': 'def has_flashinfer(): return False\n',
+    'vllm/utils/torch_utils.py': 'def direct_register_custom_op(*a, **k): return None\n',
+}
+
+
+def write_shims(tree):
+    for rel, text in SHIMS.items():
+        path = os.path.join(tree, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(text)
+    layers = os.path.join(tree, "vllm", "model_executor", "layers", "__init__.py")
+    os.makedirs(os.path.dirname(layers), exist_ok=True)
+    if not os.path.exists(layers):
+        open(layers, "w").close()
+
+
 # ---------------------------------------------------------------- child side
 def child(tree, label, outdir, only):
     import types
@@ -390,12 +424,16 @@ def git_blob(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tree", action="append", required=True, help="LABEL=DIR (A=/tmp/vllm-A)")
+    ap.add_argument("--tree", action="append", default=[], help="LABEL=DIR (A=/tmp/vllm-A)")
     ap.add_argument("--provenance", help="JSON {LABEL: {file: {repo, commit, path}}} (README.md)")
     ap.add_argument("--child", nargs=2, metavar=("LABEL", "DIR"))
     ap.add_argument("--only", action="append")
-    ap.add_argument("outdir")
+    ap.add_argument("--write-shims", metavar="TREE", help="write the CPU shims under TREE/vllm/ and exit")
+    ap.add_argument("outdir", nargs="?")
     a = ap.parse_args()
+    if a.write_shims:
+        write_shims(a.write_shims)
+        return
     out = os.path.join(os.path.abspath(a.outdir), NAME)
     os.makedirs(out, exist_ok=True)
     if a.child:
