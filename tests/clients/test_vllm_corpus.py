@@ -43,6 +43,7 @@ PE_VLLM_CORPUS_SEMANTICS=NAME runs every version with one --semantics NAME
 import concurrent.futures
 import json
 import os
+import shutil
 import tarfile
 
 import numpy as np
@@ -66,14 +67,22 @@ def corpus(pytestconfig, tmp_path_factory):
     base = os.path.abspath(base) if base else str(tmp_path_factory.mktemp("vllm"))
     os.makedirs(base, exist_ok=True)
     root = os.path.join(base, NAME)
-    if not os.path.exists(os.path.join(root, "manifest.json")):
-        with tarfile.open(os.path.join(DATA, NAME + ".tar.xz")) as t:
+    archive = os.path.join(DATA, NAME + ".tar.xz")
+    st = os.stat(archive)
+    stamp = f"{st.st_size} {st.st_mtime_ns}"
+    stamp_file = os.path.join(base, NAME + ".stamp")
+    if not os.path.exists(os.path.join(root, "manifest.json")) or not os.path.exists(stamp_file) \
+            or open(stamp_file).read() != stamp:  # a scratch kept from an older archive is replaced
+        shutil.rmtree(root, ignore_errors=True)
+        with tarfile.open(archive) as t:
             members = t.getmembers()
             for m in members:
                 if not (m.isfile() or m.isdir()) or os.path.isabs(m.name) or ".." in m.name.split("/") \
                         or not m.name.startswith(NAME):
                     pytest.fail(f"unexpected member in the corpus archive: {m.name}")
             t.extractall(base, members=members)
+        with open(stamp_file, "w") as f:
+            f.write(stamp)
     return root, json.load(open(os.path.join(root, "manifest.json")))
 
 
@@ -173,8 +182,10 @@ def run_job(pe, root, scratch, job):
 
 
 def probe_jobs(manifest):
+    with_probe = [n for n, e in sorted(manifest["entries"].items())
+                  if any(r and r.get("probe3d") for r in e["versions"].values())]
     out = []
-    for name in tier.sample(sorted(manifest["entries"]), 2):
+    for name in tier.sample(with_probe, 2):
         for v, rec in sorted(manifest["entries"][name]["versions"].items()):
             if rec and rec.get("probe3d"):
                 out.append((name, v, rec))
