@@ -36,6 +36,12 @@ The M-RoPE classes also hold their forward on q = I at 3-D ids
 channel, the same partner channel (pairing, section layout) and cos/sin
 within the same bound (theta from the token's largest id).
 
+And every class whose forward takes 1-D positions holds its forward on q = I
+at four positions: rebuilt as the rotation probe [4, d, d], it goes through
+`pe verify --probe P.npy --scheme rope --hf-config config.json --semantics ...
+--positions ...` (docs/verify.md, "A probe": pairing, rotated channels,
+cos/sin and scale under verify's own bound); exit 0 passes.
+
 Prints `N passed, M refused, K failed` per part and fails on any failure.
 PE_VLLM_CORPUS_SEMANTICS=NAME runs every version with one --semantics NAME
 (a diagnostic: what an older or newer rule gives against both versions).
@@ -263,6 +269,52 @@ def judge(manifest, results, kind):
     print(f"{kind}: {counts['passed']} passed, {counts['refused']} refused, {counts['failed']} failed")
     assert counts["passed"] + counts["refused"] + counts["failed"] > 0, "nothing compared"
     assert counts["failed"] == 0, f"{counts['failed']} vLLM corpus case(s) failed (listed above)"
+
+
+def rotation_jobs(manifest):
+    with_probe = [n for n, e in sorted(manifest["entries"].items())
+                  if any(r and r.get("probe") for r in e["versions"].values())]
+    out = []
+    for name in tier.sample(with_probe, 2):
+        for v, rec in sorted(manifest["entries"][name]["versions"].items()):
+            if rec and rec.get("probe"):
+                out.append((name, v, rec, manifest["entries"][name]))
+    return out
+
+
+def run_rotation(pe, root, scratch, job):
+    """The class's forward on q = I at 1-D positions, rebuilt as the [L, d, d] rotation probe
+    (make_corpus.py stores diag, off, partner; residual 0: nothing else), through pe verify --probe."""
+    name, v, rec, entry = job
+    key = f"{name}@{v}/probe"
+    diag, offv, partner = np.load(os.path.join(root, name, f"{v}.probe.npy")).astype(np.float64)
+    partner = partner.astype(int)
+    L, d = diag.shape
+    P = np.zeros((L, d, d))
+    for t in range(L):
+        P[t, np.arange(d), np.arange(d)] = diag[t]
+        j = np.nonzero(partner[t] >= 0)[0]
+        P[t, j, partner[t, j]] = offv[t, j]
+    path = os.path.join(scratch, f"{name}.{v}.probe.npy")
+    np.save(path, P.astype(np.float32))
+    positions = ",".join(str(x) for x in rec["probe"]["positions"])
+    p = pe("verify", "--probe", path, "--scheme", "rope", "--hf-config", os.path.join(root, name, "config.json"),
+           "--semantics", semantics(v), "--positions", positions, *entry["pe_flags"], ok=False)
+    if p.returncode == 0:
+        return key, "passed", ""
+    if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
+        return key, "refused", one_line_error(p.stderr)
+    lines = [l.strip() for l in p.stdout.splitlines()]
+    why = [l for l in lines if l.startswith("FAIL ") and "probe" not in l[:12]] or lines[-1:] or [one_line_error(p.stderr)]
+    diag_lines = lines[lines.index("diagnosis:") + 1:][:1] if "diagnosis:" in lines else []
+    return key, "failed", f"rc {p.returncode}: {'; '.join(why + diag_lines)[:300]}"
+
+
+def test_vllm_rotation_probes(pe, scratch, corpus):
+    root, manifest = corpus
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        results = list(ex.map(lambda j: run_rotation(pe, root, scratch, j), rotation_jobs(manifest)))
+    judge(manifest, results, "vllm corpus, rotation probes")
 
 
 def test_vllm_mrope_forward_at_3d_positions(pe, scratch, corpus):

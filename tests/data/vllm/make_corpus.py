@@ -361,6 +361,8 @@ def child(tree, label, outdir, only):
         info.update(cache_rows=n, cache_shape=list(cache.shape), blocks=blocks)
         if info["class"] in PROBE3D:
             info["probe3d"] = probe3d(emb, d, label, np, torch)
+        if info["class"] not in NO_PROBE1D:
+            info["probe"] = probe1d(emb, d, label, [1, 7, blocks[-2][0], n - 1], np, torch)
         results[c["name"]] = info
     json.dump(results, open(os.path.join(outdir, f"results.{label}.json"), "w"), indent=1)
 
@@ -372,6 +374,45 @@ def child(tree, label, outdir, only):
 # off = out[r, j, partner] (+-sin); `residual` = the largest other off-diagonal entry.
 PROBE3D = {"MRotaryEmbedding": 3, "MRotaryEmbeddingInterleaved": 3, "Ernie4_5_VLRotaryEmbedding": 3,
            "XDRotaryEmbedding": 4}
+
+
+# The forward on q = I at 1-D positions (the rotation probe of docs/verify.md, "A probe"): which
+# channels each class rotates together. Not for the classes whose forward takes other inputs
+# (XD-RoPE: 4-D ids only; dual-chunk: five caches by query/key role; Llama 4 vision: patches;
+# FoPE: a mixing, not a rotation of pairs).
+NO_PROBE1D = {"XDRotaryEmbedding", "DualChunkRotaryEmbedding", "Llama4VisionRotaryEmbedding",
+              "FourierRotaryEmbedding"}
+
+
+def reduce_probe(P, np):
+    """[L, d, d] -> diag, off, partner per token and channel (the one channel e_j moves into, -1 none)
+    and the largest entry outside those (0 for a rotation of pairs)."""
+    L, d = P.shape[0], P.shape[1]
+    diag = np.stack([np.diagonal(P[r]) for r in range(L)])
+    off = P.copy()
+    for r in range(L):
+        np.fill_diagonal(off[r], 0.0)
+    partner = np.where(np.abs(off).max(axis=2) > 0, np.abs(off).argmax(axis=2), -1)
+    offv = np.where(partner >= 0, np.take_along_axis(off, np.maximum(partner, 0)[..., None], axis=2)[..., 0], 0.0)
+    rest = off.copy()
+    for r in range(L):
+        for j in range(d):
+            if partner[r, j] >= 0:
+                rest[r, j, partner[r, j]] = 0.0
+    return np.stack([diag, offv, partner.astype(np.float64)]).astype(np.float32), float(np.abs(rest).max())
+
+
+def probe1d(emb, folder, label, positions, np, torch):
+    pos = torch.tensor(positions, dtype=torch.long)
+    L, d = len(positions), emb.head_size
+    # [tokens, heads * head_size] as the attention layers pass it; DeepSeek's MLA passes [tokens, heads, head_size]
+    shape = (L, d, d) if type(emb).__name__.startswith("Deepseek") else (L, d * d)
+    q = torch.eye(d, dtype=torch.float32).reshape(1, d * d).expand(L, d * d).reshape(shape).contiguous()
+    fwd = getattr(emb, "forward_native", None) or emb.forward  # Phi-3 and openPangu define forward only
+    out, _ = fwd(pos, q.clone(), q.clone())
+    packed, residual = reduce_probe(out.reshape(L, d, d).double().numpy(), np)
+    np.save(os.path.join(folder, f"{label}.probe.npy"), packed)
+    return {"positions": positions, "residual": residual}
 
 
 def mrope_ids(rows):
@@ -397,23 +438,12 @@ def probe3d(emb, folder, label, np, torch):
     pos = torch.tensor(ids, dtype=torch.long)
     L, d = pos.shape[1], emb.head_size
     q = torch.eye(d, dtype=torch.float32).reshape(1, d * d).expand(L, d * d).contiguous()
-    out, _ = emb.forward_native(pos, q.clone(), q.clone())
-    P = out.reshape(L, d, d).double().numpy()
-    diag = np.stack([np.diagonal(P[r]) for r in range(L)])
-    off = P.copy()
-    for r in range(L):
-        np.fill_diagonal(off[r], 0.0)
-    partner = np.where(np.abs(off).max(axis=2) > 0, np.abs(off).argmax(axis=2), -1)
-    offv = np.where(partner >= 0, np.take_along_axis(off, np.maximum(partner, 0)[..., None], axis=2)[..., 0], 0.0)
-    rest = off.copy()
-    for r in range(L):
-        for j in range(d):
-            if partner[r, j] >= 0:
-                rest[r, j, partner[r, j]] = 0.0
+    fwd = getattr(emb, "forward_native", None) or emb.forward  # Phi-3 and openPangu define forward only
+    out, _ = fwd(pos, q.clone(), q.clone())
+    packed, residual = reduce_probe(out.reshape(L, d, d).double().numpy(), np)
     np.save(os.path.join(folder, "positions3d.npy"), np.asarray(ids, dtype=np.float64))
-    np.save(os.path.join(folder, f"{label}.probe3d.npy"),
-            np.stack([diag, offv, partner.astype(np.float64)]).astype(np.float32))
-    return {"rows": rows, "tokens": L, "residual": float(np.abs(rest).max())}
+    np.save(os.path.join(folder, f"{label}.probe3d.npy"), packed)
+    return {"rows": rows, "tokens": L, "residual": residual}
 
 
 # --------------------------------------------------------------- parent side
