@@ -261,6 +261,7 @@ def run_probe(pe, root, scratch, job):
 
 
 def judge(manifest, results, kind):
+    print()  # pytest -s writes its progress mark before the first line
     counts = {"passed": 0, "refused": 0, "failed": 0}
     for key, verdict, why in results:
         counts[verdict] += 1

@@ -213,6 +213,13 @@ def cases():
                model_type="ernie4_5_vl_moe", architectures=["Ernie4_5_VLMoeForConditionalGeneration"],
                freq_allocation=20)
     out.append(case("ernie45-vl", "Ernie4_5_VLRotaryEmbedding", er, build="ernie"))
+    # Bailing MoE (Ling, bailing_moe.py at A): config.rotary_dim -> partial_rotary_factor = rotary_dim / head_dim
+    # (Bailing's M-RoPE class, bailing_mrope.py, came after both versions)
+    bl = llama(128, 32768, {"rope_type": "default", "rope_theta": 600000.0},
+               model_type="bailing_moe", architectures=["BailingMoeForCausalLM"], rotary_dim=64)
+    out.append(case("bailing-moe-rotary-dim", "RotaryEmbedding", bl,
+                    rope=get_rope_args(bl, rp=dict(bl["rope_parameters"], partial_rotary_factor=0.5)),
+                    note="bailing_moe.py: partial_rotary_factor = config.rotary_dim / head_dim"))
     # FoPE (Intern-S1-Pro): default rope_type with use_fope; the cache mixes cos/sin through cos_coef/sin_coef
     fo = llama(128, 4096, {"rope_type": "default", "rope_theta": 10000.0, "use_fope": True,
                            "num_key_value_heads": 2, "num_inv_freq": None, "fope_sep_head": True,
