@@ -14,6 +14,7 @@
 #include "core/analysis/xpos_verify.h"
 #include "core/analysis/properties.h"
 #include "core/analysis/reference_compare.h"
+#include "core/analysis/rope_angle_dtype.h"
 #include "core/analysis/rope_verify.h"
 #include "core/analysis/stats.h"
 #include "core/base/error.h"
@@ -726,6 +727,19 @@ std::string FitsGgmlMrope(RowSource& table, const VerifyOptions& o, const Refere
   }
 }
 
+// The declared RoPE (its --hf-config applied) replayed with narrow-dtype
+// angles, for the tensor the plan compares.
+std::optional<AngleDtypeFit> FitAngleDtypeOfDeclared(RowSource& table, const SchemeSpec& spec, const ReferencePlan& plan,
+                                                     DType grid) {
+  try {
+    SchemeSpec d = WithHfConfig(spec);
+    d.start = plan.start;
+    return FitAngleDtype(table, d, plan.rope_tensor.empty() ? std::string("cos") : plan.rope_tensor, grid);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 // Diagnosis of a failed verification: what does the table match, and how
 // does that differ from the declared reference?
 void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, bool shape_ok,
@@ -747,6 +761,15 @@ void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& pla
         "llama.cpp sets to 0 for text and image tokens (never rotated; transformers rotates them by t); the table "
         "passes with {}",
         fix);
+  } else if (std::optional<AngleDtypeFit> angles =
+                 failed && o.diagnose && o.spec && o.spec->scheme == "rope" && shape_ok
+                     ? FitAngleDtypeOfDeclared(table, *o.spec, plan, stats.Get().grid)
+                     : std::nullopt) {
+    // Before any fit of base or factors: the declared RoPE with its angles
+    // rounded to a narrow dtype (rope_angle_dtype.h).
+    rep.diagnosed = true;
+    rep.diagnosis_text = angles->text;
+    rep.scheme_diagnosis = angles->ToJson();
   } else if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
     RopeIdentifyOptions ro;
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
