@@ -1,5 +1,5 @@
 """A Llama-3.1 cos/sin table whose angles were computed in a narrow dtype
-is diagnosed as such (docs/verify.md, "Angles computed in a narrow dtype").
+is diagnosed as such (docs/verify.md, "RoPE angles computed in a narrow dtype").
 
 The tables are made by Debian's torch 1.13 the way a port "in the model's
 dtype" makes them: HF's float32 llama3 inv_freq (modeling_rope_utils.py

@@ -1,5 +1,5 @@
 // Is a failing RoPE cos/sin table the declared RoPE with its angles
-// computed in a narrow dtype? (docs/verify.md, "Angles computed in a
+// computed in a narrow dtype? (docs/verify.md, "RoPE angles computed in a
 // narrow dtype".)
 //
 // The usual "in the model's dtype" port computes the angles as
