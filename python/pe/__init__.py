@@ -660,8 +660,8 @@ def resize(table: Any, rule: str = "", grid: Any = None, from_grid: Any = None, 
     """Resizes a learned position table as a model does (include/pe/resize.h).
 
     ``table``: [positions, channels] (a [1, N, C] tensor is squeezed; a
-    one-tensor :class:`Tables` from :func:`read`), read as float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl",
-    "bert-tile", "linear", or "" for F.interpolate with the knobs alone.
+    one-tensor :class:`Tables` from :func:`read`), read as float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "hf-dinov2", "qwen3-vl",
+    "bert-tile", "linear", "linear-torch2", or "" for F.interpolate with the knobs alone.
     ``grid``: target grid (24, "24x24" or (h, w)); ``from_grid``: source grid
     when not square; ``max_len``: rows of a 1-D result (bert-tile, linear) or
     siglip2's padded length. The other keywords override the rule's
