@@ -476,9 +476,13 @@ void BindAnalysis(py::module_& m) {
   m.def(
       "inspect",
       [](const std::string& path, const std::string& tensor, const std::string& format, const std::string& rows,
-         const std::string& cols, std::int64_t preview, const std::string& identify, bool json) {
+         const std::string& cols, std::int64_t preview, const std::string& identify, bool json,
+         const std::string& plot, const std::string& group, const std::string& cmap) {
         pe::InspectRequest r;
         r.path = path;
+        r.plot = plot;
+        r.group = group;
+        r.cmap = cmap;
         r.tensor = tensor;
         r.format = format;
         r.rows = rows;
@@ -495,7 +499,8 @@ void BindAnalysis(py::module_& m) {
         return PyText(text);
       },
       py::arg("path"), py::arg("tensor"), py::arg("format"), py::arg("rows"), py::arg("cols"), py::arg("preview"),
-      py::arg("identify"), py::arg("json"), "inspect(...) -> the pe inspect report (JSON or text)");
+      py::arg("identify"), py::arg("json"), py::arg("plot") = "", py::arg("group") = "auto", py::arg("cmap") = "",
+      "inspect(...) -> the pe inspect report (JSON or text); plot: its heatmap as pe inspect --plot");
 }
 
 // The decay curve of `pe dot` (pe/analysis.h ComputeDot).
@@ -551,6 +556,49 @@ void BindDot(py::module_& m) {
       },
       py::arg("scheme"), py::arg("params"), py::arg("tensor"), py::arg("cosine"), py::arg("max_offset"),
       py::arg("mean_only"), "generate_dot(...): dot() of a spec, computed without a file");
+  m.def(
+      "run_dot",
+      [](const std::vector<std::string>& inputs, const std::optional<std::string>& scheme,
+         const std::vector<std::pair<std::string, std::string>>& params, const std::string& tensor, bool cosine,
+         std::int64_t max_offset, bool mean_only, const std::string& plot, const std::vector<std::string>& matrix,
+         std::int64_t matrix_size, const std::string& view, const std::string& title, const std::string& size,
+         const std::vector<std::string>& labels, bool log_x, bool log_y, const std::string& xlim,
+         const std::string& ylim, double train_len, const std::string& cmap) {
+        // pe dot's request (pe/dot.h): the pictures are the CLI's, byte for byte.
+        pe::DotRequest r;
+        r.inputs = inputs;
+        if (scheme) r.flags = MakeSpec(*scheme, params);
+        r.tensor = tensor;
+        r.cosine = cosine;
+        r.max_offset = max_offset;
+        r.mean_only = mean_only;
+        r.output = "/dev/null";
+        r.plot = plot;
+        r.matrix = matrix;
+        r.matrix_size = matrix_size;
+        r.view = view;
+        r.title = title;
+        r.size = size;
+        r.labels = labels;
+        r.log_x = log_x;
+        r.log_y = log_y;
+        r.xlim = xlim;
+        r.ylim = ylim;
+        r.train_len = train_len;
+        r.cmap = cmap;
+        pe::DotOutput out;
+        {
+          py::gil_scoped_release unlocked;
+          out = pe::RunDot(r);
+        }
+        return PyText(out.hint);
+      },
+      py::arg("inputs"), py::arg("scheme"), py::arg("params"), py::arg("tensor"), py::arg("cosine"),
+      py::arg("max_offset"), py::arg("mean_only"), py::arg("plot"), py::arg("matrix"), py::arg("matrix_size"),
+      py::arg("view"), py::arg("title"), py::arg("size"), py::arg("labels"), py::arg("log_x"), py::arg("log_y"),
+      py::arg("xlim"), py::arg("ylim"), py::arg("train_len"), py::arg("cmap"),
+      "run_dot(...): pe dot's pictures (--plot, --matrix) through pe::RunDot");
+
 }
 
 // The views of `pe dot --view` (pe/view.h).

@@ -17,13 +17,19 @@
 //             antialias, no prefix; rows past the grid (`length`) = row 0
 //   timm      timm resample_abs_pos_embed: bicubic, antialias, prefix
 //             tokens kept (1 by default)
-//   dinov2    DINOv2 interpolate_pos_encoding: bicubic by scale factor
-//             (to + 0.1) / from, the CLS row kept
+//   dinov2    the original DINOv2 repository's interpolate_pos_encoding:
+//             bicubic by scale factor (to + 0.1) / from, the CLS row kept
+//   hf-dinov2 transformers' Dinov2Embeddings.interpolate_pos_encoding:
+//             bicubic by size, the CLS row kept (a dinov2 config.json's rule)
 //   qwen3-vl  transformers Qwen3-VL fast_pos_embed_interpolate: bilinear on
 //             linspace(0, G-1, n), then the spatial-merge order
 //   bert-tile the Longformer recipe: rows before `offset` kept, the rest
 //             tiled to `length` rows
-//   linear    F.interpolate(mode="linear") along the positions to `length`
+//   linear    F.interpolate(mode="linear") along the positions to `length`,
+//             torch 1.13's kernel (bit-exact with Debian's python3-torch)
+//   linear-torch2 the same with torch 2.x's taps (coordinates and weights
+//             in float: UpSample.h's opmath_t); docs/schemes.md says which
+//             torch versions each rule is exact for
 //   ""        no rule: F.interpolate of the grid with the knobs given
 //
 // Example:
@@ -106,7 +112,8 @@ LearnedTable ReadLearnedTable(const std::string& src, const std::string& what);
 
 /// The rule model family `model_type` (config.json) resizes its table by:
 /// vit, deit, clip, siglip, vit_mae, beit: hf-vit; siglip2: siglip2;
-/// dinov2; qwen3_vl: qwen3-vl; bert, roberta, xlm-roberta, camembert:
+/// dinov2: hf-dinov2 (transformers' rule: a config.json is a transformers
+/// folder); qwen3_vl: qwen3-vl; bert, roberta, xlm-roberta, camembert:
 /// bert-tile. Empty for an empty model_type. Throws pe::Error (kUsage)
 /// "--resize-rule: config model_type 'x' has no known rule; name one".
 std::string ResizeRuleOf(const std::string& model_type);

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "pe"
 SUMMARY = "Exact positional-encoding tables (sinusoidal, RoPE, ALiBi, ...) for numpy and PyTorch"
-PACKAGE_FILES = ("__init__.py", "__init__.pyi", "py.typed")
+PACKAGE_FILES = ("__init__.py", "__init__.pyi", "py.typed", "testing.py")
 
 
 def _version() -> str:
@@ -60,6 +60,29 @@ def _metadata() -> str:
     return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {_version()}\nSummary: {SUMMARY}\n"
             f"License: see the source tree\nRequires-Python: >=3.9\nRequires-Dist: numpy\n"
             f"Description-Content-Type: text/markdown\n\n{body}")
+
+
+def _entry_points() -> str:
+    """entry_points.txt from pyproject.toml's [project.entry-points.*] tables (pytest11: pe.testing)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    try:
+        import tomllib
+        groups = tomllib.loads(text).get("project", {}).get("entry-points", {})
+    except ImportError:  # Python < 3.11: the tables are plain `name = "module"` lines
+        groups, current = {}, None
+        for line in text.splitlines():
+            m = re.match(r"\s*\[project\.entry-points\.([A-Za-z0-9_.-]+)\]\s*$", line)
+            if m:
+                current = groups.setdefault(m.group(1), {})
+            elif line.strip().startswith("["):
+                current = None
+            elif current is not None and "=" in line and not line.strip().startswith("#"):
+                k, v = line.split("=", 1)
+                current[k.strip()] = v.strip().strip('"')
+    out = ""
+    for group, entries in groups.items():
+        out += f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
+    return out
 
 
 def _dist_info() -> str:
@@ -178,6 +201,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None) -
     d.mkdir(parents=True, exist_ok=True)
     (d / "METADATA").write_text(_metadata(), encoding="utf-8")
     (d / "WHEEL").write_text(_wheel_text(), encoding="utf-8")
+    (d / "entry_points.txt").write_text(_entry_points(), encoding="utf-8")
     return d.name
 
 
@@ -193,6 +217,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) 
     files[f"{info}/METADATA"] = _metadata().encode()
     files[f"{info}/WHEEL"] = _wheel_text().encode()
     files[f"{info}/top_level.txt"] = b"pe\n"
+    files[f"{info}/entry_points.txt"] = _entry_points().encode()
     record = [_record_line(k, v) for k, v in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     wheel_name = f"{NAME}-{_version()}-{_tag()}.whl"

@@ -410,7 +410,8 @@ def identify(table: Any, *, tensor: Optional[str] = None, metadata: Optional[Map
 
 def inspect(path: Union[str, _os.PathLike], *, tensor: Optional[str] = None, format: Optional[str] = None,
             rows: Optional[str] = None, cols: Optional[str] = None, preview: int = 3,
-            identify: Optional[bool] = None, text: bool = False) -> Union[Dict[str, Any], str]:
+            identify: Optional[bool] = None, text: bool = False, plot: Union[None, str, _os.PathLike] = None,
+            group: str = "auto", cmap: Optional[str] = None) -> Union[Dict[str, Any], str]:
     """What a table file holds, as ``pe inspect`` shows it.
 
     The keywords are its flags: ``tensor`` (one tensor of a file of
@@ -420,11 +421,13 @@ def inspect(path: Union[str, _os.PathLike], *, tensor: Optional[str] = None, for
     ``pe inspect --json`` document as a dict (``stats``, ``identification``,
     ``preview`` or ``slice``; for a file of several tensors ``tensors`` and
     ``details``), or with ``text=True`` the human report, the bytes
-    ``pe inspect`` prints.
+    ``pe inspect`` prints. ``plot=``: also draw the table's heatmap into
+    that .png/.svg/.pdf, as ``pe inspect --plot`` (``group``: the column
+    order, "auto", "none" or "sincos"; ``cmap``: the colour map).
     """
     how = "auto" if identify is None else ("always" if identify else "never")
     out = _pe.inspect(_os.fspath(path), tensor or "", format or "", rows or "", cols or "", int(preview), how,
-                      not text)
+                      not text, "" if plot is None else _os.fspath(plot), group, cmap or "")
     return out if text else _json.loads(out)
 
 
@@ -479,6 +482,11 @@ def verify_models(*models: Union[str, _os.PathLike], diagnose: bool = True,
 def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = None, mean_only: bool = False,
         tensor: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None, format: Optional[str] = None,
         dtype: Optional[str] = None, scheme: Optional[str] = None, rope_scaling: Any = None,
+        plot: Union[None, str, _os.PathLike] = None,
+        matrix: Union[None, str, _os.PathLike] = None, matrix_size: int = 512, view: Optional[str] = None,
+        title: Optional[str] = None, size: Union[None, str, Tuple[int, int]] = None, label: Optional[str] = None,
+        log_x: bool = False, log_y: bool = False, xlim: Optional[Tuple[float, float]] = None,
+        ylim: Optional[Tuple[float, float]] = None, train_len: Optional[float] = None, cmap: Optional[str] = None,
         **params: Any) -> Dict[str, Optional[_np.ndarray]]:
     """Dot-product (or cosine) similarity as a function of the offset k.
 
@@ -488,20 +496,76 @@ def dot(table: Any = None, *, cosine: bool = False, max_offset: Optional[int] = 
     ``mean``, ``min``, ``max``, ``std`` over positions p of PE(p)·PE(p+k)
     (min/max/std None with ``mean_only``), and ``closed_form``
     (Σ cos(k·ω_i), when the metadata names a paired sinusoid; else None).
+
+    Pictures, as ``pe dot`` draws them (the same bytes): ``plot=`` a
+    .png/.svg/.pdf of the picture ``pe dot --plot`` makes — the decay
+    curve, or with ``view=`` that view (a RoPE input draws q·k, as the CLI
+    does); ``matrix=`` the similarity heatmap of ``pe dot --matrix``
+    (``matrix_size`` positions a side; .csv: its numbers). The other
+    keywords are the CLI's plot flags (``title``, ``size`` "WxH" or (w, h),
+    ``label``, ``log_x``, ``log_y``, ``xlim``/``ylim`` (lo, hi),
+    ``train_len``, ``cmap``). An array is drawn from a temporary .npy (its
+    ``metadata`` is not kept: give a path for metadata-driven pictures).
     """
+    if view is not None and plot is None:
+        raise _usage("dot: view= chooses the picture of plot=; without one, use pe.view(name, inputs)")
     k = -1 if max_offset is None else int(max_offset)
     if table is None:
         if scheme is None:
             raise _usage("dot: give a table (path or array) or scheme= with its parameters")
         p = _params(params, rope_scaling)
-        dtype = _dtype_name(dtype)
-        if dtype is not None:
-            p.append(("dtype", dtype))
-        return _pe.generate_dot(scheme, p, tensor or "", cosine, k, mean_only)
-    if scheme is not None or params:
-        raise _usage("dot: scheme parameters apply to dot(scheme=...), not to a table")
-    return _pe.dot(_source(table, metadata, dtype), tensor or "", format or "", _meta(table, metadata), cosine, k,
-                   mean_only)
+        dtype_name = _dtype_name(dtype)
+        if dtype_name is not None:
+            p.append(("dtype", dtype_name))
+        curve = _pe.generate_dot(scheme, p, tensor or "", cosine, k, mean_only)
+    else:
+        if scheme is not None or params:
+            raise _usage("dot: scheme parameters apply to dot(scheme=...), not to a table")
+        curve = _pe.dot(_source(table, metadata, dtype), tensor or "", format or "", _meta(table, metadata), cosine,
+                        k, mean_only)
+    if plot is not None or matrix is not None:
+        _draw_dot(table, tensor, cosine, max_offset, mean_only, scheme, rope_scaling, params, dtype, plot, matrix,
+                  matrix_size, view, title, size, label, log_x, log_y, xlim, ylim, train_len, cmap)
+    return curve
+
+
+def _lim(value: Any, flag: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    lo, hi = value
+    return f"{float(lo)!r},{float(hi)!r}"
+
+
+def _draw_dot(table, tensor, cosine, max_offset, mean_only, scheme, rope_scaling, params, dtype, plot, matrix,
+              matrix_size, view, title, size, label, log_x, log_y, xlim, ylim, train_len, cmap) -> None:
+    import tempfile
+    if isinstance(size, (tuple, list)):
+        size = f"{int(size[0])}x{int(size[1])}"
+    with tempfile.TemporaryDirectory(prefix="pe-dot-") as tmp:
+        inputs: List[str] = []
+        spec_scheme = None
+        spec: List[Tuple[str, str]] = []
+        if table is None:
+            if scheme is None:
+                raise _usage("dot: give a table (path or array) or scheme= with its parameters")
+            spec_scheme = scheme
+            spec = _params(params, rope_scaling)
+            if dtype is not None:
+                spec.append(("dtype", _dtype_name(dtype)))
+        elif isinstance(table, (str, _os.PathLike)):
+            inputs = [_os.fspath(table)]
+        else:
+            arr = table.detach().cpu().numpy() if hasattr(table, "detach") else _np.asarray(table)
+            path = _os.path.join(tmp, "table.npy")
+            _np.save(path, _np.ascontiguousarray(arr))
+            inputs = [path]
+        _pe.run_dot(inputs, spec_scheme, spec, tensor or "", bool(cosine), -1 if max_offset is None else int(max_offset),
+                    bool(mean_only), "" if plot is None else _os.fspath(plot),
+                    [] if matrix is None else [_os.fspath(matrix)], int(matrix_size), view or "", title or "",
+                    size or "", [] if label is None else [label], bool(log_x), bool(log_y), _lim(xlim, "xlim"),
+                    _lim(ylim, "ylim"), float("nan") if train_len is None else float(train_len), cmap or "")
 
 
 class View:
@@ -668,8 +732,8 @@ def resize(table: Any, rule: str = "", grid: Any = None, from_grid: Any = None, 
     """Resizes a learned position table as a model does (include/pe/resize.h).
 
     ``table``: [positions, channels] (a [1, N, C] tensor is squeezed; a
-    one-tensor :class:`Tables` from :func:`read`), read as float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl",
-    "bert-tile", "linear", or "" for F.interpolate with the knobs alone.
+    one-tensor :class:`Tables` from :func:`read`), read as float32. ``rule``: "hf-vit", "siglip2", "timm", "dinov2", "hf-dinov2", "qwen3-vl",
+    "bert-tile", "linear", "linear-torch2", or "" for F.interpolate with the knobs alone.
     ``grid``: target grid (24, "24x24" or (h, w)); ``from_grid``: source grid
     when not square; ``max_len``: rows of a 1-D result (bert-tile, linear) or
     siglip2's padded length. The other keywords override the rule's

@@ -49,14 +49,19 @@ def identify(table: TableLike, *, tensor: Optional[str] = ..., metadata: Optiona
              format: Optional[str] = ..., dtype: Optional[str] = ...) -> Dict[str, Any]: ...
 def inspect(path: Union[str, PathLike], *, tensor: Optional[str] = ..., format: Optional[str] = ...,
             rows: Optional[str] = ..., cols: Optional[str] = ..., preview: int = ...,
-            identify: Optional[bool] = ..., text: bool = ...) -> Union[Dict[str, Any], str]: ...
+            identify: Optional[bool] = ..., text: bool = ..., plot: Union[None, str, PathLike] = ...,
+            group: str = ..., cmap: Optional[str] = ...) -> Union[Dict[str, Any], str]: ...
 def inspect_model(path: Union[str, PathLike]) -> Dict[str, Any]: ...
 def verify_models(*models: Union[str, PathLike], diagnose: bool = ...,
                   allow_empty: bool = ...) -> Dict[str, Any]: ...
 def dot(table: Optional[TableLike] = ..., *, cosine: bool = ..., max_offset: Optional[int] = ...,
         mean_only: bool = ..., tensor: Optional[str] = ..., metadata: Optional[Mapping[str, Any]] = ...,
         format: Optional[str] = ..., dtype: Optional[str] = ..., scheme: Optional[str] = ...,
-        rope_scaling: Union[None, str, Mapping[str, Any]] = ...,
+        rope_scaling: Union[None, str, Mapping[str, Any]] = ..., plot: Union[None, str, PathLike] = ...,
+        matrix: Union[None, str, PathLike] = ..., matrix_size: int = ..., view: Optional[str] = ...,
+        title: Optional[str] = ..., size: Union[None, str, Tuple[int, int]] = ..., label: Optional[str] = ...,
+        log_x: bool = ..., log_y: bool = ..., xlim: Optional[Tuple[float, float]] = ...,
+        ylim: Optional[Tuple[float, float]] = ..., train_len: Optional[float] = ..., cmap: Optional[str] = ...,
         **params: Any) -> Dict[str, Optional[np.ndarray]]: ...
 class View:
     name: str

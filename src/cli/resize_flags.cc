@@ -10,7 +10,7 @@ void AddResizeFlags(CLI::App& cmd, ResizeFlags& f) {
   cmd.add_option("--resize-from", f.from,
                  "Learned table to resize: a file, FILE:TENSOR, or a model folder (docs/schemes.md)")
       ->type_name("SRC")->group(g);
-  cmd.add_option("--resize-rule", f.rule, "hf-vit, siglip2, timm, dinov2, qwen3-vl, bert-tile, linear "
+  cmd.add_option("--resize-rule", f.rule, "hf-vit, siglip2, timm, dinov2, hf-dinov2, qwen3-vl, bert-tile, linear, linear-torch2 "
                                           "(default: from the folder's config model_type)")
       ->type_name("RULE")->group(g);
   cmd.add_option("--mode", f.mode, "Interpolation: nearest, linear, bilinear, bicubic (default: the rule's)")

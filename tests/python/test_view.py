@@ -142,7 +142,7 @@ def test_default_view_is_the_clis(cli):
     assert pe.view(None, "alibi:heads=4,max-len=8").name == "heads"
     assert pe.view(None, "sincos-2d:d-model=16,grid=4x4").name == "grid"
     assert pe.view(None, "t5-bucket:").name == "buckets"
-    with pytest.raises(pe.Error, match="ComputeDot"):
+    with pytest.raises(pe.Error, match="pe.dot"):
         pe.view(None, "sinusoidal:d-model=8,max-len=8")
     assert "collisions" in pe.view_names() and "decay" not in pe.view_names()
 

@@ -23,7 +23,7 @@ ResizedTable Resize(const float* table, std::int64_t rows, std::int64_t cols, co
 }
 
 std::vector<std::string> ResizeRules() {
-  return {"hf-vit", "siglip2", "timm", "dinov2", "qwen3-vl", "bert-tile", "linear"};
+  return {"hf-vit", "siglip2", "timm", "dinov2", "hf-dinov2", "qwen3-vl", "bert-tile", "linear", "linear-torch2"};
 }
 
 Table ResizedTableOf(const ResizedTable& r, const std::string& source) {
@@ -47,7 +47,7 @@ std::string ResizeRuleOf(const std::string& m) {
       m == "siglip_vision_model" || m == "vit_mae" || m == "beit")
     return "hf-vit";
   if (m == "siglip2" || m == "siglip2_vision_model") return "siglip2";
-  if (m == "dinov2") return "dinov2";
+  if (m == "dinov2") return "hf-dinov2";  // a config.json is a transformers folder: transformers' rule
   if (m == "qwen3_vl" || m == "qwen3_vl_moe") return "qwen3-vl";
   if (m == "bert" || m == "roberta" || m == "xlm-roberta" || m == "camembert") return "bert-tile";
   ThrowUsage("--resize-rule", fmt::format("config model_type '{}' has no known rule; name one", m));

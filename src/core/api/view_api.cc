@@ -66,7 +66,8 @@ std::string DefaultViewName(const std::vector<std::string>& inputs, const ViewRe
 View ComputeView(const std::string& name, const std::vector<std::string>& inputs, const ViewRequest& request) {
   const ViewKind kind = ParseViewKind(name.empty() ? DefaultViewName(inputs, request) : name);
   if (kind == ViewKind::kDecay)
-    ThrowUsage("view 'decay'", "the decay curve of table rows is pe::ComputeDot (pe/analysis.h)");
+    ThrowUsage("view 'decay'", "the decay curve of table rows is not a view: draw it with pe dot's picture "
+                               "(Python: pe.dot(table, plot='decay.png'); C++: pe::RunDot with DotRequest::plot)");
   std::vector<ViewInput> in = ViewInputsOf(inputs);
   if (request.recipe) in.push_back(RecipeInput(*request.recipe));
   if (in.empty()) ThrowUsage("view", "needs an input: a table file, an inline spec, or a recipe");

@@ -106,4 +106,12 @@ ModelArtifact ReadOnnxArtifact(const std::string& path);      ///< onnx_artifact
 ModelArtifact ReadTorchArtifact(const std::string& path);     ///< torch_artifact.cc (.pt/.pth/.bin/.ckpt zip checkpoints)
 ModelArtifact ReadNpzArtifact(const std::string& path);       ///< npz_artifact.cc
 
+/// The positional tensors of the PyTorch checkpoint at `open_path` (by name,
+/// then by value) appended to `a->tensors`, with the readers' notes; errors
+/// and notes name it `shown`. The folder reader passes the checkpoint it
+/// opened under ModelFolder's rule as /proc/self/fd/N (the descriptor, not
+/// the name again) and shows it as "<folder>/pytorch_model.bin".
+/// torch_artifact.cc.
+void ReadCheckpointTensors(const std::string& open_path, const std::string& shown, ModelArtifact& a);
+
 }  // namespace pe

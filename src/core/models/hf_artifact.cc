@@ -545,8 +545,17 @@ void ReadFolderTensors(const ModelFolder& root, const std::string& path, const s
   } else if (const auto single = root.Open("model.safetensors", what)) {
     for (const auto& [name, info] : shards.Open("model.safetensors", *single).tensors)
       if (!RoleOf(name).empty()) shards.wanted.emplace_back(name, "model.safetensors");
+  } else if (const auto bin = root.Open("pytorch_model.bin", what)) {
+    // A folder of torch.save weights (older transformers; per-layer
+    // rotary_emb.inv_freq buffers): its tensors, read through the
+    // descriptor the folder's rule opened.
+    ReadCheckpointTensors(fmt::format("/proc/self/fd/{}", bin->fd->get()), bin->shown, a);
+    for (const char* other : {"model.gguf", "model.onnx"})
+      if (root.Has(other))
+        a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
+    return;
   } else {
-    for (const char* other : {"pytorch_model.bin", "model.gguf", "model.onnx"})
+    for (const char* other : {"pytorch_model.bin.index.json", "model.gguf", "model.onnx"})
       if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
   }

@@ -19,11 +19,26 @@
 
 namespace pe {
 
-ModelArtifact ReadTorchArtifact(const std::string& path) {
-  ModelArtifact a;
-  a.path = path;
-  a.kind = "torch";
-  auto ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(path));
+namespace {
+
+// Every "open" spelling of the checkpoint in `text` shown as `shown`.
+std::string Shown(std::string text, const std::string& open, const std::string& shown) {
+  if (open == shown) return text;
+  for (std::size_t at = text.find(open); at != std::string::npos; at = text.find(open, at + shown.size()))
+    text.replace(at, open.size(), shown);
+  return text;
+}
+
+}  // namespace
+
+void ReadCheckpointTensors(const std::string& open_path, const std::string& shown, ModelArtifact& a) {
+  std::shared_ptr<TorchCheckpoint> ck;
+  try {
+    ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(open_path));
+  } catch (const Error& e) {
+    throw Error(e.kind(), Shown(e.what(), open_path, shown), e.hint());
+  }
+  const std::string from = open_path == shown ? "" : shown + ": ";  // notes of a folder's checkpoint name it
   std::size_t others = 0;
   ValueScan by_value;
   for (std::size_t i = 0; i < ck->tensors.size(); ++i) {
@@ -36,7 +51,7 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
       continue;
     }
     if (!e.info) {
-      a.notes.push_back(fmt::format("tensor '{}' ({}) is not read: {}", e.tensor.path, role, e.problem));
+      a.notes.push_back(fmt::format("{}tensor '{}' ({}) is not read: {}", from, e.tensor.path, role, e.problem));
       continue;
     }
     ArtifactTensor t;
@@ -48,8 +63,15 @@ ModelArtifact ReadTorchArtifact(const std::string& path) {
   }
   if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
   if (others > 0)
-    a.notes.push_back(fmt::format("{} other tensor{} (weights, positional neither by name nor by value)", others,
-                                  others == 1 ? "" : "s"));
+    a.notes.push_back(fmt::format("{}{} other tensor{} (weights, positional neither by name nor by value)", from,
+                                  others, others == 1 ? "" : "s"));
+}
+
+ModelArtifact ReadTorchArtifact(const std::string& path) {
+  ModelArtifact a;
+  a.path = path;
+  a.kind = "torch";
+  ReadCheckpointTensors(path, path, a);
   const ModelFolder folder = ModelFolder::OfFile(path);
   if (folder.Has("config.json"))
     a.notes.push_back(fmt::format("{} sits beside the checkpoint: inspect the folder for the model's plan",

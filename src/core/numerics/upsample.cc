@@ -49,7 +49,8 @@ struct Taps {
   std::vector<std::int64_t> count;
 };
 
-Taps LinearTaps(std::int64_t in, std::int64_t out, bool align_corners, std::optional<double> scale_opt) {
+Taps LinearTaps(std::int64_t in, std::int64_t out, bool align_corners, std::optional<double> scale_opt,
+                bool float_coordinates = false) {
   Taps t;
   t.n = 2;
   t.index.resize(out * 2);
@@ -63,6 +64,13 @@ Taps LinearTaps(std::int64_t in, std::int64_t out, bool align_corners, std::opti
       i0 = i1 = i;
       l0 = 1.0f;
       l1 = 0.0f;
+    } else if (float_coordinates) {  // torch 2.x: area_pixel_compute_source_index<float>, guard_index_and_lambda
+      float r = align_corners ? scale * static_cast<float>(i) : scale * (static_cast<float>(i) + 0.5f) - 0.5f;
+      if (!align_corners && r < 0.0f) r = 0.0f;
+      i0 = std::min(static_cast<std::int64_t>(std::floor(r)), in - 1);
+      i1 = i0 + (i0 < in - 1 ? 1 : 0);
+      l1 = std::min(std::max(r - static_cast<float>(i0), 0.0f), 1.0f);
+      l0 = 1.0f - l1;
     } else {
       const double r = SourceIndex(scale, i, align_corners, false);
       i0 = static_cast<std::int64_t>(r);
@@ -301,7 +309,7 @@ std::vector<float> Interpolate(const float* src, std::int64_t in_h, std::int64_t
       return dst;
     }
     case Mode::kLinear: {
-      const Taps tw = LinearTaps(in_w, out_w, o.align_corners, o.scale_w);
+      const Taps tw = LinearTaps(in_w, out_w, o.align_corners, o.scale_w, o.float_coordinates);
       std::vector<float> dst(static_cast<std::size_t>(out_h * out_w * c));
       for (std::int64_t y = 0; y < out_h; ++y)
         for (std::int64_t x = 0; x < out_w; ++x) {

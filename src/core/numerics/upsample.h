@@ -39,6 +39,14 @@ struct InterpOptions {
   /// gave one instead of a size: torch then maps coordinates with 1/scale
   /// rather than in/out (DINOv2's +0.1 lives here).
   std::optional<double> scale_h, scale_w;
+  /// The linear taps as torch 2.x forms them (aten/src/ATen/native/
+  /// UpSample.h compute_source_index_and_lambda over opmath_t, which is
+  /// float for a float tensor; guard_index_and_lambda: floorf, the weight
+  /// clamped to [0, 1]): the source coordinate and the weights in float.
+  /// torch 1.13 forms the coordinate in double (acc_type<float, false>)
+  /// and narrows the weight once; at a coordinate near 512 the two differ
+  /// by up to 2^-15 in the weight. false: torch 1.13's (Debian's).
+  bool float_coordinates = false;
 };
 
 /// Resizes a grid [in_h * in_w, channels] (row-major, channels-last) to

@@ -10,6 +10,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/base/error.h"
 #include "core/base/output.h"
@@ -97,6 +101,81 @@ struct Canvas::Impl {
   Impl(ImageFormat f, const std::string& path) : format(f), file(path) { stream.file = file.file(); }
 };
 
+namespace {
+
+// cairo numbers the ids of an SVG document (surface126, image211) from
+// counters that live as long as the process: the same picture drawn after
+// others in a Python session or a C++ caller would carry other ids than
+// `pe` writes. Each kind of id is renumbered from 1 in order of first
+// appearance, as cairo numbers them in a fresh process.
+void NumberSvgIds(std::string& svg) {
+  static constexpr std::string_view kKinds[] = {"surface", "image", "source", "pattern", "linear",
+                                                "radial",  "clip",  "mask",   "glyph",   "filter"};
+  std::vector<std::pair<std::string, std::string>> seen;  // (kind + old number, new number)
+  std::vector<std::pair<std::string_view, int>> next;
+  for (std::string_view k : kKinds) next.push_back({k, 0});
+  std::string out;
+  out.reserve(svg.size());
+  std::size_t i = 0;
+  while (i < svg.size()) {
+    std::size_t at = std::string::npos;
+    if (svg.compare(i, 4, "id=\"") == 0) at = i + 4;
+    else if (svg[i] == '#') at = i + 1;
+    if (at == std::string::npos) {
+      out += svg[i++];
+      continue;
+    }
+    std::size_t j = at;
+    while (j < svg.size() && svg[j] >= 'a' && svg[j] <= 'z') ++j;
+    std::size_t k = j;
+    while (k < svg.size() && svg[k] >= '0' && svg[k] <= '9') ++k;
+    const std::string_view kind(svg.data() + at, j - at);
+    auto n = std::find_if(next.begin(), next.end(), [&](const auto& e) { return e.first == kind; });
+    if (n == next.end() || k == j) {
+      out.append(svg, i, at - i);
+      i = at;
+      continue;
+    }
+    const std::string key = std::string(kind) + svg.substr(j, k - j);
+    auto f = std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == key; });
+    if (f == seen.end()) {
+      seen.push_back({key, std::to_string(++n->second)});
+      f = seen.end() - 1;
+    }
+    out.append(svg, i, j - i);
+    out += f->second;
+    i = k;
+  }
+  svg = std::move(out);
+}
+
+// cairo resolves a font face (fontconfig's hinting for it) once per
+// process, with the options of the first surface that draws text in it,
+// and later scaled fonts of that face inherit "no hinting" from it: a PNG
+// drawn after an SVG or a PDF in the same process (a Python session, a C++
+// caller) came out with other glyph pixels than the same PNG drawn alone.
+// The faces pe draws with are resolved first by an image surface, as a
+// PNG drawn alone resolves them, whatever is drawn first; vector surfaces
+// still ask for no hinting themselves (their bytes are unchanged).
+void ResolveFontsAsPng() {
+  static const bool resolved = [] {
+    cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+    cairo_t* cr = cairo_create(surface);
+    for (const cairo_font_weight_t weight : {CAIRO_FONT_WEIGHT_NORMAL, CAIRO_FONT_WEIGHT_BOLD}) {
+      cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, weight);
+      cairo_set_font_size(cr, 12);
+      cairo_text_extents_t extents;
+      cairo_text_extents(cr, "0", &extents);
+    }
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+    return true;
+  }();
+  (void)resolved;
+}
+
+}  // namespace
+
 Canvas::Canvas(const std::string& path, const std::string& flag, int width, int height)
     : width_(width), height_(height) {
   if (IsStdStream(path)) ThrowUsage(flag, "needs a file name (.png, .svg or .pdf), not '-'");
@@ -121,6 +200,7 @@ Canvas::Canvas(const std::string& path, const std::string& flag, int width, int 
     ThrowIo(fmt::format("'{}'", path), cairo_status_to_string(cairo_surface_status(impl_->surface)));
   cr_ = cairo_create(impl_->surface);
   if (format == ImageFormat::kSvg) cairo_set_user_data(cr_, &kSvgTextKey, &impl_->text, nullptr);
+  ResolveFontsAsPng();
   // White background everywhere (PNG would otherwise be transparent).
   cairo_set_source_rgb(cr_, 1, 1, 1);
   cairo_paint(cr_);
@@ -149,6 +229,7 @@ void Canvas::Finish() {
       const auto end = svg.rfind("</svg>");
       if (end == std::string::npos) ThrowIo(fmt::format("'{}'", target), "cairo wrote no SVG document");
       svg.insert(end, impl_->text.elements);
+      NumberSvgIds(svg);
       if (std::fwrite(svg.data(), 1, svg.size(), impl_->file.file()) != svg.size())
         ThrowIo(fmt::format("cannot write '{}'", EscapeText(target)), std::strerror(errno != 0 ? errno : EIO));
     }

@@ -39,11 +39,25 @@ struct RuleDefaults {
 //           Qwen3VLVisionModel.fast_pos_embed_interpolate
 //  bert-tile allenai/longformer scripts/convert_model_to_long.ipynb
 //           (create_long_model: copy rows [2:] over and over)
-//  linear   F.interpolate(mode="linear") of the table along its positions
+//  hf-dinov2 transformers src/transformers/models/dinov2/modeling_dinov2.py
+//           (commit 015e68769f9823df27f5f7372dc155277e6ff7e6)
+//           Dinov2Embeddings.interpolate_pos_encoding: F.interpolate of the
+//           float32 grid with size=(height // patch, width // patch),
+//           mode="bicubic", align_corners=False; the CLS row kept. By size,
+//           not the original repository's scale factor (n + 0.1) / M.
+//  linear   F.interpolate(mode="linear") of the table along its positions,
+//           torch 1.13's kernel (coordinates in double)
+//  linear-torch2 the same with torch 2.x's taps: UpSample.h's
+//           compute_source_index_and_lambda over opmath_t (float for a
+//           float tensor) and guard_index_and_lambda (floorf, weight
+//           clamped), as pytorch/executorch kernels/portable/cpu/util/
+//           upsample_util.h (commit 522e8b04c23416e42cc3fb2d9c357e1419093535)
+//           ports it "from aten/src/ATen/native/UpSample.h"
 const RuleDefaults kRules[] = {
     {"hf-vit", Mode::kBicubic, false, 1},   {"siglip2", Mode::kBilinear, true, 0}, {"timm", Mode::kBicubic, true, 1},
-    {"dinov2", Mode::kBicubic, false, 1},   {"qwen3-vl", Mode::kBilinear, false, 0},
-    {"bert-tile", Mode::kNearest, false, 2}, {"linear", Mode::kLinear, false, 0},
+    {"dinov2", Mode::kBicubic, false, 1},   {"hf-dinov2", Mode::kBicubic, false, 1},
+    {"qwen3-vl", Mode::kBilinear, false, 0}, {"bert-tile", Mode::kNearest, false, 2},
+    {"linear", Mode::kLinear, false, 0},    {"linear-torch2", Mode::kLinear, false, 0},
 };
 
 const RuleDefaults* FindRule(const std::string& name) {
@@ -196,7 +210,8 @@ ResizedTable ApplyRule(const float* table, std::int64_t rows, std::int64_t cols,
     ThrowUsage("--prefix-tokens", fmt::format("{} leaves no rows of a {}-row table to resize", prefix, rows));
   const float* body = table + prefix * cols;
   const std::int64_t n = rows - prefix;
-  const bool one_d = (rule && o.rule == "linear") || (!rule && io.mode == Mode::kLinear);
+  const bool one_d = (rule && (o.rule == "linear" || o.rule == "linear-torch2")) || (!rule && io.mode == Mode::kLinear);
+  io.float_coordinates = rule && o.rule == "linear-torch2";
   std::int64_t fh, fw, th, tw;
   if (one_d) {
     if (o.length < 1) ThrowUsage("--max-len", "a 1-D resize needs the new number of rows (--max-len N)");
@@ -223,6 +238,11 @@ ResizedTable ApplyRule(const float* table, std::int64_t rows, std::int64_t cols,
       CheckResizedSize(static_cast<long double>(prefix) + o.length, cols, fmt::format("--max-len {}", o.length));
   }
   std::string how;
+  if (rule && o.rule == "hf-dinov2" && o.interpolate_offset)
+    ThrowUsage("--interpolate-offset", "applies to the dinov2 rule (the original repository's scale factor); "
+                                       "hf-dinov2 resizes by size, as transformers does");
+  if (rule && o.rule == "hf-dinov2") how = ", by size (transformers)";
+  if (rule && o.rule == "linear-torch2") how = ", torch 2.x taps (float coordinates)";
   if (rule && o.rule == "dinov2") {
     const double off = o.interpolate_offset.value_or(0.1);
     if (off != 0) {  // scale_factor=((h0 + off) / M, (w0 + off) / M); torch sizes the output floor(M * s)

@@ -59,6 +59,8 @@ std::int64_t PairOf(const std::string& layout, std::int64_t j, std::int64_t dim)
 // The column holding pair i (its first copy).
 std::int64_t ColumnOf(const std::string& layout, std::int64_t i) { return layout == "interleaved" ? 2 * i : i; }
 
+}  // namespace
+
 // HF's float32 inv_freq, each torch operation rounded to float32 as the
 // rope_init_fns of modeling_rope_utils.py do them (pow evaluated in double
 // and rounded once: torch's float pow is within an ulp of that; Python
@@ -69,6 +71,7 @@ std::int64_t ColumnOf(const std::string& layout, std::int64_t i) { return layout
 //   llama3   wl = 2π/inv; where(wl > L/low, inv/f, inv); smoothed band
 //   yarn     inter·(1 - ef) + extra·ef, ef = 1 - clamp((j - low)/(high - low))
 //   longrope 1.0 / (ext_i · base ** (arange/dim))
+
 std::vector<double> HfFloat32InvFreq(const SchemeSpec& spec, const std::vector<double>& exact, std::int64_t dim) {
   const std::size_t half = exact.size();
   const std::string& type = spec.rope_scaling;
@@ -137,6 +140,8 @@ std::vector<double> HfFloat32InvFreq(const SchemeSpec& spec, const std::vector<d
   }
   return out;
 }
+
+namespace {
 
 SchemeSpec SpecFor(const RopeScalingFit& fit, const RopeShape& shape, std::int64_t rows, std::int64_t start, DType dtype) {
   SchemeSpec s;

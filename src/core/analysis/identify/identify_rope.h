@@ -108,6 +108,11 @@ struct RopeIdentifyOptions {
 /// left out.
 std::string RopeSpecFlags(const SchemeSpec& spec);
 
+/// HF's float32 inv_freq for `spec` (rotary dim `dim`; `exact`: the exact
+/// values as doubles), each torch operation of modeling_rope_utils.py's
+/// rope_init_fns rounded to float32 (the definition lists them).
+std::vector<double> HfFloat32InvFreq(const SchemeSpec& spec, const std::vector<double>& exact, std::int64_t dim);
+
 /// Identifies `source` (`stats` from ComputeStats). `partner`: the other
 /// tensor of a cos+sin pair (same shape), or null. Returns detected = false
 /// when step 1 finds no RoPE tensor. Throws pe::Error only when reading fails.

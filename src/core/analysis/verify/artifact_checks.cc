@@ -216,8 +216,13 @@ std::string SettingSource(const ModelArtifact& a, const std::string& name, const
   return Base(a.path) + " " + src;
 }
 
-std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose) {
+std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose, const ModelArtifact* plan_of) {
   std::vector<Check> out;
+  // The plan the RoPE tensors are checked against: the artifact's own, or,
+  // where it states none (an ONNX export, a bare checkpoint), the other
+  // artifact's of the same model.
+  const bool own_plan = a.plan && !a.plan->groups.empty();
+  const ModelArtifact* planner = own_plan ? &a : (plan_of && plan_of->plan && !plan_of->plan->groups.empty() ? plan_of : nullptr);
   for (const ArtifactTensor& t : a.tensors) {
     const DType dt = t.info.dtype;
     if (t.info.meta.Find("unsupported_dtype")) {
@@ -225,24 +230,26 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose) {
       continue;
     }
     if (t.role == "inv_freq" || t.role == "cos_cache" || t.role == "sin_cache") {
-      if (!a.plan || a.plan->groups.empty()) {
-        out.push_back(Skip(t.name, fmt::format("a {} tensor, but the artifact states no RoPE plan to compare it with", t.role)));
+      if (!planner) {
+        out.push_back(Skip(t.name, fmt::format("a {} tensor, but the artifact states no RoPE plan to compare it with{}",
+                                               t.role, plan_of ? " (nor does the other artifact)" : "")));
         continue;
       }
+      const PePlan& plan = *planner->plan;
       std::string where;
-      const int g = GroupOf(*a.plan, t.name, &where);
+      const int g = GroupOf(plan, t.name, &where);
       if (g == PlanLayer::kNoPE) {
         out.push_back(Make(t.name, false, 1, 0,
                            fmt::format("a RoPE {} stored for {}, which the plan leaves without RoPE (NoPE)", t.role, where),
                            "NoPE layers carry no rotary tensor"));
         continue;
       }
-      SchemeSpec s = a.plan->groups[g].spec;
+      SchemeSpec s = plan.groups[g].spec;
       s.scheme = "rope";
       s.tensor = t.role == "inv_freq" ? "inv_freq" : t.role == "cos_cache" ? "cos" : "sin";
       s.max_len = t.role == "inv_freq" ? 1 : t.info.rows;
       s.dtype = dt;
-      const std::string gname = a.plan->groups[g].name;
+      const std::string gname = plan.groups[g].name;
       if (t.role == "inv_freq" && Narrow(dt)) {
         out.push_back(Make(t.name + ": dtype", false, UnitRoundoff(dt), UnitRoundoff(DType::kFloat32),
                            fmt::format("inv_freq stored in {}: each frequency is rounded to {:.3g} relative, so the "
@@ -254,7 +261,10 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose) {
       // 16-bit frequencies are judged as float32 values (what they replace).
       const DType judged = t.role == "inv_freq" && Narrow(dt) ? DType::kFloat32 : dt;
       Check c = VerifyTensor(t, s, judged, diagnose);
-      c.summary = fmt::format("{} ({} group {}): {}", t.role, a.plan->source, gname, c.summary);
+      c.summary = own_plan ? fmt::format("{} ({} group {}): {}", t.role, plan.source, gname, c.summary)
+                           : fmt::format("{} against {}'s plan ({} group {}; {} states none): {}", t.role,
+                                         Base(planner->path), plan.source, gname, Base(a.path), c.summary);
+      if (!own_plan) c.details["plan_from"] = planner->path;
       if (!c.passed && !c.skipped && s.rope_scaling != "none") {
         // Another peer's rule where they disagree (rope_scaling.h)?
         for (const char* sem : {"hf", "hf-4.45", "vllm", "llama.cpp"}) {
@@ -655,7 +665,14 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
       c.compared_plan_values = 1;
       rep.checks.push_back(std::move(c));
     }
-    std::vector<Check> checks = CheckArtifactTensors(*m, diagnose);
+    // An artifact that states no plan is checked against the first other one that does.
+    const ModelArtifact* other = nullptr;
+    for (const ModelArtifact* o : artifacts)
+      if (o != m && o->plan && !o->plan->groups.empty()) {
+        other = o;
+        break;
+      }
+    std::vector<Check> checks = CheckArtifactTensors(*m, diagnose, other);
     if (Guessed(*m))
       for (Check& c : checks)
         for (const ArtifactTensor& t : m->tensors)

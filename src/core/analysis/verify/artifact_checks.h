@@ -30,17 +30,23 @@
 
 namespace pe {
 
-/// The checks of `a`'s stored positional tensors against its own plan.
-/// Throws pe::Error (input) when a tensor cannot be read.
-std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose = true);
+/// The checks of `a`'s stored positional tensors against its own plan, or,
+/// for its RoPE tensors (inv_freq, cos/sin caches) when it states none (an
+/// ONNX export, a bare checkpoint), against `plan_of`'s (another artifact
+/// of the same model: `pe verify --model DIR --model model.onnx`); each such
+/// check names the artifact whose plan it used. Throws pe::Error (input)
+/// when a tensor cannot be read.
+std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose = true,
+                                        const ModelArtifact* plan_of = nullptr);
 
 /// The checks of `b`'s plan (and rope_freqs / rope_factors tensors) against
 /// `a`'s. Values both state are compared exactly, or to 2^-23 relative for
 /// reals (a GGUF stores them as float32).
 std::vector<Check> ComparePlans(const ModelArtifact& a, const ModelArtifact& b);
 
-/// Every check of `artifacts` (each one's tensors, then each later one's
-/// plan against the first's) as one report: file = the paths joined by
+/// Every check of `artifacts` (each one's tensors — against its own plan,
+/// or the first other artifact's where it states none — then each later
+/// one's plan against the first's) as one report: file = the paths joined by
 /// " + ", reference_kind "model", notes = the readers' notes. Checks that
 /// compared nothing (no tensor stored, no plan to compare) fail the report
 /// unless `allow_empty` (SettleVerdict, core/analysis/verify/verify.h).

@@ -27,7 +27,8 @@ Setting Resolved(const ResizeOptions& o) {
     std::int64_t prefix;
   } rules[] = {{"hf-vit", Mode::kBicubic, false, 1},  {"siglip2", Mode::kBilinear, true, 0},
                {"timm", Mode::kBicubic, true, 1},     {"dinov2", Mode::kBicubic, false, 1},
-               {"linear", Mode::kLinear, false, 0}};
+               {"hf-dinov2", Mode::kBicubic, false, 1}, {"linear", Mode::kLinear, false, 0},
+               {"linear-torch2", Mode::kLinear, false, 0}};
   Setting s{Mode::kBicubic, false, false, 0};
   for (const auto& r : rules)
     if (o.rule == r.name) s = {r.mode, r.aa, false, r.prefix};
@@ -115,11 +116,25 @@ ResizeDiagnosis DiagnoseResize(const float* original, std::int64_t rows, std::in
       matches(alt, off != 0 ? "DINOv2's +0.1 missing (resized by size, not by scale factor (n + 0.1) / M)"
                             : "DINOv2's +0.1 added (resized by scale factor (n + 0.1) / M, not by size)");
     }
+    if (o.rule == "hf-dinov2") {  // the original repository's rule in a transformers port
+      ResizeOptions alt = o;
+      alt.rule = "dinov2";
+      matches(alt, "resized by the original DINOv2 repository's scale factor (n + 0.1) / M where transformers' "
+                   "size was meant (--resize-rule dinov2)");
+    }
     if (o.rule == "hf-vit") {  // transformers before 4.45 resized by DINO's scale factor
       ResizeOptions alt = o;
       alt.rule = "dinov2";
       matches(alt, "resized by scale factor (n + 0.1) / M (older transformers / DINO) where size was meant");
     }
+  }
+  // The other torch kernel of a 1-D linear resize (a port run on torch 2.x
+  // against the 1.13 rule, or the reverse).
+  if (o.rule == "linear" || o.rule == "linear-torch2") {
+    ResizeOptions alt = o;
+    alt.rule = o.rule == "linear" ? "linear-torch2" : "linear";
+    matches(alt, o.rule == "linear" ? "torch 2.x's linear kernel (float coordinates; --resize-rule linear-torch2)"
+                                    : "torch 1.13's linear kernel (double coordinates; --resize-rule linear)");
   }
   // Prefix rows changed while the grid is right.
   if (s.prefix > 0 && grid_rule && d.result.same_shape) {

@@ -15,6 +15,7 @@
 #include "core/analysis/verify/properties.h"
 #include "core/analysis/verify/reference_compare.h"
 #include "core/analysis/verify/rope_verify.h"
+#include "core/analysis/verify/rope_angle_dtype.h"
 #include "core/analysis/stats.h"
 #include "core/base/error.h"
 #include "core/numerics/exact_sincos.h"
@@ -744,6 +745,19 @@ std::string FitsGgmlMrope(RowSource& table, const VerifyOptions& o, const Refere
   }
 }
 
+// The declared RoPE (its --hf-config applied) replayed with narrow-dtype
+// angles, for the tensor the plan compares.
+std::optional<AngleDtypeFit> FitAngleDtypeOfDeclared(RowSource& table, const SchemeSpec& spec, const ReferencePlan& plan,
+                                                     DType grid) {
+  try {
+    SchemeSpec d = WithHfConfig(spec);
+    d.start = plan.start;
+    return FitAngleDtype(table, d, plan.rope_tensor.empty() ? std::string("cos") : plan.rope_tensor, grid);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 // Diagnosis of a failed verification: what does the table match, and how
 // does that differ from the declared reference?
 void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, bool shape_ok,
@@ -765,6 +779,15 @@ void Diagnose(RowSource& table, const VerifyOptions& o, const ReferencePlan& pla
         "llama.cpp sets to 0 for text and image tokens (never rotated; transformers rotates them by t); the table "
         "passes with {}",
         fix);
+  } else if (std::optional<AngleDtypeFit> angles =
+                 failed && o.diagnose && o.spec && o.spec->scheme == "rope" && shape_ok
+                     ? FitAngleDtypeOfDeclared(table, *o.spec, plan, stats.Get().grid)
+                     : std::nullopt) {
+    // Before any fit of base or factors: the declared RoPE with its angles
+    // rounded to a narrow dtype (rope_angle_dtype.h).
+    rep.diagnosed = true;
+    rep.diagnosis_text = angles->text;
+    rep.scheme_diagnosis = angles->ToJson();
   } else if (failed && o.diagnose && o.spec && o.spec->scheme == "rope") {
     RopeIdentifyOptions ro;
     if (MetaInt(info.meta, "start")) ro.start_hint = MetaInt(info.meta, "start");
