@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/analysis/decay.h"
+#include "core/analysis/decay/decay.h"
 #include "core/schemes/registry.h"
 
 namespace {

@@ -313,12 +313,8 @@ pe::RowStream* PairOf(pe::Table& t, const pe::RowStream& s) {
   return nullptr;
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_pe, m) {
-  m.doc() = "The compiled core of the pe package; use the functions of `pe` instead.";
-
-  m.attr("__version__") = std::string(pe::Version());
+// The package's exception classes, the memory cap and the errors' translation.
+void BindErrors(py::module_& m) {
   m.def(
       "set_error_classes", [](const py::dict& classes) { ErrorClasses() = classes; }, py::arg("classes"),
       "The package's exception classes by name (Error, UsageError, InputError, FileNotFound, PermissionDenied, "
@@ -339,7 +335,10 @@ PYBIND11_MODULE(_pe, m) {
       RaisePython(pe::Error(pe::ErrorKind::kIo, std::string("out of memory: ") + e.what()));
     }
   });
+}
 
+// Tables: generate, read and write (pe/table.h).
+void BindTables(py::module_& m) {
   m.def(
       "generate",
       [](const std::string& scheme, const std::vector<std::pair<std::string, std::string>>& params) {
@@ -384,7 +383,10 @@ PYBIND11_MODULE(_pe, m) {
       },
       py::arg("path"), py::arg("tensors"), py::arg("metadata"), py::arg("format") = "",
       "write(path, [(name, array, dtype)], metadata, format)");
+}
 
+// Analyses of a table: verify, identify, inspect (pe/analysis.h, pe/inspect.h).
+void BindAnalysis(py::module_& m) {
   m.def(
       "verify",
       [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta,
@@ -499,7 +501,10 @@ PYBIND11_MODULE(_pe, m) {
       py::arg("path"), py::arg("tensor"), py::arg("format"), py::arg("rows"), py::arg("cols"), py::arg("preview"),
       py::arg("identify"), py::arg("json"), py::arg("plot") = "", py::arg("group") = "auto", py::arg("cmap") = "",
       "inspect(...) -> the pe inspect report (JSON or text); plot: its heatmap as pe inspect --plot");
+}
 
+// The decay curve of `pe dot` (pe/analysis.h ComputeDot).
+void BindDot(py::module_& m) {
   m.def(
       "dot",
       [](const py::object& src, const std::string& tensor, const std::string& format, const py::object& meta,
@@ -594,7 +599,10 @@ PYBIND11_MODULE(_pe, m) {
       py::arg("view"), py::arg("title"), py::arg("size"), py::arg("labels"), py::arg("log_x"), py::arg("log_y"),
       py::arg("xlim"), py::arg("ylim"), py::arg("train_len"), py::arg("cmap"),
       "run_dot(...): pe dot's pictures (--plot, --matrix) through pe::RunDot");
+}
 
+// The views of `pe dot --view` (pe/view.h).
+void BindViews(py::module_& m) {
   // ---- views (pe/view.h) ----------------------------------------------------------
   py::class_<pe::View>(m, "View", "A view of `pe dot --view` (pe/view.h); use pe.view()")
       .def_readonly("name", &pe::View::name)
@@ -706,7 +714,10 @@ PYBIND11_MODULE(_pe, m) {
         return reinterpret_cast<std::uintptr_t>(static_cast<Buffer*>(c.get_pointer())->bytes.get());
       },
       py::arg("capsule"), "The address of the buffer a returned array owns (arr.base): tests prove no copy");
+}
 
+// Resizing learned tables (pe/resize.h).
+void BindResize(py::module_& m) {
   m.def(
       "resize",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> table, const std::string& rule,
@@ -743,6 +754,10 @@ PYBIND11_MODULE(_pe, m) {
       py::arg("length"), py::arg("mode"), py::arg("antialias"), py::arg("align_corners"), py::arg("prefix_tokens"),
       py::arg("offset"), py::arg("interpolate_offset"), py::arg("merge_size"), py::arg("frames"),
       "pe::Resize (include/pe/resize.h)");
+}
+
+// Model artifacts: inspect and verify (pe/model.h).
+void BindModels(py::module_& m) {
   m.def(
       "inspect_model",
       [](const std::string& path) {
@@ -771,6 +786,10 @@ PYBIND11_MODULE(_pe, m) {
       },
       py::arg("models"), py::arg("diagnose"), py::arg("allow_empty"),
       "verify_models(...) -> (the pe.verify/1 JSON text, the text of pe verify --model)");
+}
+
+// The schemes and their parameters (pe/table.h).
+void BindSchemes(py::module_& m) {
   m.def("spec_keys", &pe::SpecKeys, "Every spec key (the CLI's flags, underscore spelling)");
   m.def(
       "schemes",
@@ -796,4 +815,21 @@ PYBIND11_MODULE(_pe, m) {
         return out;
       },
       "Every scheme, as `pe schemes` lists it");
+}
+
+}  // namespace
+
+// The module, one concern at a time (each Bind... above).
+PYBIND11_MODULE(_pe, m) {
+  m.doc() = "The compiled core of the pe package; use the functions of `pe` instead.";
+
+  m.attr("__version__") = std::string(pe::Version());
+  BindErrors(m);
+  BindTables(m);
+  BindAnalysis(m);
+  BindDot(m);
+  BindViews(m);
+  BindResize(m);
+  BindModels(m);
+  BindSchemes(m);
 }

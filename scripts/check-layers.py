@@ -7,7 +7,19 @@ The library's folders form layers, lowest first (docs/architecture.md):
        -> analysis -> report -> plot -> api
 
 A file may include its own folder and the folders below it, never one
-above; nothing in src/core includes src/cli or python/. The public headers
+above; nothing in src/core includes src/cli or python/.
+
+analysis/ is itself layered: its root holds the pieces every analysis
+shares (check, tolerance, blocks, stats, recipes) and its sub-folders
+form a DAG over it (SUBLAYERS: each one and what it may include besides
+itself and the root):
+
+  analysis -> identify -> verify -> views
+  analysis -> decay              -> views
+
+The root includes none of its sub-folders; a sub-folder includes only those
+listed under it. Layers above analysis (report, plot, api) include any of
+them. The public headers
 (include/pe) include only each other. Prints each climb as
 FILE:LINE: includes HEADER (LAYER above LAYER) and exits 1 if there is any.
 
@@ -24,7 +36,37 @@ import sys
 
 LAYERS = ["base", "numerics", "containers", "formats", "spec", "schemes", "models", "analysis", "report", "plot", "api"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
+SUBLAYERS = {
+    "analysis/identify": [],
+    "analysis/decay": [],
+    "analysis/verify": ["analysis/identify"],
+    "analysis/views": ["analysis/identify", "analysis/decay", "analysis/verify"],
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
+
+def SubLayer(path):
+    """The analysis sub-layer of a path under core/ ("analysis/verify/x.h"), or "analysis" for its root."""
+    parts = path.split("/")
+    if len(parts) > 2 and f"{parts[0]}/{parts[1]}" in SUBLAYERS:
+        return f"{parts[0]}/{parts[1]}"
+    if len(parts) > 2:
+        return None
+    return parts[0]
+
+
+def SubLayerProblem(rel, inc):
+    """Why `rel` (under src/core) may not include `inc` ("core/analysis/..."), or None."""
+    src, dst = SubLayer(rel.replace(os.sep, "/")), SubLayer(inc[len("core/"):])
+    if src is None or dst is None:
+        return "not in an analysis sub-layer (" + ", ".join(SUBLAYERS) + ")"
+    if src == dst or dst == "analysis":
+        return None
+    if src == "analysis":
+        return f"the analysis root includes none of its sub-folders ({dst})"
+    if dst not in SUBLAYERS[src]:
+        return f"{dst} is not below {src}"
+    return None
 
 
 def main():
@@ -42,6 +84,8 @@ def main():
             if layer not in RANK:
                 problems.append(f"src/core/{rel}: not in a layer folder ({', '.join(LAYERS)})")
                 continue
+            if layer == "analysis" and SubLayer(rel.replace(os.sep, "/")) is None:
+                problems.append(f"src/core/{rel}: not in an analysis sub-layer ({', '.join(SUBLAYERS)})")
             with open(path, encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, 1):
                     m = INCLUDE.match(line)
@@ -57,6 +101,10 @@ def main():
                             problems.append(f"{where} (not in a layer folder)")
                         elif RANK[target] > RANK[layer]:
                             problems.append(f"{where} ({target} is above {layer})")
+                        elif target == layer == "analysis":
+                            problem = SubLayerProblem(rel, inc)
+                            if problem:
+                                problems.append(f"{where} ({problem})")
     public = os.path.join(root, "include", "pe")
     for name in sorted(os.listdir(public)):
         with open(os.path.join(public, name), encoding="utf-8") as f:
@@ -82,7 +130,7 @@ def main():
     print(f"src/cli: {cli_files} files, through include/pe only")
     for p in problems:
         print(p)
-    print(f"{files} files in {len(LAYERS)} layers: {len(problems)} problem(s)")
+    print(f"{files} files in {len(LAYERS)} layers ({len(SUBLAYERS)} sub-layers of analysis): {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Lists the functions of src/ by length and fails on one over the limit.
+"""Lists the functions of src/ and python/ (the module's C++) by length and fails
+on one over the limit.
 
 A brace-matching scan (no compiler needed): comments, strings and character
 literals are blanked, then each `{` that opens a function body (its head
@@ -128,7 +129,7 @@ def main():
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     found = []
-    for folder, _, names in os.walk(os.path.join(root, "src")):
+    for folder, _, names in (w for top in ("src", "python") for w in os.walk(os.path.join(root, top))):
         for name in sorted(names):
             if name.endswith((".cc", ".h", ".inc")):
                 path = os.path.join(folder, name)

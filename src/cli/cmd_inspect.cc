@@ -1,5 +1,5 @@
 #include "cmd_inspect.h"
-#include "cmd_model.h"
+#include "model_artifacts.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -91,7 +91,7 @@ Examples:
   pe inspect pe.h5 --plot table.png         # positions × dimensions picture
   pe inspect pe.h5 --plot table.png --group none     # columns as stored (interleaved sin/cos)
 )");
-  cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/cmd_model.h)
+  cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/model_artifacts.h)
   return cmd;
 }
 
@@ -120,7 +120,7 @@ InspectRequest RequestOf(const InspectOptions& o) {
 }
 
 int RunInspectOne(const InspectOptions& o, Console& console) {
-  // A model folder or model file: its positional-encoding plan (cli/cmd_model.h).
+  // A model folder or model file: its positional-encoding plan (cli/model_artifacts.h).
   if (o.dataset.empty() && o.format.empty() && o.rows.empty() && o.heatmap.empty() && o.pair.empty() &&
       InspectsAsModel(o.file))
     return RunModelInspect(o.file, o.json, console);

@@ -1,5 +1,5 @@
 #include "cmd_verify.h"
-#include "cmd_model.h"
+#include "model_artifacts.h"
 
 #include <fmt/format.h>
 
@@ -126,7 +126,7 @@ A RoPE table that fails is diagnosed in RoPE terms ("columns are interleaved
 pairs: add --layout interleaved", "positions start at 1: add --start 1");
 an inv_freq is judged as a vector of frequencies (docs/verify.md).
 )");
-  cmd->footer(cmd->get_footer() + kModelVerifyHelp);  // pe verify --model (cli/cmd_model.h)
+  cmd->footer(cmd->get_footer() + kModelVerifyHelp);  // pe verify --model (cli/model_artifacts.h)
   return cmd;
 }
 
@@ -282,7 +282,7 @@ FileVerdict VerifyFile(const VerifyCliOptions& o, const std::string& classname, 
 }
 
 int RunVerifyOne(const VerifyCliOptions& o, Console& console) {
-  if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/cmd_model.h)
+  if (!o.models.empty()) {  // pe verify --model A [--model B] (cli/model_artifacts.h)
     if (!o.file.empty()) ThrowUsage("--model", fmt::format("verifies models; give the table '{}' to a separate pe verify", o.file));
     return RunModelVerify(o.models, o.json, o.junit, o.no_diagnose, o.allow_empty, console);
   }

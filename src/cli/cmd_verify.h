@@ -36,7 +36,7 @@ struct VerifyCliOptions {
   std::string junit;
   bool no_diagnose = false;
   bool allow_empty = false;        ///< --allow-empty: nothing compared passes
-  std::vector<std::string> models; ///< --model A [--model B] (cli/cmd_model.h)
+  std::vector<std::string> models; ///< --model A [--model B] (cli/model_artifacts.h)
   std::string probe;               ///< --probe FILE: an engine's rotation of unit vectors [L, d, d]
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
 };

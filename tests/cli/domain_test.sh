@@ -5,7 +5,7 @@
 # the domain, non-finite parameters, over-wide tables and invalid metadata
 # are refused with one line; metadata-sized work stays small; NaN tables are
 # not summarised with invented zeros. Values themselves are checked against
-# MPFR in tests/core/domain_test.cc.
+# MPFR in tests/core/numerics/domain_test.cc.
 # Usage: domain_test.sh PE_BIN SCRATCH_DIR
 set -u
 source "$(dirname "$0")/lib.sh" "$@"

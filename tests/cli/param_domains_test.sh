@@ -2,7 +2,7 @@
 # Every value given is used or refused, and no table holds inf or a wrong
 # zero (docs/schemes.md, "Parameter domains"; docs/numerics.md). Values
 # outside a parameter's domain through --hf-config and a file's metadata in
-# verify (the flags, API keys and inline specs: tests/core/param_domain_test.cc);
+# verify (the flags, API keys and inline specs: tests/core/spec/param_domain_test.cc);
 # tables that would overflow their dtype refused with the parameter named
 # and no file left; dinov3's exact zeros and an explicit --base.
 # Usage: param_domains_test.sh PE_BIN SCRATCH_DIR

@@ -2,7 +2,7 @@
 reference comparison first tests each entry against the table kernel's
 unrounded recurrence (an ABSOLUTE bound up to ~2^-42) and reads the exact
 reference only for the entries that may change a figure
-(analysis/reference_compare.h, docs/verify.md).
+(analysis/verify/reference_compare.h, docs/verify.md).
 
 - A 1,048,576 x 16 float32 table made by `pe generate` (64 MiB) with a few
   entries moved in the middle (rows 524,300 to 700,001; both sides of an

@@ -1,7 +1,7 @@
 """`pe verify` counts the unchecked (vacuous) entries of a float32 table
 exactly where only some entries of some rows are vacuous: the comparison's
 per-row filter tests vacuity once per row with a bound of every entry's
-limit (analysis/reference_compare.cc, AnyLoudApprox4), and a row it cannot
+limit (analysis/verify/reference_compare.cc, AnyLoudApprox4), and a row it cannot
 clear takes the entry-by-entry test. If that row test let a row with a
 vacuous entry through, its entries would not be counted.
 

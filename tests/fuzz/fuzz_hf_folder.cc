@@ -1,6 +1,6 @@
 // libFuzzer target: the Hugging Face model folder reader
-// (core/models/hf_folder.cc) and the checks run on what it returns
-// (core/analysis/artifact_checks.h).
+// (core/models/hf_artifact.cc) and the checks run on what it returns
+// (core/analysis/verify/artifact_checks.h).
 //
 // The input is split at the markers "\n--index--\n" and "\n--weights--\n"
 // into config.json, model.safetensors.index.json and model.safetensors of a
@@ -20,7 +20,7 @@
 
 #include "core/base/error.h"
 #include "core/models/artifact.h"
-#include "core/analysis/artifact_checks.h"
+#include "core/analysis/verify/artifact_checks.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The public API's analyses (include/pe/analysis.h) over the core:
-// Identify (analysis/identify.h), Verify (verify.h), ComputeDecay
-// (analysis/decay.h). The reference spec of a verification is resolved as
+// Identify (analysis/identify/identify.h), Verify (verify.h), ComputeDecay
+// (analysis/decay/decay.h). The reference spec of a verification is resolved as
 // `pe verify` does: the table's metadata, then the caller's spec over it
 // (the common fields through ResolveReferenceSpec, every other scheme
 // parameter matched to the metadata key of the same name).
@@ -11,21 +11,20 @@
 
 #include <pe/analysis.h>
 
-#include "core/analysis/decay.h"
-#include "core/analysis/identify.h"
-#include "core/analysis/properties.h"
+#include "core/analysis/decay/decay.h"
+#include "core/analysis/identify/identify.h"
+#include "core/analysis/verify/properties.h"
 #include "core/analysis/stats.h"
 #include "core/api/api_impl.h"
-#include "core/analysis/identify_table.h"
-#include "core/analysis/reference_spec.h"
+#include "core/analysis/identify/identify_table.h"
+#include "core/analysis/verify/reference_spec.h"
 #include "core/formats/format.h"
-#include "core/plot/view_compute.h"
 #include "core/report/verify_text.h"
 #include "core/schemes/inline_spec.h"
 #include "core/schemes/registry.h"
 #include "core/spec/params.h"
 #include "core/base/error.h"
-#include "core/analysis/verify.h"
+#include "core/analysis/verify/verify.h"
 
 namespace pe {
 namespace {

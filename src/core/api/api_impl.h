@@ -11,7 +11,7 @@
 
 #include "core/base/table.h"
 #include "core/base/table_set.h"
-#include "core/analysis/verify.h"
+#include "core/analysis/verify/verify.h"
 
 namespace pe {
 
@@ -35,7 +35,7 @@ TensorInfo ToTensorInfo(const TableInfo& info);
 MetaList ToMetaList(const Metadata& meta);
 Metadata ToMetadata(const MetaList& meta);
 
-struct TableIdentification;  // core/analysis/identify_table.h
+struct TableIdentification;  // core/analysis/identify/identify_table.h
 /// The public form of an identification (IdentifyTable, InspectFile).
 IdentifyResult ToIdentifyResult(const TableIdentification& id);
 /// The public result of a core verify report (its fields, JSON and details).

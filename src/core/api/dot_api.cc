@@ -1,9 +1,9 @@
 // pe::RunDot (include/pe/dot.h), the code of `pe dot`: the request checked
 // whole before any work, then either a view (dot_view_api.cc) or the decay
 // curve of table rows — files and specs opened as RowSources, each curve
-// streamed by core/analysis/decay.h, written by core/report/decay_curves.h
+// streamed by core/analysis/decay/decay.h, written by core/report/decay_curves.h
 // and drawn by core/plot/dot_plot.h — with one heatmap per --matrix (RoPE
-// inputs as q·k, core/analysis/rope_views.h).
+// inputs as q·k, core/analysis/views/rope_views.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,15 +17,15 @@
 #include <pe/text.h>
 
 #include "core/analysis/blocks.h"
-#include "core/analysis/decay.h"
-#include "core/analysis/identify_rope.h"
+#include "core/analysis/decay/decay.h"
+#include "core/analysis/identify/identify_rope.h"
 #include "core/api/dot_run.h"
 #include "core/base/error.h"
 #include "core/base/output.h"
 #include "core/formats/format.h"
 #include "core/plot/canvas.h"
 #include "core/plot/dot_plot.h"
-#include "core/plot/view_compute.h"
+#include "core/analysis/views/view_compute.h"
 #include "core/report/decay_curves.h"
 #include "core/schemes/inline_spec.h"
 #include "core/schemes/registry.h"

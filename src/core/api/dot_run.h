@@ -13,7 +13,7 @@
 
 #include <pe/dot.h>
 
-#include "core/analysis/view_data.h"
+#include "core/analysis/views/view_data.h"
 #include "core/spec/scheme.h"
 
 namespace pe {

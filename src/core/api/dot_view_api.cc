@@ -1,7 +1,7 @@
 // The views of pe::RunDot (include/pe/dot.h, `pe dot --view`): the inputs
 // (files, inline specs, the scheme flags' series, or learned tables beside
-// their resized versions), computed by core/plot/view_compute.h, written as
-// CSV/JSON (core/analysis/view_data.h) and drawn by core/plot/view_plot.h.
+// their resized versions), computed by core/analysis/views/view_compute.h, written as
+// CSV/JSON (core/analysis/views/view_data.h) and drawn by core/plot/view_plot.h.
 // Which view a request gets by default is PickDotView's choice: RoPE (a
 // rope spec, or a file with cos and sin or inv_freq and no --tensor) → qk
 // with RoFormer's bound; ALiBi → heads; sincos-2d and vision-rope → grid;
@@ -18,7 +18,7 @@
 #include "core/base/table_set.h"
 #include "core/plot/canvas.h"
 #include "core/plot/dot_plot.h"
-#include "core/plot/view_compute.h"
+#include "core/analysis/views/view_compute.h"
 #include "core/plot/view_plot.h"
 #include "core/schemes/inline_spec.h"
 #include "core/spec/params.h"

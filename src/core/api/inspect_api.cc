@@ -1,7 +1,7 @@
 // The public API's inspection (include/pe/inspect.h) over the core: the
 // statistics (analysis/stats.h), the identification of IdentifyTable
-// (analysis/identify_table.h), the axes and kinds of a file's tensors
-// (analysis/tensor_kind.h), the picture (plot/heatmap.h) and the reports
+// (analysis/identify/identify_table.h), the axes and kinds of a file's tensors
+// (analysis/identify/tensor_kind.h), the picture (plot/heatmap.h) and the reports
 // (report/inspect_text.h). `pe inspect` is a client of these calls.
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -15,9 +15,9 @@
 
 #include <pe/inspect.h>
 
-#include "core/analysis/identify_table.h"
+#include "core/analysis/identify/identify_table.h"
 #include "core/analysis/stats.h"
-#include "core/analysis/tensor_kind.h"
+#include "core/analysis/identify/tensor_kind.h"
 #include "core/api/api_impl.h"
 #include "core/base/error.h"
 #include "core/base/output.h"

@@ -1,6 +1,6 @@
 // The public API of model artifacts (include/pe/model.h) over the core: the
 // readers (core/models/artifact.h), the ONNX caches identified by value,
-// the checks of core/analysis/artifact_checks.h, where the plan changes
+// the checks of core/analysis/verify/artifact_checks.h, where the plan changes
 // (core/spec/plan_switches.h), and the reports of core/report/model_text.h.
 #include <pe/model.h>
 
@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/analysis/artifact_checks.h"
-#include "core/analysis/onnx_cache_identify.h"
+#include "core/analysis/verify/artifact_checks.h"
+#include "core/analysis/identify/onnx_cache_identify.h"
 #include "core/api/api_impl.h"
 #include "core/base/error.h"
 #include "core/formats/format.h"

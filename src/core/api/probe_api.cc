@@ -1,5 +1,5 @@
 // The public API of rotation probes (include/pe/probe.h): read a probe,
-// reconstruct its structure (analysis/probe_fit.h), build the plan's exact
+// reconstruct its structure (analysis/identify/probe_fit.h), build the plan's exact
 // cos/sin at float64 through the rope scheme's generator, and compare per
 // pair with the tolerance rules of tables (analysis/tolerance.h).
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 
 #include <pe/probe.h>
 
-#include "core/analysis/probe_fit.h"
+#include "core/analysis/identify/probe_fit.h"
 #include "core/analysis/tolerance.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"

@@ -1,7 +1,7 @@
 // pe/resize.h over the upsampling kernels (core/numerics/upsample.h), the
 // rules (core/schemes/resize_rules.h), the learned-table reader
 // (core/models/learned_table.h) and the fault finder
-// (core/analysis/resize_diagnose.h).
+// (core/analysis/verify/resize_diagnose.h).
 #include <pe/resize.h>
 
 #include <fmt/format.h>
@@ -9,11 +9,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/analysis/resize_diagnose.h"
+#include "core/analysis/verify/resize_diagnose.h"
 #include "core/api/api_impl.h"
 #include "core/base/error.h"
 #include "core/models/learned_table.h"
-#include "core/plot/view_compute.h"
+#include "core/schemes/inline_spec.h"
 #include "core/schemes/resize_rules.h"
 
 namespace pe {

@@ -1,5 +1,5 @@
 // The public API's views (include/pe/view.h) over the core: ComputeView
-// (core/plot/view_compute.h), the writers of core/analysis/view_data.h
+// (core/analysis/views/view_compute.h), the writers of core/analysis/views/view_data.h
 // and RenderView (core/plot/view_plot.h), the code `pe dot --view` runs.
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 
 #include <pe/view.h>
 
-#include "core/plot/view_compute.h"
-#include "core/analysis/view_data.h"
+#include "core/analysis/views/view_compute.h"
+#include "core/analysis/views/view_data.h"
 #include "core/schemes/registry.h"
 #include "core/spec/params.h"
 #include "core/base/error.h"

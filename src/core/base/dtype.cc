@@ -176,7 +176,7 @@ double UlpOf(double value, DType dtype) {
   if (std::isfinite(value)) return UlpRule(dtype)(value);
   // NaN and infinities: what the frexp/ldexp formula always gave (NaN fails
   // |v| >= smallest normal: that normal's ulp; glibc's frexp gives ±inf the
-  // exponent 0, so 2^(-1-(p-1))); tests/core/ulp_test.cc keeps the formula.
+  // exponent 0, so 2^(-1-(p-1))); tests/core/base/ulp_test.cc keeps the formula.
   const int p = Traits(dtype).mantissa_bits;
   return std::ldexp(1.0, (std::isnan(value) ? MinNormalExponent(dtype) : -1) - (p - 1));
 }

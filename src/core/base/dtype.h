@@ -53,7 +53,7 @@ double UlpOf(double value, DType dtype);
 /// UlpOf(v, dtype) for one dtype, with the dtype's constants looked up once
 /// and the power of two built from v's exponent bits (no frexp/ldexp), for
 /// loops over every entry of a table: the same value as UlpOf for every v
-/// (tests/core/ulp_test.cc checks it against the frexp/ldexp formula).
+/// (tests/core/base/ulp_test.cc checks it against the frexp/ldexp formula).
 class UlpRule {
  public:
   explicit UlpRule(DType dtype);

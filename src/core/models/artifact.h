@@ -101,7 +101,7 @@ ModelArtifact OpenModelArtifact(const std::string& path);
 // One reader per artifact kind, each in its own file of core/models/ (the
 // dispatcher, OpenModelArtifact, is in artifact.cc).
 ModelArtifact ReadGgufArtifact(const std::string& path);      ///< gguf_artifact.cc
-ModelArtifact ReadHfFolderArtifact(const std::string& path);  ///< hf_folder.cc (a folder with config.json)
+ModelArtifact ReadHfFolderArtifact(const std::string& path);  ///< hf_artifact.cc (a folder with config.json)
 ModelArtifact ReadOnnxArtifact(const std::string& path);      ///< onnx_artifact.cc
 ModelArtifact ReadTorchArtifact(const std::string& path);     ///< torch_artifact.cc (.pt/.pth/.bin/.ckpt zip checkpoints)
 ModelArtifact ReadNpzArtifact(const std::string& path);       ///< npz_artifact.cc

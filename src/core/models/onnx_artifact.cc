@@ -13,7 +13,7 @@
 //   settings  context_length and head_size from genai_config.json beside
 //             the file when present (1 MiB, 100,000 JSON values at most);
 //             rope_theta and rotary_dim of each cos_cache are added by
-//             IdentifyOnnxCaches (core/analysis/onnx_cache_identify.h),
+//             IdentifyOnnxCaches (core/analysis/identify/onnx_cache_identify.h),
 //             which identifies the caches from their values
 #include <fmt/format.h>
 #include <sys/stat.h>

@@ -190,7 +190,7 @@ class SinCosBatch {
   /// row k after its anchor (docs/numerics.md, "The table fast path"; at
   /// most ~2^-42). An ABSOLUTE bound: for a reference to far below a float32
   /// ulp use it as a filter only (pe verify's reference comparison,
-  /// analysis/reference_compare.h). About a tenth of F64Fast's cost per row.
+  /// analysis/verify/reference_compare.h). About a tenth of F64Fast's cost per row.
   /// REQUIRES: |first|, |first + count| <= kMaxExactPosition; n_cos <= size().
   ///
   /// With `state`: a call whose `first` is the end of the previous call

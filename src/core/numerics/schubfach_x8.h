@@ -18,7 +18,7 @@
 // variant of Java's FloatToDecimal) decides the digits by a few
 // comparisons instead of loops, so eight lanes can take them at once, with
 // masks. Its constants (schubfach_tables.inc) are computed exactly by
-// scripts/gen-schubfach-tables.py. tests/core/shortest_float_test.cc
+// scripts/gen-schubfach-tables.py. tests/core/numerics/shortest_float_test.cc
 // compares the text built on it with fmt's for every float of [2^-20, 1]
 // and more (all 2^32 patterns with PE_EXHAUSTIVE=1).
 #pragma once

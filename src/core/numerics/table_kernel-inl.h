@@ -104,7 +104,7 @@ PE_VECTOR_INLINE typename Lanes<W>::F2 Interleave(typename Lanes<W>::F a, typena
 //    below), whose approximation error on |x| <= π/4 is below 2^-58 and
 //    whose evaluation keeps the result within 1 ulp, the same bound as
 //    glibc's sincos that FastSinCos uses, with the same 4x margin in the
-//    anchor bound (docs/numerics.md). tests/core/sinusoid_f64fast_test.cc
+//    anchor bound (docs/numerics.md). tests/core/schemes/sinusoid_f64fast_test.cc
 //    checks these anchors against MPFR directly.
 
 // fdlibm's sin kernel: sin(x + y) ≈ x + x^3·(S1 + x^2·S2 + ... + x^10·S6).

@@ -2,7 +2,7 @@
 // curves of every series on one chart (mean and min–max band, or one
 // anchor row against every row, with the sinusoid's closed form under
 // them), one series' position × position similarity heatmap, and the
-// Unicode chart. The numbers come from core/analysis/decay.h (RoPE q·k from
+// Unicode chart. The numbers come from core/analysis/decay/decay.h (RoPE q·k from
 // rope_views.h); the request's plot flags (pe/dot.h) style them.
 #pragma once
 
@@ -15,8 +15,8 @@
 
 #include <pe/dot.h>
 
-#include "core/analysis/decay.h"
-#include "core/analysis/rope_views.h"
+#include "core/analysis/decay/decay.h"
+#include "core/analysis/views/rope_views.h"
 #include "core/base/table.h"
 
 namespace pe {

@@ -1,4 +1,4 @@
-// Draws a ViewData (core/analysis/view_data.h): curves as a line chart, one
+// Draws a ViewData (core/analysis/views/view_data.h): curves as a line chart, one
 // panel as a heatmap with axes, several panels as small multiples sharing
 // one colour scale and one colour bar. The reader's controls (title, log
 // axes, limits, colour range and map, size, training length) come in
@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "core/analysis/view_data.h"
+#include "core/analysis/views/view_data.h"
 #include "core/plot/canvas.h"
 
 namespace pe::plot {

@@ -1,6 +1,6 @@
 // The curves of `pe dot`'s decay view as files: CSV (one row per series and
 // offset) and JSON (schema pe.dot/1, one entry per series with its columns).
-// The numbers come from core/analysis/decay.h; these are their renderings,
+// The numbers come from core/analysis/decay/decay.h; these are their renderings,
 // each number in its shortest round-trip form; and the similarity matrix's
 // numbers.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/decay.h"
+#include "core/analysis/decay/decay.h"
 #include "core/base/output.h"
 #include "core/base/table.h"
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <map>
 
-#include "core/analysis/identify.h"
-#include "core/analysis/identify_rope.h"
+#include "core/analysis/identify/identify.h"
+#include "core/analysis/identify/identify_rope.h"
 #include "core/analysis/recipes.h"
-#include "core/analysis/tensor_kind.h"
+#include "core/analysis/identify/tensor_kind.h"
 #include "core/base/error.h"
 #include "core/base/json_number.h"
 #include "core/base/text_escape.h"

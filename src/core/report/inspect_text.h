@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/analysis/identify_table.h"
+#include "core/analysis/identify/identify_table.h"
 #include "core/analysis/stats.h"
 #include "core/base/table.h"
 
@@ -58,7 +58,7 @@ struct InspectListing {
   std::string name;
   std::int64_t rows = 0, cols = 0;
   DType dtype = DType::kFloat32;
-  std::string axes;  ///< AxesOf (analysis/tensor_kind.h)
+  std::string axes;  ///< AxesOf (analysis/identify/tensor_kind.h)
   std::string kind;  ///< KindOf
 };
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analysis/check.h"
-#include "core/analysis/verify.h"
+#include "core/analysis/verify/verify.h"
 #include "core/base/text_escape.h"
 #include "core/models/artifact.h"
 #include "core/spec/plan_switches.h"

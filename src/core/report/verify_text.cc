@@ -46,7 +46,7 @@ std::vector<std::string> ReferenceLines(const Check& c) {
     first += fmt::format("; {} of {} entries over tolerance", d.value("count_over", 0), d.value("entries", 0));
   }
   // Entries whose limit exceeds the values' range pass whatever they hold:
-  // the check says so where the verdict is stated (core/analysis/verify.cc).
+  // the check says so where the verdict is stated (core/analysis/verify/verify.cc).
   if (const auto at = c.summary.find(" entries are unchecked"); at != std::string::npos)
     if (const auto from = c.summary.rfind("; ", at); from != std::string::npos) first += c.summary.substr(from);
   lines.push_back(first);

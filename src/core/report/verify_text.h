@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/analysis/verify.h"
+#include "core/analysis/verify/verify.h"
 #include "core/base/text_escape.h"
 
 namespace pe {

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/alibi.h"
 #include "core/schemes/quad_source.h"
 #include "core/base/version.h"
 

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 
 #include "core/spec/params.h"
 #include "core/base/error.h"
@@ -145,6 +147,29 @@ void CheckFlagsApply(const std::vector<std::string>& given, std::string_view sch
       hint = fmt::format("'pe schemes {}' lists the flags it takes", scheme.name);
     ThrowUsage(where.empty() ? flag : where + ": " + flag, why, hint);
   }
+}
+
+namespace {
+
+bool ParseInt(std::string_view s, std::int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
+void ParseGrid(const std::string& grid, SchemeSpec* spec) {
+  if (grid.empty()) return;
+  const auto x = grid.find_first_of("xX");
+  std::int64_t h = 0, w = 0;
+  bool ok = x == std::string::npos ? ParseInt(grid, &h) && (w = h, true)
+                                   : ParseInt(std::string_view(grid).substr(0, x), &h) &&
+                                         ParseInt(std::string_view(grid).substr(x + 1), &w);
+  if (!ok || h <= 0 || w <= 0)
+    ThrowUsage(fmt::format("--grid '{}'", grid), "expected HxW with positive integers, e.g. 14x14 or 16x8");
+  spec->grid_h = h;
+  spec->grid_w = w;
 }
 
 }  // namespace pe

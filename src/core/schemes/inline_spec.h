@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/error.h"
 #include "core/schemes/registry.h"
 
 namespace pe {
@@ -52,5 +53,22 @@ bool SchemeTakesFlag(const SchemeInfo& scheme, std::string_view flag);
 /// message (an inline spec's "input '...'"; empty for flags).
 void CheckFlagsApply(const std::vector<std::string>& given, std::string_view scheme, bool scheme_given,
                      const std::string& where = {});
+
+/// Parses a grid "HxW" (or "N" for a square grid) into spec->grid_h/grid_w;
+/// an empty string leaves them 0. Throws pe::Error (usage) otherwise.
+void ParseGrid(const std::string& grid, SchemeSpec* spec);
+
+/// Runs `build` (which turns an inline spec into a table); a usage error it
+/// throws ("--head-dim: required by scheme 'rope'") is rethrown naming the
+/// input it came from ("input 'rope:base=5e5': --head-dim: ...").
+template <class F>
+auto BuildInline(const std::string& text, F&& build) {
+  try {
+    return build();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUsage) throw;
+    throw Error(ErrorKind::kUsage, "input '" + text + "': " + e.what());
+  }
+}
 
 }  // namespace pe

@@ -15,7 +15,7 @@
 
 #include "core/base/error.h"
 #include "core/formats/format.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/learned.h"
 #include "core/schemes/quad_source.h"
 #include "core/base/version.h"
 

@@ -10,7 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/numerics/exact_sincos.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/sincos2d.h"
 #include "core/schemes/quad_source.h"
 #include "core/base/version.h"
 

@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
-#include "core/schemes/more_schemes.h"
+#include "core/schemes/t5_bucket.h"
 #include "core/schemes/quad_source.h"
 #include "core/base/version.h"
 

@@ -5,7 +5,7 @@
 // SchemeSpec field with the flag's parsing rule, so a spec given as text
 // builds the same SchemeSpec as the same flags on the command line. A new
 // scheme parameter (a SchemeSpec field and a CLI flag) adds one line to
-// the table in spec_params.cc; tests/core/api_test.cc checks that every
+// the table in spec_params.cc; tests/core/api/api_test.cc checks that every
 // flag the registry lists (`pe schemes`) has a key here.
 #pragma once
 
