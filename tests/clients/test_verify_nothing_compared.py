@@ -1,9 +1,11 @@
 """A verification that compared nothing is not a pass.
 
-- `pe verify --model A --model B` where B is an ONNX export whose RoPE cos
-  and sin are anonymous initializers (what torch.onnx.export(dynamo=True)
-  writes: "unsqueeze_16", [1, 1, 64, 128]) next to no config: B states no
-  plan and no positional tensor, so nothing of A is compared with anything.
+- `pe verify --model A --model B` where B is an ONNX export of weights
+  only (anonymous initializers, as torch.onnx.export(dynamo=True) names
+  them: "val_3", none of them positional) next to no config: B states no
+  plan and holds no positional tensor, so nothing of A is compared with
+  anything. (An export whose cos/sin caches are folded into such
+  initializers is compared with A's plan: test_two_artifacts.py.)
   Exit 1, "nothing was compared" and why, in the text, JSON and JUnit
   reports; --allow-empty: exit 0, the same words marked allowed.
 - `pe verify --model A` of a folder holding only its config.json: the same.
@@ -44,15 +46,11 @@ def llama_folder(scratch):
 
 
 def onnx_export(scratch, cfg, head):
-    """An ONNX export with anonymous caches."""
-    # The caches as transformers computes them (float32 angles), stored the way
-    # the dynamo exporter folds them: [1, 1, 64, 128] initializers named after
-    # the op that produced them.
-    inv_freq = 1.0 / (cfg["rope_theta"] ** (np.arange(0, head, 2, dtype=np.float32) / head))
-    emb = np.concatenate([np.outer(np.arange(64, dtype=np.float32), inv_freq)] * 2, axis=1).astype(np.float32)
-    inits = [numpy_helper.from_array(np.cos(emb)[None, None], "unsqueeze_16"),
-             numpy_helper.from_array(np.sin(emb)[None, None], "unsqueeze_17")]
-    graph = helper.make_graph([helper.make_node("Add", ["unsqueeze_16", "unsqueeze_17"], ["y"])], "g", [],
+    """An ONNX export of weights only, named as the dynamo exporter names them."""
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.standard_normal((64, head)).astype(np.float32), "val_3"),
+             numpy_helper.from_array(rng.standard_normal((64, head)).astype(np.float32), "val_4")]
+    graph = helper.make_graph([helper.make_node("Add", ["val_3", "val_4"], ["y"])], "g", [],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
     os.makedirs(os.path.join(scratch, "export"))
     onnx_path = os.path.join(scratch, "export", "model.onnx")
@@ -60,7 +58,7 @@ def onnx_export(scratch, cfg, head):
     return onnx_path
 
 
-@pytest.mark.parametrize("with_onnx, what", [(True, "config folder against an ONNX export of anonymous caches"),
+@pytest.mark.parametrize("with_onnx, what", [(True, "config folder against an ONNX export of weights only"),
                                              (False, "a config folder alone")], ids=["config+onnx", "config-alone"])
 def test_nothing_compared_fails_unless_allowed(pe, scratch, check, with_onnx, what):
     run = lambda *a: pe(*a, ok=False, cwd=scratch, timeout=120)  # noqa: E731
