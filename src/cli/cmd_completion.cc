@@ -12,11 +12,8 @@
 
 namespace pe::cli {
 
-CLI::App* SetupCompletion(CLI::App& app, CompletionOptions& o) {
-  auto* cmd = app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish)");
+void SetupCompletion(CLI::App* cmd, CompletionOptions& o) {
   cmd->add_option("shell", o.shell, "bash, zsh or fish")->required()->type_name("SHELL");
-  cmd->group("");  // hidden: the installed packages carry the scripts
-  return cmd;
 }
 
 namespace {

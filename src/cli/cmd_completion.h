@@ -17,7 +17,7 @@ struct CompletionOptions {
   std::string shell;  ///< bash, zsh or fish
 };
 
-CLI::App* SetupCompletion(CLI::App& app, CompletionOptions& options);
+void SetupCompletion(CLI::App* cmd, CompletionOptions& options);
 /// `root` is the whole command line (the model is read from it).
 int RunCompletion(const CLI::App& root, const CompletionOptions& options, Console& console);
 

@@ -68,8 +68,7 @@ class DotProgress : public pe::DotObserver {
 
 }  // namespace
 
-CLI::App* SetupDot(CLI::App& app, DotOptions& o) {
-  auto* cmd = app.add_subcommand("dot", "Similarity of positions as a function of their distance: curves, plots, heatmaps");
+void SetupDot(CLI::App* cmd, DotOptions& o) {
   o.cmd = cmd;
   cmd->add_option("inputs", o.inputs,
                   "Table files (any format pe reads) and/or inline specs like "
@@ -143,7 +142,6 @@ Examples:
 Views (--view; docs/dot.md): decay matrix qk bound spectrum ratio temperature heads
 bias offsets buckets grid columns precision collisions.
 )");
-  return cmd;
 }
 
 int RunDot(const DotOptions& o, Console& console) {

@@ -24,7 +24,7 @@ struct DotOptions : pe::DotRequest {
   const CLI::App* cmd = nullptr;
 };
 
-CLI::App* SetupDot(CLI::App& app, DotOptions& options);
+void SetupDot(CLI::App* cmd, DotOptions& options);
 int RunDot(const DotOptions& options, Console& console);
 
 }  // namespace pe::cli

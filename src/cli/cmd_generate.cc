@@ -58,8 +58,7 @@ void AddSpecFlags(CLI::App& cmd, SpecFlags& f) {
   AddSchemeParamFlags(cmd, f);
 }
 
-CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& o) {
-  auto* cmd = app.add_subcommand("generate", "Build an encoding table and write it to a file or stdout");
+void SetupGenerate(CLI::App* cmd, GenerateOptions& o) {
   AddSpecFlags(*cmd, o.spec);
   cmd->add_option("-o,--output", o.output, "Output file; '-' or absent: standard output")->type_name("PATH");
   cmd->add_option("--output-format,--format", o.format,
@@ -108,7 +107,6 @@ Examples:
   pe generate --resize-from pos.npy --resize-rule timm --grid 32x32 --no-antialias -o t.npy
   pe generate --resize-from roberta-base --resize-rule bert-tile --max-len 4098 -o long.safetensors
 )");
-  return cmd;
 }
 
 namespace {

@@ -80,7 +80,7 @@ struct GenerateOptions {
   bool json = false;   ///< --json: a one-line JSON summary of what was written
 };
 
-CLI::App* SetupGenerate(CLI::App& app, GenerateOptions& options);
+void SetupGenerate(CLI::App* cmd, GenerateOptions& options);
 int RunGenerate(const GenerateOptions& options, Console& console);
 
 }  // namespace pe::cli

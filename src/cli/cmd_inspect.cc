@@ -29,8 +29,7 @@ std::string FormatList() {
 
 }  // namespace
 
-CLI::App* SetupInspect(CLI::App& app, InspectOptions& o) {
-  auto* cmd = app.add_subcommand("inspect", "Show what a table file holds, and identify it when it has no metadata");
+void SetupInspect(CLI::App* cmd, InspectOptions& o) {
   cmd->add_option("FILE", o.files,
                   "Table files (.csv .json .npy .h5 ...) or model folders; several: one report; '-': standard input "
                   "(with --input-format csv|json|npy)")
@@ -92,7 +91,6 @@ Examples:
   pe inspect pe.h5 --plot table.png --group none     # columns as stored (interleaved sin/cos)
 )");
   cmd->footer(cmd->get_footer() + kModelInspectHelp);  // pe inspect MODEL (cli/model_artifacts.h)
-  return cmd;
 }
 
 namespace {

@@ -32,7 +32,7 @@ struct InspectOptions {
   std::string pair;           ///< --pair FILE: the other tensor (sin or cos) of a RoPE cos+sin pair
 };
 
-CLI::App* SetupInspect(CLI::App& app, InspectOptions& options);
+void SetupInspect(CLI::App* cmd, InspectOptions& options);
 int RunInspect(const InspectOptions& options, Console& console);
 
 }  // namespace pe::cli

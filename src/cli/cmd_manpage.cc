@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <fstream>
 
 #include "command_model.h"
 #include <pe/error.h>
@@ -14,12 +15,11 @@
 
 namespace pe::cli {
 
-CLI::App* SetupManpage(CLI::App& app, ManpageOptions& o) {
-  auto* cmd = app.add_subcommand("manpage", "Print the man page of pe or of one command (roff)");
+void SetupManpage(CLI::App* cmd, ManpageOptions& o) {
   cmd->add_option("command", o.command, "A command (generate, dot, ...); absent: pe(1)")->type_name("COMMAND");
   cmd->add_flag("--model-json", o.model_json, "The command model (every command's options) as JSON");
-  cmd->group("");  // hidden: the build makes the installed pages with it
-  return cmd;
+  cmd->add_option("--directory", o.directory, "Write pe.1 and pe-COMMAND.1 of every command into DIR")
+      ->type_name("DIR");
 }
 
 namespace {
@@ -181,10 +181,24 @@ std::string Page(const CommandModel& root, const CommandModel& c, bool is_root) 
   return out;
 }
 
+// Writes `text` to DIR/NAME; a failure is an error naming the file.
+void WritePage(const std::string& directory, const std::string& name, const std::string& text) {
+  const std::string path = directory + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) ThrowUsage(fmt::format("pe manpage --directory '{}'", directory), fmt::format("cannot write {}", path));
+}
+
 }  // namespace
 
 int RunManpage(const CLI::App& root, const ManpageOptions& o, Console&) {
   const CommandModel model = ReadCommandModel(root);
+  if (!o.directory.empty()) {
+    WritePage(o.directory, "pe.1", Page(model, model, true));
+    for (const auto& s : model.subcommands) WritePage(o.directory, "pe-" + s.name + ".1", Page(model, s, false));
+    return kExitOk;
+  }
   if (o.model_json) {
     std::fputs((CommandModelJson(model).dump(2) + "\n").c_str(), stdout);
     return kExitOk;

@@ -2,7 +2,8 @@
 // pe(1), or pe-COMMAND(1), generated from the command model
 // (cli/command_model.h): the description, every option by its --help group
 // with its default, the --help footer's notes and examples. The build runs
-// it to make the installed share/man/man1 pages (CMakeLists.txt), so the
+// it (--directory) to make the installed share/man/man1 pages, one per
+// command of the command table (CMakeLists.txt), so the
 // pages and --help cannot disagree.
 #pragma once
 
@@ -16,9 +17,12 @@ namespace pe::cli {
 struct ManpageOptions {
   std::string command;  ///< empty: pe(1)
   bool model_json = false;  ///< --model-json: the command model as JSON (tests/clients/test_cli_surface.py)
+  /// --directory DIR: writes pe.1 and pe-COMMAND.1 of every visible command
+  /// there (the build's share/man/man1) instead of printing one page.
+  std::string directory;
 };
 
-CLI::App* SetupManpage(CLI::App& app, ManpageOptions& options);
+void SetupManpage(CLI::App* cmd, ManpageOptions& options);
 /// `root` is the whole command line (the model is read from it).
 int RunManpage(const CLI::App& root, const ManpageOptions& options, Console& console);
 

@@ -13,8 +13,7 @@
 
 namespace pe::cli {
 
-CLI::App* SetupSchemes(CLI::App& app, SchemesOptions& o) {
-  auto* cmd = app.add_subcommand("schemes", "List the encoding schemes with their parameters");
+void SetupSchemes(CLI::App* cmd, SchemesOptions& o) {
   cmd->add_option("name", o.name, "Show one scheme in full")->type_name("NAME");
   cmd->add_flag("--json", o.json, "Print the list as JSON");
   cmd->footer(R"(Every scheme takes --dtype (float32, float64, float16, bfloat16) and writes
@@ -27,7 +26,6 @@ Examples:
   pe schemes rope
   pe schemes --json
 )");
-  return cmd;
 }
 
 namespace {

@@ -15,7 +15,7 @@ struct SchemesOptions {
   bool json = false;
 };
 
-CLI::App* SetupSchemes(CLI::App& app, SchemesOptions& options);
+void SetupSchemes(CLI::App* cmd, SchemesOptions& options);
 int RunSchemes(const SchemesOptions& options, Console& console);
 
 }  // namespace pe::cli

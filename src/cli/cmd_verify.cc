@@ -52,7 +52,7 @@ bool Given(const VerifyCliOptions& o, const std::string& name) {
 
 }  // namespace
 
-CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
+void SetupVerify(CLI::App* cmd, VerifyCliOptions& o) {
   auto* cmd = app.add_subcommand("verify", "Check a table against the exact reference or another table; exit 1 if it differs");
   o.cmd = cmd;
   cmd->add_option("FILE", o.files,
@@ -128,7 +128,6 @@ pairs: add --layout interleaved", "positions start at 1: add --start 1");
 an inv_freq is judged as a vector of frequencies (docs/verify.md).
 )");
   cmd->footer(cmd->get_footer() + kModelVerifyHelp);  // pe verify --model (cli/model_artifacts.h)
-  return cmd;
 }
 
 // pe verify FILE --resize-from ORIG: FILE against ORIG resized by the

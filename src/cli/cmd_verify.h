@@ -41,7 +41,7 @@ struct VerifyCliOptions {
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
 };
 
-CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& options);
+void SetupVerify(CLI::App* cmd, VerifyCliOptions& options);
 /// Returns kExitOk when every check passed, kExitCheckFailed otherwise.
 int RunVerify(const VerifyCliOptions& options, Console& console);
 

@@ -10,14 +10,10 @@
 #include <new>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
 
-#include "cmd_completion.h"
-#include "cmd_dot.h"
-#include "cmd_generate.h"
-#include "cmd_inspect.h"
-#include "cmd_manpage.h"
-#include "cmd_verify.h"
-#include "cmd_schemes.h"
+#include "commands.h"
 #include "console.h"
 #include "environment.h"
 #include "help_format.h"
@@ -48,10 +44,10 @@ share/doc/pe under the installation prefix: /usr/share/doc/pe from the Debian
 package, /usr/local/share/doc/pe from cmake --install by default.)";
 
 // The command a run names first, when it is one of those that set up only
-// themselves; "" otherwise. Options before it are the common ones (-q,
-// --quiet, --color WHEN, --color=WHEN).
+// themselves (the visible ones of the command table); "" otherwise.
+// Options before it are the common ones (-q, --quiet, --color WHEN,
+// --color=WHEN).
 std::string_view SoleCommand(int argc, char** argv) {
-  static constexpr std::string_view kCommands[] = {"generate", "dot", "inspect", "verify", "schemes"};
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-q" || a == "--quiet" || a.starts_with("--color=")) continue;
@@ -59,8 +55,8 @@ std::string_view SoleCommand(int argc, char** argv) {
       ++i;
       continue;
     }
-    for (std::string_view c : kCommands)
-      if (a == c) return c;
+    for (const pe::cli::Command& c : pe::cli::Commands())
+      if (!c.hidden && a == c.name) return c.name;
     return "";
   }
   return "";
@@ -96,23 +92,16 @@ int main(int argc, char** argv) {
   // command, completion, man pages) gets them all, so every message and
   // help text is the same either way.
   const std::string_view sole = SoleCommand(argc, argv);
-  const auto wanted = [&](std::string_view name) { return sole.empty() || sole == name; };
-  pe::cli::GenerateOptions generate;
-  CLI::App* generate_cmd = wanted("generate") ? pe::cli::SetupGenerate(app, generate) : nullptr;
-  pe::cli::DotOptions dot;
-  CLI::App* dot_cmd = wanted("dot") ? pe::cli::SetupDot(app, dot) : nullptr;
-  pe::cli::InspectOptions inspect;
-  CLI::App* inspect_cmd = wanted("inspect") ? pe::cli::SetupInspect(app, inspect) : nullptr;
-  pe::cli::VerifyCliOptions verify;
-  CLI::App* verify_cmd = wanted("verify") ? pe::cli::SetupVerify(app, verify) : nullptr;
-  pe::cli::SchemesOptions schemes;
-  CLI::App* schemes_cmd = wanted("schemes") ? pe::cli::SetupSchemes(app, schemes) : nullptr;
-  // Hidden: the build generates the man pages and completions with these.
-  pe::cli::CompletionOptions completion;
-  CLI::App* completion_cmd = sole.empty() ? pe::cli::SetupCompletion(app, completion) : nullptr;
-  pe::cli::ManpageOptions manpage;
-  CLI::App* manpage_cmd = sole.empty() ? pe::cli::SetupManpage(app, manpage) : nullptr;
-  const auto ran = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
+  // Hidden commands (man pages, completions) only when all are set up.
+  pe::cli::CommandOptions options;
+  std::vector<std::pair<const pe::cli::Command*, CLI::App*>> commands;
+  for (const pe::cli::Command& c : pe::cli::Commands()) {
+    if (!sole.empty() && sole != c.name) continue;
+    CLI::App* cmd = app.add_subcommand(std::string(c.name), std::string(c.summary));
+    c.setup(cmd, options);
+    if (c.hidden) cmd->group("");
+    commands.emplace_back(&c, cmd);
+  }
 
   for (CLI::App* sub : app.get_subcommands({})) add_common(*sub);
 
@@ -142,19 +131,14 @@ int main(int argc, char** argv) {
     pe::SetPlanNoteSink([&console](const std::string& note) { console.Warning(note); });
     console.set_color_mode(pe::cli::ParseColorMode(color));
     pe::cli::ApplyEnvironment();
-    if (ran(generate_cmd))
-      memory_subject = generate.output == "-" ? "(to standard output)" : "-o '" + generate.output + "'";
-    if (ran(inspect_cmd)) memory_subject = "'" + inspect.file + "'";
-    if (ran(verify_cmd)) memory_subject = "'" + verify.file + "'";
-    if (ran(dot_cmd) && dot.inputs.size() == 1) memory_subject = "'" + dot.inputs[0] + "'";
     int rc = pe::cli::kExitError;
-    if (ran(generate_cmd)) command = "generate", rc = pe::cli::RunGenerate(generate, console);
-    else if (ran(dot_cmd)) command = "dot", rc = pe::cli::RunDot(dot, console);
-    else if (ran(inspect_cmd)) command = "inspect", rc = pe::cli::RunInspect(inspect, console);
-    else if (ran(verify_cmd)) command = "verify", rc = pe::cli::RunVerify(verify, console);
-    else if (ran(schemes_cmd)) command = "schemes", rc = pe::cli::RunSchemes(schemes, console);
-    else if (ran(completion_cmd)) command = "completion", rc = pe::cli::RunCompletion(app, completion, console);
-    else if (ran(manpage_cmd)) command = "manpage", rc = pe::cli::RunManpage(app, manpage, console);
+    for (const auto& [c, cmd] : commands)
+      if (cmd->parsed()) {
+        command = c->name;
+        memory_subject = c->memory_subject(options);
+        rc = c->run(app, options, console);
+        break;
+      }
     // What stdio still buffers for stdout: a closed pipe ends quietly, a
     // full disk (> /dev/full) is an error, not a silent exit 0.
     if (std::fflush(stdout) != 0) {
