@@ -53,7 +53,6 @@ bool Given(const VerifyCliOptions& o, const std::string& name) {
 }  // namespace
 
 void SetupVerify(CLI::App* cmd, VerifyCliOptions& o) {
-  auto* cmd = app.add_subcommand("verify", "Check a table against the exact reference or another table; exit 1 if it differs");
   o.cmd = cmd;
   cmd->add_option("FILE", o.files,
                   "Tables to verify (.csv .json .npy .h5 ...); several: one report for all; '-': standard input "
