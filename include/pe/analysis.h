@@ -6,6 +6,8 @@
 // "identification" object).
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,10 +36,10 @@ struct IdentifyResult {
 /// `pe inspect` does: a RoPE cos/sin table or inv_freq as such (base,
 /// scaling, recipe), any other table as a member of the sinusoid family.
 /// Throws pe::Error only when reading fails.
-IdentifyResult IdentifyTable(RowStream& table);
+PE_API IdentifyResult IdentifyTable(RowStream& table);
 /// The same, with `pair`: the other tensor of a RoPE cos+sin pair (same
 /// shape; phases from both, as `pe inspect --pair`), or null.
-IdentifyResult IdentifyTable(RowStream& table, RowStream* pair);
+PE_API IdentifyResult IdentifyTable(RowStream& table, RowStream* pair);
 
 // ---- verify -----------------------------------------------------------------
 
@@ -84,7 +86,7 @@ struct VerifyRequest {
 
 /// The property checks VerifyRequest::checks names, in the order they run:
 /// "rotation", "shift", "bounds", "norm", "unique".
-std::vector<std::string> VerifyCheckNames();
+PE_API std::vector<std::string> VerifyCheckNames();
 
 /// One check's verdict.
 struct CheckResult {
@@ -114,7 +116,7 @@ struct VerifyResult {
 /// exception. Throws pe::Error (kUsage) when there is nothing to verify
 /// against (no metadata scheme, no spec, no reference, no checks) or a
 /// parameter is invalid; (kInput/kIo) when reading fails.
-VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request = {});
+PE_API VerifyResult VerifyTable(RowStream& table, const VerifyRequest& request = {});
 
 /// The verification of every tensor of a table (a file of several tensors).
 struct VerifySetResult {
@@ -135,23 +137,23 @@ struct VerifySetResult {
 /// nothing describes ("nothing to verify against") is skipped, every other
 /// error stands. request.reference must be null (compare one tensor with
 /// VerifyTable). Throws pe::Error (kUsage) when no tensor can be verified.
-VerifySetResult VerifyTableSet(Table& table, const VerifyRequest& request = {});
+PE_API VerifySetResult VerifyTableSet(Table& table, const VerifyRequest& request = {});
 
 /// The human report of `pe verify`: the verdict with the figure that
 /// decides it, the reference, notes, the tolerance rule, one line per
 /// check, the diagnosis, and a last line "result: PASS (...)". Every text
 /// from the file is escaped (pe/text.h).
-std::string VerifyText(const VerifyResult& result, const TextStyle& style = {});
+PE_API std::string VerifyText(const VerifyResult& result, const TextStyle& style = {});
 /// The same for a file of several tensors: one section per tensor.
-std::string VerifyText(const VerifySetResult& result, const TextStyle& style = {});
+PE_API std::string VerifyText(const VerifySetResult& result, const TextStyle& style = {});
 /// The last line of VerifyText alone.
-std::string VerifyResultLine(const VerifyResult& result, const TextStyle& style = {});
+PE_API std::string VerifyResultLine(const VerifyResult& result, const TextStyle& style = {});
 
 /// JUnit XML (`pe verify --junit`): one testsuite, one testcase per check
 /// with `classname`, a failing "compared" case when nothing was compared.
-std::string VerifyJUnit(const VerifyResult& result, const std::string& classname = "pe.verify");
+PE_API std::string VerifyJUnit(const VerifyResult& result, const std::string& classname = "pe.verify");
 /// The same for a file of several tensors: one testsuite per verified tensor.
-std::string VerifyJUnit(const VerifySetResult& result, const std::string& classname = "pe.verify");
+PE_API std::string VerifyJUnit(const VerifySetResult& result, const std::string& classname = "pe.verify");
 
 /// A report of several files (`pe verify A B --junit`): one testsuite per
 /// file, "pe verify FILE", whose testcases have `classname` (the file);
@@ -161,13 +163,13 @@ struct VerifyJUnitSuite {
   int tests = 0, failures = 0, errors = 0, skipped = 0;
 };
 /// A file of one tensor: its checks, as VerifyJUnit.
-VerifyJUnitSuite VerifyJUnitFileSuite(const VerifyResult& result, const std::string& classname);
+PE_API VerifyJUnitSuite VerifyJUnitFileSuite(const VerifyResult& result, const std::string& classname);
 /// A file of several tensors: every tensor's checks in one testsuite, named
 /// "TENSOR: CHECK"; a tensor nothing describes is a skipped case "TENSOR".
-VerifyJUnitSuite VerifyJUnitFileSuite(const VerifySetResult& result, const std::string& classname);
+PE_API VerifyJUnitSuite VerifyJUnitFileSuite(const VerifySetResult& result, const std::string& classname);
 /// A file that could not be read: one "read" testcase in error.
-VerifyJUnitSuite VerifyJUnitErrorSuite(const std::string& file, const std::string& message);
-std::string VerifyJUnitReport(const std::vector<VerifyJUnitSuite>& suites);
+PE_API VerifyJUnitSuite VerifyJUnitErrorSuite(const std::string& file, const std::string& message);
+PE_API std::string VerifyJUnitReport(const std::vector<VerifyJUnitSuite>& suites);
 
 // ---- dot curves ---------------------------------------------------------------
 
@@ -189,6 +191,6 @@ struct DotCurve {
 /// Computes the curve (the table is read into memory: every pair of rows
 /// meets; at most 2^28 entries). Throws pe::Error (kUsage) for a max_offset
 /// outside [0, rows-1], (kInput) for a NaN or infinity in the table.
-DotCurve ComputeDot(RowStream& table, const DotOptions& options = {});
+PE_API DotCurve ComputeDot(RowStream& table, const DotOptions& options = {});
 
 }  // namespace pe

@@ -26,6 +26,8 @@
 //   pe::DotOutput out = pe::RunDot(r);        // both files written; out.data empty
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -40,7 +42,7 @@ namespace pe {
 
 /// Told about each decay curve as it is computed (a long table takes
 /// seconds to minutes). The default does nothing.
-class DotObserver {
+class PE_API DotObserver {
  public:
   virtual ~DotObserver() = default;
   /// Series `name`'s curve begins.
@@ -167,6 +169,6 @@ struct DotOutput {
 /// or conflicting flag, an input a flag does not apply to, or a missing
 /// input ("pe dot: needs an input: ..."); (kInput/kIo) when a table cannot
 /// be read or a file written.
-DotOutput RunDot(const DotRequest& request);
+PE_API DotOutput RunDot(const DotRequest& request);
 
 }  // namespace pe

@@ -13,6 +13,8 @@
 // so the exception a caller catches is the one the core threw.
 #pragma once
 
+#include <pe/export.h>
+
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,7 +29,7 @@ enum class ErrorKind {
   kInternal,    ///< a bug in pe; should never reach a caller
 };
 
-class Error : public std::runtime_error {
+class PE_API Error : public std::runtime_error {
  public:
   /// `hint`: what to change, when it is known ("add --scheme alibi"); the
   /// CLI prints it as a second line "pe: hint: ..." (not under --quiet).
@@ -42,13 +44,13 @@ class Error : public std::runtime_error {
 };
 
 /// "usage", "input", "io", "broken-pipe", "internal".
-const char* ErrorKindName(ErrorKind kind);
+PE_API const char* ErrorKindName(ErrorKind kind);
 
 /// Shorthands that throw an Error reading "<what>: <why>" (`what` the
 /// subject, such as "--d-model 0" or "'t.npy'"; `why` the reason).
-[[noreturn]] void ThrowUsage(const std::string& what, const std::string& why);
-[[noreturn]] void ThrowUsage(const std::string& what, const std::string& why, const std::string& hint);
-[[noreturn]] void ThrowInput(const std::string& what, const std::string& why);
-[[noreturn]] void ThrowIo(const std::string& what, const std::string& why);
+[[noreturn]] PE_API void ThrowUsage(const std::string& what, const std::string& why);
+[[noreturn]] PE_API void ThrowUsage(const std::string& what, const std::string& why, const std::string& hint);
+[[noreturn]] PE_API void ThrowInput(const std::string& what, const std::string& why);
+[[noreturn]] PE_API void ThrowIo(const std::string& what, const std::string& why);
 
 }  // namespace pe

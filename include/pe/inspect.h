@@ -26,6 +26,8 @@
 //   std::fputs(pe::InspectText(in).c_str(), stdout);
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -129,24 +131,24 @@ struct InspectResult {
 /// of a file of several, "--group" or "--cmap" without "--plot", a model's
 /// config.json given for its folder); (kInput/kIo) when a file cannot be
 /// read ("No such file or directory") or the picture cannot be written.
-InspectResult InspectFile(const InspectRequest& request);
+PE_API InspectResult InspectFile(const InspectRequest& request);
 
 /// `pe inspect`'s human report, handed to `write` in pieces (lines, each
 /// escaped: pe/text.h). Reads the rows shown from the file.
-void InspectText(const InspectResult& result, const std::function<void(std::string_view)>& write);
+PE_API void InspectText(const InspectResult& result, const std::function<void(std::string_view)>& write);
 /// The same as one string.
-std::string InspectText(const InspectResult& result);
+PE_API std::string InspectText(const InspectResult& result);
 
 /// `pe inspect --json`'s document (schema "pe.inspect/1"; a file of several
 /// tensors: "tensors" and "details"), ending in a newline, in pieces.
-void InspectJson(const InspectResult& result, const std::function<void(std::string_view)>& write);
+PE_API void InspectJson(const InspectResult& result, const std::function<void(std::string_view)>& write);
 /// The same as one string.
-std::string InspectJson(const InspectResult& result);
+PE_API std::string InspectJson(const InspectResult& result);
 
 /// What the rows and columns of a tensor are, named from its metadata's
 /// scheme and its tensor name: "positions x channels", "heads x key
 /// positions", "frequencies x 1", "grid cells x channels", ...; "rows x
 /// columns" when nothing says.
-std::string TensorAxes(const TensorInfo& info);
+PE_API std::string TensorAxes(const TensorInfo& info);
 
 }  // namespace pe

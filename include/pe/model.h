@@ -31,6 +31,8 @@
 //   std::fputs(pe::ModelVerifyText(v).c_str(), stdout);   // as pe verify --model A --model B
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -50,7 +52,7 @@ namespace pe {
 /// folder with config.json, a .gguf or .onnx file, or a checkpoint holding
 /// several tensors (a checkpoint of one tensor, and an .npz, stay tables).
 /// Never throws: a file that cannot be read is left to the table reader.
-bool IsModelArtifact(const std::string& path);
+PE_API bool IsModelArtifact(const std::string& path);
 
 /// One plan-relevant value as the artifact states it.
 struct ModelSetting {
@@ -165,13 +167,13 @@ struct ModelInspection {
 /// unreadable, malformed or unsafe (a link out of the folder, a size past
 /// its bounds), (kIo) when a read is refused. A tensor that fails its check
 /// is a result, not an exception.
-ModelInspection InspectModel(const std::string& path);
+PE_API ModelInspection InspectModel(const std::string& path);
 
 /// The text of `pe inspect MODEL` (without the hint, which the CLI prints on
 /// stderr): the plan, ALiBi slopes, where the plan changes, the settings,
 /// each positional tensor with its checks, notes and warnings. Every text
 /// from the artifact is escaped (pe/text.h).
-std::string ModelInspectText(const ModelInspection& inspection, const TextStyle& style = {});
+PE_API std::string ModelInspectText(const ModelInspection& inspection, const TextStyle& style = {});
 
 /// What `pe verify --model` compares.
 struct ModelVerifyRequest {
@@ -199,16 +201,16 @@ struct ModelVerifyResult {
 
 /// Verifies the artifacts of `request`. Throws pe::Error (kUsage) for no
 /// model or more than two; (kInput/kIo) as InspectModel.
-ModelVerifyResult VerifyModels(const ModelVerifyRequest& request);
+PE_API ModelVerifyResult VerifyModels(const ModelVerifyRequest& request);
 
 /// The text of `pe verify --model`: "verify model A (...) against B (...)",
 /// the notes, one line per check, and the last line "result: ...".
-std::string ModelVerifyText(const ModelVerifyResult& result, const TextStyle& style = {});
+PE_API std::string ModelVerifyText(const ModelVerifyResult& result, const TextStyle& style = {});
 
 /// Where the notes of a config reader go: assumptions it made (a model_type
 /// with no family rule, read with the generic one). Each note is said once
 /// per process; by default as a line "pe: warning: ..." on stderr. The CLI
 /// passes its warning line (which --quiet silences).
-void SetPlanNoteSink(std::function<void(const std::string&)> sink);
+PE_API void SetPlanNoteSink(std::function<void(const std::string&)> sink);
 
 }  // namespace pe

@@ -7,13 +7,15 @@
 // (the CLI's JUnit file) uses the same rule.
 #pragma once
 
+#include <pe/export.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace pe {
 
-class AtomicOutput {
+class PE_API AtomicOutput {
  public:
   /// Creates the temporary file now, so a target that cannot be written
   /// fails before any work. Throws pe::Error (kIo) when the target's folder
@@ -42,6 +44,6 @@ class AtomicOutput {
 /// write to a closed pipe then fails with EPIPE) and SIGXFSZ (EFBIG). Call
 /// once, at program start; a program that handles these signals itself
 /// does not call it.
-void InstallInterruptCleanup();
+PE_API void InstallInterruptCleanup();
 
 }  // namespace pe

@@ -13,6 +13,8 @@
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
 #pragma once
 
+#include <pe/export.h>
+
 #include <pe/analysis.h>
 #include <pe/dot.h>
 #include <pe/error.h>
@@ -32,6 +34,6 @@
 namespace pe {
 
 /// The library's version, "MAJOR.MINOR.PATCH" (as `pe --version`).
-std::string_view Version();
+PE_API std::string_view Version();
 
 }  // namespace pe

@@ -12,6 +12,8 @@
 // e_b to −sin·e_a + cos·e_b, so θ = atan2(probe[r, a, b], probe[r, a, a]).
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,12 +29,12 @@ namespace pe {
 constexpr std::int64_t kMaxProbeEntries = std::int64_t{1} << 26;
 
 /// Whether `info` is shaped like a probe: 3-D [L, d, d] with d >= 2.
-bool IsProbeShape(const TensorInfo& info);
+PE_API bool IsProbeShape(const TensorInfo& info);
 
 /// Parses a positions list: items joined by ',', an item P or
 /// START:STOP[:STEP] (Python's range, STOP excluded) or A-B (inclusive).
 /// Throws pe::Error (kUsage) naming `what` for a malformed list.
-std::vector<std::int64_t> ParsePositionList(const std::string& text, const std::string& what = "--positions");
+PE_API std::vector<std::int64_t> ParsePositionList(const std::string& text, const std::string& what = "--positions");
 
 /// One rotating pair as found in a probe.
 struct ProbePair {
@@ -72,10 +74,10 @@ struct ProbeStructure {
 /// Throws pe::Error (kInput) for a probe that is not [L, d, d], too large
 /// (kMaxProbeEntries) or holds a NaN or infinity; (kUsage) when
 /// positions.size() != L.
-ProbeStructure AnalyzeProbe(RowStream& probe, const std::vector<std::int64_t>& positions = {});
+PE_API ProbeStructure AnalyzeProbe(RowStream& probe, const std::vector<std::int64_t>& positions = {});
 
 /// The text `pe inspect` prints for a probe (lines "probe ...", "pairs ...").
-std::string ProbeStructureText(const ProbeStructure& s);
+PE_API std::string ProbeStructureText(const ProbeStructure& s);
 
 /// What to verify a probe against.
 struct ProbeRequest {
@@ -104,15 +106,15 @@ struct ProbeVerifyResult {
 /// Verifies `probe` against the plan. A failed check is a result. Throws
 /// pe::Error (kInput) for a malformed probe, (kUsage) for a bad plan or
 /// positions.
-ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request);
+PE_API ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request);
 
 /// The human report: a verdict line, the plan, the tolerance, one line per
 /// check, the diagnoses, "result: PASS|FAIL (...)".
-std::string ProbeVerifyText(const ProbeVerifyResult& result, const TextStyle& style = {});
+PE_API std::string ProbeVerifyText(const ProbeVerifyResult& result, const TextStyle& style = {});
 
 /// The JUnit XML report of `result` (`pe verify --probe FILE --junit OUT`):
 /// one testsuite, one testcase per check (classname `classname`), a
 /// <failure> for each failed check with its summary, skipped ones skipped.
-std::string ProbeVerifyJUnit(const ProbeVerifyResult& result, const std::string& classname = "pe.verify");
+PE_API std::string ProbeVerifyJUnit(const ProbeVerifyResult& result, const std::string& classname = "pe.verify");
 
 }  // namespace pe

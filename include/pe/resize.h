@@ -39,6 +39,8 @@
 //   pe::ResizedTable t = pe::Resize(vit.data(), 197, 768, o);  // 577 x 768
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -77,16 +79,16 @@ inline constexpr std::uint64_t kMaxResizedBytes = std::uint64_t{4} << 30;
 /// (usage) naming the flag for an unknown rule or mode, a grid that does not
 /// match the rows, a knob the mode refuses, or a result of more than
 /// kMaxResizedBytes (checked before anything is allocated).
-ResizedTable Resize(const float* table, std::int64_t rows, std::int64_t cols, const ResizeOptions& options);
+PE_API ResizedTable Resize(const float* table, std::int64_t rows, std::int64_t cols, const ResizeOptions& options);
 
 /// The rule names, in the order above.
-std::vector<std::string> ResizeRules();
+PE_API std::vector<std::string> ResizeRules();
 
 /// `table` as a Table of one float32 tensor "position_embeddings" (the
 /// values copied) whose metadata names the rule (resize: its description)
 /// and `source` (resize_source), for WriteTableFile: the file
 /// `pe generate --resize-from` writes.
-Table ResizedTableOf(const ResizedTable& table, const std::string& source);
+PE_API Table ResizedTableOf(const ResizedTable& table, const std::string& source);
 
 // ---- a learned table from a file or a model folder ----------------------------
 
@@ -108,7 +110,7 @@ struct LearnedTable {
 /// no such file or folder"). Throws pe::Error (kInput) for a missing or
 /// unreadable source, (kUsage) for a folder with no or several position
 /// tables.
-LearnedTable ReadLearnedTable(const std::string& src, const std::string& what);
+PE_API LearnedTable ReadLearnedTable(const std::string& src, const std::string& what);
 
 /// The rule model family `model_type` (config.json) resizes its table by:
 /// vit, deit, clip, siglip, vit_mae, beit: hf-vit; siglip2: siglip2;
@@ -116,7 +118,7 @@ LearnedTable ReadLearnedTable(const std::string& src, const std::string& what);
 /// folder); qwen3_vl: qwen3-vl; bert, roberta, xlm-roberta, camembert:
 /// bert-tile. Empty for an empty model_type. Throws pe::Error (kUsage)
 /// "--resize-rule: config model_type 'x' has no known rule; name one".
-std::string ResizeRuleOf(const std::string& model_type);
+PE_API std::string ResizeRuleOf(const std::string& model_type);
 
 /// `given` completed from `table`'s config and the grids as text, as
 /// `pe generate --resize-from` does: the rule from model_type when none is
@@ -126,7 +128,7 @@ std::string ResizeRuleOf(const std::string& model_type);
 /// the config when not given. Throws pe::Error (kUsage) naming the flag
 /// for a bad grid (--grid, --from-grid) or interpolate_offset
 /// (--interpolate-offset: finite, >= 0), and as ResizeRuleOf.
-ResizeOptions ResizeOptionsFor(const ResizeOptions& given, const LearnedTable& table, const std::string& grid = "",
+PE_API ResizeOptions ResizeOptionsFor(const ResizeOptions& given, const LearnedTable& table, const std::string& grid = "",
                                const std::string& from_grid = "");
 
 // ---- a port's resized table against the rule ---------------------------------
@@ -154,7 +156,7 @@ struct ResizeDiagnosis {
 /// Resizes `original` [rows, cols] by `options` and compares `port`
 /// [port_rows, port_cols] with it; when they differ, tries the faults.
 /// Throws pe::Error as Resize.
-ResizeDiagnosis DiagnoseResize(const float* original, std::int64_t rows, std::int64_t cols, const ResizeOptions& options,
+PE_API ResizeDiagnosis DiagnoseResize(const float* original, std::int64_t rows, std::int64_t cols, const ResizeOptions& options,
                                const float* port, std::int64_t port_rows, std::int64_t port_cols);
 
 }  // namespace pe

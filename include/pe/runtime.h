@@ -5,6 +5,8 @@
 // PE_DOT_READ_AHEAD, PE_VERIFY_NO_FUSED and PE_ISA: docs/cli.md, "Environment").
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstdint>
 #include <string>
 
@@ -30,11 +32,11 @@ struct RuntimeOptions {
 };
 
 /// The options in effect (the defaults until SetRuntimeOptions).
-const RuntimeOptions& GetRuntimeOptions();
+PE_API const RuntimeOptions& GetRuntimeOptions();
 
 /// Replaces the options; set them before the calls they are meant for
 /// (not while another thread reads a table). Throws pe::Error (kUsage,
 /// naming "isa") for an unknown isa, leaving the options as they were.
-void SetRuntimeOptions(const RuntimeOptions& options);
+PE_API void SetRuntimeOptions(const RuntimeOptions& options);
 
 }  // namespace pe

@@ -26,6 +26,8 @@
 //   cos.ReadAll(buf.data(), buf.size() * sizeof(float));
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -50,7 +52,7 @@ namespace pe {
 /// tensor). `SpecKeys()` lists every key; `pe schemes` and docs/schemes.md
 /// say which scheme reads which. New schemes and parameters need no change
 /// to this API.
-struct Spec {
+struct PE_API Spec {
   std::string scheme = "sinusoidal";
   std::vector<std::pair<std::string, std::string>> params;  ///< in order; a later key wins
 
@@ -68,7 +70,7 @@ struct Spec {
 };
 
 /// Every key a Spec accepts (underscore spelling), in the CLI's order.
-std::vector<std::string> SpecKeys();
+PE_API std::vector<std::string> SpecKeys();
 
 /// How a spec parameter's value is written, on the command line and in a Spec.
 enum class SpecParamType {
@@ -104,7 +106,7 @@ struct SpecParamInfo {
 };
 
 /// Every spec parameter, in SpecKeys() order.
-std::vector<SpecParamInfo> SpecParams();
+PE_API std::vector<SpecParamInfo> SpecParams();
 
 /// Checks `spec` as GenerateTable does before it builds anything, in this
 /// order: the scheme exists ("--scheme 'x': unknown scheme"); every key is
@@ -116,7 +118,7 @@ std::vector<SpecParamInfo> SpecParams();
 /// scheme needs are GenerateTable's to refuse. Returns `spec` with the
 /// scheme's canonical name ("RoPE" -> "rope"; empty stays empty). Throws
 /// pe::Error (kUsage).
-Spec CheckSpec(const Spec& spec);
+PE_API Spec CheckSpec(const Spec& spec);
 
 /// The spec an inline spec stands for ("rope:head-dim=128,base=500000";
 /// docs/cli.md): the scheme's canonical name and the keys given, canonical
@@ -126,7 +128,7 @@ Spec CheckSpec(const Spec& spec);
 /// `text` names an existing file or does not start with a scheme name and
 /// a colon. Throws pe::Error (kUsage) "input '<text>': ..." for an unknown
 /// key, a bad value or a key the scheme does not take.
-std::optional<Spec> InlineSpecOf(const std::string& text);
+PE_API std::optional<Spec> InlineSpecOf(const std::string& text);
 
 /// One scheme of the registry, as `pe schemes` lists it.
 struct SchemeParamInfo {
@@ -142,10 +144,10 @@ struct SchemeDescription {
   std::vector<std::string> flags;  ///< every flag it takes ("--scheme", "--dtype", "--d-model", "--layout", ...)
 };
 /// Every scheme pe can generate.
-std::vector<SchemeDescription> ListSchemes();
+PE_API std::vector<SchemeDescription> ListSchemes();
 /// The scheme called `name` (case-insensitive; aliases accepted). Throws
 /// pe::Error (kUsage) with a "did you mean" for an unknown name.
-SchemeDescription DescribeScheme(std::string_view name);
+PE_API SchemeDescription DescribeScheme(std::string_view name);
 
 /// A block of consecutive rows handed to a ForEachBlock callback.
 struct RowBlock {
@@ -157,7 +159,7 @@ struct RowBlock {
 
 /// The rows of one tensor, produced on demand. Obtained from a Table; valid
 /// as long as the Table lives. Movable, not copyable.
-class RowStream {
+class PE_API RowStream {
  public:
   RowStream(RowStream&&) noexcept;
   RowStream& operator=(RowStream&&) noexcept;
@@ -186,14 +188,15 @@ class RowStream {
   // Internal: the library's side of the pimpl (src/core/api/api_impl.h).
   struct Impl;
   explicit RowStream(std::unique_ptr<Impl> impl);
-  Impl& impl() const { return *impl_; }
 
  private:
+  friend struct ImplAccess;  // the library's only way in (src/core/api/api_impl.h)
+  Impl& impl() const { return *impl_; }
   std::unique_ptr<Impl> impl_;
 };
 
 /// A set of named tensors with shared metadata. Movable, not copyable.
-class Table {
+class PE_API Table {
  public:
   Table(Table&&) noexcept;
   Table& operator=(Table&&) noexcept;
@@ -214,9 +217,10 @@ class Table {
   // Internal: the library's side of the pimpl (src/core/api/api_impl.h).
   struct Impl;
   explicit Table(std::unique_ptr<Impl> impl);
-  Impl& impl() const { return *impl_; }
 
  private:
+  friend struct ImplAccess;  // the library's only way in (src/core/api/api_impl.h)
+  Impl& impl() const { return *impl_; }
   std::unique_ptr<Impl> impl_;
 };
 
@@ -226,7 +230,7 @@ class Table {
 /// its flag ("--d-model 0: ..."), a key the scheme does not take ("--heads:
 /// applies to alibi, ...") or an unknown key/scheme (with a "did you
 /// mean"). An empty spec.scheme is the default, sinusoidal.
-Table GenerateTable(const Spec& spec);
+PE_API Table GenerateTable(const Spec& spec);
 
 /// Options of OpenTableFile.
 struct ReadOptions {
@@ -240,7 +244,7 @@ struct ReadOptions {
 /// Headers are checked against the file before anything is allocated.
 /// Throws pe::Error (kInput) naming the file when it is missing, malformed
 /// or of an unsupported kind.
-Table OpenTableFile(const std::string& path, const ReadOptions& options = {});
+PE_API Table OpenTableFile(const std::string& path, const ReadOptions& options = {});
 
 /// The most bytes SpoolInput copies (1 GiB, the cap of a JSON table file).
 inline constexpr std::uint64_t kMaxSpoolBytes = std::uint64_t{1} << 30;
@@ -256,27 +260,27 @@ inline constexpr std::uint64_t kMaxSpoolBytes = std::uint64_t{1} << 30;
 /// removed at exit and by InstallInterruptCleanup's handler; spools left by
 /// runs that are gone (killed) are removed first. Throws pe::Error (kInput,
 /// "standard input: ...") or (kIo) when the folder cannot be written.
-std::string SpoolInput(int fd, const std::string& format, const std::string& dir);
+PE_API std::string SpoolInput(int fd, const std::string& format, const std::string& dir);
 
 /// The names of the tensors of a file of several (HDF5 datasets, tensors of
 /// safetensors, JSON, npz, checkpoints, GGUF, ONNX), in file order; empty
 /// for a file of one table. Same errors as OpenTableFile.
-std::vector<std::string> ListTableTensors(const std::string& path, const ReadOptions& options = {});
+PE_API std::vector<std::string> ListTableTensors(const std::string& path, const ReadOptions& options = {});
 
 /// Whether `text` is an inline spec ("rope:head-dim=64,base=500000";
 /// docs/cli.md) rather than a file name: it starts with a scheme's name and
 /// a colon and names no existing file. Throws pe::Error (kUsage) for an
 /// inline spec with an unknown key or a bad value.
-bool IsInlineSpec(const std::string& text);
+PE_API bool IsInlineSpec(const std::string& text);
 
 /// The format names ReadOptions::format and WriteOptions::format accept
 /// ("csv", "json", "npy", "hdf5", "safetensors", ...).
-std::vector<std::string> TableFormats();
+PE_API std::vector<std::string> TableFormats();
 /// The formats WriteTableFile writes ("csv", "json", "npy", "hdf5",
 /// "safetensors"), a subset of TableFormats() in its order.
-std::vector<std::string> WritableTableFormats();
+PE_API std::vector<std::string> WritableTableFormats();
 /// Whether `name` is one of TableFormats() (or "h5", another name of hdf5).
-bool KnownTableFormat(std::string_view name);
+PE_API bool KnownTableFormat(std::string_view name);
 
 /// A tensor in the caller's memory: `data` holds product(shape) elements of
 /// `dtype`, C order. Not copied: it must outlive the Table wrapping it.
@@ -290,7 +294,7 @@ struct TensorView {
 /// A Table over tensors in the caller's memory (no copy), for WriteTableFile,
 /// VerifyTable, IdentifyTable and ComputeDot. Throws pe::Error (kUsage) for
 /// an empty shape, a zero or negative extent, duplicate names or no tensor.
-Table WrapTensors(const std::vector<TensorView>& tensors, const MetaList& metadata = {});
+PE_API Table WrapTensors(const std::vector<TensorView>& tensors, const MetaList& metadata = {});
 
 /// Options of WriteTableFile: `pe generate`'s --output-format, --threads,
 /// --compress, --fsync and its progress bar. They hold for this call only.
@@ -314,7 +318,7 @@ struct WriteOptions {
 /// ("format 'x': unknown format (known: ...)"), a read-only format, an
 /// unknown extension ("-o 'x.abc': unknown file extension; use --format
 /// (...)") and HDF5 on standard output.
-std::string OutputFormat(const std::string& path, const std::string& format = "");
+PE_API std::string OutputFormat(const std::string& path, const std::string& format = "");
 
 /// Writes every tensor of `table` to `path` in the format of its extension
 /// (or options.format), atomically: the file appears complete or not at
@@ -323,6 +327,6 @@ std::string OutputFormat(const std::string& path, const std::string& format = ""
 /// several is refused. Throws pe::Error (kUsage) for a bad option ("--compress
 /// 4: applies to HDF5 output only (-o FILE.h5)", threads outside 0..1024),
 /// (kIo) when writing fails, leaving no file behind.
-void WriteTableFile(Table& table, const std::string& path, const WriteOptions& options = {});
+PE_API void WriteTableFile(Table& table, const std::string& path, const WriteOptions& options = {});
 
 }  // namespace pe

@@ -6,6 +6,8 @@
 // report should too.
 #pragma once
 
+#include <pe/export.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,22 +19,22 @@ namespace pe {
 /// bytes that are not valid UTF-8 are written as escapes (`\n`, `\t`, `\r`,
 /// `\xNN`, `\u0085`); valid UTF-8 is kept. Idempotent on its own output's
 /// printable part, and never produces a control byte or a line break.
-std::string EscapeText(std::string_view s);
+PE_API std::string EscapeText(std::string_view s);
 
 /// As EscapeText, and additionally the XML specials & < > " ' as entities:
 /// the result is well-formed XML 1.0 character data or attribute value.
-std::string XmlText(std::string_view s);
+PE_API std::string XmlText(std::string_view s);
 
 /// As XmlText, with line breaks kept as character references (`&#10;`):
 /// a multi-line message as one attribute value.
-std::string XmlTextKeepLines(std::string_view s);
+PE_API std::string XmlTextKeepLines(std::string_view s);
 
 /// The closest name in `candidates` to `name` by edit distance, or empty
 /// when nothing is close (for "did you mean" hints).
-std::string ClosestName(std::string_view name, const std::vector<std::string_view>& candidates);
+PE_API std::string ClosestName(std::string_view name, const std::vector<std::string_view>& candidates);
 
 /// How a human-readable report is rendered.
-struct TextStyle {
+struct PE_API TextStyle {
   /// PASS, FAIL and SKIP in bold green, red and yellow (ANSI escapes).
   bool color = false;
 

@@ -5,6 +5,8 @@
 // header). All types here are plain values: copyable, no hidden state.
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,17 +23,17 @@ namespace pe {
 enum class DType : std::uint8_t { kFloat16, kBFloat16, kFloat32, kFloat64 };
 
 /// "float16", "bfloat16", "float32", "float64" (the spelling of --dtype).
-std::string_view DTypeName(DType dtype);
+PE_API std::string_view DTypeName(DType dtype);
 
 /// Every DType, in the order above (as --dtype's help lists them).
-std::vector<DType> AllDTypes();
+PE_API std::vector<DType> AllDTypes();
 
 /// Bytes per element: 2, 2, 4, 8.
-std::size_t DTypeSize(DType dtype);
+PE_API std::size_t DTypeSize(DType dtype);
 
 /// Parses a dtype name ("float32", also "f32", "fp32", "bf16", ...).
 /// Throws pe::Error (kUsage) naming the known types when it is unknown.
-DType ParseDType(std::string_view name);
+PE_API DType ParseDType(std::string_view name);
 
 /// One metadata value: an integer, a real or a string.
 using MetaValue = std::variant<std::int64_t, double, std::string>;
@@ -50,11 +52,11 @@ inline constexpr std::size_t kMaxMetadataValueBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kMaxMetadataBytes = std::size_t{1} << 20;
 
 /// The value of `key` in `meta`, or nullptr.
-const MetaValue* FindMeta(const MetaList& meta, std::string_view key);
+PE_API const MetaValue* FindMeta(const MetaList& meta, std::string_view key);
 
 /// A metadata value as text: integers in decimal, reals in the shortest
 /// form that reads back to the same double ("0.1", "10000"), strings as is.
-std::string MetaText(const MetaValue& value);
+PE_API std::string MetaText(const MetaValue& value);
 
 /// The shape, element type and metadata of one tensor.
 ///

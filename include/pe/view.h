@@ -28,6 +28,8 @@
 //   pe::PlotView(v, "qk.png");                    // as --plot qk.png (.png .svg .pdf)
 #pragma once
 
+#include <pe/export.h>
+
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -105,13 +107,13 @@ struct View {
 
 /// The view names: qk, bound, spectrum, ratio, temperature, heads, bias,
 /// offsets, buckets, grid, columns, precision, collisions.
-std::vector<std::string> ViewNames();
+PE_API std::vector<std::string> ViewNames();
 
 /// The view `pe dot` draws for `inputs` when none is named (rope → "qk",
 /// alibi → "heads", sincos-2d → "grid", t5-bucket → "buckets", ...; from
 /// the first input's scheme or metadata); "decay" when none of these
 /// applies (then ComputeDot in pe/analysis.h gives the curve).
-std::string DefaultViewName(const std::vector<std::string>& inputs, const ViewRequest& request = {});
+PE_API std::string DefaultViewName(const std::vector<std::string>& inputs, const ViewRequest& request = {});
 
 /// Computes view `name` ("" = DefaultViewName) of `inputs` (inline specs
 /// and/or file paths; at least one, or request.recipe). Throws pe::Error
@@ -119,20 +121,20 @@ std::string DefaultViewName(const std::vector<std::string>& inputs, const ViewRe
 /// (naming both: "--view grid: needs a 2-D encoding ..."), a bad inline
 /// spec ("input 'rope:...': ...") or option; (kInput/kIo) when a file
 /// cannot be read.
-View ComputeView(const std::string& name, const std::vector<std::string>& inputs, const ViewRequest& request = {});
+PE_API View ComputeView(const std::string& name, const std::vector<std::string>& inputs, const ViewRequest& request = {});
 
 /// The view as CSV (one header `series,<x>,<column>...`, one line per point
 /// of every series; panels as panel,<row>,<col>,value, or with several
 /// grids series,patch_row,patch_col,<row>,<col>,value) or JSON (schema
 /// "pe.view/1"): the bytes `pe dot --view NAME -o x.csv` (x.json) writes.
 /// Throws pe::Error (kUsage) for an unknown view name.
-std::string ViewCsv(const View& view);
-std::string ViewJson(const View& view);
+PE_API std::string ViewCsv(const View& view);
+PE_API std::string ViewJson(const View& view);
 
 /// Writes the view to `path` as CSV or JSON (by the extension, or
 /// `format` "csv"/"json"), atomically, as `pe dot -o`. Throws pe::Error
 /// (kUsage) for another extension, (kIo) when writing fails.
-void WriteViewFile(const View& view, const std::string& path, const std::string& format = "");
+PE_API void WriteViewFile(const View& view, const std::string& path, const std::string& format = "");
 
 /// The picture's controls: `pe dot`'s plot flags. Unset values follow the
 /// view (a log y axis for wavelengths, viridis for one-signed values and
@@ -152,6 +154,6 @@ struct PlotOptions {
 /// Draws the view to `path`: PNG, SVG (with <text>) or PDF by the
 /// extension, atomically, as `pe dot --plot`. Throws pe::Error (kUsage)
 /// for another extension or a bad option, (kIo) when writing fails.
-void PlotView(const View& view, const std::string& path, const PlotOptions& options = {});
+PE_API void PlotView(const View& view, const std::string& path, const PlotOptions& options = {});
 
 }  // namespace pe

@@ -38,8 +38,8 @@ std::string Dump(const nlohmann::ordered_json& j) {
 IdentifyResult IdentifyTable(RowStream& table) { return IdentifyTable(table, nullptr); }
 
 IdentifyResult IdentifyTable(RowStream& table, RowStream* pair) {
-  RowSource& src = *table.impl().source;
-  RowSource* partner = pair ? pair->impl().source : nullptr;
+  RowSource& src = *ImplAccess::Of(table).source;
+  RowSource* partner = pair ? ImplAccess::Of(*pair).source : nullptr;
   if (partner && (partner->info().rows != src.info().rows || partner->info().cols != src.info().cols))
     ThrowUsage(fmt::format("pair '{}'", partner->info().name),
                fmt::format("holds [{}, {}], not the [{}, {}] of '{}'", partner->info().rows, partner->info().cols,
@@ -91,7 +91,7 @@ SchemeSpec InlineReference(const TableInfo& info, const std::string& text) {
 // One request, every client: the CLI's flags, pe::VerifyTable's callers and
 // the Python module's keywords become the same VerifyOptions here.
 VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
-  RowSource& src = *table.impl().source;
+  RowSource& src = *ImplAccess::Of(table).source;
   const TableInfo& info = src.info();
   const std::string name = request.name.empty() ? "<memory>" : request.name;
   VerifyOptions vo;
@@ -100,7 +100,7 @@ VerifyReport VerifyReportOf(RowStream& table, const VerifyRequest& request) {
     ThrowUsage("--reference", "one reference: a table or a named source, not both");
   if (request.reference) {
     if (request.spec) ThrowUsage("reference", "compares with a table; a reference spec cannot be combined with it");
-    vo.reference_file = request.reference->impl().source;
+    vo.reference_file = ImplAccess::Of(*request.reference).source;
     vo.reference_path = request.reference->info().name;
   } else if (!request.reference_source.empty()) {
     const bool inline_spec = ParseInlineSpecText(request.reference_source).has_value();
@@ -283,7 +283,7 @@ std::string VerifyJUnitReport(const std::vector<VerifyJUnitSuite>& suites) {
 }
 
 DotCurve ComputeDot(RowStream& table, const DotOptions& options) {
-  RowSource& src = *table.impl().source;
+  RowSource& src = *ImplAccess::Of(table).source;
   DecayOptions d;
   d.cosine = options.cosine;
   d.max_offset = options.max_offset;

@@ -26,6 +26,13 @@ struct Table::Impl {
   std::vector<RowStream> streams;  ///< one per set.tensors entry, same order
 };
 
+/// The pimpls' insides, for the library alone: impl() is private, so a
+/// client of include/pe cannot reach a core type through it.
+struct ImplAccess {
+  static RowStream::Impl& Of(const RowStream& stream) { return stream.impl(); }
+  static Table::Impl& Of(const Table& table) { return table.impl(); }
+};
+
 struct VerifyResult::Details {
   VerifyReport report;
 };

@@ -343,7 +343,7 @@ void WriteTableFile(Table& table, const std::string& path, const WriteOptions& o
   settings.hdf5_gzip_level = options.gzip_level;
   settings.fsync = options.fsync;
   settings.progress = options.progress;
-  WriteTables(table.impl().set, format, path, settings);
+  WriteTables(ImplAccess::Of(table).set, format, path, settings);
 }
 
 }  // namespace pe

@@ -1,5 +1,7 @@
 #include "core/base/output.h"
 
+#include <pe/output.h>  // InstallInterruptCleanup is the API's (PE_API)
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>

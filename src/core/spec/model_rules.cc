@@ -1,5 +1,7 @@
 #include "core/spec/model_rules.h"
 
+#include <pe/model.h>  // SetPlanNoteSink is the API's (PE_API)
+
 #include <fmt/format.h>
 
 #include <algorithm>
