@@ -764,10 +764,10 @@ void BindModels(py::module_& m) {
         std::string json, text, hint;
         {
           py::gil_scoped_release unlocked;
-          const pe::ModelInspection m = pe::InspectModel(path);
-          json = m.json;
-          text = pe::ModelInspectText(m);
-          hint = m.hint;
+          const pe::ModelInspection inspection = pe::InspectModel(path);
+          json = inspection.json;
+          text = pe::ModelInspectText(inspection);
+          hint = inspection.hint;
         }
         return py::make_tuple(PyText(json), PyText(text), PyText(hint));
       },

@@ -78,11 +78,11 @@ class TableWriter {
   /// buf.data() and returns their count; `buf` is scratch reused from block
   /// to block (core/base/text_buffer.h: never zero-filled).
   virtual bool encodes_rows() const { return false; }
-  virtual std::size_t EncodeRows(std::int64_t first, std::int64_t count, const std::byte* rows,
-                                 TextBuffer& buf) const {
+  virtual std::size_t EncodeRows(std::int64_t /*first*/, std::int64_t /*count*/, const std::byte* /*rows*/,
+                                 TextBuffer& /*buf*/) const {
     return 0;
   }
-  virtual void WriteEncoded(std::int64_t first, std::int64_t count, std::string_view bytes) {}
+  virtual void WriteEncoded(std::int64_t /*first*/, std::int64_t /*count*/, std::string_view /*bytes*/) {}
 };
 
 /// Streams every row of `source` to `path` ("-" = stdout) in `format`.

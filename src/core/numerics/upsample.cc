@@ -205,7 +205,7 @@ inline float Sum4(float t0, float w0, float t1, float w1, float t2, float w2, fl
 // The generic kernel (upsample_generic_Nd_kernel_impl, 4 taps): for each
 // output, Sum4 over height taps of (Sum4 over width taps of x), height
 // outermost.
-std::vector<float> Generic2d(const float* src, std::int64_t h, std::int64_t w, std::int64_t c, const Taps& th,
+std::vector<float> Generic2d(const float* src, std::int64_t /*h*/, std::int64_t w, std::int64_t c, const Taps& th,
                              const Taps& tw, std::int64_t oh, std::int64_t ow, bool fused) {
   std::vector<float> dst(static_cast<std::size_t>(oh * ow * c));
   std::vector<float> sums(static_cast<std::size_t>(4 * c));
@@ -233,7 +233,7 @@ std::vector<float> Generic2d(const float* src, std::int64_t h, std::int64_t w, s
 // lanes sum right to left (x00*w00 + (x01*w01 + (x10*w10 + x11*w11)), the
 // innermost pair fused on its second product), the channels past the last
 // full 8-lane vector left to right as Sum4.
-std::vector<float> BilinearChannelsLast(const float* src, std::int64_t h, std::int64_t w, std::int64_t c,
+std::vector<float> BilinearChannelsLast(const float* src, std::int64_t /*h*/, std::int64_t w, std::int64_t c,
                                         const Taps& th, const Taps& tw, std::int64_t oh, std::int64_t ow) {
   const bool fv = FusedBits() & 2, ft = FusedBits() & 4;
   std::vector<float> dst(static_cast<std::size_t>(oh * ow * c));

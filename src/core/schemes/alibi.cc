@@ -102,9 +102,9 @@ SchemeInfo AlibiSchemeInfo() {
       b.rows = H * L;  // bias[h, i, j] = -slope_h · |i - j|
       b.shape = {H, L, L};
       set.tensors.push_back(std::make_unique<QuadRowSource>(b, [slopes, L](std::int64_t row, __float128* v) {
-        const __float128 s = slopes[row / L];
+        const __float128 slope = slopes[row / L];
         const std::int64_t i = row % L;
-        for (std::int64_t j = 0; j < L; ++j) v[j] = i == j ? 0 : -s * (i > j ? i - j : j - i);
+        for (std::int64_t j = 0; j < L; ++j) v[j] = i == j ? 0 : -slope * (i > j ? i - j : j - i);
       }));
     }
     return set;

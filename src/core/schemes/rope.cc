@@ -301,13 +301,13 @@ SchemeInfo RopeSchemeInfo() {
     if (!ids.empty()) set.meta.Set("positions", spec.positions);
     const std::int64_t rows = ids.empty() ? spec.max_len : static_cast<std::int64_t>(ids.size());
     for (const bool cosine : {true, false}) {
-      TableInfo info = SetTensorInfo(set.meta, cosine ? "cos" : "sin", rows, width, spec.dtype);
+      TableInfo tensor = SetTensorInfo(set.meta, cosine ? "cos" : "sin", rows, width, spec.dtype);
       const auto make = [&](TableInfo i, std::int64_t start) -> std::unique_ptr<RowSource> {
         return f.ggml && spec.dtype != DType::kFloat64
                    ? GgmlRotaryTable(std::move(i), *f.ggml, layout, cosine, start)
                    : RotaryTable(std::move(i), f.inv_freq, layout, cosine, f.attention_factor, start);
       };
-      set.tensors.push_back(ids.empty() ? make(std::move(info), spec.start) : AtPositions(std::move(info), ids, make));
+      set.tensors.push_back(ids.empty() ? make(std::move(tensor), spec.start) : AtPositions(std::move(tensor), ids, make));
     }
     CheckInvFreqFinite(spec, f.inv_freq);
     set.tensors.push_back(VectorTable(SetTensorInfo(set.meta, "inv_freq", 0, 1, spec.dtype), f.inv_freq));

@@ -64,10 +64,10 @@ enum ParamDefault { kHidden, kShown };
 /// line ("--beta-fast / --beta-slow") give its number and their `part`
 /// (1, 2, ...) after the first, which holds the text.
 struct ParamUse {
-  ParamUse(std::string_view scheme, int line, std::string_view meaning, std::string_view fallback,
-           std::string_view shown_as = {})
-      : scheme(scheme), line(line), meaning(meaning), fallback(fallback), shown_as(shown_as) {}
-  ParamUse(std::string_view scheme, int line, int part) : scheme(scheme), line(line), part(part) {}
+  ParamUse(std::string_view scheme_name, int line_no, std::string_view what, std::string_view default_text,
+           std::string_view also_shown = {})
+      : scheme(scheme_name), line(line_no), meaning(what), fallback(default_text), shown_as(also_shown) {}
+  ParamUse(std::string_view scheme_name, int line_no, int part_no) : scheme(scheme_name), line(line_no), part(part_no) {}
 
   std::string_view scheme;
   int line = 0;

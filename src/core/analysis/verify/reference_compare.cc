@@ -124,9 +124,9 @@ bool QuietRow(const LoadA& load_a, const LoadB& load_b, const std::byte* a, cons
   const bool angle_on = tol.angle_unit > 0;
   // ulp of a finite |v| from its exponent bits (UlpRule), 0 where UlpRule
   // would leave the normal range (the entry is then not quiet).
-  const auto ulp_of = [&](double a) {
+  const auto ulp_of = [&](double value) {
     std::uint64_t bits;
-    std::memcpy(&bits, &a, 8);
+    std::memcpy(&bits, &value, 8);
     std::int64_t e = static_cast<std::int64_t>(bits >> 52) - bias;
     e = e < min_exp ? min_exp : e;
     const std::int64_t k = e - shift;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "core/base/dtype.h"
 #include "core/base/error.h"
@@ -19,6 +20,17 @@ std::string G(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+// The frequencies `spec` gives, or nullopt when its rule refuses it (a
+// scaling or config it has no formula for): a probe, whose refusal the
+// caller's own check reports.
+std::optional<RopeFrequencies> TryRopeFrequencies(const SchemeSpec& spec) {
+  try {
+    return ComputeRopeFrequencies(spec);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 std::string Layout(const std::string& s) {
   return s == "interleaved" || s == "gptj" ? "interleaved" : s == "cache" ? "cache" : "half";
 }
@@ -30,30 +42,26 @@ std::string Scaling(const std::string& s) { return s.empty() || s == "default" ?
 // another peer's rule is that rule, not another factor or scaling.
 std::string SemanticsThatFits(const RopeIdentification& f, const SchemeSpec& d) {
   if (!f.matched || f.omega.empty()) return "";
-  RopeFrequencies seen;
-  try {
-    seen = ComputeRopeFrequencies(f.spec);
-  } catch (const Error&) {
-    return "";
-  }
+  const std::optional<RopeFrequencies> seen_freq = TryRopeFrequencies(f.spec);
+  if (!seen_freq) return "";
+  const RopeFrequencies& seen = *seen_freq;
   for (const char* sem : {"hf", "hf-4.45", "vllm", "llama.cpp"}) {
     if (d.semantics == sem) continue;
     SchemeSpec alt = d;
     alt.semantics = sem;
-    try {
-      const RopeFrequencies rf = ComputeRopeFrequencies(alt);
-      if (rf.inv_freq.size() != seen.inv_freq.size()) continue;
-      bool same = std::fabs(static_cast<double>(rf.attention_factor - seen.attention_factor)) <=
-                  1e-6 * static_cast<double>(seen.attention_factor);
-      for (std::size_t i = 0; same && i < rf.inv_freq.size(); ++i) {
-        const double a = static_cast<double>(rf.inv_freq[i]), b = static_cast<double>(seen.inv_freq[i]);
-        // Pairs the rows do not determine may differ: the slowest ones.
-        const bool determined = i + static_cast<std::size_t>(f.fit.undetermined) < rf.inv_freq.size();
-        same = !determined || std::fabs(a - b) <= 1e-6 * b;
-      }
-      if (same) return sem;
-    } catch (const Error&) {
+    const std::optional<RopeFrequencies> alt_freq = TryRopeFrequencies(alt);
+    if (!alt_freq) continue;
+    const RopeFrequencies& rf = *alt_freq;
+    if (rf.inv_freq.size() != seen.inv_freq.size()) continue;
+    bool same = std::fabs(static_cast<double>(rf.attention_factor - seen.attention_factor)) <=
+                1e-6 * static_cast<double>(seen.attention_factor);
+    for (std::size_t i = 0; same && i < rf.inv_freq.size(); ++i) {
+      const double a = static_cast<double>(rf.inv_freq[i]), b = static_cast<double>(seen.inv_freq[i]);
+      // Pairs the rows do not determine may differ: the slowest ones.
+      const bool determined = i + static_cast<std::size_t>(f.fit.undetermined) < rf.inv_freq.size();
+      same = !determined || std::fabs(a - b) <= 1e-6 * b;
     }
+    if (same) return sem;
   }
   return "";
 }
@@ -86,11 +94,9 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
   }
   double d_af = 1;
   std::int64_t d_dim = d.d_model;
-  try {
-    const RopeFrequencies rf = ComputeRopeFrequencies(d);
-    d_af = static_cast<double>(rf.attention_factor);
-    d_dim = rf.dim;
-  } catch (const Error&) {
+  if (const std::optional<RopeFrequencies> rf = TryRopeFrequencies(d)) {
+    d_af = static_cast<double>(rf->attention_factor);
+    d_dim = rf->dim;
   }
   std::vector<std::string> causes;
   const std::string kind = RopeKindName(f.shape.kind);

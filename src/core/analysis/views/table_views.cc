@@ -213,8 +213,8 @@ std::pair<std::int64_t, std::int64_t> MapCell(std::int64_t r, std::int64_t c, st
   // corners stay corners, and the map is symmetric about the centre.
   auto map = [](std::int64_t i, std::int64_t from, std::int64_t to) {
     const double x = (static_cast<double>(i) + 0.5) * static_cast<double>(to) / static_cast<double>(from) - 0.5;
-    const double r = 2 * i + 1 <= from ? std::ceil(x - 0.5) : std::floor(x + 0.5);
-    return std::clamp<std::int64_t>(static_cast<std::int64_t>(r), 0, to - 1);
+    const double nearest = 2 * i + 1 <= from ? std::ceil(x - 0.5) : std::floor(x + 0.5);
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(nearest), 0, to - 1);
   };
   return {map(r, from_h, to_h), map(c, from_w, to_w)};
 }
