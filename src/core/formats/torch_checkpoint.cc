@@ -134,7 +134,9 @@ std::string LastName(const std::string& path) {
 // [L, d/2, 2]; without the config it stays one column (its shape unknown).
 void ShapeTensorRtCosSin(TorchTensorEntry& e, const ModelFolder& folder, const std::string& what) {
   const std::string last = LastName(e.tensor.path);
-  if ((last != "rotary_cos_sin" && last != "mrope_rotary_cos_sin") || !e.info || e.info->cols != 1) return;
+  if ((last != "rotary_cos_sin" && last != "mrope_rotary_cos_sin") || !e.info || (e.info->cols != 1 && e.info->rows != 1) ||
+      (!e.info->shape.empty() && e.info->shape.size() > 2))
+    return;
   const std::optional<std::string> text = folder.ReadSmall("rope_config.json", what, 1 << 20);
   if (!text) return;
   const std::string cfg = folder.Shown("rope_config.json");
@@ -153,7 +155,7 @@ void ShapeTensorRtCosSin(TorchTensorEntry& e, const ModelFolder& folder, const s
   };
   const std::int64_t d = integer("rotary_embedding_dim"), l = integer("rotary_embedding_max_positions");
   if (d < 0) return;
-  const std::int64_t n = e.info->rows;
+  const std::int64_t n = e.info->rows * e.info->cols;  // [N] or [1, N]
   if (d % 2 != 0 || n % d != 0 || (l > 0 && n / d != l))
     ThrowInput(fmt::format("tensor '{}'", e.tensor.path),
                fmt::format("{} values are not rotary_embedding_max_positions {} x rotary_embedding_dim {} of {} "
