@@ -146,6 +146,12 @@ std::vector<double> ReadValues(const ArtifactTensor& t, std::int64_t max_values)
   return ReadAll(*src, max_values).values;
 }
 
+// One column per frequency: a (cos, sin) pair cache read as two
+// (core/formats/cos_sin_pairs.h) says so in its metadata.
+void CacheLayout(const ArtifactTensor& t, SchemeSpec* s) {
+  if (const MetaValue* l = t.info.meta.Find("layout"); l && MetaToString(*l) == "cache") s->layout = "cache";
+}
+
 // A longrope cache of the short and the long cache one after the other:
 // rows [0, original) computed with short_factor for positions 0..original-1,
 // rows [original, original + max) with long_factor for positions 0..max-1;
@@ -309,23 +315,19 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose, c
       }
       // 16-bit frequencies are judged as float32 values (what they replace).
       const DType judged = t.role == "inv_freq" && Narrow(dt) ? DType::kFloat32 : dt;
-      // One column per frequency (a (cos, sin) pair cache read as two: core/formats/cos_sin_pairs.h).
-      if (const MetaValue* l = t.info.meta.Find("layout"); l && t.role != "inv_freq" && MetaToString(*l) == "cache")
-        s.layout = "cache";
-      if (t.role != "inv_freq")
-        if (std::vector<Check> parts = LongropeParts(t, s, judged, diagnose); !parts.empty()) {
-          for (Check& part : parts) {
-            part.summary = own_plan ? fmt::format("{} ({} group {}): {}", t.role, plan.source, gname, part.summary)
-                                    : fmt::format("{} against {}'s plan ({} group {}; {} states none): {}", t.role,
-                                                  Base(planner->path), plan.source, gname, Base(a.path), part.summary);
-            out.push_back(std::move(part));
-          }
-          continue;
-        }
+      auto planned = [&](const std::string& summary) {
+        return own_plan ? fmt::format("{} ({} group {}): {}", t.role, plan.source, gname, summary)
+                        : fmt::format("{} against {}'s plan ({} group {}; {} states none): {}", t.role,
+                                      Base(planner->path), plan.source, gname, Base(a.path), summary);
+      };
+      if (t.role != "inv_freq") CacheLayout(t, &s);
+      if (std::vector<Check> parts = t.role != "inv_freq" ? LongropeParts(t, s, judged, diagnose) : std::vector<Check>{};
+          !parts.empty()) {
+        for (Check& part : parts) part.summary = planned(part.summary), out.push_back(std::move(part));
+        continue;
+      }
       Check c = VerifyTensor(t, s, judged, diagnose);
-      c.summary = own_plan ? fmt::format("{} ({} group {}): {}", t.role, plan.source, gname, c.summary)
-                           : fmt::format("{} against {}'s plan ({} group {}; {} states none): {}", t.role,
-                                         Base(planner->path), plan.source, gname, Base(a.path), c.summary);
+      c.summary = planned(c.summary);
       if (!own_plan) c.details["plan_from"] = planner->path;
       if (!c.passed && !c.skipped && s.rope_scaling != "none") {
         // Another peer's rule where they disagree (rope_scaling.h)?
