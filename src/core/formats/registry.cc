@@ -304,9 +304,10 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
 // `names` with every (cos, sin) pair cache replaced by its two components
 // (core/formats/cos_sin_pairs.h). A file of one table (.npy) is opened to
 // see; of a checkpoint, the tensors' descriptions (one parse) say which
-// are marked, and only [L, n, 2] ones are opened for the value test; of any
-// other container, at most kMaxPairScan tensors are opened (the listing of
-// a file of thousands of tensors stays one parse).
+// are marked, and only [L, n, 2] ones are opened for the value test; of a
+// safetensors, HDF5 or .npz file of at most kMaxPairScan tensors each is
+// opened (the listing of a file of thousands of tensors stays one parse);
+// GGUF, ONNX and JSON files are not searched.
 constexpr std::size_t kMaxPairScan = 256;
 
 static std::vector<std::string> ExpandCosSinNames(const std::string& path, Format format, const OpenOptions& options,
@@ -319,6 +320,11 @@ static std::vector<std::string> ExpandCosSinNames(const std::string& path, Forma
     std::unique_ptr<RowSource> one = OpenByFormat(path, format, options);
     return CosSinPairsOf(*one) ? components("") : names;
   }
+  // GGUF and ONNX name their tensors by their engines' conventions, JSON
+  // holds pe's own tensors: none is searched (each open would parse the
+  // file again).
+  if (format == Format::kGguf || format == Format::kOnnx || format == Format::kJson || format == Format::kCsv)
+    return names;
   std::vector<const TableInfo*> infos(names.size(), nullptr);
   std::optional<TorchCheckpoint> ck;
   if (format == Format::kTorch) {
