@@ -352,3 +352,12 @@ def test_hostile(pe, scratch, check):
     torch.save({"rotary_cos_sin": torch.zeros(16, 8, 3)}, p3)
     r = pe("verify", p3, *ROPE64, "--tensor", "rotary_cos_sin.cos", ok=False)
     check(one_error_line(r), f"last axis 3: {r.returncode} {r.stderr!r}")
+    # a folder's dump without its rope_config.json: the flat tensor is named in a note, not checked as a sin cache
+    folder = llama_folder(scratch, "nocfg")
+    torch.save({"rotary_inv_freq": torch.from_numpy(inv), "rotary_cos_sin": torch.from_numpy(flat)},
+               os.path.join(folder, "rope_inputs.pt"))
+    r = pe("verify", "--model", folder, "--json")
+    doc = json.loads(r.stdout)
+    check(not any("rotary_cos_sin" in c["name"] for c in doc["checks"]), f"{[c['name'] for c in doc['checks']]}")
+    r = pe("inspect", folder)
+    check("rope_config.json" in r.stdout and "not checked" in r.stdout, f"the note: {r.stdout[-600:]}")

@@ -50,6 +50,14 @@ void ReadCheckpointTensors(const std::string& open_path, const std::string& show
     if (e.info && AppendCosSinPairTensors(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); },
                                           &a))
       continue;
+    if (const std::size_t dot = e.tensor.path.rfind('.');
+        e.tensor.path.substr(dot == std::string::npos ? 0 : dot + 1) == "rotary_cos_sin") {
+      a.notes.push_back(fmt::format("{}tensor '{}' has the name of TensorRT-LLM's (cos, sin) cache but is not read as "
+                                    "one: neither [L, d/2, 2] with position 0 = (a, 0), nor flat with a "
+                                    "rope_config.json beside it to shape it; not checked",
+                                    from, e.tensor.path));
+      continue;
+    }
     std::string role = RoleFromTensorName(e.tensor.path);
     if (role.empty() && e.info)
       role = by_value.Try(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); });
