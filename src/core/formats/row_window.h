@@ -1,5 +1,5 @@
-// Row views of tables: a window of another table's rows, and two tables
-// one after the other. For caches that hold several tables in one tensor:
+// A row view of a table: a window of another table's rows. For caches that
+// hold several tables in one tensor:
 // the concatenated short + long longrope cache (onnxruntime-genai's
 // cos_cache of cat(cos_cache_small, cos_cache_large), vLLM/SGLang's
 // long_short_cos_sin_cache), whose parts are checked against different
@@ -19,8 +19,5 @@ namespace pe {
 /// Throws pe::Error (internal) when the window leaves the table.
 std::unique_ptr<RowSource> RowWindow(std::shared_ptr<RowSource> inner, std::int64_t first, std::int64_t count,
                                      TableInfo info);
-
-/// The rows of `a` then the rows of `b` (same cols and dtype), with `info`.
-std::unique_ptr<RowSource> RowConcat(std::unique_ptr<RowSource> a, std::unique_ptr<RowSource> b, TableInfo info);
 
 }  // namespace pe
