@@ -1,6 +1,6 @@
 """RoPE caches that keep cos and sin in one tensor, and the concatenated
 short + long longrope cache (docs/formats.md "Caches of (cos, sin) pairs",
-docs/models.md "Caches of several forms").
+docs/models.md "Caches in one tensor").
 
 Every table is made here by the engine's own formula, re-typed from its
 source (cited at each function), in torch or numpy; pe's answer is never
