@@ -53,7 +53,7 @@ struct Obj {
 
 const char* const kStorageTypes[] = {
     "FloatStorage", "HalfStorage", "BFloat16Storage", "DoubleStorage", "LongStorage", "IntStorage",
-    "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+    "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage", "ComplexFloatStorage", "ComplexDoubleStorage", "ComplexHalfStorage",
     "QInt8Storage", "QUInt8Storage", "QInt32Storage",
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/formats/cos_sin_pairs.h"
 #include "core/formats/raw_rows_writer.h"
 #include "core/base/mapped_file.h"
 
@@ -271,6 +272,7 @@ NpyLayout ParseNpyHeader(std::string_view head, std::uint64_t file_size, const s
 
   bool big = false;
   DType dtype;
+  std::string complex;  // "complex64" / "complex128": pairs of floats
   if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '>' || descr[0] == '=') && descr[1] == 'f') {
     big = descr[0] == '>';
     switch (descr[2]) {
@@ -279,6 +281,19 @@ NpyLayout ParseNpyHeader(std::string_view head, std::uint64_t file_size, const s
       case '8': dtype = DType::kFloat64; break;
       default: p.Fail(fmt::format("unsupported dtype '{}' (pe reads float16, float32 and float64)", descr));
     }
+  } else if (descr.size() >= 3 && (descr[0] == '<' || descr[0] == '>' || descr[0] == '=') && descr[1] == 'c') {
+    // numpy complex64 / complex128: (real, imag) float pairs, read as
+    // [..., n, 2] floats and split into cos = real, sin = imag
+    // (core/formats/cos_sin_pairs.h).
+    big = descr[0] == '>';
+    const std::string bits = descr.substr(2);
+    if (bits == "8") complex = "complex64", dtype = DType::kFloat32;
+    else if (bits == "16") complex = "complex128", dtype = DType::kFloat64;
+    else p.Fail(fmt::format("unsupported complex dtype '{}' (pe reads complex64 and complex128 as cos/sin pairs)", descr));
+    if (fortran) p.Fail(fmt::format("a Fortran-order complex array (dtype '{}') is not read; save it in C order", descr));
+    if (shape.empty()) p.Fail("a 0-dimensional array is not a table");
+    if (shape.back() > INT64_MAX / 2) p.Fail("'shape' is too large");
+    shape.push_back(2);
   } else if (descr.find('O') != std::string::npos) {
     // Pickled Python objects: loading them can run code. Never.
     p.Fail(fmt::format("object arrays (dtype '{}') are never read; pe reads float16, float32 and float64", descr));
@@ -304,6 +319,13 @@ NpyLayout ParseNpyHeader(std::string_view head, std::uint64_t file_size, const s
     info.shape = shape;
   }
   info.dtype = dtype;
+  if (!complex.empty()) {
+    if (shape.size() < 3 || shape.size() > 3)
+      p.Fail(fmt::format("a {} array of {} dimension{} is not a cos/sin cache (pe reads complex [L, n] arrays: real = "
+                         "cos, imag = sin)",
+                         complex, shape.size() - 1, shape.size() == 2 ? "" : "s"));
+    info.meta.Set(kCosSinPairsKey, complex);
+  }
   // One row or one column: the same bytes in either order.
   if (fortran && (shape.size() == 1 || info.rows == 1 || info.cols == 1)) fortran = false;
   std::uint64_t need;

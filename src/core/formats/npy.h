@@ -23,7 +23,9 @@ std::unique_ptr<TableWriter> MakeNpyWriter(ByteSink& sink);
 /// Reads an NPY file (versions 1.0, 2.0, 3.0) of float16/32/64, either byte
 /// order, C or Fortran order. Leading dimensions of size 1 are dropped
 /// ((1, L, D) is an [L, D] table); 1-D arrays are one column. Validates the
-/// header against the file size before reading anything.
+/// header against the file size before reading anything. A complex64 /
+/// complex128 [L, n] array (c8/c16) is read as its float [L, n, 2] pairs,
+/// marked as cos/sin pairs (core/formats/cos_sin_pairs.h).
 std::unique_ptr<RowSource> OpenNpy(const std::string& path);
 
 /// Where an NPY array's data is and how to read it (ParseNpyHeader).

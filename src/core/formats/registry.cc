@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/formats/cos_sin_pairs.h"
 #include "core/formats/csv.h"
 #include "core/formats/hdf5.h"
 #include "core/formats/json.h"
@@ -222,6 +223,38 @@ void WriteTables(TableSet& set, Format format, const std::string& path, const Wr
 // The reader for `format` (OpenTable has checked the path).
 static std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, const OpenOptions& options);
 
+// OpenByFormat, where a name may be a component of a (cos, sin) pair cache
+// (core/formats/cos_sin_pairs.h): "<tensor>.cos" of a file's tensor, or
+// "cos"/"sin" of a file of one table. A tensor stored under that very name
+// is read as itself.
+static std::unique_ptr<RowSource> OpenCosSinAware(const std::string& path, Format format, const OpenOptions& options) {
+  std::string base, which;
+  const bool component = ParseCosSinComponentName(options.dataset, &base, &which);
+  if (!component) return OpenByFormat(path, format, options);
+  std::unique_ptr<RowSource> source;
+  try {
+    source = OpenByFormat(path, format, options);
+  } catch (const Error& not_found) {
+    if (base.empty()) throw;
+    OpenOptions whole = options;
+    whole.dataset = base;
+    std::unique_ptr<RowSource> inner;
+    try {
+      inner = OpenByFormat(path, format, whole);
+    } catch (const Error&) {
+      throw not_found;  // the base is no tensor either: the name's own error
+    }
+    std::optional<CosSinPairs> pairs = CosSinPairsOf(*inner);
+    if (!pairs) throw not_found;
+    return CosSinComponent(std::shared_ptr<RowSource>(std::move(inner)), *pairs, which);
+  }
+  // A file of one table (.npy) opened as "cos"/"sin": its component when it holds pairs.
+  if (base.empty() && source->info().name != which)
+    if (std::optional<CosSinPairs> pairs = CosSinPairsOf(*source))
+      return CosSinComponent(std::shared_ptr<RowSource>(std::move(source)), *pairs, which);
+  return source;
+}
+
 std::unique_ptr<RowSource> OpenTable(const std::string& path,
                                      const OpenOptions& options) {
   std::optional<Format> format = options.format;
@@ -242,7 +275,7 @@ std::unique_ptr<RowSource> OpenTable(const std::string& path,
   std::FILE* probe = std::fopen(path.c_str(), "rb");
   if (!probe) ThrowInput(fmt::format("cannot read '{}'", path), std::strerror(errno));
   std::fclose(probe);
-  std::unique_ptr<RowSource> source = OpenByFormat(path, *format, options);
+  std::unique_ptr<RowSource> source = OpenCosSinAware(path, *format, options);
   // Every consumer may divide by rows and cols: an empty table is an error.
   const TableInfo& info = source->info();
   if (info.rows <= 0 || info.cols <= 0)
@@ -266,6 +299,60 @@ std::unique_ptr<RowSource> OpenByFormat(const std::string& path, Format format, 
     case Format::kOnnx: return OpenOnnx(path, options.dataset);
   }
   throw Error(ErrorKind::kInternal, "unknown format");
+}
+
+// `names` with every (cos, sin) pair cache replaced by its two components
+// (core/formats/cos_sin_pairs.h). A file of one table (.npy) is opened to
+// see; of a checkpoint, the tensors' descriptions (one parse) say which
+// are marked, and only [L, n, 2] ones are opened for the value test; of a
+// safetensors, HDF5 or .npz file of at most kMaxPairScan tensors each is
+// opened (the listing of a file of thousands of tensors stays one parse);
+// GGUF, ONNX and JSON files are not searched.
+constexpr std::size_t kMaxPairScan = 256;
+
+static std::vector<std::string> ExpandCosSinNames(const std::string& path, Format format, const OpenOptions& options,
+                                                  const std::vector<std::string>& names) {
+  auto components = [](const std::string& base) {
+    return std::vector<std::string>{CosSinComponentName(base, "cos"), CosSinComponentName(base, "sin")};
+  };
+  if (names.empty()) {
+    if (format != Format::kNpy) return names;
+    std::unique_ptr<RowSource> one = OpenByFormat(path, format, options);
+    return CosSinPairsOf(*one) ? components("") : names;
+  }
+  // GGUF and ONNX name their tensors by their engines' conventions, JSON
+  // holds pe's own tensors: none is searched (each open would parse the
+  // file again).
+  if (format == Format::kGguf || format == Format::kOnnx || format == Format::kJson || format == Format::kCsv)
+    return names;
+  std::vector<const TableInfo*> infos(names.size(), nullptr);
+  std::optional<TorchCheckpoint> ck;
+  if (format == Format::kTorch) {
+    ck = ReadTorchCheckpoint(path);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (const auto& e : ck->tensors)
+        if (e.info && e.tensor.path == names[i]) infos[i] = &*e.info;
+  } else if (names.size() > kMaxPairScan) {
+    return names;
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    bool pairs = false;
+    if (infos[i] && !MayBePackedPairs(*infos[i])) {
+      pairs = MarkedCosSinPairs(*infos[i]).has_value();
+    } else if (!ck || infos[i]) {
+      OpenOptions one = options;
+      one.dataset = names[i];
+      std::unique_ptr<RowSource> src = OpenByFormat(path, format, one);
+      pairs = CosSinPairsOf(*src).has_value();
+    }
+    if (!pairs) {
+      out.push_back(names[i]);
+      continue;
+    }
+    for (auto& c : components(names[i])) out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<std::string> ListTensorNames(const std::string& path, const OpenOptions& options) {
@@ -294,7 +381,7 @@ std::vector<std::string> ListTensorNames(const std::string& path, const OpenOpti
     case Format::kGguf: names = ListGgufTensorNames(path); break;
     case Format::kOnnx: names = ListOnnxTensors(path); break;
   }
-  return names;
+  return ExpandCosSinNames(path, *format, options, names);
 }
 
 TableSet OpenTableSet(const std::string& path, const OpenOptions& options) {

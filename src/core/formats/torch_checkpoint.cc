@@ -7,7 +7,11 @@
 #include <cstring>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/error.h"
+#include "core/base/model_folder.h"
+#include "core/formats/cos_sin_pairs.h"
 #include "core/containers/zip_tensor_source.h"
 
 namespace pe {
@@ -22,14 +26,17 @@ struct StorageDType {
   const char* storage;
   const char* torch_name;
   std::size_t size;
-  std::optional<DType> dtype;
+  std::optional<DType> dtype;  ///< of each float (a complex element is two)
+  bool complex = false;        ///< (real, imag) pairs: read as [..., 2] (core/formats/cos_sin_pairs.h)
 };
 const StorageDType kStorages[] = {
     {"FloatStorage", "float32", 4, DType::kFloat32},   {"HalfStorage", "float16", 2, DType::kFloat16},
     {"BFloat16Storage", "bfloat16", 2, DType::kBFloat16}, {"DoubleStorage", "float64", 8, DType::kFloat64},
     {"LongStorage", "int64", 8, {}},  {"IntStorage", "int32", 4, {}},   {"ShortStorage", "int16", 2, {}},
     {"CharStorage", "int8", 1, {}},   {"ByteStorage", "uint8", 1, {}},  {"BoolStorage", "bool", 1, {}},
-    {"ComplexFloatStorage", "complex64", 8, {}}, {"ComplexDoubleStorage", "complex128", 16, {}},
+    {"ComplexFloatStorage", "complex64", 8, DType::kFloat32, true},
+    {"ComplexDoubleStorage", "complex128", 16, DType::kFloat64, true},
+    {"ComplexHalfStorage", "complex32", 4, {}},
 };
 
 // Fills entry.info/byte_offset or entry.problem.
@@ -47,7 +54,10 @@ void Describe(TorchTensorEntry& e, const ZipArchive& zip, const std::string& pre
   if (!e.member) ThrowInput(zip.what(), fmt::format("tensor '{}' refers to storage '{}', which is not in the archive",
                                                      t.path, member));
   if (!sd->dtype) {
-    e.problem = fmt::format("dtype {}; pe reads float16, bfloat16, float32 and float64", sd->torch_name);
+    e.problem = std::string(sd->torch_name) == "complex32"
+                    ? "dtype complex32 (two float16 per element): pe reads complex64 and complex128 caches "
+                      "(real = cos, imag = sin); a float16 cos/sin pair holds each value to 2^-11 only"
+                    : fmt::format("dtype {}; pe reads float16, bfloat16, float32 and float64", sd->torch_name);
     return;
   }
   if (t.size.empty()) {
@@ -89,14 +99,73 @@ void Describe(TorchTensorEntry& e, const ZipArchive& zip, const std::string& pre
   info.name = t.path;
   info.dtype = *sd->dtype;
   std::vector<std::int64_t> dims = t.size;
+  if (sd->complex) {
+    // view_as_real: each complex element is (real, imag), a trailing axis of 2.
+    if (dims.back() > (std::int64_t{1} << 61)) ThrowInput(zip.what(), fmt::format("tensor '{}' is too large", t.path));
+    dims.push_back(2);
+  }
   while (dims.size() > 2 && dims.front() == 1) dims.erase(dims.begin());
+  if (sd->complex && dims.size() != 3) {
+    e.problem = fmt::format("a {} tensor of shape ({}) is not a cos/sin cache (pe reads complex [L, n] tensors: "
+                            "real = cos, imag = sin)",
+                            sd->torch_name, shape);
+    return;
+  }
   info.rows = dims[0];
   info.cols = dims.size() >= 2 ? dims.back() : 1;
   for (std::size_t k = 1; k + 1 < dims.size(); ++k) info.rows *= dims[k];
   if (dims.size() != 2) info.shape = dims;
+  if (sd->complex) info.meta.Set(kCosSinPairsKey, std::string(sd->torch_name));
   CheckedTableBytes(info.rows, info.cols, info.dtype);
   e.byte_offset = static_cast<std::uint64_t>(t.offset) * sd->size;
   e.info = std::move(info);
+}
+
+// The last dotted component of a tensor's path.
+std::string LastName(const std::string& path) {
+  const std::size_t dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+// TensorRT-LLM's rotary_cos_sin as create_sinusoidal_positions_for_attention_plugin
+// returns it, reshape(1, -1) of [L, d/2, 2]: flat. Its debug dump writes
+// rope_inputs.pt beside rope_config.json (ROPEConfig.model_dump_json), whose
+// rotary_embedding_dim d (and rotary_embedding_max_positions L) shape it as
+// [L, d/2, 2]; without the config it stays one column (its shape unknown).
+void ShapeTensorRtCosSin(TorchTensorEntry& e, const ModelFolder& folder, const std::string& what) {
+  const std::string last = LastName(e.tensor.path);
+  if ((last != "rotary_cos_sin" && last != "mrope_rotary_cos_sin") || !e.info || (e.info->cols != 1 && e.info->rows != 1) ||
+      (!e.info->shape.empty() && e.info->shape.size() > 2))
+    return;
+  const std::optional<std::string> text = folder.ReadSmall("rope_config.json", what, 1 << 20);
+  if (!text) return;
+  const std::string cfg = folder.Shown("rope_config.json");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception&) {
+    ThrowInput(fmt::format("'{}'", cfg), "not valid JSON");
+  }
+  auto integer = [&](const char* key) -> std::int64_t {
+    if (!j.is_object() || !j.contains(key)) return -1;
+    const auto& v = j[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > (std::int64_t{1} << 32))
+      ThrowInput(fmt::format("'{}' {}", cfg, key), "must be a positive integer (at most 2^32)");
+    return v.get<std::int64_t>();
+  };
+  const std::int64_t d = integer("rotary_embedding_dim"), l = integer("rotary_embedding_max_positions");
+  if (d < 0) return;
+  const std::int64_t n = e.info->rows * e.info->cols;  // [N] or [1, N]
+  if (d % 2 != 0 || n % d != 0 || (l > 0 && n / d != l))
+    ThrowInput(fmt::format("tensor '{}'", e.tensor.path),
+               fmt::format("{} values are not rotary_embedding_max_positions {} x rotary_embedding_dim {} of {} "
+                           "((cos, sin) for each of {} / 2 frequencies per position)",
+                           n, l > 0 ? std::to_string(l) : std::string("?"), d, cfg, d));
+  e.info->rows = n / d;
+  e.info->cols = d;
+  e.info->shape = {n / d, d / 2, 2};
+  e.info->meta.Set(kCosSinPairsKey, std::string("packed"));
+  e.info->meta.Set("cos_sin_shape_from", fmt::format("{} rotary_embedding_dim {}", cfg, d));
 }
 
 void RefuseLegacy(const std::string& path, const std::string& what) {
@@ -117,7 +186,9 @@ void RefuseLegacy(const std::string& path, const std::string& what) {
 
 }  // namespace
 
-TorchCheckpoint ReadTorchCheckpoint(const std::string& path) {
+TorchCheckpoint ReadTorchCheckpoint(const std::string& path) { return ReadTorchCheckpoint(path, ModelFolder::OfFile(path)); }
+
+TorchCheckpoint ReadTorchCheckpoint(const std::string& path, const ModelFolder& beside) {
   const std::string what = fmt::format("'{}'", path);
   if (!LooksLikeZip(path)) RefuseLegacy(path, what);
   TorchCheckpoint ck;
@@ -149,6 +220,7 @@ TorchCheckpoint ReadTorchCheckpoint(const std::string& path) {
     TorchTensorEntry e;
     e.tensor = std::move(t);
     Describe(e, *ck.zip, ck.prefix);
+    ShapeTensorRtCosSin(e, beside, what);
     ck.tensors.push_back(std::move(e));
   }
   return ck;

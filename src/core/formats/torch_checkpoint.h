@@ -9,7 +9,9 @@
 //   <prefix>/version, .data/serialization_id, ...
 // (pytorch caffe2/serialize/inline_container.h and torch/serialization.py,
 // _save and _load, v1.13.0). Each tensor is (storage, offset, size,
-// stride); pe reads float32/float16/bfloat16/float64 tensors that are
+// stride); pe reads float32/float16/bfloat16/float64 tensors (and
+// complex64/complex128 ones as their float (real, imag) pairs [..., 2],
+// marked as cos/sin pairs: core/formats/cos_sin_pairs.h) that are
 // contiguous row-major, 1-D as one column, N-D as [prod(leading), last],
 // in place from the storage member. Tensors are named by their dotted path
 // through the dicts and lists ("model.layers.0.self_attn.rotary_emb.inv_freq").
@@ -25,6 +27,7 @@
 
 #include "core/containers/restricted_unpickler.h"
 #include "core/containers/zip_archive.h"
+#include "core/base/model_folder.h"
 #include "core/base/table.h"
 
 namespace pe {
@@ -49,6 +52,11 @@ struct TorchCheckpoint {
 /// Reads and validates the checkpoint at `path` (no tensor data is read).
 /// Throws pe::Error (input) naming the file.
 TorchCheckpoint ReadTorchCheckpoint(const std::string& path);
+/// The same, with `beside` the folder the checkpoint sits in (a folder's
+/// reader opens its checkpoint by descriptor, so the path's own folder is
+/// not that one): TensorRT-LLM's flat rotary_cos_sin is shaped from its
+/// rope_config.json there (core/formats/cos_sin_pairs.h).
+TorchCheckpoint ReadTorchCheckpoint(const std::string& path, const ModelFolder& beside);
 
 /// The names of the readable tensors of `path`.
 std::vector<std::string> ListTorch(const std::string& path);

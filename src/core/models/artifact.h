@@ -112,6 +112,11 @@ ModelArtifact ReadNpzArtifact(const std::string& path);       ///< npz_artifact.
 /// opened under ModelFolder's rule as /proc/self/fd/N (the descriptor, not
 /// the name again) and shows it as "<folder>/pytorch_model.bin".
 /// torch_artifact.cc.
-void ReadCheckpointTensors(const std::string& open_path, const std::string& shown, ModelArtifact& a);
+/// `beside`: the folder the checkpoint sits in, when open_path is a
+/// descriptor (TensorRT-LLM's rotary_cos_sin is shaped from its
+/// rope_config.json there; core/formats/torch_checkpoint.h).
+class ModelFolder;
+void ReadCheckpointTensors(const std::string& open_path, const std::string& shown, ModelArtifact& a,
+                           const ModelFolder* beside = nullptr);
 
 }  // namespace pe

@@ -40,6 +40,7 @@
 #include "core/models/artifact.h"
 #include "core/spec/hf_config.h"
 #include "core/spec/model_rules.h"
+#include "core/models/cos_sin_tensors.h"
 #include "core/models/positional_by_value.h"
 
 namespace pe {
@@ -535,6 +536,15 @@ void OpenIndexedShards(const ModelFolder& root, const ModelFile& index, const st
   }
 }
 
+// An engine's dump of the caches it built, beside the model's files:
+// TensorRT-LLM's rope_inputs.pt (rotary_inv_freq and rotary_cos_sin, with
+// its rope_config.json; ROPEConfig.compute_rope_constants). Its tensors are
+// checked against the folder's plan like the folder's own.
+void ReadEngineDumps(const ModelFolder& root, const std::string& what, ModelArtifact& a) {
+  if (const auto dump = root.Open("rope_inputs.pt", what))
+    ReadCheckpointTensors(fmt::format("/proc/self/fd/{}", dump->fd->get()), dump->shown, a, &root);
+}
+
 // The weights: only the positional tensors' headers; no other data. Every
 // positional tensor (by name, then by value) is kept; kMaxArtifactTensors
 // (artifact.h) decides how many are checked.
@@ -549,7 +559,8 @@ void ReadFolderTensors(const ModelFolder& root, const std::string& path, const s
     // A folder of torch.save weights (older transformers; per-layer
     // rotary_emb.inv_freq buffers): its tensors, read through the
     // descriptor the folder's rule opened.
-    ReadCheckpointTensors(fmt::format("/proc/self/fd/{}", bin->fd->get()), bin->shown, a);
+    ReadCheckpointTensors(fmt::format("/proc/self/fd/{}", bin->fd->get()), bin->shown, a, &root);
+    ReadEngineDumps(root, what, a);
     for (const char* other : {"model.gguf", "model.onnx"})
       if (root.Has(other))
         a.notes.push_back(fmt::format("'{}' is not read as part of the folder: give it to pe inspect on its own", other));
@@ -581,11 +592,15 @@ void ReadFolderTensors(const ModelFolder& root, const std::string& path, const s
       if (!RoleOf(name).empty() || info.meta.Find("unsupported_dtype")) continue;
       const ModelFile file = s.file;
       const std::string tensor = name;  // a structured binding cannot be captured (C++20 before P1091 in clang 14)
+      if (AppendCosSinPairTensors(name, info, [file, tensor] { return OpenSafetensorsFd(file.fd->get(), file.shown, tensor); },
+                                  &a))
+        continue;
       const std::string role =
           by_value.Try(name, info, [&] { return OpenSafetensorsFd(file.fd->get(), file.shown, tensor); });
       if (!role.empty()) add(name, role, info, file);
     }
   if (const std::string note = by_value.Note(); !note.empty()) a.notes.push_back(note);
+  ReadEngineDumps(root, what, a);
 }
 
 }  // namespace

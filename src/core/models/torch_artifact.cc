@@ -14,6 +14,7 @@
 #include "core/base/model_folder.h"
 #include "core/formats/torch_checkpoint.h"
 #include "core/models/artifact.h"
+#include "core/models/cos_sin_tensors.h"
 #include "core/models/positional_by_value.h"
 #include "core/models/tensor_role.h"
 
@@ -31,10 +32,12 @@ std::string Shown(std::string text, const std::string& open, const std::string& 
 
 }  // namespace
 
-void ReadCheckpointTensors(const std::string& open_path, const std::string& shown, ModelArtifact& a) {
+void ReadCheckpointTensors(const std::string& open_path, const std::string& shown, ModelArtifact& a,
+                           const ModelFolder* beside) {
   std::shared_ptr<TorchCheckpoint> ck;
   try {
-    ck = std::make_shared<TorchCheckpoint>(ReadTorchCheckpoint(open_path));
+    ck = std::make_shared<TorchCheckpoint>(beside ? ReadTorchCheckpoint(open_path, *beside)
+                                                  : ReadTorchCheckpoint(open_path));
   } catch (const Error& e) {
     throw Error(e.kind(), Shown(e.what(), open_path, shown), e.hint());
   }
@@ -43,6 +46,18 @@ void ReadCheckpointTensors(const std::string& open_path, const std::string& show
   ValueScan by_value;
   for (std::size_t i = 0; i < ck->tensors.size(); ++i) {
     const TorchTensorEntry& e = ck->tensors[i];
+    // cos and sin in one tensor (complex freqs_cis, TensorRT-LLM's rotary_cos_sin): its two components.
+    if (e.info && AppendCosSinPairTensors(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); },
+                                          &a))
+      continue;
+    if (const std::size_t dot = e.tensor.path.rfind('.');
+        e.tensor.path.substr(dot == std::string::npos ? 0 : dot + 1) == "rotary_cos_sin") {
+      a.notes.push_back(fmt::format("{}tensor '{}' has the name of TensorRT-LLM's (cos, sin) cache but is not read as "
+                                    "one: neither [L, d/2, 2] with position 0 = (a, 0), nor flat with a "
+                                    "rope_config.json beside it to shape it; not checked",
+                                    from, e.tensor.path));
+      continue;
+    }
     std::string role = RoleFromTensorName(e.tensor.path);
     if (role.empty() && e.info)
       role = by_value.Try(e.tensor.path, *e.info, [ck, i]() { return OpenTorchEntry(*ck, ck->tensors[i]); });

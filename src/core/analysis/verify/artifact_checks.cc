@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/base/error.h"
+#include "core/formats/row_window.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/rope_scaling.h"
 
@@ -145,6 +146,60 @@ std::vector<double> ReadValues(const ArtifactTensor& t, std::int64_t max_values)
   return ReadAll(*src, max_values).values;
 }
 
+// One column per frequency: a (cos, sin) pair cache read as two
+// (core/formats/cos_sin_pairs.h) says so in its metadata.
+void CacheLayout(const ArtifactTensor& t, SchemeSpec* s) {
+  if (const MetaValue* l = t.info.meta.Find("layout"); l && MetaToString(*l) == "cache") s->layout = "cache";
+}
+
+// A longrope cache of the short and the long cache one after the other:
+// rows [0, original) computed with short_factor for positions 0..original-1,
+// rows [original, original + max) with long_factor for positions 0..max-1;
+// the engine adds the offset `original` to a position once the sequence is
+// long (onnxruntime-genai builders/base.py make_rotary_embedding_multi_cache
+// @80b45b0: cos_cache = cat(cos_cache_small, cos_cache_large) for EPs
+// without If; SGLang rope_variant.py @6170d97 and vLLM
+// Phi3LongRoPEScaledRotaryEmbedding: long_short_cos_sin_cache =
+// cat([short_cos_sin_cache, long_cos_sin_cache]), indexed at
+// positions + long_prompt_offset). Each part is checked against its own
+// factors, so a cache that holds the short factors twice, or the long part
+// at positions original.., fails its part by name. Empty when `t` is not
+// such a cache (its rows are not original + max).
+std::vector<Check> LongropeParts(const ArtifactTensor& t, const SchemeSpec& s, DType judged, bool diagnose) {
+  const std::int64_t orig = s.original_max_position_embeddings, maxp = s.max_position_embeddings;
+  if (s.rope_scaling != "longrope" || orig <= 0 || maxp <= 0 || t.info.rows != orig + maxp) return {};
+  // onnxruntime-genai's caches carry no layout: one column per frequency
+  // when the table is half the rotary width.
+  SchemeSpec base = s;
+  const std::int64_t rot = PlannedRotaryDim(s);
+  if (base.layout != "cache" && t.info.cols * 2 == rot) base.layout = "cache";
+  std::vector<Check> out;
+  for (const bool long_part : {false, true}) {
+    const std::int64_t first = long_part ? orig : 0, rows = long_part ? maxp : orig;
+    ArtifactTensor part = t;
+    part.info.rows = rows;
+    part.open = [open = t.open, first, rows]() {
+      std::shared_ptr<RowSource> whole = open();
+      TableInfo info = whole->info();
+      return RowWindow(whole, first, rows, info);
+    };
+    SchemeSpec ps = base;
+    ps.max_len = rows;
+    ps.start = 0;
+    if (ps.semantics == "vllm") ps.max_model_len = rows;  // vLLM picks the factors by max_model_len
+    else ps.seq_len = rows;                                // transformers by the sequence length
+    Check c = VerifyTensor(part, ps, judged, diagnose);
+    c.name = fmt::format("{} [{}]", t.name, long_part ? "long" : "short");
+    c.summary = fmt::format("rows {}..{} of a concatenated short + long cache, against {}_factor at positions 0..{}{}: {}",
+                            first, first + rows - 1, long_part ? "long" : "short", rows - 1,
+                            long_part ? fmt::format(" (the offset {} the engine adds once the sequence passes {})", orig, orig)
+                                      : std::string(),
+                            c.summary);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // Per-frequency factors a GGUF stores for a llama3 / longrope plan, exact:
 // rope_freqs[i] = inv_freq_unscaled[i] / inv_freq_llama3[i] (ggml divides
 // its frequencies by them; convert_hf_to_gguf.py LlamaModel).
@@ -260,10 +315,19 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose, c
       }
       // 16-bit frequencies are judged as float32 values (what they replace).
       const DType judged = t.role == "inv_freq" && Narrow(dt) ? DType::kFloat32 : dt;
+      auto planned = [&](const std::string& summary) {
+        return own_plan ? fmt::format("{} ({} group {}): {}", t.role, plan.source, gname, summary)
+                        : fmt::format("{} against {}'s plan ({} group {}; {} states none): {}", t.role,
+                                      Base(planner->path), plan.source, gname, Base(a.path), summary);
+      };
+      if (t.role != "inv_freq") CacheLayout(t, &s);
+      if (std::vector<Check> parts = t.role != "inv_freq" ? LongropeParts(t, s, judged, diagnose) : std::vector<Check>{};
+          !parts.empty()) {
+        for (Check& part : parts) part.summary = planned(part.summary), out.push_back(std::move(part));
+        continue;
+      }
       Check c = VerifyTensor(t, s, judged, diagnose);
-      c.summary = own_plan ? fmt::format("{} ({} group {}): {}", t.role, plan.source, gname, c.summary)
-                           : fmt::format("{} against {}'s plan ({} group {}; {} states none): {}", t.role,
-                                         Base(planner->path), plan.source, gname, Base(a.path), c.summary);
+      c.summary = planned(c.summary);
       if (!own_plan) c.details["plan_from"] = planner->path;
       if (!c.passed && !c.skipped && s.rope_scaling != "none") {
         // Another peer's rule where they disagree (rope_scaling.h)?
