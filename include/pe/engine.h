@@ -44,6 +44,10 @@ struct EngineProbe {
   std::string params_source;             ///< where the parameters came from, in words
   std::string call;                      ///< the rope call, in words
   std::vector<std::string> notes;        ///< e.g. a ggml version other than the tested one
+  /// The absolute tolerance VerifyEngine uses by default: the bound of
+  /// ggml's float32 recipe at the largest position (its angle recurrence
+  /// costs about one rounding per pair index, times |θ|).
+  double recipe_atol = 0;
 };
 
 /// The default positions of a probe of a model whose context is `context`

@@ -59,6 +59,8 @@ MODELS = {
     "qwen2-neox": lambda p: qwen2(p),
     "qwen2-partial": lambda p: qwen2(p, rot=32),
     "qwen2-yarn": lambda p: qwen2(p, yarn=4.0),
+    "qwen2-long": lambda p: qwen2(p, ctx=32768),  # default positions up to 32767
+    "llama-long": lambda p: llama(p, ctx=131072),
     "llama-norm": lambda p: llama(p, base=10000.0),
     "llama-partial": lambda p: llama(p, rot=32),
     "llama3-factors": lambda p: llama(p, llama3=True),
@@ -124,7 +126,10 @@ def test_probe_is_the_kernels(pe, models, scratch, check):
                            capture_output=True, text=True, timeout=120)
         assert h.returncode == 0, h.stderr
         mine = engine_verify(pe, models[name], "--json", "--positions", "0:16,100,3000")
-        theirs = pe("verify", "--probe", out, "--model", models[name], "--positions", "0:16,100,3000", "--json", ok=False)
+        atol = json.loads(mine.stdout)["engine"]["recipe_atol"]  # the tolerance --engine took: ggml's recipe bound
+        check(0 < atol < 1e-2, f"{name}: recipe atol {atol}")
+        theirs = pe("verify", "--probe", out, "--model", models[name], "--positions", "0:16,100,3000", "--json",
+                    "--atol", repr(atol), ok=False)
         check(mine.returncode == 0 and theirs.returncode == 0, f"{name}: {mine.stderr} {theirs.stdout[-400:]}")
         a, b = json.loads(mine.stdout)["plans"][0], json.loads(theirs.stdout)
         check(a["probe"] == b["probe"], f"{name}: the probes differ: {a['probe']} vs {b['probe']}")

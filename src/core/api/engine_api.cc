@@ -61,6 +61,7 @@ Json ProbeJson(const EngineProbe& p) {
   j["parameters_from"] = p.params_source;
   j["call"] = p.call;
   j["positions"] = p.positions;
+  j["recipe_atol"] = p.recipe_atol;
   j["notes"] = p.notes;
   return j;
 }
@@ -115,6 +116,7 @@ EngineProbe ProbeEngine(const EngineProbeRequest& req) {
   out.dim = lp.call.head_dim;
   out.call = (lp.call.mode & 8 ? "ggml_rope_multi: " : "ggml_rope_ext: ") + LlamaRopeCallText(lp.call, lp.mode_name);
   out.data = lib->Probe(lp.call);
+  out.recipe_atol = GgmlProbeAtol(lp.ggml, *std::max_element(out.positions.begin(), out.positions.end()));
   for (float v : out.data)
     if (!std::isfinite(v)) ThrowInput(flag, "the engine's rope gave a NaN or infinity");
   return out;
@@ -137,6 +139,9 @@ EngineVerifyResult VerifyEngine(const EngineVerifyRequest& req) {
     r.atol = req.atol;
     r.rtol = req.rtol;
     r.max_ulp = req.max_ulp;
+    // ggml's float32 recipe, not one powf per angle: its own error bound
+    // (GgmlProbeAtol), unless the caller gave a rule.
+    if (!req.atol && !req.rtol && !req.max_ulp) r.atol = p.recipe_atol;
     r.diagnose = req.diagnose;
     ProbeVerifyResult v = VerifyProbe(table.tensor(0), r);
     res.passed = res.passed && v.passed;
@@ -169,6 +174,10 @@ std::string EngineVerifyText(const EngineVerifyResult& r, const TextStyle& style
   out += EscapeText("parameters: " + p.params_source) + "\n";
   out += EscapeText(fmt::format("call: {}; {} positions ({}..{})", p.call, p.positions.size(), p.positions.front(),
                                 p.positions.back())) +
+         "\n";
+  out += EscapeText(fmt::format("tolerance: atol {:.3g}, ggml's float32 recipe bound at position {} (--atol, --rtol or "
+                                "--max-ulp replace it)",
+                                p.recipe_atol, *std::max_element(p.positions.begin(), p.positions.end()))) +
          "\n";
   for (const auto& n : p.notes) out += "note: " + EscapeText(n) + "\n";
   int failed = 0;

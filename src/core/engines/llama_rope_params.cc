@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/base/error.h"
 #include "core/schemes/rope.h"
 #include "core/spec/gguf_plan.h"
@@ -53,7 +56,23 @@ LlamaRopeParams LlamaRopeParamsFromGguf(const std::string& gguf) {
   }
   out.context_length = spec.max_position_embeddings > 0 ? spec.max_position_embeddings : 0;
   out.spec = spec;
+  out.ggml = g;
+  out.ggml.mode = static_cast<GgmlRopeMode>(c.mode);
+  out.ggml.sections = c.sections;
   return out;
+}
+
+double GgmlProbeAtol(const GgmlRopeParams& g, std::int64_t max_position) {
+  const double u = std::ldexp(1.0, -24);
+  const double scale = std::fabs(g.attn_factor) * (1.0 + 0.1 * std::fabs(std::log(std::max(g.freq_scale, 1e-30f))));
+  double worst = 0;
+  for (std::int64_t i = 0; i < g.n_dims / 2; ++i) {
+    double omega = std::pow(static_cast<double>(g.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(g.n_dims));
+    if (static_cast<std::size_t>(i) < g.freq_factors.size() && g.freq_factors[i] > 0) omega /= std::min(1.0f, g.freq_factors[i]);
+    omega *= std::max(1.0f, g.freq_scale);
+    worst = std::max(worst, static_cast<double>(max_position) * omega * u * GgmlAngleFactor(g, i));
+  }
+  return scale * (worst + 2 * u);
 }
 
 std::string LlamaRopeCallText(const GgmlRopeCall& c, const std::string& mode_name) {

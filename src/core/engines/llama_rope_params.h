@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/engines/ggml_library.h"
+#include "core/schemes/ggml_rope.h"
 #include "core/spec/scheme.h"
 
 namespace pe {
@@ -21,7 +22,17 @@ struct LlamaRopeParams {
   std::int64_t context_length = 0;  ///< <arch>.context_length (n_ctx_train), 0 when absent
   std::string mode_name;            ///< NORM, NEOX, MROPE, IMROPE
   SchemeSpec spec;                  ///< the plan's spec (full-attention layers) under --semantics llama.cpp
+  GgmlRopeParams ggml;              ///< the same call as ggml_rope.h's recipe takes it
 };
+
+/// The absolute tolerance of a probe of this call at positions up to
+/// `max_position`: ggml's float32 recipe may be off the exact angle by
+/// GgmlAngleFactor(pair)·2^-24·|θ| (ggml_rope.h: the recurrence's rounding
+/// grows with the pair index, which the default rule of tables, sized for
+/// one powf per angle, does not cover at long positions), times the cos/sin
+/// scale, plus 2 ulps of float32 at 1 for the final rounding; the largest over
+/// the pairs.
+double GgmlProbeAtol(const GgmlRopeParams& g, std::int64_t max_position);
 
 /// The call for `gguf`. Throws pe::Error (kInput) naming the file for a
 /// malformed GGUF or one without a RoPE plan pe can follow.
