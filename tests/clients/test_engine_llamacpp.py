@@ -186,3 +186,28 @@ def test_folders_without_ggml_refused(pe, models, scratch, check):
     check(r.returncode == 2 and "the engines are: llama.cpp" in r.stderr, r.stderr)
     r = pe("verify", "--engine", f"llama.cpp={LLAMA.lib_dir}", ok=False)
     check(r.returncode == 2 and "needs --model" in r.stderr, r.stderr)
+
+
+def hf_folder(root, name, theta):
+    d = os.path.join(root, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 256,
+                   "num_attention_heads": 4, "num_key_value_heads": 4, "num_hidden_layers": 2,
+                   "rope_theta": theta, "max_position_embeddings": 4096}, f)
+    return d
+
+
+def test_second_plan_a_model_folder(pe, models, scratch, check):
+    same = hf_folder(scratch, "qwen2-hf", 1000000.0)
+    other = hf_folder(scratch, "qwen2-hf-base1e4", 10000.0)
+    r = engine_verify(pe, models["qwen2-neox"], "--model", same)
+    check(r.returncode == 0 and "2 plans: 2 passed, 0 failed" in r.stdout, f"same plan: {r.stdout}{r.stderr}")
+    r = engine_verify(pe, models["qwen2-neox"], "--model", other, "--json")
+    doc = json.loads(r.stdout) if r.stdout else {}
+    check(r.returncode == 1 and [p["passed"] for p in doc.get("plans", [])] == [True, False],
+          f"base 1e4 folder: exit {r.returncode} {r.stderr}")
+    junit = os.path.join(scratch, "two.xml")
+    r = engine_verify(pe, models["qwen2-neox"], "--model", other, "--junit", junit)
+    xml = open(junit).read() if os.path.exists(junit) else ""
+    check(xml.count("<testsuite ") == 2 and "<failure" in xml, xml[:600])
