@@ -72,7 +72,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyCliOptions& o) {
                   "Run an engine's rope on unit vectors and verify that probe against --model model.gguf's plan (a "
                   "second --model HF_DIR: against its plan too): llama.cpp=LIBDIR, the folder of the user's "
                   "libggml-base.so, libggml.so, libggml-cpu*.so (loaded with dlopen; docs/verify.md)")
-      ->type_name("NAME=LIBDIR");
+      ->type_name("ENGINE");
   AddSpecFlags(*cmd, o.spec);
   AddResizeFlags(*cmd, o.resize);
   cmd->add_option("--reference", o.reference,
