@@ -55,18 +55,25 @@ def llama(path, rot=None, llama3=False, head=64, heads=4, ctx=8192, base=500000.
     return w.write(path)
 
 
+def qwen2vl(path):
+    w = gm.base_model("qwen2vl", 32768, 512, 4, 2, freq_base=1000000.0)
+    w.add_array("qwen2vl.rope.dimension_sections", gw.U32, [16, 24, 24, 0])
+    return w.write(path)
+
+
 MODELS = {
     "qwen2-neox": lambda p: qwen2(p),
     "qwen2-partial": lambda p: qwen2(p, rot=32),
     "qwen2-yarn": lambda p: qwen2(p, yarn=4.0),
     "qwen2-long": lambda p: qwen2(p, ctx=32768),  # default positions up to 32767
     "llama-long": lambda p: llama(p, ctx=131072),
+    "qwen2vl-mrope": qwen2vl,
     "llama-norm": lambda p: llama(p, base=10000.0),
     "llama-partial": lambda p: llama(p, rot=32),
     "llama3-factors": lambda p: llama(p, llama3=True),
 }
 # llama.cpp's rope type by architecture (llama_model_rope_type, llama-model.cpp).
-MODE = {"qwen2": "NEOX", "llama": "NORM"}
+MODE = {"qwen2": "NEOX", "llama": "NORM", "qwen2vl": "MROPE"}
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +92,8 @@ def test_correct_models_pass(pe, models, check):
         check(r.returncode == 0, f"{name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
         arch = name.split("-")[0].rstrip("3")
         arch = "llama" if arch.startswith("llama") else arch
-        check(f"ggml_rope_ext: mode {MODE[arch]}" in r.stdout, f"{name}: the call is not {MODE[arch]}:\n{r.stdout}")
+        fn = "ggml_rope_multi" if MODE[arch] == "MROPE" else "ggml_rope_ext"
+        check(f"{fn}: mode {MODE[arch]}" in r.stdout, f"{name}: the call is not {MODE[arch]}:\n{r.stdout}")
         check("engine: llama.cpp, ggml 0.23.0" in r.stdout, f"{name}: no engine line:\n{r.stdout}")
         check("libggml-cpu-" in r.stdout, f"{name}: no CPU variant named:\n{r.stdout}")
         if name == "llama3-factors":
