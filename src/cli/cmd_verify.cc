@@ -498,7 +498,7 @@ int RunEngineVerify(const VerifyCliOptions& o, Console& console) {
   for (const auto& [k, v] : given.params) {
     if (k == "positions") r.probe.positions = pe::ParsePositionList(v, "--positions");
     else if (k == "start") r.probe.start = std::stoll(v);
-    else ThrowUsage("--" + k, "--engine takes --positions or --start; the plan comes from --model");
+    else ThrowUsage("--engine", "takes --positions or --start, not the scheme flags: the plan comes from --model");
   }
   if (o.models.size() == 2) r.plans.push_back(o.models[1]);
   r.atol = o.atol;
