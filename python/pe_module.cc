@@ -788,6 +788,39 @@ void BindModels(py::module_& m) {
       "verify_models(...) -> (the pe.verify/1 JSON text, the text of pe verify --model)");
 }
 
+// A live engine's rope verified (pe/engine.h): pe verify --engine.
+void BindEngines(py::module_& m) {
+  m.def(
+      "verify_engine",
+      [](const std::string& engine, const std::string& model, const std::vector<std::string>& plans,
+         const std::vector<std::int64_t>& positions, std::optional<std::int64_t> start, bool diagnose) {
+        std::string json, text;
+        std::vector<float> data;
+        std::int64_t L = 0, d = 0;
+        {
+          py::gil_scoped_release unlocked;
+          pe::EngineVerifyRequest r;
+          r.probe.engine = engine;
+          r.probe.model = model;
+          r.probe.positions = positions;
+          r.probe.start = start;
+          r.plans = plans;
+          r.diagnose = diagnose;
+          pe::EngineVerifyResult res = pe::VerifyEngine(r);
+          json = res.json;
+          text = pe::EngineVerifyText(res);
+          L = static_cast<std::int64_t>(res.probe.positions.size());
+          d = res.probe.dim;
+          data = std::move(res.probe.data);
+        }
+        py::array_t<float> probe({L, d, d});
+        std::copy(data.begin(), data.end(), probe.mutable_data());
+        return py::make_tuple(PyText(json), PyText(text), probe);
+      },
+      py::arg("engine"), py::arg("model"), py::arg("plans"), py::arg("positions"), py::arg("start"),
+      py::arg("diagnose"), "verify_engine(...) -> (the pe.verify-engine/1 JSON text, its text report, the probe)");
+}
+
 // The schemes and their parameters (pe/table.h).
 void BindSchemes(py::module_& m) {
   m.def("spec_keys", &pe::SpecKeys, "Every spec key (the CLI's flags, underscore spelling)");
@@ -831,5 +864,6 @@ PYBIND11_MODULE(_pe, m) {
   BindViews(m);
   BindResize(m);
   BindModels(m);
+  BindEngines(m);
   BindSchemes(m);
 }

@@ -4,7 +4,10 @@
 The library's folders form layers, lowest first (docs/architecture.md):
 
   base -> numerics -> containers -> formats -> spec -> schemes -> models
-       -> analysis -> report -> plot -> api
+       -> engines -> analysis -> report -> plot -> api
+
+(engines/: an engine library the user names, loaded with dlopen, and the
+call it makes for a model; see src/core/engines/ggml_library.h.)
 
 A file may include its own folder and the folders below it, never one
 above; nothing in src/core includes src/cli or python/.
@@ -34,7 +37,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "numerics", "containers", "formats", "spec", "schemes", "models", "analysis", "report", "plot", "api"]
+LAYERS = ["base", "numerics", "containers", "formats", "spec", "schemes", "models", "engines", "analysis", "report", "plot", "api"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 SUBLAYERS = {
     "analysis/identify": [],

@@ -8,6 +8,7 @@
 //   pe/view.h      the views of `pe dot --view` as data, CSV/JSON, pictures
 //   pe/dot.h       `pe dot` as one request: curves, heatmaps, views, their files
 //   pe/probe.h     rotation probes: what an engine applies, checked against a plan
+//   pe/engine.h    an engine's rope run live (llama.cpp's ggml by dlopen), its probe verified
 //   pe/model.h     model artifacts: their plan, tensors and checks (inspect/verify MODEL)
 //
 // Link: find_package(pe CONFIG REQUIRED) + target_link_libraries(x pe::pe).
@@ -17,6 +18,7 @@
 
 #include <pe/analysis.h>
 #include <pe/dot.h>
+#include <pe/engine.h>
 #include <pe/error.h>
 #include <pe/inspect.h>
 #include <pe/model.h>

@@ -46,7 +46,7 @@ import numpy as _np
 from . import _pe
 
 __all__ = ["Error", "UsageError", "InputError", "FileNotFound", "PermissionDenied", "IOFailure", "Tables",
-           "__version__", "generate", "read", "write", "verify", "identify", "inspect", "dot", "inspect_model", "verify_models", "view", "View", "view_names",
+           "__version__", "generate", "read", "write", "verify", "identify", "inspect", "dot", "inspect_model", "verify_models", "verify_engine", "view", "View", "view_names",
            "schemes", "spec_keys", "BFLOAT16_AS", "resize"]
 
 #: The library's version (``pe --version``).
@@ -476,6 +476,36 @@ def verify_models(*models: Union[str, _os.PathLike], diagnose: bool = True,
     report = _json.loads(doc)
     report["pass"] = report["passed"]
     report["text"] = text
+    return report
+
+
+def verify_engine(engine: str, model: Union[str, _os.PathLike], hf_model: Union[None, str, _os.PathLike] = None, *,
+                  positions: Optional[Sequence[int]] = None, start: Optional[int] = None,
+                  diagnose: bool = True) -> Dict[str, Any]:
+    """Run an engine's rope on the basis q = I with the parameters it
+    derives for a GGUF, and verify that probe against the GGUF's plan (and
+    ``hf_model``'s, a Hugging Face folder), as ``pe verify --engine
+    llama.cpp=LIBDIR --model model.gguf [--model HF_DIR] --json``.
+
+    ``engine`` is "llama.cpp=LIBDIR": the folder of the user's
+    libggml-base.so / libggml.so / libggml-cpu*.so, loaded with dlopen (its C
+    API only; docs/verify.md, "llama.cpp probed directly"). ``positions``
+    (default: 0..15 and a spread up to the context length) or ``start``
+    (start..start+63). Returns the report (schema "pe.verify-engine/1") as a
+    dict, plus ``report["pass"]``, ``report["text"]`` and ``report["probe"]``
+    (the float32 array [L, d, d]). A failed check is a report; an unknown
+    engine, a folder without ggml or a GGUF without a RoPE plan raise
+    :class:`pe.Error`.
+    """
+    if start is not None and (isinstance(start, bool) or not isinstance(start, int)):
+        raise Error("start: expected an integer position")
+    pos = [] if positions is None else [int(p) for p in positions]
+    plans = [] if hf_model is None else [_os.fspath(hf_model)]
+    doc, text, probe = _pe.verify_engine(engine, _os.fspath(model), plans, pos, start, diagnose)
+    report = _json.loads(doc)
+    report["pass"] = report["passed"]
+    report["text"] = text
+    report["probe"] = probe
     return report
 
 

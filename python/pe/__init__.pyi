@@ -54,6 +54,9 @@ def inspect(path: Union[str, PathLike], *, tensor: Optional[str] = ..., format: 
 def inspect_model(path: Union[str, PathLike]) -> Dict[str, Any]: ...
 def verify_models(*models: Union[str, PathLike], diagnose: bool = ...,
                   allow_empty: bool = ...) -> Dict[str, Any]: ...
+def verify_engine(engine: str, model: Union[str, PathLike], hf_model: Union[None, str, PathLike] = ..., *,
+                  positions: Optional[Sequence[int]] = ..., start: Optional[int] = ...,
+                  diagnose: bool = ...) -> Dict[str, Any]: ...
 def dot(table: Optional[TableLike] = ..., *, cosine: bool = ..., max_offset: Optional[int] = ...,
         mean_only: bool = ..., tensor: Optional[str] = ..., metadata: Optional[Mapping[str, Any]] = ...,
         format: Optional[str] = ..., dtype: Optional[str] = ..., scheme: Optional[str] = ...,

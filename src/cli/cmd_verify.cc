@@ -11,6 +11,7 @@
 #include <optional>
 
 #include <pe/pe.h>
+#include <pe/engine.h>
 #include <pe/probe.h>
 
 #include "progress.h"
@@ -66,6 +67,11 @@ void SetupVerify(CLI::App* cmd, VerifyCliOptions& o) {
                   "A rotation probe [L, d, d] (an engine's rope applied to unit vectors; .npy .safetensors .h5) to check "
                   "against the plan of --scheme rope flags, --hf-config, --gguf or --model; positions from --start or --positions")
       ->type_name("FILE");
+  cmd->add_option("--engine", o.engine,
+                  "Run an engine's rope on unit vectors and verify that probe against --model model.gguf's plan (a "
+                  "second --model HF_DIR: against its plan too): llama.cpp=LIBDIR, the folder of the user's "
+                  "libggml-base.so, libggml.so, libggml-cpu*.so (loaded with dlopen; docs/verify.md)")
+      ->type_name("ENGINE");
   AddSpecFlags(*cmd, o.spec);
   AddResizeFlags(*cmd, o.resize);
   cmd->add_option("--reference", o.reference,
@@ -463,7 +469,59 @@ int RunProbeVerify(const VerifyCliOptions& o, Console& console) {
   return code;
 }
 
+// pe verify --engine llama.cpp=LIBDIR --model model.gguf [--model HF_DIR]:
+// the engine's rope of the GGUF, run live, against each model's plan
+// (include/pe/engine.h).
+int RunEngineVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.probe.empty()) ThrowUsage("--engine", "runs the engine to make the probe; give --probe FILE to a separate pe verify");
+  if (!o.files.empty()) ThrowUsage("--engine", fmt::format("verifies the engine's rope; give the table '{}' to a separate pe verify", o.files[0]));
+  if (!o.reference.empty()) ThrowUsage("--engine", "checks against the models' plans; --reference is not taken");
+  if (o.models.empty()) ThrowUsage("--engine", "needs --model model.gguf: the model whose rope the engine runs");
+  if (o.models.size() > 2) ThrowUsage("--model", "--engine takes the GGUF and at most one model folder");
+  const std::string& gguf = o.models[0];
+  if (gguf.size() < 5 || gguf.compare(gguf.size() - 5, 5, ".gguf") != 0)
+    ThrowUsage(fmt::format("--model '{}'", gguf), "--engine llama.cpp runs a GGUF model: give the .gguf first");
+  if (o.models.size() == 2 && !std::filesystem::is_directory(o.models[1]))
+    ThrowUsage(fmt::format("--model '{}'", o.models[1]), "the second --model is a model folder (config.json) whose plan is checked too");
+  for (const char* flag : {"--hf-config", "--gguf", "--scheme"})
+    if (Given(o, flag)) ThrowUsage(flag, "--engine checks against the --model plans; the scheme flags are not taken");
+  const bool junit_stdout = IsStdStream(o.junit);
+  if (junit_stdout && o.json) ThrowUsage("--junit -", "standard output carries the --json report; give --junit a file");
+  std::optional<pe::AtomicOutput> junit;
+  if (!o.junit.empty() && !junit_stdout) junit.emplace(o.junit);  // checked before the work
+  pe::EngineVerifyRequest r;
+  r.probe.engine = o.engine;
+  r.probe.model = gguf;
+  const pe::Spec given = GivenSpecFlags(o.spec);
+  for (const auto& [k, v] : given.params) {
+    if (k == "positions") r.probe.positions = pe::ParsePositionList(v, "--positions");
+    else if (k == "start") r.probe.start = std::stoll(v);
+    else ThrowUsage("--engine", "takes --positions or --start, not the scheme flags: the plan comes from --model");
+  }
+  if (o.models.size() == 2) r.plans.push_back(o.models[1]);
+  r.atol = o.atol;
+  r.rtol = o.rtol;
+  r.max_ulp = o.max_ulp;
+  r.diagnose = !o.no_diagnose;
+  const pe::EngineVerifyResult res = pe::VerifyEngine(r);
+  const int code = res.passed ? kExitOk : kExitCheckFailed;
+  if (junit) {
+    junit->Write(pe::EngineVerifyJUnit(res));
+    junit->Commit();
+  }
+  try {
+    WriteStdout(junit_stdout ? pe::EngineVerifyJUnit(res)
+                : o.json     ? res.json + "\n"
+                             : pe::EngineVerifyText(res, pe::TextStyle{console.stdout_color()}));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBrokenPipe) return code;
+    throw;
+  }
+  return code;
+}
+
 int RunVerify(const VerifyCliOptions& o, Console& console) {
+  if (!o.engine.empty()) return RunEngineVerify(o, console);
   if (!o.probe.empty()) return RunProbeVerify(o, console);
   if (!o.resize.from.empty()) return RunResizeVerify(o, console);
   if (o.files.size() > 1) {

@@ -38,6 +38,7 @@ struct VerifyCliOptions {
   bool allow_empty = false;        ///< --allow-empty: nothing compared passes
   std::vector<std::string> models; ///< --model A [--model B] (cli/model_artifacts.h)
   std::string probe;               ///< --probe FILE: an engine's rotation of unit vectors [L, d, d]
+  std::string engine;              ///< --engine llama.cpp=LIBDIR: run the engine's rope on the basis (pe/engine.h)
   CLI::App* cmd = nullptr;         ///< to tell given flags from defaults
 };
 

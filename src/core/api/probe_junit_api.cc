@@ -5,11 +5,12 @@
 #include <pe/probe.h>
 
 #include "core/analysis/verify/verify.h"
+#include "core/api/probe_report.h"
 #include "core/report/verify_text.h"
 
 namespace pe {
 
-std::string ProbeVerifyJUnit(const ProbeVerifyResult& r, const std::string& classname) {
+VerifyReport ProbeVerifyReport(const ProbeVerifyResult& r) {
   // The report of a table's verify, with the probe's checks: one testcase
   // per check, a failure for each that failed, skipped ones skipped.
   VerifyReport rep;
@@ -36,7 +37,11 @@ std::string ProbeVerifyJUnit(const ProbeVerifyResult& r, const std::string& clas
     rep.diagnosed = true;
     for (const std::string& d : r.diagnoses) rep.diagnosis_text += (rep.diagnosis_text.empty() ? "" : "; ") + d;
   }
-  return JUnitXml(rep, classname);
+  return rep;
+}
+
+std::string ProbeVerifyJUnit(const ProbeVerifyResult& r, const std::string& classname) {
+  return JUnitXml(ProbeVerifyReport(r), classname);
 }
 
 }  // namespace pe
