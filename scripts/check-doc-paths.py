@@ -19,7 +19,7 @@ import sys
 
 OURS = r"(?:src/core|src/cli|include/pe|tests/(?:cli|clients|core|data|engines|fuzz|malformed|oracle|python)|scripts|bench|python|examples|core|cli)"
 PATH = re.compile(r"(?<![\w./-])(" + OURS + r"/[A-Za-z0-9_./<>*-]*)")
-SUBLAYERS = ("analysis", "api", "base", "containers", "formats", "models", "numerics", "plot", "report", "schemes", "spec")
+SUBLAYERS = ("analysis", "api", "base", "containers", "engines", "formats", "models", "numerics", "plot", "report", "schemes", "spec")
 
 
 def resolve(root, path):

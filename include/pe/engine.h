@@ -16,13 +16,14 @@
 #include <string>
 #include <vector>
 
+#include <pe/export.h>
 #include <pe/probe.h>
 #include <pe/text.h>
 
 namespace pe {
 
 /// The engines `--engine NAME=LIBDIR` takes: "llama.cpp".
-std::vector<std::string> EngineNames();
+PE_API std::vector<std::string> EngineNames();
 
 /// A probe run by an engine.
 struct EngineProbeRequest {
@@ -53,12 +54,12 @@ struct EngineProbe {
 /// The default positions of a probe of a model whose context is `context`
 /// tokens (0: unknown, 4096 then): 0..15, then 16 positions spaced
 /// geometrically up to context - 1.
-std::vector<std::int64_t> ProbeDefaultPositions(std::int64_t context);
+PE_API std::vector<std::int64_t> ProbeDefaultPositions(std::int64_t context);
 
 /// Runs the engine. Throws pe::Error (kUsage, naming --engine) for an
 /// unknown engine, a folder without the libraries or symbols pe needs, a
 /// ggml of another ABI; (kInput) for a GGUF without a RoPE plan.
-EngineProbe ProbeEngine(const EngineProbeRequest& request);
+PE_API EngineProbe ProbeEngine(const EngineProbeRequest& request);
 
 /// What to verify against, and how.
 struct EngineVerifyRequest {
@@ -77,14 +78,14 @@ struct EngineVerifyResult {
 };
 
 /// Runs the engine and verifies its probe against each plan.
-EngineVerifyResult VerifyEngine(const EngineVerifyRequest& request);
+PE_API EngineVerifyResult VerifyEngine(const EngineVerifyRequest& request);
 
 /// The human report: the engine lines ("engine:", "loaded:", "parameters:",
 /// "call:"), then each plan's probe report as ProbeVerifyText gives it, and
 /// with several plans a last "result:" line over all.
-std::string EngineVerifyText(const EngineVerifyResult& r, const TextStyle& style = {});
+PE_API std::string EngineVerifyText(const EngineVerifyResult& r, const TextStyle& style = {});
 
 /// JUnit XML: one testsuite per plan (classname `classname`).
-std::string EngineVerifyJUnit(const EngineVerifyResult& r, const std::string& classname = "pe.verify.engine");
+PE_API std::string EngineVerifyJUnit(const EngineVerifyResult& r, const std::string& classname = "pe.verify.engine");
 
 }  // namespace pe

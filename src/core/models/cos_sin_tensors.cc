@@ -45,9 +45,9 @@ bool AppendCosSinPairTensors(const std::string& name, const TableInfo& info,
     t.open = [open, p, w, halves, marked]() -> std::unique_ptr<RowSource> {
       std::unique_ptr<RowSource> inner = open();
       if (halves) {  // the reader does not mark it: the name did
-        TableInfo info = inner->info();
-        info.meta.Set(kCosSinPairsKey, std::string("halves"));
-        inner = Renamed(std::move(inner), info);
+        TableInfo marked_info = inner->info();
+        marked_info.meta.Set(kCosSinPairsKey, std::string("halves"));
+        inner = Renamed(std::move(inner), marked_info);
       }
       return CosSinComponent(std::shared_ptr<RowSource>(std::move(inner)), p, w);
     };
