@@ -123,7 +123,9 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const RopeSemantics sem = CheckRopeSemantics(spec);
   const std::string& type = spec.rope_scaling;
   Metadata& m = out.meta;
-  m.Set("semantics", std::string(RopeSemanticsName(sem)));
+  m.Set("semantics", std::string(RopeEngineVersion(spec).name));
+  if (sem != RopeSemantics::kHf && sem != RopeSemantics::kHf445)
+    m.Set("engine_version", fmt::format("{} {}", RopeEngineVersion(spec).engine, RopeEngineVersion(spec).release));
   Q base = spec.base;
   if (spec.rope_ratio != -1) {
     // ChatGLM (THUDM modeling_chatglm.py RotaryEmbedding): base = base * rope_ratio,
@@ -144,7 +146,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     ThrowUsage("--short-mscale/--long-mscale", "are read by --rope-scaling longrope only (vLLM)");
   // llama.cpp multiplies every rope by rope.scaling.attn_factor
   // (llama-context.cpp: cparams.yarn_attn_factor *= hparams.rope_attn_factor).
-  if (spec.attn_factor != -1 && type != "yarn" && sem != RopeSemantics::kLlamaCpp)
+  if (spec.attn_factor != -1 && type != "yarn" && type != "deepseek_yarn" && sem != RopeSemantics::kLlamaCpp)
     ThrowUsage("--attn-factor", "is read by --rope-scaling yarn --semantics vllm|llama.cpp, and by --semantics "
                                 "llama.cpp with any scaling");
   if (spec.ext_factor != -1 && type != "yarn")
@@ -152,6 +154,10 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   if (spec.max_model_len != -1 && type != "longrope")
     ThrowUsage("--max-model-len", "is read by --rope-scaling longrope --semantics vllm only");
   if (type == "proportional") {  // Gemma 4: the table covers the whole head
+    // vLLM's Gemma4RotaryEmbedding (gemma4_rope.py) has no factor.
+    if (spec.factor > 0 && spec.factor != 1 && RuleIgnores(RopeEngineVersion(spec).name, type, "factor"))
+      ThrowUsage(ParamName(spec, "--factor"), fmt::format("vLLM's Gemma4RotaryEmbedding ({}) reads no factor",
+                                                          RopeEngineVersion(spec).name));
     ComputeProportionalFrequencies(spec, base, &out);
     if (spec.attention_factor > 0) out.attention_factor = spec.attention_factor;
     CheckAttentionFactorFits(spec, out.attention_factor);
@@ -209,7 +215,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     ComputeNtkFrequencies(spec, sem, dim, base, &out);
   } else if (type == "dynamic") {
     ComputeDynamicFrequencies(spec, sem, dim, base, &out);
-  } else if (type == "yarn") {
+  } else if (type == "yarn" || type == "deepseek_yarn") {
     ComputeYarnFrequencies(spec, sem, dim, base, &out);
   } else if (type == "longrope") {
     ComputeLongropeFrequencies(spec, sem, dim, base, &out);
@@ -255,7 +261,8 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     out.attention_factor = spec.attn_factor;
     m.Set("attn_factor", spec.attn_factor);
   }
-  if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
+  if (spec.attention_factor > 0 && type != "yarn" && type != "deepseek_yarn" && type != "longrope")
+    out.attention_factor = spec.attention_factor;
   if (sem == RopeSemantics::kLlamaCpp) out.ggml = GgmlParamsFor(spec, dim, base, out);
   if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
   CheckAttentionFactorFits(spec, out.attention_factor);

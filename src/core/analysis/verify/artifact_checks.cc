@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/rope_scaling.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 namespace {
@@ -267,8 +268,9 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose, c
       if (!own_plan) c.details["plan_from"] = planner->path;
       if (!c.passed && !c.skipped && s.rope_scaling != "none") {
         // Another peer's rule where they disagree (rope_scaling.h)?
-        for (const char* sem : {"hf", "hf-4.45", "vllm", "llama.cpp"}) {
-          if (s.semantics == sem) continue;
+        for (const EngineVersion& ev : EngineVersions()) {
+          const char* sem = ev.name;
+          if (s.semantics == sem || SemanticsFamily(s.semantics) == ev.family) continue;
           SchemeSpec o = s;
           o.semantics = sem;
           try {
