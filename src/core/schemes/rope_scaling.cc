@@ -256,6 +256,38 @@ std::pair<float, float> GgmlYarnCorrDims(std::int64_t n_dims, std::int64_t n_ctx
   return {std::max(0.0f, start), std::min(static_cast<float>(n_dims - 1), end)};
 }
 
+namespace {
+
+// What each version's YaRN rule reads is its row of ScalingRules(); hf
+// reads every key but attn_factor.
+bool YarnReads(const SchemeSpec& spec, RopeSemantics sem, const char* key) {
+  if (sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445) return std::string_view(key) != "attn_factor";
+  return RuleReads(RopeEngineVersion(spec).name, spec.rope_scaling, key);
+}
+
+// A flag the version's YaRN never reads: refused, never silently ignored.
+void RefuseYarnKeysNotRead(const SchemeSpec& spec, RopeSemantics sem) {
+  const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
+  const char* name = RopeEngineVersion(spec).name;
+  const std::string who = spec.rope_scaling == "deepseek_yarn"
+                              ? fmt::format("vLLM's DeepseekScalingRotaryEmbedding at {}", name)
+                          : sem == RopeSemantics::kVllm  ? fmt::format("vLLM's YaRNScalingRotaryEmbedding at {}", name)
+                          : sem == RopeSemantics::kMlxLm ? std::string("mlx-lm's YarnRoPE (rope_utils.py)")
+                                                         : std::string("llama.cpp's ggml_rope_ext");
+  if ((spec.mscale > 0 || spec.mscale_all_dim > 0) && !YarnReads(spec, sem, "mscale"))
+    NotRead("--mscale/--mscale-all-dim", fmt::format("{} has no mscale/mscale_all_dim (its attention factor is "
+                                                     "get_mscale(factor)·attn_factor: --attn-factor)",
+                                                     who));
+  if (!spec.truncate && !YarnReads(spec, sem, "truncate"))
+    NotRead("--no-truncate", fmt::format("{} always floors/ceils the correction range", who));
+  if (spec.attn_factor != -1 && !YarnReads(spec, sem, "attn_factor"))
+    NotRead("--attn-factor", hf_like ? std::string("transformers has no attn_factor (its override is "
+                                                   "--attention-factor): give --semantics vllm@2026-05 or llama.cpp")
+                                     : fmt::format("{} reads no attn_factor (its override is --attention-factor)", who));
+}
+
+}  // namespace
+
 void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64_t dim, Q base, RopeFrequencies* out) {
   const std::int64_t half = dim / 2;
   Metadata& m = out->meta;
@@ -293,27 +325,9 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
   s2.factor = factor;
   factor = RopeRequireFactor(s2, -1);
   const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
-  const EngineVersion& ev = RopeEngineVersion(spec);
-  // What each version's rule reads is its row of ScalingRules(); hf reads
-  // every key but attn_factor.
   const bool deepseek = spec.rope_scaling == "deepseek_yarn";
-  const auto reads = [&](const char* key) {
-    return hf_like ? std::string_view(key) != "attn_factor" : RuleReads(ev.name, spec.rope_scaling, key);
-  };
-  const std::string who = deepseek ? fmt::format("vLLM's DeepseekScalingRotaryEmbedding at {}", ev.name)
-                          : sem == RopeSemantics::kVllm ? fmt::format("vLLM's YaRNScalingRotaryEmbedding at {}", ev.name)
-                          : sem == RopeSemantics::kMlxLm ? std::string("mlx-lm's YarnRoPE (rope_utils.py)")
-                                                         : std::string("llama.cpp's ggml_rope_ext");
-  if ((spec.mscale > 0 || spec.mscale_all_dim > 0) && !reads("mscale"))
-    NotRead("--mscale/--mscale-all-dim", fmt::format("{} has no mscale/mscale_all_dim (its attention factor is "
-                                                     "get_mscale(factor)·attn_factor: --attn-factor)",
-                                                     who));
-  if (!spec.truncate && !reads("truncate"))
-    NotRead("--no-truncate", fmt::format("{} always floors/ceils the correction range", who));
-  if (spec.attn_factor != -1 && !reads("attn_factor"))
-    NotRead("--attn-factor", hf_like ? std::string("transformers has no attn_factor (its override is "
-                                                   "--attention-factor): give --semantics vllm@2026-05 or llama.cpp")
-                                     : fmt::format("{} reads no attn_factor (its override is --attention-factor)", who));
+  const auto reads = [&](const char* key) { return YarnReads(spec, sem, key); };
+  RefuseYarnKeysNotRead(spec, sem);
   // vLLM's MRotaryEmbedding with YaRN (mrope.py, both versions) hands its
   // base class max_position_embeddings·4 (cache_max_position_num): the
   // correction range is found for 4·original and the cache has 4·original·f rows.
