@@ -1067,6 +1067,11 @@ SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& b
   if (!s.mrope_section.empty() && (r.model_type.rfind("qwen3_vl", 0) == 0 || r.model_type.rfind("qwen3_5", 0) == 0 ||
                                      r.model_type.rfind("qwen4_exp", 0) == 0 || r.model_type == "cosmos3_edge_text"))
     s.mrope_interleaved = true;
+  // vLLM's bailing_moe.py (@c8a6e27, BailingAttention): partial_rotary_factor
+  // = config.rotary_dim / head_dim.
+  if (SemanticsFamily(s.semantics) == EngineFamily::kVllm && r.model_type == "bailing_moe")
+    if (auto v = Int(c, "rotary_dim"); v && *v > 0 && s.d_model > 0)
+      s.partial_rotary_factor = static_cast<double>(*v) / static_cast<double>(s.d_model);
   // Phi-3 keeps original_max_position_embeddings at the top level.
   if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
     if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
