@@ -13,6 +13,7 @@
 #include "core/schemes/rope.h"
 #include "core/schemes/rope_scaling.h"
 #include "core/spec/engine_versions.h"
+#include "core/analysis/verify/engine_disagreements.h"
 
 namespace pe {
 namespace {
@@ -653,6 +654,9 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
     rep.file += (rep.file.empty() ? "" : " + ") + m->path;
     list.push_back({{"path", m->path}, {"kind", m->kind}, {"architecture", m->architecture}});
     for (const auto& n : m->notes) rep.notes.push_back(fmt::format("{}: {}", Base(m->path), n));
+    if (m->kind == "hf-folder" && m->plan)
+      for (const auto& l : EngineVersionDisagreements(m->path))
+        rep.notes.push_back(fmt::format("{}: engine versions disagree: {}", Base(m->path), l));
   }
   rep.reference["artifacts"] = list;
   std::vector<std::string> reasons;  // why nothing may have been compared
