@@ -250,7 +250,7 @@ def test_dynamic_ntk(pe, scratch, check):
     # ---- dynamic NTK: HF per seq_len vs vLLM static; alpha ----
     dyp = {"base": 1e4, "factor": 2.0, "max_position_embeddings": 2048}
     m = run_case(pe, scratch, check, "dynamic_vllm", ["--head-dim", 64, "--rope-scaling", "dynamic", "--factor", 2, "--max-position-embeddings", 2048,
-                                  "--semantics", "vllm"], lambda dt: vllm_dynamic(dyp, 64, dt))
+                                  "--semantics", "vllm@2026-05"], lambda dt: vllm_dynamic(dyp, 64, dt))
     check("seq_len" not in m, "vllm dynamic records no seq_len (its cache is static)")
     run_case(pe, scratch, check, "alpha", ["--head-dim", 128, "--rope-scaling", "dynamic", "--alpha", 1000, "--factor", 1],
              lambda dt: alpha_ntk({"base": 1e4, "alpha": 1000.0}, 128, dt))
@@ -373,7 +373,8 @@ def test_error_cases(pe, scratch, check):
         (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
           "--attn-factor", -3], "--attn-factor"),
         (["--semantics", "tgi"], "--semantics"),
-        (["--semantics", "vllm"], "--semantics"),
+        (["--semantics", "hf-4.45"], "--semantics"),
+        (["--semantics", "vllm@2025-01"], "--semantics"),
         # llama.cpp has no NTK rule of its own (ggml_rope_ext: freq_scale, YaRN, freq factors).
         (["--rope-scaling", "ntk", "--factor", 2, "--semantics", "llama.cpp"], "--semantics"),
         (["--rope-scaling", "llama3", "--semantics", "llama.cpp"], "--semantics"),
@@ -383,7 +384,7 @@ def test_error_cases(pe, scratch, check):
           "--seq-len", 100], "--seq-len"),
         (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "llama.cpp",
           "--no-truncate"], "--no-truncate"),
-        (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm",
+        (["--rope-scaling", "yarn", "--factor", 2, "--max-position-embeddings", 64, "--semantics", "vllm@2026-05",
           "--mscale", 1, "--mscale-all-dim", 1], "--mscale"),
         (["--rope-scaling", "proportional", "--partial-rotary-factor", 0.01], "--partial-rotary-factor"),
     ]
@@ -393,7 +394,7 @@ def test_error_cases(pe, scratch, check):
         check(r.returncode == 2 and lines and lines[0].startswith("pe: error: ") and flag in lines[0],
                 f"{extra}: exit {r.returncode}, stderr {r.stderr!r}")
     check(not os.path.exists(spath("bad.safetensors")), "no file left behind by a refused flag")
-    r = pe(*base_args, "--semantics", "vllm", "-o", spath("bad.safetensors"), ok=False)
+    r = pe(*base_args, "--semantics", "hf-4.45", "-o", spath("bad.safetensors"), ok=False)
     check("silently ignored" in r.stderr, f"a semantics that does not apply says so: {r.stderr}")
 
     # pe schemes rope lists the new parameters.

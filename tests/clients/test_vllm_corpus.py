@@ -16,9 +16,10 @@ per-pair cos and sin (layout half: channels 0..R/2-1; interleaved: the even
 channels; cache: one column per pair already) that are compared with vLLM's rows.
 
 Verdicts: passed (every value within the bound below); refused (pe exits 2
-with one `pe: error:` line, which is listed: it must name the class or
-feature it lacks); failed (anything else: a value beyond the bound, a
-different rotary width, another exit).
+with one `pe: error:` line naming the vLLM class it lacks, listed); failed
+(anything else: a value beyond the bound, a different rotary width, another
+exit, a refusal that does not name the class, such as an unknown
+--semantics).
 
 The bound per value is vLLM's float32 recipe: inv_freq = 1 / base **
 (arange(0, R, 2, float32) / R) (the exponent rounded to float32: a relative
@@ -127,6 +128,14 @@ def one_line_error(err):
     return errors[0] if len(errors) == 1 else (lines[-1] if lines else "")
 
 
+def refusal(key, cls, line):
+    """pe's one-line refusal counts as refused only when it names the vLLM class it lacks (the class a
+    config would get); any other refusal (an unknown --semantics, a parse error) is a failure."""
+    if cls in line:
+        return key, "refused", line
+    return key, "failed", f"refused without naming vLLM's {cls}: {line[:300]}"
+
+
 def run_job(pe, root, scratch, job):
     name, v, rec, manifest_entry = job
     key = f"{name}@{v}"
@@ -145,7 +154,7 @@ def run_job(pe, root, scratch, job):
         p = pe("generate", "--scheme", "rope-plan", "--hf-config", cfg, "--semantics", semantics(v), "--start", s,
                "--max-len", n, "--dtype", "float64", "-o", out, *pe_flags, ok=False)
         if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
-            return key, "refused", one_line_error(p.stderr)
+            return refusal(key, rec["class"], one_line_error(p.stderr))
         if p.returncode != 0:
             return key, "failed", f"pe generate rc {p.returncode}: {one_line_error(p.stderr)[:300]}"
         if want:
@@ -227,7 +236,7 @@ def run_probe(pe, root, scratch, job):
     p = pe("generate", "--scheme", "mrope", "--hf-config", os.path.join(folder, "config.json"), "--positions", ids,
            "--semantics", semantics(v), "--dtype", "float64", "-o", out, ok=False)
     if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
-        return key, "refused", one_line_error(p.stderr)
+        return refusal(key, rec["class"], one_line_error(p.stderr))
     if p.returncode != 0:
         return key, "failed", f"pe generate rc {p.returncode}: {one_line_error(p.stderr)[:300]}"
     import h5py
@@ -304,7 +313,7 @@ def run_rotation(pe, root, scratch, job):
     if p.returncode == 0:
         return key, "passed", ""
     if p.returncode == 2 and one_line_error(p.stderr).startswith("pe: error:"):
-        return key, "refused", one_line_error(p.stderr)
+        return refusal(key, rec["class"], one_line_error(p.stderr))
     lines = [l.strip() for l in p.stdout.splitlines()]
     why = [l for l in lines if l.startswith("FAIL ") and "probe" not in l[:12]] or lines[-1:] or [one_line_error(p.stderr)]
     diag_lines = lines[lines.index("diagnosis:") + 1:][:1] if "diagnosis:" in lines else []

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "core/analysis/verify/artifact_checks.h"
+#include "core/analysis/verify/engine_disagreements.h"
 #include "core/analysis/identify/onnx_cache_identify.h"
 #include "core/api/api_impl.h"
 #include "core/base/error.h"
@@ -183,6 +184,7 @@ ModelInspection InspectModel(const std::string& path) {
   d.artifact = OpenArtifact(path);
   d.tensor_checks = CheckArtifactTensors(d.artifact);
   if (d.artifact.plan) d.switches = PlanSwitches(*d.artifact.plan);
+  if (d.artifact.plan && d.artifact.kind == "hf-folder") d.engine_disagreements = EngineVersionDisagreements(path);
   if (d.artifact.plan) d.lengths = EngineLengths(*d.artifact.plan, d.artifact.context_length, -1);
   d.alibi_slopes = AlibiSlopesOf(d.artifact);
   ModelInspection m;

@@ -164,6 +164,9 @@ PlanTables BuildPlan(const Spec& base, const std::vector<std::int64_t>& position
       const MetaList& m = table.metadata();
       t.head_dim = static_cast<std::int64_t>(MetaNum(m, "head_dim", MetaNum(m, "d_model", 0)));
       t.rotary_dim = static_cast<std::int64_t>(MetaNum(m, "rotary_dim", static_cast<double>(t.head_dim)));
+      // Proportional RoPE (Gemma 4) pairs (i, i + head_dim/2) across the whole head, the frequencies past
+      // rotary_dim/2 zero (transformers' and vLLM's Gemma4RotaryEmbedding): its pairs span the head.
+      if (MetaStr(m, "rope_scaling", "none") == "proportional") t.rotary_dim = t.head_dim;
       t.layout = MetaStr(m, "layout", "half");
       t.scaling = MetaStr(m, "rope_scaling", "none");
       t.attention_factor = MetaNum(m, "attention_factor", 1);
@@ -437,6 +440,22 @@ std::string ProbeVerifyJson(const ProbeVerifyResult& res, const ProbeRequest& re
 
 }  // namespace
 
+// The probe's tolerance: the request's, else the dtype's rule, widened for
+// longrope's factors and for a scaled cache.
+static Tolerance ProbeTolerance(const ProbeRequest& request, DType judged, const PlanTables& t) {
+  const bool expl = request.atol || request.rtol || request.max_ulp;
+  Tolerance tol = expl ? ExplicitTolerance(judged, request.atol.value_or(0), request.rtol.value_or(0),
+                                           request.max_ulp.value_or(request.atol || request.rtol ? 0 : 1))
+                       : DefaultTolerance(judged);
+  if (!expl && t.scaling == "longrope") tol = LongropeTolerance(tol);
+  if (!expl && t.attention_factor != 1) {
+    // An engine's scaled cache (vLLM: cos(θ)·mscale in float32) rounds the product once more.
+    tol.max_ulp += 1;
+    tol.why += "; +1 ulp: the cos/sin scale's product is rounded once more";
+  }
+  return tol;
+}
+
 ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
   ProbeVerifyResult res;
   Spec spec = request.spec;
@@ -466,12 +485,8 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
   Describe(res.found);
   const ProbeStructure& s = res.found;
   const DType judged = request.judge_as.value_or(info.dtype);
-  const bool expl = request.atol || request.rtol || request.max_ulp;
   PlanTables t = BuildPlan(plan, p.positions, 0);
-  Tolerance tol = expl ? ExplicitTolerance(judged, request.atol.value_or(0), request.rtol.value_or(0),
-                                           request.max_ulp.value_or(request.atol || request.rtol ? 0 : 1))
-                       : DefaultTolerance(judged);
-  if (!expl && t.scaling == "longrope") tol = LongropeTolerance(tol);
+  const Tolerance tol = ProbeTolerance(request, judged, t);
   res.plan = t.words;
   res.tolerance = tol.why;
   const std::string plan_pairing = t.layout == "interleaved" ? "norm" : "neox";
@@ -497,7 +512,10 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
     for (std::int64_t j = 0; j < p.d; ++j) {
       const auto fp = s.partner[static_cast<std::size_t>(j)], pl = plan_partner[static_cast<std::size_t>(j)];
       if (fp >= 0 && pl >= 0 && fp != pl) ++wrong;
-      if (pl >= 0 && fp < 0) ++not_rot;
+      // A pair of frequency 0 (proportional RoPE's unrotated angles) is the identity in the plan too.
+      const std::size_t pair = static_cast<std::size_t>(t.layout == "interleaved" ? j / 2 : j % std::max<std::int64_t>(1, t.rotary_dim / 2));
+      const bool zero = pair < t.inv_freq.size() && t.inv_freq[pair] == 0;
+      if (pl >= 0 && fp < 0 && !zero) ++not_rot;
       if (pl < 0) {
         double dev = 0;
         for (std::int64_t r = 0; r < p.L; ++r)

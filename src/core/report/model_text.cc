@@ -135,6 +135,12 @@ void PositionsText(std::string* out, const ModelInspectData& d) {
   }
 }
 
+void DisagreementsText(std::string* out, const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  Line(out, "where engine versions disagree:");
+  for (const auto& l : lines) Line(out, "  " + l);
+}
+
 void SwitchesText(std::string* out, const std::vector<PlanSwitch>& switches) {
   if (switches.empty()) return;
   Line(out, "where the plan changes:");
@@ -262,6 +268,7 @@ nlohmann::ordered_json ModelInspectJson(const ModelInspectData& d) {
   if (!d.alibi_slopes.empty()) j["alibi_slopes"] = d.alibi_slopes;
   j["settings"] = nlohmann::ordered_json::array();
   for (const auto& s : a.settings) j["settings"].push_back({{"name", s.name}, {"value", s.value}, {"source", s.source}});
+  if (!d.engine_disagreements.empty()) j["engine_disagreements"] = d.engine_disagreements;
   j["switches"] = nlohmann::ordered_json::array();
   for (const auto& s : d.switches)
     j["switches"].push_back({{"group", s.group}, {"scaling", s.scaling}, {"semantics", s.semantics}, {"length", s.length},
@@ -293,6 +300,7 @@ std::string ModelInspectText(const ModelInspectData& d, const TextStyle& style) 
   if (a.context_length > 0) Line(&out, fmt::format("context length: {}", a.context_length));
   PositionsText(&out, d);
   SwitchesText(&out, d.switches);
+  DisagreementsText(&out, d.engine_disagreements);
   LengthsText(&out, d);
   SettingsText(&out, a.settings);
   TensorsText(&out, d, style);

@@ -28,6 +28,9 @@ struct ModelInspectData {
   std::vector<PlanSwitch> switches;
   std::vector<EngineLength> lengths;  ///< each engine's cache and default admitted length, per group
   std::vector<double> alibi_slopes;
+  /// Where the versions of one engine plan the config differently
+  /// (core/analysis/verify/engine_disagreements.h), one line each.
+  std::vector<std::string> engine_disagreements;
 };
 
 /// The layers of plan group `g`, ascending.

@@ -21,6 +21,7 @@
 #include "core/schemes/quad_source.h"
 #include "core/schemes/rope.h"
 #include "core/base/version.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 namespace {
@@ -155,6 +156,12 @@ MropeSetup Setup(const SchemeSpec& in) {
   if (s.spec.d_model <= 0) ThrowUsage("--head-dim", "required by scheme 'mrope' (or give --hf-config)");
   if (s.spec.layout != "" && s.spec.layout != "half")
     ThrowUsage(fmt::format("--layout '{}'", s.spec.layout), "M-RoPE tables are in the half layout (rotate_half) only");
+  // mlx-lm's initialize_rope (rope_utils.py @060aa43) builds nn.RoPE for
+  // rope_type mrope: 1-D over the token index, mrope_section unused.
+  if (SemanticsFamily(s.spec.semantics) == EngineFamily::kMlxLm)
+    ThrowUsage(fmt::format("--semantics '{}'", s.spec.semantics),
+               "mlx-lm's mrope is 1-D (rope_utils.py initialize_rope: nn.RoPE over the token index, mrope_section "
+               "unused): give --scheme rope");
   s.freqs = ComputeRopeFrequencies(s.spec);
   const std::int64_t half = s.freqs.dim / 2;
   if (s.spec.mrope_section.empty())

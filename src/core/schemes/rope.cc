@@ -111,6 +111,35 @@ SchemeSpec WithHfConfig(const SchemeSpec& in_flags) {
   return spec;
 }
 
+namespace {
+
+// The engine version's canonical name ("vllm" is recorded as the version
+// it selects), and its release for the engines other than transformers.
+void RecordEngineVersion(const SchemeSpec& spec, RopeSemantics sem, Metadata* m) {
+  const EngineVersion& v = RopeEngineVersion(spec);
+  m->Set("semantics", std::string(v.name));
+  if (sem != RopeSemantics::kHf && sem != RopeSemantics::kHf445)
+    m->Set("engine_version", fmt::format("{} {}", v.engine, v.release));
+}
+
+// A parameter of another scaling type than spec's: refused.
+void RefuseKeysOfOtherTypes(const SchemeSpec& spec) {
+  const std::string& type = spec.rope_scaling;
+  if (spec.alpha != -1 && type != "dynamic") ThrowUsage("--alpha", "is read by --rope-scaling dynamic only (NTK-alpha)");
+  if (spec.mixed_b != -1 && type != "ntk") ThrowUsage("--mixed-b", "is read by --rope-scaling ntk only (vLLM)");
+  if ((spec.short_mscale != -1 || spec.long_mscale != -1) && type != "longrope")
+    ThrowUsage("--short-mscale/--long-mscale", "are read by --rope-scaling longrope only (vLLM)");
+}
+
+// vLLM's Gemma4RotaryEmbedding (gemma4_rope.py) has no factor.
+void RefuseProportionalFactor(const SchemeSpec& spec) {
+  if (spec.factor > 0 && spec.factor != 1 && RuleIgnores(RopeEngineVersion(spec).name, "proportional", "factor"))
+    ThrowUsage(ParamName(spec, "--factor"),
+               fmt::format("vLLM's Gemma4RotaryEmbedding ({}) reads no factor", RopeEngineVersion(spec).name));
+}
+
+}  // namespace
+
 RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const SchemeSpec spec = WithHfConfig(spec_in);
   CheckParamDomains(spec, &spec_in);  // the values a config gave, named by file
@@ -123,7 +152,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   const RopeSemantics sem = CheckRopeSemantics(spec);
   const std::string& type = spec.rope_scaling;
   Metadata& m = out.meta;
-  m.Set("semantics", std::string(RopeSemanticsName(sem)));
+  RecordEngineVersion(spec, sem, &m);
   Q base = spec.base;
   if (spec.rope_ratio != -1) {
     // ChatGLM (THUDM modeling_chatglm.py RotaryEmbedding): base = base * rope_ratio,
@@ -138,13 +167,11 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   }
   // The scaling parameters' domains are CheckParamDomains'; -1 = not given,
   // and a scaling type that would not read one refuses it.
-  if (spec.alpha != -1 && type != "dynamic") ThrowUsage("--alpha", "is read by --rope-scaling dynamic only (NTK-alpha)");
-  if (spec.mixed_b != -1 && type != "ntk") ThrowUsage("--mixed-b", "is read by --rope-scaling ntk only (vLLM)");
-  if ((spec.short_mscale != -1 || spec.long_mscale != -1) && type != "longrope")
-    ThrowUsage("--short-mscale/--long-mscale", "are read by --rope-scaling longrope only (vLLM)");
+  RefuseKeysOfOtherTypes(spec);
   // llama.cpp multiplies every rope by rope.scaling.attn_factor
   // (llama-context.cpp: cparams.yarn_attn_factor *= hparams.rope_attn_factor).
-  if (spec.attn_factor != -1 && type != "yarn" && sem != RopeSemantics::kLlamaCpp)
+  const bool yarn_like = type == "yarn" || type == "deepseek_yarn";
+  if (spec.attn_factor != -1 && !yarn_like && sem != RopeSemantics::kLlamaCpp)
     ThrowUsage("--attn-factor", "is read by --rope-scaling yarn --semantics vllm|llama.cpp, and by --semantics "
                                 "llama.cpp with any scaling");
   if (spec.ext_factor != -1 && type != "yarn")
@@ -152,6 +179,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
   if (spec.max_model_len != -1 && type != "longrope")
     ThrowUsage("--max-model-len", "is read by --rope-scaling longrope --semantics vllm only");
   if (type == "proportional") {  // Gemma 4: the table covers the whole head
+    RefuseProportionalFactor(spec);
     ComputeProportionalFrequencies(spec, base, &out);
     if (spec.attention_factor > 0) out.attention_factor = spec.attention_factor;
     CheckAttentionFactorFits(spec, out.attention_factor);
@@ -209,7 +237,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     ComputeNtkFrequencies(spec, sem, dim, base, &out);
   } else if (type == "dynamic") {
     ComputeDynamicFrequencies(spec, sem, dim, base, &out);
-  } else if (type == "yarn") {
+  } else if (yarn_like) {
     ComputeYarnFrequencies(spec, sem, dim, base, &out);
   } else if (type == "longrope") {
     ComputeLongropeFrequencies(spec, sem, dim, base, &out);
@@ -255,7 +283,7 @@ RopeFrequencies ComputeRopeFrequencies(const SchemeSpec& spec_in) {
     out.attention_factor = spec.attn_factor;
     m.Set("attn_factor", spec.attn_factor);
   }
-  if (spec.attention_factor > 0 && type != "yarn" && type != "longrope") out.attention_factor = spec.attention_factor;
+  if (spec.attention_factor > 0 && !yarn_like && type != "longrope") out.attention_factor = spec.attention_factor;
   if (sem == RopeSemantics::kLlamaCpp) out.ggml = GgmlParamsFor(spec, dim, base, out);
   if (!(out.attention_factor > 0)) ThrowUsage("--attention-factor", "must be above 0");
   CheckAttentionFactorFits(spec, out.attention_factor);

@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/containers/bounded_json.h"
 #include "core/numerics/text_numbers.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 namespace {
@@ -89,47 +90,47 @@ std::string_view RopeSemanticsName(RopeSemantics s) {
     case RopeSemantics::kHf445: return "hf-4.45";
     case RopeSemantics::kVllm: return "vllm";
     case RopeSemantics::kLlamaCpp: return "llama.cpp";
+    case RopeSemantics::kMlxLm: return "mlx-lm";
   }
   return "hf";
 }
 
 RopeSemantics CheckRopeSemantics(const SchemeSpec& spec) {
-  const std::string& v = spec.semantics;
-  const std::string& type = spec.rope_scaling;
-  RopeSemantics s;
-  const char* applies;
-  if (v.empty() || v == "hf") return RopeSemantics::kHf;
-  if (v == "hf-4.45") {
-    s = RopeSemantics::kHf445;
-    applies = "yarn";
-  } else if (v == "vllm") {
-    s = RopeSemantics::kVllm;
-    applies = "ntk, dynamic, yarn and longrope";
-  } else if (v == "llama.cpp") {
-    s = RopeSemantics::kLlamaCpp;
-    applies = "none, linear, yarn and longrope (and --freq-factors with any of them but longrope)";
-  } else {
-    ThrowUsage(fmt::format("--semantics '{}'", v), "expected hf, hf-4.45, vllm or llama.cpp");
-  }
+  const EngineVersion& v = FindEngineVersion(spec.semantics);
+  const std::string type = spec.rope_scaling == "default" ? std::string("none") : spec.rope_scaling;
+  const RopeSemantics s = v.family == EngineFamily::kHf       ? RopeSemantics::kHf
+                          : v.family == EngineFamily::kHf445  ? RopeSemantics::kHf445
+                          : v.family == EngineFamily::kVllm   ? RopeSemantics::kVllm
+                          : v.family == EngineFamily::kMlxLm  ? RopeSemantics::kMlxLm
+                                                              : RopeSemantics::kLlamaCpp;
+  if (type == "deepseek_yarn" && s != RopeSemantics::kVllm)
+    ThrowUsage(fmt::format("--semantics '{}'", spec.semantics),
+               "rope scaling 'deepseek_yarn' is vLLM's DeepseekScalingRotaryEmbedding (deepseek_scaling_rope.py): give "
+               "--semantics vllm (transformers' DeepSeek configs say yarn)");
+  // transformers is the default: every type has its rule there.
+  if (s == RopeSemantics::kHf || FindScalingRule(v.name, type)) return s;
+  if (const EngineOnlyType* only = FindEngineOnlyType(v.engine, type))
+    ThrowUsage(fmt::format("--semantics '{}'", spec.semantics),
+               fmt::format("rope scaling '{}' is {}'s {}: pe has no rule for it", type, v.engine, only->what));
   // llama.cpp's kernel (ggml_rope_ext) has a frequency scale, YaRN's ramp
   // and a freq-factors tensor; longrope reaches it as factor tensors. It
   // has no NTK, dynamic or llama3 rule of its own (its converter turns
   // llama3 into rope_freqs: --freq-factors).
-  const bool ok = s == RopeSemantics::kVllm ? (type == "ntk" || type == "dynamic" || type == "yarn" || type == "longrope")
-                  : s == RopeSemantics::kLlamaCpp
-                      ? (type == "none" || type == "default" || type == "linear" || type == "yarn" || type == "longrope")
-                      : type == "yarn";
-  if (!ok && s == RopeSemantics::kLlamaCpp && type == "llama3")
-    ThrowUsage(fmt::format("--semantics '{}'", v),
+  if (s == RopeSemantics::kLlamaCpp && type == "llama3")
+    ThrowUsage(fmt::format("--semantics '{}'", spec.semantics),
                "llama.cpp has no llama3 scaling: convert_hf_to_gguf.py writes its factors as the rope_freqs tensor; "
                "give them with --freq-factors (pe inspect MODEL.gguf lists them) and no --rope-scaling");
-  if (!ok)
-    ThrowUsage(fmt::format("--semantics '{}'", v),
-               fmt::format("has no rule of its own for rope scaling '{}' (it would be silently ignored); it applies "
-                           "to {}",
-                           type, applies));
-  return s;
+  std::string applies;
+  for (const ScalingRule& r : ScalingRules())
+    if (std::string_view(r.version) == v.name) applies += fmt::format("{}{}", applies.empty() ? "" : ", ", r.rope_type);
+  if (s == RopeSemantics::kLlamaCpp) applies += " (and --freq-factors with any of them but longrope)";
+  ThrowUsage(fmt::format("--semantics '{}'", spec.semantics),
+             fmt::format("has no rule of its own for rope scaling '{}' (it would be silently ignored); it applies "
+                         "to {}",
+                         type, applies));
 }
+
+const EngineVersion& RopeEngineVersion(const SchemeSpec& spec) { return FindEngineVersion(spec.semantics); }
 
 Q RopeInvFreq(Q base, std::int64_t i, std::int64_t denom) {
   return expq(-static_cast<Q>(2 * i) / static_cast<Q>(denom) * logq(base));
@@ -208,14 +209,28 @@ void ComputeDynamicFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::i
     ThrowUsage("--max-position-embeddings", "dynamic scaling needs the model's max_position_embeddings");
   const Q f = factor, mp = static_cast<Q>(spec.max_position_embeddings);
   Q ratio;
+  const char* version = RopeEngineVersion(spec).name;
+  if (spec.max_trained_positions > 0 && !RuleReads(version, "dynamic", "max_trained_positions"))
+    NotRead("--max-trained-positions", fmt::format("is read by vLLM's dynamic NTK after #41277 (--semantics "
+                                                   "vllm@2026-09), not by --semantics {}",
+                                                   version));
   if (sem == RopeSemantics::kVllm) {
-    // vLLM DynamicNTKScalingRotaryEmbedding @50feac9: one cache for
-    // max_len = max_pos·factor, base·(factor·max_len/max_pos - (factor-1)).
     if (spec.seq_len > 0)
-      NotRead("--seq-len", "vLLM's dynamic NTK is one static cache for max_position_embeddings·factor: it does not "
-                           "read --seq-len");
-    ratio = f * f - (f - 1);
-    m.Set("vllm_cache_len", factor * static_cast<double>(spec.max_position_embeddings));
+      NotRead("--seq-len", "vLLM's dynamic NTK is one static cache: it does not read --seq-len");
+    if (RuleReads(version, "dynamic", "max_trained_positions")) {
+      // vLLM DynamicNTKScalingRotaryEmbedding @117afee (#41277): max_pos rows,
+      // base·(factor·max_pos/max_trained - (factor-1)); get_rope's
+      // max_trained_positions defaults to max_position (then the plain base).
+      const Q mt = spec.max_trained_positions > 0 ? static_cast<Q>(spec.max_trained_positions) : mp;
+      ratio = f * mp / mt - (f - 1);
+      if (spec.max_trained_positions > 0) m.Set("max_trained_positions", spec.max_trained_positions);
+      m.Set("vllm_cache_len", static_cast<double>(spec.max_position_embeddings));
+    } else {
+      // vLLM DynamicNTKScalingRotaryEmbedding @c8a6e27: one cache for
+      // max_len = max_pos·factor, base·(factor·max_len/max_pos - (factor-1)).
+      ratio = f * f - (f - 1);
+      m.Set("vllm_cache_len", factor * static_cast<double>(spec.max_position_embeddings));
+    }
   } else {
     // transformers _compute_dynamic_ntk_parameters: L = max(seq_len, max_pos).
     const std::int64_t seq = SeqLen(spec);
@@ -240,6 +255,38 @@ std::pair<float, float> GgmlYarnCorrDims(std::int64_t n_dims, std::int64_t n_ctx
   const float end = ceilf(corr(beta_slow));
   return {std::max(0.0f, start), std::min(static_cast<float>(n_dims - 1), end)};
 }
+
+namespace {
+
+// What each version's YaRN rule reads is its row of ScalingRules(); hf
+// reads every key but attn_factor.
+bool YarnReads(const SchemeSpec& spec, RopeSemantics sem, const char* key) {
+  if (sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445) return std::string_view(key) != "attn_factor";
+  return RuleReads(RopeEngineVersion(spec).name, spec.rope_scaling, key);
+}
+
+// A flag the version's YaRN never reads: refused, never silently ignored.
+void RefuseYarnKeysNotRead(const SchemeSpec& spec, RopeSemantics sem) {
+  const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
+  const char* name = RopeEngineVersion(spec).name;
+  const std::string who = spec.rope_scaling == "deepseek_yarn"
+                              ? fmt::format("vLLM's DeepseekScalingRotaryEmbedding at {}", name)
+                          : sem == RopeSemantics::kVllm  ? fmt::format("vLLM's YaRNScalingRotaryEmbedding at {}", name)
+                          : sem == RopeSemantics::kMlxLm ? std::string("mlx-lm's YarnRoPE (rope_utils.py)")
+                                                         : std::string("llama.cpp's ggml_rope_ext");
+  if ((spec.mscale > 0 || spec.mscale_all_dim > 0) && !YarnReads(spec, sem, "mscale"))
+    NotRead("--mscale/--mscale-all-dim", fmt::format("{} has no mscale/mscale_all_dim (its attention factor is "
+                                                     "get_mscale(factor)·attn_factor: --attn-factor)",
+                                                     who));
+  if (!spec.truncate && !YarnReads(spec, sem, "truncate"))
+    NotRead("--no-truncate", fmt::format("{} always floors/ceils the correction range", who));
+  if (spec.attn_factor != -1 && !YarnReads(spec, sem, "attn_factor"))
+    NotRead("--attn-factor", hf_like ? std::string("transformers has no attn_factor (its override is "
+                                                   "--attention-factor): give --semantics vllm@2026-05 or llama.cpp")
+                                     : fmt::format("{} reads no attn_factor (its override is --attention-factor)", who));
+}
+
+}  // namespace
 
 void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int64_t dim, Q base, RopeFrequencies* out) {
   const std::int64_t half = dim / 2;
@@ -278,17 +325,15 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
   s2.factor = factor;
   factor = RopeRequireFactor(s2, -1);
   const bool hf_like = sem == RopeSemantics::kHf || sem == RopeSemantics::kHf445;
-  if (!hf_like) {
-    const char* who = sem == RopeSemantics::kVllm ? "vLLM's YaRNScalingRotaryEmbedding (yarn_scaling_rope.py)"
-                                                  : "llama.cpp's ggml_rope_ext";
-    if (spec.mscale > 0 || spec.mscale_all_dim > 0)
-      NotRead("--mscale/--mscale-all-dim", fmt::format("{} has no mscale/mscale_all_dim (its attention factor is "
-                                                       "get_mscale(factor)·attn_factor: --attn-factor)",
-                                                       who));
-    if (!spec.truncate) NotRead("--no-truncate", fmt::format("{} always floors/ceils the correction range", who));
-  } else if (spec.attn_factor != -1) {
-    NotRead("--attn-factor", "transformers has no attn_factor (its override is --attention-factor): give --semantics "
-                             "vllm or llama.cpp");
+  const bool deepseek = spec.rope_scaling == "deepseek_yarn";
+  const auto reads = [&](const char* key) { return YarnReads(spec, sem, key); };
+  RefuseYarnKeysNotRead(spec, sem);
+  // vLLM's MRotaryEmbedding with YaRN (mrope.py, both versions) hands its
+  // base class max_position_embeddings·4 (cache_max_position_num): the
+  // correction range is found for 4·original and the cache has 4·original·f rows.
+  if (sem == RopeSemantics::kVllm && !spec.mrope_section.empty()) {
+    l_orig *= 4;
+    m.Set("vllm_mrope_original_times", std::int64_t{4});
   }
   // vLLM's and ggml's attn_factor multiplies get_mscale(factor); --attention-factor overrides the result.
   const Q attn = spec.attn_factor > 0 ? static_cast<Q>(spec.attn_factor) : Q(1);
@@ -323,8 +368,20 @@ void ComputeYarnFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::int6
     low_q = lo;
     high_q = hi == lo ? hi + 0.001 : hi;  // HF / vLLM: "prevent singularity" (a double sum)
     den = high_q - low_q;
-    if (sem == RopeSemantics::kVllm) {
+    if (deepseek) {
+      // vLLM DeepseekScalingRotaryEmbedding @c8a6e27: get(f, mscale)/get(f,
+      // mscale_all_dim)·attn_factor, defaults 1 and 0 (get(f, 0) = 1).
+      af = spec.attention_factor > 0
+               ? static_cast<Q>(spec.attention_factor)
+               : MscaleQ(factor, spec.mscale > 0 ? spec.mscale : 1) /
+                     MscaleQ(factor, spec.mscale_all_dim > 0 ? spec.mscale_all_dim : 0) * attn;
+    } else if (sem == RopeSemantics::kVllm && !reads("mscale")) {
+      // vLLM @c8a6e27: get_mscale(factor)·attn_factor (get_rope passes no
+      // attention_factor; --attention-factor is pe's override).
       af = spec.attention_factor > 0 ? static_cast<Q>(spec.attention_factor) : MscaleQ(factor, 1) * attn;
+    } else if (sem == RopeSemantics::kMlxLm && spec.attention_factor <= 0) {
+      // mlx-lm YarnRoPE: get(f, mscale)/get(f, mscale_all_dim), defaults 1 and 0.
+      af = MscaleQ(factor, spec.mscale > 0 ? spec.mscale : 1) / MscaleQ(factor, spec.mscale_all_dim > 0 ? spec.mscale_all_dim : 0);
     } else if (spec.attention_factor > 0) {
       af = spec.attention_factor;
     } else if (spec.mscale > 0 && spec.mscale_all_dim > 0) {
@@ -436,8 +493,9 @@ void ComputeLongropeFrequencies(const SchemeSpec& spec, RopeSemantics sem, std::
     else if (sem == RopeSemantics::kLlamaCpp) af = spec.attn_factor > 0 ? Q(spec.attn_factor) : Q(1);
     else af = factor <= 1 ? Q(1) : sqrtq(1 + logq(static_cast<Q>(factor)) / logq(static_cast<Q>(l_orig)));
     const std::int64_t seq = SeqLen(spec);
-    use_long = static_cast<double>(seq) > l_orig;
-    m.Set("seq_len", seq);
+    // mlx-lm's SuScaledRoPE holds long_factor only: every length.
+    use_long = sem == RopeSemantics::kMlxLm || static_cast<double>(seq) > l_orig;
+    if (sem != RopeSemantics::kMlxLm) m.Set("seq_len", seq);
     m.Set("effective_factor", factor);
   }
   const auto& ext = use_long ? long32 : short32;

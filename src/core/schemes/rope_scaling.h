@@ -3,16 +3,25 @@
 // metadata) exactly as the named implementation defines it (docs/schemes.md,
 // "Scaling rules and --semantics", cites the file and commit of each):
 //
+// The engine versions and which scaling types each has a rule for are the
+// table of core/spec/engine_versions.h; the families:
+//
 //   --semantics hf        current transformers (default): YaRN's configured
 //                         factor wins (PR #40320), dynamic NTK recomputed for
 //                         seq_len and reset below max_position_embeddings,
 //                         longrope switches when seq_len > L_orig
 //   --semantics hf-4.45   YaRN: factor = max_position_embeddings / L_orig
 //                         when both are set (transformers 4.45–4.55)
-//   --semantics vllm      static caches: dynamic NTK at max_pos·factor, fixed
-//                         and mixed_b NTK, longrope decided once by
-//                         max_model_len with short/long mscale, YaRN's
-//                         mscale·attn_factor
+//   --semantics vllm@2026-05, vllm@2026-09 (= vllm)
+//                         static caches: fixed and mixed_b NTK, longrope
+//                         decided once by max_model_len with short/long
+//                         mscale; 2026-05: dynamic NTK at max_pos·factor,
+//                         YaRN's get_mscale·attn_factor; 2026-09: dynamic
+//                         NTK by max_trained_positions, YaRN's
+//                         attention_factor or mscale/mscale_all_dim;
+//                         M-RoPE + YaRN's range for 4·original (both)
+//   --semantics mlx-lm    rope_utils.py: YaRN always truncated, longrope's
+//                         long factors at every length
 //   --semantics llama.cpp ggml's YaRN: correction dims in float32, ramp over
 //                         max(0.001, high-low), mscale (1 + 0.1 ln factor)·attn_factor
 //
@@ -27,18 +36,23 @@
 #include <string_view>
 
 #include "core/schemes/rope.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 
-enum class RopeSemantics { kHf, kHf445, kVllm, kLlamaCpp };
+enum class RopeSemantics { kHf, kHf445, kVllm, kLlamaCpp, kMlxLm };
 
 /// The semantics of `spec` (spec.semantics), checked against its scaling
 /// type: throws pe::Error (usage) naming --semantics for an unknown value or
 /// one with no rule of its own for spec.rope_scaling.
 RopeSemantics CheckRopeSemantics(const SchemeSpec& spec);
 
-/// "hf", "hf-4.45", "vllm" or "llama.cpp".
+/// The family's name: "hf", "hf-4.45", "vllm", "llama.cpp" or "mlx-lm".
 std::string_view RopeSemanticsName(RopeSemantics s);
+
+/// The engine version spec.semantics names (its canonical name is what
+/// the metadata records); throws pe::Error (usage) naming --semantics.
+const EngineVersion& RopeEngineVersion(const SchemeSpec& spec);
 
 /// base^(-2i/denom) in quad precision.
 __float128 RopeInvFreq(__float128 base, std::int64_t i, std::int64_t denom);

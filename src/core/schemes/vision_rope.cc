@@ -15,6 +15,7 @@
 #include "core/schemes/ggml_rope.h"
 #include "core/schemes/quad_source.h"
 #include "core/base/version.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 namespace {
@@ -123,7 +124,7 @@ Variant Validate(const SchemeSpec& spec) {
 // float32 and narrower tables are that kernel's CPU recipe (GgmlMropeCache).
 bool LlamaCppVision(const SchemeSpec& spec, Variant v) {
   if (spec.semantics.empty() || spec.semantics == "hf") return false;
-  if (spec.semantics != "llama.cpp")
+  if (FindEngineVersion(spec.semantics).family != EngineFamily::kLlamaCpp)
     ThrowUsage(fmt::format("--semantics '{}'", spec.semantics), "vision-rope takes hf (default) or llama.cpp");
   if (v != Variant::kQwen2Vl)
     ThrowUsage(fmt::format("--semantics '{}'", spec.semantics),

@@ -8,11 +8,13 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
 
 #include "core/base/error.h"
+#include "core/spec/engine_versions.h"
 #include "core/spec/hf_config.h"
 
 namespace pe {
@@ -429,7 +431,51 @@ std::string NumText(double v) { return fmt::format("{}", v); }
 // One RoPE parameter block (4.x rope_scaling, 5.x rope_parameters or one
 // of its per-layer-type entries) into `s`; `scaling` false keeps only the
 // theta and partial factor (a layer type the scaling does not reach).
-void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::string& what) {
+// The keys of a rope block only some engine versions read (ScalingRules(),
+// core/spec/engine_versions.h): read into `s` where the rule of
+// s->semantics for s->rope_scaling reads them; a key that rule never reads
+// is dropped as the engine drops it, with a note naming the version.
+void ApplyEngineKeys(const json& rs, SchemeSpec* s, std::vector<std::string>* notes,
+                     const std::function<std::optional<double>(const char*)>& num) {
+  const EngineVersion& v = FindEngineVersion(s->semantics);
+  const std::string type = s->rope_scaling;
+  if (v.family != EngineFamily::kHf && v.family != EngineFamily::kHf445) {
+    if (RuleReads(v.name, type, "attn_factor"))
+      if (auto x = num("attn_factor")) s->attn_factor = *x;
+    if (RuleReads(v.name, type, "max_trained_positions"))
+      if (auto x = num("max_trained_positions")) s->max_trained_positions = static_cast<std::int64_t>(*x);
+    if (RuleReads(v.name, type, "mixed_b"))
+      if (auto x = num("mixed_b")) s->mixed_b = *x;
+    if (RuleReads(v.name, type, "short_mscale"))
+      if (auto x = num("short_mscale")) s->short_mscale = *x;
+    if (RuleReads(v.name, type, "long_mscale"))
+      if (auto x = num("long_mscale")) s->long_mscale = *x;
+  }
+  const ScalingRule* rule = FindScalingRule(v.name, type);
+  if (!rule || !*rule->ignores) return;
+  std::string dropped;
+  const auto drop = [&](const char* key, auto clear) {
+    if (!rs.contains(key) || !RuleIgnores(v.name, type, key)) return;
+    clear();
+    dropped += fmt::format("{}{}", dropped.empty() ? "" : ", ", key);
+  };
+  drop("attention_factor", [&] { s->attention_factor = SchemeSpec{}.attention_factor; });
+  drop("mscale", [&] { s->mscale = SchemeSpec{}.mscale; });
+  drop("mscale_all_dim", [&] { s->mscale_all_dim = SchemeSpec{}.mscale_all_dim; });
+  drop("truncate", [&] { s->truncate = true; });
+  drop("factor", [&] { s->factor = SchemeSpec{}.factor; });
+  drop("max_trained_positions", [] {});
+  drop("attn_factor", [] {});
+  drop("short_mscale", [] {});
+  drop("long_mscale", [] {});
+  if (!dropped.empty())
+    notes->push_back(fmt::format("--semantics {}: {} {} never reads rope_parameters {} of {} ({}): ignored, as the "
+                                 "engine ignores it",
+                                 v.name, v.engine, v.release, dropped, type, rule->formula));
+}
+
+void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::string& what,
+                    std::vector<std::string>* notes, const std::string& model_type) {
   if (!rs.is_object()) return;
   // -1 is pe's "not given" and lies outside every one of these parameters'
   // domains: a config that states it is refused here, by its key, where
@@ -455,6 +501,12 @@ void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::stri
     if (type == "default") type = "none";
     if (type == "su") type = "longrope";  // transformers' legacy name
     if (type == "mrope") type = "none";   // Qwen2-VL: default frequencies, mrope_section splits them by axis
+    // vLLM's DeepSeek-V2/V3 model file (deepseek_v2.py) renames any scaled
+    // rope_type "deepseek_yarn": DeepseekScalingRotaryEmbedding.
+    if (type == "yarn" && SemanticsFamily(s->semantics) == EngineFamily::kVllm &&
+        (model_type == "deepseek_v2" || model_type == "deepseek_v3"))
+      type = "deepseek_yarn";
+    if (type == "deepseek_yarn") s->layout = "interleaved";  // get_rope(..., is_neox_style=False)
     s->rope_scaling = type;
   }
   if (auto v = Num(rs, "factor")) s->factor = *v;
@@ -488,6 +540,7 @@ void ApplyRopeBlock(const json& rs, bool scaling, SchemeSpec* s, const std::stri
   }
   if (rs.contains("mrope_interleaved") && rs["mrope_interleaved"].is_boolean())
     s->mrope_interleaved = rs["mrope_interleaved"].get<bool>();
+  ApplyEngineKeys(rs, s, notes, [&](const char* key) { return Num(rs, key); });
 }
 
 std::int64_t PositiveInt(const json& c, const char* key, std::int64_t fallback, std::int64_t max, const std::string& what) {
@@ -985,7 +1038,7 @@ SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& b
     if (!b.per_type->contains(key))
       ThrowInput(what, fmt::format("rope_parameters has no entry for {} '{}'", label.empty() ? "layer type" : "rope label",
                                    Clip(key)));
-    ApplyRopeBlock((*b.per_type)[key], true, &s, what);
+    ApplyRopeBlock((*b.per_type)[key], true, &s, what, &r.plan.notes, r.model_type);
     if (!Num((*b.per_type)[key], "rope_theta") && !full && rule.local_theta > 0) s.base = rule.local_theta;
     std::string theta_from = theta_src;
     if (Num((*b.per_type)[key], "rope_theta"))
@@ -1009,13 +1062,18 @@ SchemeSpec SpecForType(ConfigReader& r, const RopeBlocks& b, const SchemeSpec& b
     r.Setting(type + ".rope_theta", NumText(s.base), src);
     return s;
   }
-  if (b.v4) ApplyRopeBlock(*b.v4, scaled, &s, what);
-  if (b.v5) ApplyRopeBlock(*b.v5, scaled, &s, what);
+  if (b.v4) ApplyRopeBlock(*b.v4, scaled, &s, what, &r.plan.notes, r.model_type);
+  if (b.v5) ApplyRopeBlock(*b.v5, scaled, &s, what, &r.plan.notes, r.model_type);
   // Qwen3-VL / Qwen3.5: the rotary module applies apply_interleaved_mrope
   // whatever the config's mrope_interleaved says.
   if (!s.mrope_section.empty() && (r.model_type.rfind("qwen3_vl", 0) == 0 || r.model_type.rfind("qwen3_5", 0) == 0 ||
                                      r.model_type.rfind("qwen4_exp", 0) == 0 || r.model_type == "cosmos3_edge_text"))
     s.mrope_interleaved = true;
+  // vLLM's bailing_moe.py (@c8a6e27, BailingAttention): partial_rotary_factor
+  // = config.rotary_dim / head_dim.
+  if (SemanticsFamily(s.semantics) == EngineFamily::kVllm && r.model_type == "bailing_moe")
+    if (auto v = Int(c, "rotary_dim"); v && *v > 0 && s.d_model > 0)
+      s.partial_rotary_factor = static_cast<double>(*v) / static_cast<double>(s.d_model);
   // Phi-3 keeps original_max_position_embeddings at the top level.
   if (s.rope_scaling == "longrope" && s.original_max_position_embeddings < 0)
     if (auto v = Int(c, "original_max_position_embeddings")) s.original_max_position_embeddings = *v;
@@ -1118,6 +1176,31 @@ json DeepseekV4Config(const json& c, const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+// A rotary feature only the engine's own class computes (EngineOnlyTypes():
+// vLLM's dual-chunk, FoPE and ERNIE-4.5-VL classes): refused under that
+// engine's --semantics, by the class, where the config names it.
+void RefuseEngineOnlyFeatures(const json& text, const std::string& model_type, const std::string& semantics,
+                              const std::string& what) {
+  const EngineVersion& v = FindEngineVersion(semantics);
+  const auto refuse = [&](const char* feature, const std::string& where) {
+    if (const EngineOnlyType* t = FindEngineOnlyType(v.engine, feature))
+      ThrowInput(what, fmt::format("{}: under --semantics {} this is {}'s {}: pe has no rule for it", where, v.name,
+                                   v.engine, t->what));
+  };
+  if (text.contains("dual_chunk_attention_config") && !text["dual_chunk_attention_config"].is_null())
+    refuse("dual_chunk_attention_config", "dual_chunk_attention_config");
+  for (const char* key : {"rope_parameters", "rope_scaling"})
+    if (text.contains(key) && text[key].is_object() && text[key].contains("use_fope") &&
+        text[key]["use_fope"].is_boolean() && text[key]["use_fope"].get<bool>())
+      refuse("use_fope", std::string(key) + ".use_fope");
+  if (model_type.rfind("ernie4_5_vl", 0) == 0) refuse("ernie", "model_type '" + Clip(model_type) + "'");
+  if (model_type == "llama4_vision_model") refuse("mllama4", "model_type 'llama4_vision_model'");
+}
+
+}  // namespace
+
 std::string GenericRuleNote(const std::string& model_type) {
   return fmt::format("model_type '{}' has no rule in pe; planned by the generic rule, unchecked (rotate_half pairs, "
                      "head_dim or hidden_size / num_attention_heads, rope_theta 10000 when absent, every layer type but "
@@ -1140,6 +1223,7 @@ PePlan PlanFromConfigJson(const json& top, const SchemeSpec& spec, const std::st
       ThrowInput(what, fmt::format("{}.rope_type 'axial' is a 2-D (axial) rotary embedding of image patches, not a "
                                    "table of token positions: use --scheme vision-rope",
                                    key));
+  RefuseEngineOnlyFeatures(text, model_type, spec.semantics, what);
   PePlan plan;
   plan.source = model_type.empty() ? "unknown" : model_type;
   const FamilyRule* found = FindFamilyRule(model_type);

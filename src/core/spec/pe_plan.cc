@@ -7,12 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
+#include <type_traits>
+#include <variant>
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
 #include "core/spec/gguf_plan.h"
 #include "core/spec/hf_config.h"
 #include "core/spec/model_rules.h"
+#include "core/spec/param_table.h"
 #include "core/base/version.h"
 
 namespace pe {
@@ -28,12 +32,43 @@ std::vector<std::string> PePlan::LayerPlanNames() const {
   return out;
 }
 
+static const std::vector<const ParamRow*>& RopeEncodingRows() {
+  // The rows of scheme rope's parameters, but for what a request (not the
+  // encoding) says: which rows, which file, which element type.
+  static const std::vector<const ParamRow*> kRows = [] {
+    static const std::set<std::string_view> kRequest = {"max_len", "start", "dtype", "tensor", "hf_config", "gguf"};
+    std::vector<const ParamRow*> out;
+    for (const ParamRow& r : ParamTable()) {
+      if (!r.alias_of.empty() || std::holds_alternative<std::monostate>(r.member) || kRequest.count(r.key)) continue;
+      for (const ParamUse& u : r.schemes)
+        if (u.scheme == "rope") {
+          out.push_back(&r);
+          break;
+        }
+    }
+    return out;
+  }();
+  return kRows;
+}
+
 std::string RopeSpecKey(const SchemeSpec& s) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.d_model, s.base, s.rotary_dim,
-                     s.partial_rotary_factor, s.rope_scaling, s.factor, s.max_position_embeddings,
-                     s.original_max_position_embeddings, s.beta_fast, s.beta_slow, s.mscale, s.mscale_all_dim,
-                     s.attention_factor, s.truncate, s.low_freq_factor, s.high_freq_factor, s.short_factor,
-                     s.long_factor, s.seq_len, s.layout, s.freq_factors, s.semantics, s.attn_factor, s.ext_factor);
+  std::string key;
+  for (const ParamRow* r : RopeEncodingRows()) {
+    key += r->key;
+    key += '=';
+    std::visit(
+        [&](auto m) {
+          if constexpr (std::is_same_v<decltype(m), std::monostate>) {
+          } else if constexpr (std::is_same_v<decltype(m), DType SchemeSpec::*>) {
+            key += std::to_string(static_cast<int>(s.*m));
+          } else {
+            key += fmt::format("{}", s.*m);
+          }
+        },
+        r->member);
+    key += '|';
+  }
+  return key;
 }
 
 namespace {

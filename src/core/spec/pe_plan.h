@@ -98,7 +98,9 @@ struct PePlan {
 int AddPlanGroup(PePlan* plan, const std::string& layer_type, const SchemeSpec& spec, const std::string& name = "");
 
 /// Everything that makes two rope specs give different tables, as text:
-/// layers whose specs have one key share a group.
+/// layers whose specs have one key share a group. Generated from the
+/// parameter table (core/spec/param_table.h): every parameter of scheme
+/// rope but the request's (max_len, start, dtype, tensor, hf_config, gguf).
 std::string RopeSpecKey(const SchemeSpec& spec);
 
 /// The plan described by the rope-plan flags of `spec` (--num-layers,

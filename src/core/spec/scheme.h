@@ -66,13 +66,14 @@ struct SchemeSpec {
   std::string gguf;                ///< --gguf: a GGUF model file (rope, rope-plan; core/spec/gguf_plan.h)
   std::string freq_factors;        ///< --freq-factors FILE|list: llama.cpp rope_freqs, inv_freq[i] / f[i]
   // rope scaling rules and semantics (docs/schemes.md, "Scaling rules and --semantics")
-  std::string semantics = "hf";    ///< --semantics hf|hf-4.45|vllm|llama.cpp: whose rule where peers disagree
+  std::string semantics = "hf";    ///< --semantics: the engine version whose rule applies (core/spec/engine_versions.h)
   double alpha = -1;               ///< --alpha: dynamic NTK-alpha (Hunyuan), base·alpha^(dim/(dim-2))
   double mixed_b = -1;             ///< --mixed-b: vLLM ntk "mixed" exponent b
   double short_mscale = -1;        ///< --short-mscale: vLLM longrope cos/sin scale, short cache
   double long_mscale = -1;         ///< --long-mscale: vLLM longrope cos/sin scale, long cache
   double rope_ratio = -1;          ///< --rope-ratio: ChatGLM, base·rope_ratio
   std::int64_t max_model_len = -1; ///< --max-model-len: vLLM longrope switch (default max_position_embeddings)
+  std::int64_t max_trained_positions = -1;  ///< --max-trained-positions: vLLM 2026-09 dynamic NTK's trained length
   double attn_factor = -1;         ///< --attn-factor: vLLM/llama.cpp YaRN multiplier of get_mscale(factor)
   double ext_factor = -1;          ///< --ext-factor: llama.cpp YaRN ramp mix weight (yarn_ext_factor; -1 = 1)
   // rope-plan (core/spec/pe_plan.h): a per-layer plan of RoPE / NoPE

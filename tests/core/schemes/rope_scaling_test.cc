@@ -287,7 +287,7 @@ TEST(RopeOracle, VllmStaticDynamic) {
   s.d_model = 16;
   s.base = 6561;
   s.factor = 2;
-  s.semantics = "vllm";
+  s.semantics = "vllm@2026-05";
   s.max_len = 30;
   ExpectOracle(s, 3, [](std::int64_t i) { return 2 * i * 128; }, 224, "vllm dynamic");
   s.seq_len = 100;  // vLLM's cache is static: --seq-len refused
@@ -350,7 +350,7 @@ TEST(RopeSemantics, Refusals) {
   s.max_model_len = 0;
   refused(s, "--max-model-len");
   s.max_model_len = -1;
-  s.semantics = "vllm";
+  s.semantics = "hf-4.45";
   refused(s, "--semantics");  // no rule of its own for none
   s = Llama("ntk");
   s.factor = 2;
@@ -364,9 +364,14 @@ TEST(RopeSemantics, Refusals) {
   refused(s, "--semantics");
   s = Llama("yarn");
   s.factor = 2;
-  s.semantics = "vllm";
+  s.semantics = "vllm@2026-05";  // vLLM's YaRN before #56446 has no mscale
   s.mscale = 1;
   refused(s, "--mscale");
+  s = Llama("yarn");
+  s.factor = 2;
+  s.semantics = "vllm";  // after #56446 it reads no attn_factor
+  s.attn_factor = 0.8;
+  refused(s, "--attn-factor");
   s = Llama("linear");
   s.factor = 2;
   s.alpha = 2;
@@ -399,6 +404,53 @@ TEST(RopeSemantics, VllmLongropeSwitchByMaxModelLen) {
   EXPECT_EQ(static_cast<double>(ComputeRopeFrequencies(s).attention_factor), 1.25);
   s.semantics = "hf";  // HF reads no short_mscale
   EXPECT_THROW(ComputeRopeFrequencies(s), Error);
+}
+
+// ---- vLLM's two versions: the cos/sin scale and the dynamic NTK base, as
+// vLLM's own classes computed them (tests/data/vllm manifest: the `mscale`
+// attribute of YaRNScalingRotaryEmbedding at c8a6e27 and after #56446) ----
+
+TEST(RopeSemantics, VllmVersionsYarnScale) {
+  const auto scale = [](const char* sem, double factor, double attn, double ms, double msa) {
+    SchemeSpec s = Llama("yarn");
+    s.d_model = 128;
+    s.factor = factor;
+    s.original_max_position_embeddings = 4096;
+    s.semantics = sem;
+    if (attn > 0) s.attn_factor = attn;
+    s.mscale = ms;
+    s.mscale_all_dim = msa;
+    return static_cast<double>(ComputeRopeFrequencies(s).attention_factor);
+  };
+  // factor 2, attn_factor 0.8: 2026-05 multiplies (0.85545...), 2026-09 reads no attn_factor.
+  EXPECT_NEAR(scale("vllm@2026-05", 2, 0.8, 0, 0), 0.8554517744447957, 1e-15);
+  EXPECT_NEAR(scale("vllm@2026-09", 2, -1, 0, 0), 1.0693147180559945, 1e-15);
+  // Ministral 3 style, factor 16, mscale = mscale_all_dim = 1: 1.27726 before, 1.0 after.
+  EXPECT_NEAR(scale("vllm@2026-05", 16, -1, 0, 0), 1.2772588722239782, 1e-15);
+  EXPECT_NEAR(scale("vllm@2026-09", 16, -1, 1, 1), 1.0, 1e-15);
+  EXPECT_NEAR(scale("vllm", 16, -1, 1, 1), 1.0, 1e-15);  // plain vllm = the newest
+}
+
+TEST(RopeOracle, VllmTrainedDynamic) {
+  // vLLM #41277 (dynamic_ntk_scaling_rope.py @117afee): base·(f·max_pos/max_trained
+  // − (f−1))^(d/(d−2)); factor 4, max_pos 8192, max_trained 4096: ratio 4·2 − 3 = 5.
+  SchemeSpec s = Llama("dynamic");
+  s.d_model = 16;
+  s.base = 10000;
+  s.factor = 4;
+  s.max_position_embeddings = 8192;
+  s.max_trained_positions = 4096;
+  s.semantics = "vllm@2026-09";
+  const RopeFrequencies f = ComputeRopeFrequencies(s);
+  const double want = 10000 * std::pow(5.0, 16.0 / 14.0);
+  EXPECT_NEAR(static_cast<double>(f.inv_freq[1]), std::pow(want, -2.0 / 16), 1e-15);
+  s.max_trained_positions = -1;  // absent: max_position, the plain base
+  EXPECT_NEAR(static_cast<double>(ComputeRopeFrequencies(s).inv_freq[1]), std::pow(10000.0, -2.0 / 16), 1e-15);
+  s.semantics = "vllm@2026-05";  // before #41277: f² − f + 1 = 13
+  EXPECT_NEAR(static_cast<double>(ComputeRopeFrequencies(s).inv_freq[1]),
+              std::pow(10000 * std::pow(13.0, 16.0 / 14.0), -2.0 / 16), 1e-15);
+  s.max_trained_positions = 4096;
+  EXPECT_THROW(ComputeRopeFrequencies(s), Error);  // a key that version never reads
 }
 
 }  // namespace

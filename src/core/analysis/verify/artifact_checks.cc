@@ -13,6 +13,8 @@
 #include "core/formats/row_window.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/rope_scaling.h"
+#include "core/spec/engine_versions.h"
+#include "core/analysis/verify/engine_disagreements.h"
 
 namespace pe {
 namespace {
@@ -331,8 +333,9 @@ std::vector<Check> CheckArtifactTensors(const ModelArtifact& a, bool diagnose, c
       if (!own_plan) c.details["plan_from"] = planner->path;
       if (!c.passed && !c.skipped && s.rope_scaling != "none") {
         // Another peer's rule where they disagree (rope_scaling.h)?
-        for (const char* sem : {"hf", "hf-4.45", "vllm", "llama.cpp"}) {
-          if (s.semantics == sem) continue;
+        for (const EngineVersion& ev : EngineVersions()) {
+          const char* sem = ev.name;
+          if (s.semantics == sem || SemanticsFamily(s.semantics) == ev.family) continue;
           SchemeSpec o = s;
           o.semantics = sem;
           try {
@@ -715,6 +718,9 @@ VerifyReport VerifyModelArtifacts(const std::vector<const ModelArtifact*>& artif
     rep.file += (rep.file.empty() ? "" : " + ") + m->path;
     list.push_back({{"path", m->path}, {"kind", m->kind}, {"architecture", m->architecture}});
     for (const auto& n : m->notes) rep.notes.push_back(fmt::format("{}: {}", Base(m->path), n));
+    if (m->kind == "hf-folder" && m->plan)
+      for (const auto& l : EngineVersionDisagreements(m->path))
+        rep.notes.push_back(fmt::format("{}: engine versions disagree: {}", Base(m->path), l));
   }
   rep.reference["artifacts"] = list;
   std::vector<std::string> reasons;  // why nothing may have been compared

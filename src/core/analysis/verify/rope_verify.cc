@@ -10,6 +10,7 @@
 #include "core/schemes/ggml_rope.h"
 #include "core/schemes/rope.h"
 #include "core/schemes/rotary_tables.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 namespace {
@@ -45,8 +46,9 @@ std::string SemanticsThatFits(const RopeIdentification& f, const SchemeSpec& d) 
   const std::optional<RopeFrequencies> seen_freq = TryRopeFrequencies(f.spec);
   if (!seen_freq) return "";
   const RopeFrequencies& seen = *seen_freq;
-  for (const char* sem : {"hf", "hf-4.45", "vllm", "llama.cpp"}) {
-    if (d.semantics == sem) continue;
+  for (const EngineVersion& ev : EngineVersions()) {
+    const char* sem = ev.name;
+    if (d.semantics == sem || FindEngineVersion(d.semantics).name == std::string_view(sem)) continue;
     SchemeSpec alt = d;
     alt.semantics = sem;
     const std::optional<RopeFrequencies> alt_freq = TryRopeFrequencies(alt);
@@ -172,7 +174,7 @@ std::string RopeDiagnosis(const RopeIdentification& f, const SchemeSpec& declare
 }
 
 std::vector<double> GgmlColumnFactors(const SchemeSpec& spec, std::int64_t cols, Tolerance* tolerance) {
-  if (spec.semantics != "llama.cpp") return {};
+  if (SemanticsFamily(spec.semantics) != EngineFamily::kLlamaCpp) return {};
   const RopeFrequencies f = ComputeRopeFrequencies(spec);
   if (!f.ggml) return {};
   const RopeLayout layout = ParseRopeLayout(spec.layout);

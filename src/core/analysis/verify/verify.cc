@@ -28,6 +28,7 @@
 #include "core/formats/pump.h"
 #include "core/schemes/sinusoidal.h"
 #include "core/base/table_set.h"
+#include "core/spec/engine_versions.h"
 
 namespace pe {
 namespace {
@@ -681,7 +682,8 @@ Check ReferenceCheck(RowSource& table, const ReferencePlan& plan, const VerifyRe
 // not a wrong base or factor.
 bool FitsGgmlRecipe(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, const HeadAnalysis& ref_head,
                     const VerifyReport& rep) {
-  if (!o.spec || o.spec->semantics == "llama.cpp" || !rep.tolerance.is_default || rep.tolerance.angle_unit == 0 ||
+  if (!o.spec || SemanticsFamily(o.spec->semantics) == EngineFamily::kLlamaCpp || !rep.tolerance.is_default ||
+      rep.tolerance.angle_unit == 0 ||
       (plan.rope_tensor != "cos" && plan.rope_tensor != "sin"))
     return false;
   SchemeSpec alt = *o.spec;
@@ -711,7 +713,8 @@ bool FitsGgmlRecipe(RowSource& table, const VerifyOptions& o, const ReferencePla
 // position, which llama.cpp sets to 0): returns the flags that pass it, or
 // "" when llama.cpp's reading does not explain the table either.
 std::string FitsGgmlMrope(RowSource& table, const VerifyOptions& o, const ReferencePlan& plan, const VerifyReport& rep) {
-  if (!o.spec || o.spec->semantics == "llama.cpp" || !rep.tolerance.is_default || rep.tolerance.angle_unit == 0)
+  if (!o.spec || SemanticsFamily(o.spec->semantics) == EngineFamily::kLlamaCpp || !rep.tolerance.is_default ||
+      rep.tolerance.angle_unit == 0)
     return "";
   const std::string tensor = plan.ref ? plan.ref->info().name : std::string();
   if (tensor != "cos" && tensor != "sin") return "";
