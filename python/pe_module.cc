@@ -444,6 +444,37 @@ void BindAnalysis(py::module_& m) {
       py::arg("params"), py::arg("reference"), py::arg("reference_tensor"), py::arg("checks"), py::arg("offsets"),
       py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("judge_as"), py::arg("diagnose"),
       py::arg("allow_empty") = false, "verify(...) -> (the pe.verify/1 report as JSON text, the text report of pe verify)");
+  m.def(
+      "parse_positions", [](const std::string& text) { return pe::ParsePositionList(text, "positions"); },
+      py::arg("text"), "A positions list as --positions parses it");
+  m.def("max_probe_entries", [] { return pe::kMaxProbeEntries; }, "The most entries L*d*d a probe may hold");
+  m.def(
+      "verify_probe",
+      [](const py::object& src, const std::string& tensor, const std::string& scheme,
+         const std::vector<std::pair<std::string, std::string>>& params, const std::vector<std::int64_t>& positions,
+         std::optional<double> atol, std::optional<double> rtol, std::optional<double> max_ulp,
+         const std::optional<std::string>& judge_as, bool diagnose) {
+        Source s = OpenSource(src, tensor, "", py::none());
+        pe::ProbeRequest r;
+        r.spec = MakeSpec(scheme, params);
+        r.positions = positions;
+        r.atol = atol;
+        r.rtol = rtol;
+        r.max_ulp = max_ulp;
+        if (judge_as) r.judge_as = DTypeOf(*judge_as);
+        r.diagnose = diagnose;
+        r.name = s.name.empty() ? "probe" : s.name;
+        pe::RowStream& t = OneTensor(*s.table, tensor);
+        pe::ProbeVerifyResult res;
+        {
+          py::gil_scoped_release nogil;
+          res = pe::VerifyProbe(t, r);
+        }
+        return py::make_tuple(PyText(res.json), PyText(pe::ProbeVerifyText(res)));
+      },
+      py::arg("src"), py::arg("tensor"), py::arg("scheme"), py::arg("params"), py::arg("positions"),
+      py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("judge_as"), py::arg("diagnose"),
+      "verify_probe(...) -> (the pe.verify-probe/1 report as JSON text, the text report of pe verify --probe)");
 
   m.def(
       "identify",

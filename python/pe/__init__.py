@@ -47,7 +47,7 @@ from . import _pe
 
 __all__ = ["Error", "UsageError", "InputError", "FileNotFound", "PermissionDenied", "IOFailure", "Tables",
            "__version__", "generate", "read", "write", "verify", "identify", "inspect", "dot", "inspect_model", "verify_models", "verify_engine", "view", "View", "view_names",
-           "schemes", "spec_keys", "BFLOAT16_AS", "resize"]
+           "schemes", "spec_keys", "BFLOAT16_AS", "resize", "probe", "Probe", "verify_probe"]
 
 #: The library's version (``pe --version``).
 __version__: str = _pe.__version__
@@ -380,6 +380,9 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     ``pe verify`` prints it. A failed check is a report, not an exception; a bad
     argument or unreadable file raises :class:`pe.Error`.
     """
+    if isinstance(table, Probe):  # pe.probe's result: verified as pe verify --probe
+        return verify_probe(table, scheme, atol=atol, rtol=rtol, max_ulp=max_ulp, judge_as=judge_as,
+                            diagnose=diagnose, rope_scaling=rope_scaling, **params)
     p = _params(params, rope_scaling)
     if isinstance(checks, str):
         checks = [c.strip() for c in checks.split(",") if c.strip()]
@@ -392,6 +395,145 @@ def verify(table: Any, scheme: Optional[str] = None, *, tensor: Optional[str] = 
     report = _json.loads(text[0])
     report["pass"] = report["passed"]  # the verdict under its short name too
     report["text"] = text[1]  # the report as `pe verify` prints it
+    return report
+
+
+
+class Probe:
+    """A rotation probe made by :func:`probe`: ``array`` [L, d, d] (row
+    ``array[r, j, :]`` is the engine's output for e_j at ``positions[r]``)
+    and ``positions`` (int64 [L]). Hand it to :func:`verify` (or
+    :func:`verify_probe`), or save ``array`` for ``pe verify --probe``."""
+
+    def __init__(self, array: _np.ndarray, positions: _np.ndarray):
+        self.array = array
+        self.positions = positions
+
+    def __repr__(self) -> str:
+        L, d, _ = self.array.shape
+        return f"pe.Probe({L} positions, head {d}, {self.array.dtype})"
+
+
+def _probe_positions(positions: Any) -> _np.ndarray:
+    if isinstance(positions, str):
+        return _np.asarray(_pe.parse_positions(positions), dtype=_np.int64)
+    if type(positions).__module__.startswith("torch"):
+        positions = positions.detach().cpu().numpy()
+    pos = _np.asarray(positions)
+    if pos.ndim != 1 or pos.size == 0 or pos.dtype.kind not in "iu":
+        raise _usage(f"positions: a non-empty 1-D list of integers is needed, not {pos.dtype} of shape {pos.shape}")
+    return pos.astype(_np.int64)
+
+
+def probe(rotate: Any, *, head_dim: int, positions: Any = None, max_len: Optional[int] = None,
+          start: int = 0, as_torch: Optional[bool] = None, dtype: Any = None) -> "Probe":
+    """Probe an engine's rope: call ``rotate(x, positions)`` on the basis.
+
+    ``x`` is [L, d, d] with ``x[r, j, :]`` = e_j (each position's rows are
+    the identity; d = ``head_dim``), ``positions`` the int64 [L] positions
+    of the rows (``positions=`` a list, a 1-D array, or a string as
+    ``--positions``: "0:16,4095-4096"; else ``start``..``start+max_len-1``).
+    Both are numpy arrays, or torch tensors when ``as_torch=True`` (None:
+    torch when ``rotate`` is defined in a module that imported torch is not
+    guessed: numpy unless asked). ``dtype``: the basis' dtype (float32
+    default). ``rotate`` returns the rotated rows, [L, d, d] (numpy or
+    torch, float16/bfloat16/float32/float64, finite): ``out[r, j, :]`` is
+    the engine's output for e_j at ``positions[r]``. The call convention in
+    docs/python.md, "Probing an engine", with recipes for transformers,
+    vLLM and llama.cpp.
+
+    Returns a :class:`Probe`; :func:`verify` checks it against a plan. A
+    result of the wrong type, shape or dtype, a non-finite value or an
+    exception raised by ``rotate`` raises :class:`pe.Error`.
+    """
+    if not callable(rotate):
+        raise _usage(f"rotate: a function rotate(x, positions) is needed, not {type(rotate).__name__}")
+    d = int(head_dim)
+    if d < 2 or d > 4096:
+        raise _usage(f"head_dim: {head_dim} is outside 2..4096")
+    if positions is None:
+        if max_len is None:
+            raise _usage("positions or max_len is needed")
+        if int(max_len) < 1:
+            raise _usage(f"max_len: {max_len} must be at least 1")
+        pos = _np.arange(int(start), int(start) + int(max_len), dtype=_np.int64)
+    else:
+        pos = _probe_positions(positions)
+    L = pos.size
+    _pe.check_fits(float(L) * d * d * 8, f"a probe of {L} x {d} x {d}")
+    if float(L) * d * d > float(_pe.max_probe_entries()):
+        raise _usage(f"a probe of {L} x {d} x {d} exceeds {_pe.max_probe_entries()} entries")
+    np_dtype = _np.dtype(dtype or _np.float32)
+    basis = _np.ascontiguousarray(_np.broadcast_to(_np.eye(d, dtype=np_dtype), (L, d, d)))
+    x, p = basis, pos
+    if as_torch:
+        torch = _torch()
+        x, p = torch.from_numpy(basis), torch.from_numpy(pos.copy())
+    try:
+        out = rotate(x, p)
+    except Error:
+        raise
+    except Exception as e:  # the user's function: its failure is reported, not re-raised raw
+        raise InputError(f"probe: rotate(x, positions) raised {type(e).__name__}: {e}") from e
+    return Probe(_probe_result(out, L, d), pos)
+
+
+def _probe_result(out: Any, L: int, d: int) -> _np.ndarray:
+    """The user's result as a float array [L, d, d], or pe.Error saying why not."""
+    if isinstance(out, (tuple, list)) and len(out) > 0 and not isinstance(out[0], (int, float)):
+        raise InputError(f"probe: rotate returned a {type(out).__name__} of {len(out)} items; return the rotated "
+                         f"rows alone (e.g. q_rot of apply_rotary_pos_emb's (q_rot, k_rot))")
+    if type(out).__module__.startswith("torch"):
+        torch = _torch()
+        t = out.detach().cpu()
+        if t.dtype == torch.bfloat16 or t.dtype == torch.float16:
+            t = t.float()
+        if t.is_complex() or not t.is_floating_point():
+            raise InputError(f"probe: rotate returned a torch tensor of dtype {t.dtype}; a real floating tensor "
+                             f"[L, d, d] is needed")
+        out = t.numpy()
+    if not isinstance(out, _np.ndarray):
+        raise InputError(f"probe: rotate returned {type(out).__name__}; a numpy array or torch tensor [L, d, d] "
+                         f"is needed")
+    if out.dtype.kind != "f":
+        raise InputError(f"probe: rotate returned dtype {out.dtype}; float16, bfloat16, float32 or float64 is needed")
+    if out.shape != (L, d, d):
+        hint = ""
+        if out.size == L * d * d:
+            hint = f" (it has the right number of entries: reshape to [{L}, {d}, {d}], row r·d+j = e_j at position r)"
+        raise InputError(f"probe: rotate returned shape {list(out.shape)}, the basis is [{L}, {d}, {d}]{hint}")
+    arr = _np.ascontiguousarray(out)
+    if arr.dtype not in (_np.dtype(_np.float32), _np.dtype(_np.float64), _np.dtype(_np.float16)):
+        arr = arr.astype(_np.float64)
+    if not _np.all(_np.isfinite(arr)):
+        raise InputError("probe: rotate returned a NaN or infinity")
+    return arr
+
+
+def verify_probe(probe: Any, scheme: Optional[str] = None, *, positions: Any = None, tensor: Optional[str] = None,
+                 atol: Optional[float] = None, rtol: Optional[float] = None, max_ulp: Optional[float] = None,
+                 judge_as: Optional[str] = None, diagnose: bool = True, rope_scaling: Any = None,
+                 **params: Any) -> Dict[str, Any]:
+    """Verify a rotation probe against a plan, as ``pe verify --probe --json``.
+
+    ``probe``: a :class:`Probe` (its positions are used), an array [L, d, d]
+    or a path. The plan: ``scheme`` (default "rope") and its parameters as
+    keywords (``head_dim``, ``base``, ``layout``, ``rotary_dim``,
+    ``hf_config``, ``gguf``, ``rope_scaling``...). ``positions`` overrides
+    the probe's (default 0..L-1, or ``start=``). Returns the report (schema
+    "pe.verify-probe/1") plus ``report["pass"]`` and ``report["text"]``."""
+    p = _params(params, rope_scaling)
+    if isinstance(probe, Probe):
+        pos = probe.positions if positions is None else _probe_positions(positions)
+        src: Any = _tables(probe.array)
+    else:
+        pos = None if positions is None else _probe_positions(positions)
+        src = _source(probe, None, None)
+    text = _pe.verify_probe(src, tensor or "", scheme or "", p, [] if pos is None else [int(x) for x in pos],
+                            atol, rtol, max_ulp, _dtype_name(judge_as), diagnose)
+    report = _json.loads(text[0])
+    report["pass"] = report["passed"]
+    report["text"] = text[1]
     return report
 
 

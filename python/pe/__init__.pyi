@@ -98,3 +98,15 @@ def resize(table: Any, rule: str = ..., grid: Any = ..., from_grid: Any = ..., m
            antialias: Optional[bool] = ..., align_corners: Optional[bool] = ..., prefix_tokens: int = ...,
            offset: int = ..., interpolate_offset: Optional[float] = ..., merge_size: int = ..., frames: int = ...,
            describe: bool = ...) -> Any: ...
+
+class Probe:
+    array: Any
+    positions: Any
+    def __init__(self, array: Any, positions: Any) -> None: ...
+
+def probe(rotate: Any, *, head_dim: int, positions: Any = ..., max_len: Optional[int] = ..., start: int = ...,
+          as_torch: Optional[bool] = ..., dtype: Any = ...) -> Probe: ...
+def verify_probe(probe: Any, scheme: Optional[str] = ..., *, positions: Any = ..., tensor: Optional[str] = ...,
+                 atol: Optional[float] = ..., rtol: Optional[float] = ..., max_ulp: Optional[float] = ...,
+                 judge_as: Optional[str] = ..., diagnose: bool = ..., rope_scaling: Any = ...,
+                 **params: Any) -> Dict[str, Any]: ...

@@ -438,6 +438,31 @@ std::string ProbeVerifyJson(const ProbeVerifyResult& res, const ProbeRequest& re
   return Dump(j);
 }
 
+// Channel j's max |probe − I| over the rows, and its max |probe| (0: the
+// engine dropped the channel rather than passing it through).
+std::pair<double, double> IdentityDeviation(const ProbeArray& p, std::int64_t j) {
+  double dev = 0, mag = 0;
+  for (std::int64_t r = 0; r < p.L; ++r)
+    for (std::int64_t c = 0; c < p.d; ++c) {
+      dev = std::max(dev, std::fabs(p.at(r, j, c) - (c == j ? 1.0 : 0.0)));
+      mag = std::max(mag, std::fabs(p.at(r, j, c)));
+    }
+  return {dev, mag};
+}
+
+// The diagnosis for channels the plan leaves unrotated that are not the
+// identity and do not rotate: all zero is ONNX Runtime's odd rotary dim.
+std::string NotIdentityWords(const std::vector<std::int64_t>& extra, const std::vector<std::int64_t>& zeroed,
+                             double dev) {
+  if (zeroed.size() == extra.size())
+    return fmt::format("channels {} are dropped (output 0 at every position); the plan leaves them unrotated: an odd "
+                       "rotary dim the engine truncated (ONNX Runtime zeroes the channel past the last pair of an odd "
+                       "rotary_embedding_dim)",
+                       RangesText(extra));
+  return fmt::format("channels {} are not exactly identity (max |probe − I| {:.3g}); the plan leaves them unrotated",
+                     RangesText(extra), dev);
+}
+
 }  // namespace
 
 // The probe's tolerance: the request's, else the dtype's rule, widened for
@@ -508,6 +533,7 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
     for (const auto& pp : PlanPairs(t)) plan_partner[static_cast<std::size_t>(pp.a)] = pp.b, plan_partner[static_cast<std::size_t>(pp.b)] = pp.a;
     std::int64_t wrong = 0, not_rot = 0;
     std::vector<std::int64_t> extra;  // rotate where the plan leaves them
+    std::vector<std::int64_t> zeroed;  // of those, output 0 at every position (dropped, not passed through)
     double extra_dev = 0;
     for (std::int64_t j = 0; j < p.d; ++j) {
       const auto fp = s.partner[static_cast<std::size_t>(j)], pl = plan_partner[static_cast<std::size_t>(j)];
@@ -517,10 +543,9 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
       const bool zero = pair < t.inv_freq.size() && t.inv_freq[pair] == 0;
       if (pl >= 0 && fp < 0 && !zero) ++not_rot;
       if (pl < 0) {
-        double dev = 0;
-        for (std::int64_t r = 0; r < p.L; ++r)
-          for (std::int64_t c = 0; c < p.d; ++c) dev = std::max(dev, std::fabs(p.at(r, j, c) - (c == j ? 1.0 : 0.0)));
+        const auto [dev, mag] = IdentityDeviation(p, j);
         if (dev > 0) extra.push_back(j);
+        if (mag == 0) zeroed.push_back(j);
         extra_dev = std::max(extra_dev, dev);
       }
     }
@@ -561,9 +586,7 @@ ProbeVerifyResult VerifyProbe(RowStream& probe, const ProbeRequest& request) {
       for (auto j : extra) rot = rot || s.partner[static_cast<std::size_t>(j)] >= 0;
       dx.push_back(rot ? fmt::format("channels {} rotate; the plan leaves them unrotated (rotary dim {} of head_dim {})",
                                      RangesText(extra), t.rotary_dim, p.d)
-                       : fmt::format("channels {} are not exactly identity (max |probe − I| {:.3g}); the plan leaves them "
-                                     "unrotated",
-                                     RangesText(extra), extra_dev));
+                       : NotIdentityWords(extra, zeroed, extra_dev));
     }
     const double stray = StrayOutsidePairs(p, s);
     const double stray_lim = UlpOf(1.0, judged);
