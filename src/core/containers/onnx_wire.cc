@@ -44,6 +44,10 @@ int OnnxTypedField(DType dtype) {
   return 0;
 }
 
+bool IsOnnxRopeOp(std::string_view op_type) {
+  return op_type == "RotaryEmbedding" || op_type == "GroupQueryAttention";
+}
+
 namespace {
 
 // A span of the buffer being read: [pos, end), offsets from `base`.
@@ -56,8 +60,8 @@ struct Cursor {
 
 class Parser {
  public:
-  Parser(const std::byte* data, std::size_t size, const std::string& what)
-      : base_(reinterpret_cast<const std::uint8_t*>(data)), size_(size), what_(what) {}
+  Parser(const std::byte* data, std::size_t size, const std::string& what, std::vector<OnnxNode>* rope_nodes)
+      : base_(reinterpret_cast<const std::uint8_t*>(data)), size_(size), what_(what), rope_nodes_(rope_nodes) {}
 
   std::vector<OnnxTensor> Run() {
     Cursor c{base_, 0, size_};
@@ -181,12 +185,18 @@ class Parser {
   }
 
   void ParseNode(Cursor n, int depth, const std::string& where) {
-    std::string_view output0, name, op_type;
+    std::string_view output0, name, op_type, domain;
     bool has_output = false;
     std::vector<Cursor> attributes;
+    std::vector<std::string_view> inputs;  // views of the buffer; kept only for a RoPE op
     while (!n.done()) {
       const auto [field, wt] = Tag(n);
-      if (field == 2 && wt == 2) {
+      if (field == 1 && wt == 2) {
+        Charge(sizeof(std::string_view));
+        inputs.push_back(Str(n));
+      } else if (field == 7 && wt == 2) {
+        domain = Str(n);
+      } else if (field == 2 && wt == 2) {
         const std::string_view o = Str(n);
         if (!has_output) output0 = o;
         has_output = true;
@@ -201,8 +211,54 @@ class Parser {
         Skip(n, wt);
       }
     }
+    if (rope_nodes_ && IsOnnxRopeOp(op_type)) KeepRopeNode(attributes, inputs, op_type, domain, name, depth);
+    held_ -= inputs.size() * sizeof(std::string_view);
     for (Cursor a : attributes) ParseAttribute(a, depth, where, output0, name, op_type);
     held_ -= attributes.size() * sizeof(Cursor);
+  }
+
+  // A RoPE op's node as OnnxNode: its domain, inputs and INT/FLOAT/STRING attributes, each string
+  // bounded and charged like a tensor name.
+  void KeepRopeNode(const std::vector<Cursor>& attributes, const std::vector<std::string_view>& inputs,
+                    std::string_view op_type, std::string_view domain, std::string_view name, int depth) {
+    if (rope_nodes_->size() >= kMaxOnnxRopeNodes)
+      Fail(fmt::format("more than {} RotaryEmbedding/GroupQueryAttention nodes; refused", kMaxOnnxRopeNodes));
+    OnnxNode node;
+    node.op_type = Keep(op_type, "an op type");
+    node.domain = Keep(domain, "an op domain");
+    node.name = Keep(name, "a node name");
+    node.depth = depth;
+    Charge(sizeof(OnnxNode));
+    for (std::string_view in : inputs) {
+      Charge(sizeof(std::string));
+      node.inputs.push_back(Keep(in, "a node input name"));
+    }
+    for (Cursor a : attributes) {
+      OnnxAttribute at;
+      while (!a.done()) {
+        const auto [field, wt] = Tag(a);
+        if (field == 1 && wt == 2) {
+          at.name = Keep(Str(a), "an attribute name");
+        } else if (field == 2 && wt == 5) {
+          float f;
+          const std::uint64_t p = a.pos;
+          Fixed(a, 4);
+          std::memcpy(&f, base_ + p, 4);
+          at.f = f, at.has_f = true;
+        } else if (field == 3 && wt == 0) {
+          at.i = static_cast<std::int64_t>(Varint(a)), at.has_i = true;
+        } else if (field == 4 && wt == 2) {
+          at.s = Keep(Str(a), "a string attribute"), at.has_s = true;
+        } else if (field == 20 && wt == 0) {
+          at.type = static_cast<int>(Varint(a) & 0xff);
+        } else {
+          Skip(a, wt);
+        }
+      }
+      Charge(sizeof(OnnxAttribute));
+      node.attributes.push_back(std::move(at));
+    }
+    rope_nodes_->push_back(std::move(node));
   }
 
   void ParseAttribute(Cursor a, int depth, const std::string& where, std::string_view output0,
@@ -346,13 +402,15 @@ class Parser {
   std::size_t size_;
   const std::string& what_;
   std::vector<OnnxTensor> tensors_;
+  std::vector<OnnxNode>* rope_nodes_;
   std::uint64_t held_ = 0;  // bytes charged (Charge)
 };
 
 }  // namespace
 
-std::vector<OnnxTensor> ParseOnnxModel(const std::byte* data, std::size_t size, const std::string& what) {
-  return Parser(data, size, what).Run();
+std::vector<OnnxTensor> ParseOnnxModel(const std::byte* data, std::size_t size, const std::string& what,
+                                       std::vector<OnnxNode>* rope_nodes) {
+  return Parser(data, size, what, rope_nodes).Run();
 }
 
 void DecodeOnnxTypedData(const std::byte* data, std::size_t size, const OnnxTensor& t, DType dtype,

@@ -20,9 +20,11 @@
 // 64209faab4da3d679f2d46c7f725f6f2b779279b; unchanged since IR version 4):
 //   ModelProto      7 graph (GraphProto)
 //   GraphProto      1 node (NodeProto), 2 name, 5 initializer (TensorProto)
-//   NodeProto       2 output, 3 name, 4 op_type, 5 attribute (AttributeProto)
+//   NodeProto       2 output, 3 name, 4 op_type, 5 attribute (AttributeProto);
+//                   for RoPE ops (IsOnnxRopeOp) also 1 input, 7 domain
 //   AttributeProto  1 name, 5 t (TensorProto), 6 g (GraphProto),
-//                   10 tensors, 11 graphs
+//                   10 tensors, 11 graphs; for RoPE ops also 2 f (float),
+//                   3 i (int), 4 s (string), 20 type
 //   TensorProto     1 dims (int64, packed or not), 2 data_type, 8 name,
 //                   9 raw_data, 4 float_data (float), 10 double_data
 //                   (double), 5 int32_data (FLOAT16/BFLOAT16 bit patterns,
@@ -39,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/dtype.h"
@@ -103,13 +106,41 @@ struct OnnxTensor {
   std::uint64_t ext_offset = 0, ext_length = 0;
 };
 
+/// An INT, FLOAT or STRING attribute of a RoPE op's node.
+struct OnnxAttribute {
+  std::string name;
+  int type = 0;          ///< AttributeProto.type: 1 FLOAT, 2 INT, 3 STRING (0: unstated; the field present says)
+  bool has_f = false, has_i = false, has_s = false;
+  double f = 0;
+  std::int64_t i = 0;
+  std::string s;         ///< at most kMaxOnnxNameBytes
+};
+
+/// A node of a RoPE op (IsOnnxRopeOp), as stored.
+struct OnnxNode {
+  std::string op_type, domain, name;
+  std::vector<std::string> inputs;  ///< in order; "" for an omitted optional input
+  std::vector<OnnxAttribute> attributes;
+  int depth = 0;                    ///< graph nesting where it was found
+};
+
+/// RoPE nodes pe keeps from one model (each charged to the metadata
+/// budget too); more is refused.
+inline constexpr std::size_t kMaxOnnxRopeNodes = std::size_t{1} << 16;
+
+/// The op types whose nodes ParseOnnxModel keeps: RotaryEmbedding (ONNX
+/// opset 23 and com.microsoft) and GroupQueryAttention (com.microsoft).
+bool IsOnnxRopeOp(std::string_view op_type);
+
 /// Parses the ModelProto in `data` (`size` bytes). `what` names the file
 /// in errors. Throws pe::Error (input) for malformed protobuf (a varint
 /// past the end, a length past its message, an unknown wire type), negative
 /// or overflowing dims, a too-deep graph, too many tensors, and a tensor
 /// whose storage cannot hold its elements. Data types are not checked here
 /// (listing shows every tensor); opening one is.
-std::vector<OnnxTensor> ParseOnnxModel(const std::byte* data, std::size_t size, const std::string& what);
+/// `rope_nodes`, when given, receives the nodes of IsOnnxRopeOp in file order.
+std::vector<OnnxTensor> ParseOnnxModel(const std::byte* data, std::size_t size, const std::string& what,
+                                       std::vector<OnnxNode>* rope_nodes = nullptr);
 
 /// Decodes a tensor's typed field (float_data, double_data or int32_data)
 /// into `out` as little-endian elements of `dtype` (the tensor's own).

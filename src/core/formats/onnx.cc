@@ -50,6 +50,7 @@ struct OnnxModelFile {
   const std::byte* data = nullptr;
   std::size_t size = 0;
   std::vector<OnnxTensor> tensors;  // each name once (see Dedupe)
+  std::vector<OnnxNode> rope_nodes; // IsOnnxRopeOp's nodes
   std::unique_ptr<MappedFile> map;
   std::vector<std::byte> copy;      // the file, where it is not mapped
   // The identity of the file this was read from (Load's reuse).
@@ -130,7 +131,7 @@ std::shared_ptr<OnnxModelFile> Load(const std::string& path) {
   }
   m->size = size;
   try {
-    m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what));
+    m->tensors = Dedupe(ParseOnnxModel(m->data, m->size, m->what, &m->rope_nodes));
   } catch (const Error&) {
     m->CheckShrank();  // zeros read past a new end make any parse error; the shrink is the cause
     throw;
@@ -257,6 +258,10 @@ std::string NameList(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+std::vector<OnnxNode> OnnxRopeNodes(const std::string& path) {
+  return Load(path)->rope_nodes;
+}
 
 std::vector<OnnxTensorInfo> DescribeOnnx(const std::string& path) {
   auto m = Load(path);

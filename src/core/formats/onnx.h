@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/base/table.h"
+#include "core/containers/onnx_wire.h"
 
 namespace pe {
 
@@ -42,6 +43,11 @@ struct OnnxTensorInfo {
 /// subgraphs'), each name once (the shallowest, then the first), in file
 /// order. Throws pe::Error (input) for an unreadable or malformed file.
 std::vector<OnnxTensorInfo> DescribeOnnx(const std::string& path);
+
+/// The RotaryEmbedding and GroupQueryAttention nodes of the model at
+/// `path` (core/containers/onnx_wire.h, OnnxNode), in file order, subgraphs'
+/// included. Throws as DescribeOnnx.
+std::vector<OnnxNode> OnnxRopeNodes(const std::string& path);
 
 /// The names of the readable tensors (for ListTensorNames).
 std::vector<std::string> ListOnnxTensors(const std::string& path);

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "core/spec/pe_plan.h"
 #include "core/base/table.h"
@@ -55,6 +56,25 @@ struct AbsolutePositions {
   std::string source;       ///< "config.json model_type bart (BartLearnedPositionalEmbedding, offset 2)"
 };
 
+/// A RoPE op of an ONNX graph (RotaryEmbedding of ONNX opset 23 or
+/// com.microsoft, com.microsoft.GroupQueryAttention) and what its
+/// attributes and inputs imply (core/models/onnx_rope_ops.h).
+struct ArtifactRopeOp {
+  std::string op;    ///< "com.microsoft.RotaryEmbedding", "ai.onnx.RotaryEmbedding", "com.microsoft.GroupQueryAttention"
+  std::string node;  ///< the node's name ("" when unnamed)
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value as text, in file order
+  bool rotary = true;             ///< false: GroupQueryAttention with do_rotary 0
+  int interleaved = 0;
+  std::int64_t rotary_dim = -1;   ///< R; -1 when nothing states it
+  std::string rotary_dim_source;  ///< "rotary_embedding_dim", "2 x cos_cache width", ...
+  std::string pairing;            ///< "(i, i+4) for i < 4: split at the rotary width, not the head"
+  std::string cos_cache, sin_cache;                 ///< input names
+  std::vector<std::int64_t> cos_shape, sin_shape;   ///< empty when not an initializer or Constant
+  std::vector<std::string> notes;                   ///< what ONNX Runtime checks at run time
+  std::vector<std::string> warnings;                ///< what ONNX Runtime 1.30 silently accepts, or will refuse
+};
+
 struct ModelArtifact {
   std::string path;          ///< as given
   std::string kind;          ///< "gguf", "hf-folder", "onnx", "torch", "npz", "safetensors"
@@ -70,6 +90,7 @@ struct ModelArtifact {
   /// OpenModelArtifact for every kind that states a plan.
   std::vector<std::string> problems;
   std::optional<AbsolutePositions> absolute;  ///< an absolute position embedding the metadata states
+  std::vector<ArtifactRopeOp> rope_ops;       ///< an ONNX graph's RoPE ops
   /// Positional tensors found beyond kMaxArtifactTensors: counted and
   /// summarised in a note, not listed in `tensors` nor checked.
   std::size_t tensors_summarised = 0;

@@ -15,6 +15,8 @@
 //             rope_theta and rotary_dim of each cos_cache are added by
 //             IdentifyOnnxCaches (core/analysis/identify/onnx_cache_identify.h),
 //             which identifies the caches from their values
+//   rope_ops  the graph's RotaryEmbedding / GroupQueryAttention nodes and
+//             what they imply (core/models/onnx_rope_ops.h)
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -29,6 +31,7 @@
 #include "core/models/artifact.h"
 #include "core/spec/hf_config.h"
 #include "core/formats/onnx.h"
+#include "core/models/onnx_rope_ops.h"
 #include "core/models/positional_by_value.h"
 
 namespace pe {
@@ -79,7 +82,8 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
   art.kind = "onnx";
   std::int64_t others = 0;
   ValueScan by_value;
-  for (auto& d : DescribeOnnx(path)) {
+  const std::vector<OnnxTensorInfo> described = DescribeOnnx(path);
+  for (const auto& d : described) {
     std::string role = RoleOf(d.info.name);
     // An exporter's folded constant (unsqueeze_16): known by its values.
     if (role.empty() && d.readable)
@@ -107,6 +111,7 @@ ModelArtifact ReadOnnxArtifact(const std::string& path) {
   const ModelFolder folder = ModelFolder::OfFile(path);
   if (const auto genai = folder.ReadSmall("genai_config.json", "", kMaxGenaiConfigBytes))
     ReadGenaiConfig(*genai, folder.Shown("genai_config.json"), &art);
+  art.rope_ops = DescribeRopeOps(OnnxRopeNodes(path), described, art.context_length);
   const std::string config = folder.Has("config.json") ? folder.Shown("config.json") : std::string();
   if (!config.empty()) {
     SchemeSpec spec;

@@ -205,6 +205,52 @@ void TensorsText(std::string* out, const ModelInspectData& d, const TextStyle& s
   }
 }
 
+std::string Clip(const std::string& v) { return v.size() > 40 ? v.substr(0, 37) + "..." : v; }
+
+// An ONNX graph's RoPE ops (core/models/onnx_rope_ops.h): what each implies; its warnings are
+// printed with the others (RopeOpWarnings).
+void RopeOpsText(std::string* out, const ModelArtifact& a) {
+  if (a.rope_ops.empty()) return;
+  Line(out, fmt::format("ONNX RoPE ops: {}", a.rope_ops.size()));
+  for (const ArtifactRopeOp& op : a.rope_ops) {
+    std::vector<std::string> attrs;
+    for (const auto& [k, v] : op.attributes) attrs.push_back(Clip(k) + " " + Clip(v));
+    Line(out, fmt::format("  {}{} ({})", op.op, op.node.empty() ? "" : " '" + Clip(op.node) + "'",
+                          attrs.empty() ? "no attributes" : fmt::format("{}", fmt::join(attrs, ", "))));
+    if (op.rotary_dim > 0) Line(out, fmt::format("    rotary width: {} ({})", op.rotary_dim, op.rotary_dim_source));
+    else if (op.rotary) Line(out, "    rotary width: unstated (rotary_embedding_dim 0 and no stored cache)");
+    Line(out, fmt::format("    pairing: {}{}", op.rotary ? fmt::format("interleaved {}: ", op.interleaved) : "",
+                          op.pairing));
+    auto cache = [&](const char* role, const std::string& name, const std::vector<std::int64_t>& shape) {
+      if (name.empty()) return;
+      Line(out, fmt::format("    {}: {} {}", role, Clip(name),
+                            shape.empty() ? "(computed in the graph)" : fmt::format("[{}]", fmt::join(shape, ", "))));
+    };
+    cache("cos_cache", op.cos_cache, op.cos_shape);
+    cache("sin_cache", op.sin_cache, op.sin_shape);
+    for (const auto& n : op.notes) Line(out, "    " + n);
+  }
+}
+
+nlohmann::ordered_json RopeOpsJson(const ModelArtifact& a) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const ArtifactRopeOp& op : a.rope_ops) {
+    nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : op.attributes) attrs[k] = v;
+    nlohmann::ordered_json j{{"op", op.op}, {"node", op.node}, {"inputs", op.inputs}, {"attributes", attrs},
+                             {"rotary", op.rotary}, {"interleaved", op.interleaved}};
+    j["rotary_dim"] = op.rotary_dim > 0 ? nlohmann::ordered_json(op.rotary_dim) : nlohmann::ordered_json(nullptr);
+    j["rotary_dim_source"] = op.rotary_dim_source;
+    j["pairing"] = op.pairing;
+    j["cos_cache"] = {{"name", op.cos_cache}, {"shape", op.cos_shape}};
+    j["sin_cache"] = {{"name", op.sin_cache}, {"shape", op.sin_shape}};
+    j["notes"] = op.notes;
+    j["warnings"] = op.warnings;
+    ops.push_back(std::move(j));
+  }
+  return ops;
+}
+
 }  // namespace
 
 std::vector<std::size_t> GroupLayers(const PePlan& plan, std::size_t g) {
@@ -288,6 +334,7 @@ nlohmann::ordered_json ModelInspectJson(const ModelInspectData& d) {
     }
   j["tensors"] = TensorsJson(d);
   if (a.tensors_summarised) j["tensors_summarised"] = a.tensors_summarised;
+  if (a.kind == "onnx") j["onnx_rope_ops"] = RopeOpsJson(a);
   j["notes"] = a.notes;
   j["problems"] = a.problems;
   return j;
@@ -304,7 +351,10 @@ std::string ModelInspectText(const ModelInspectData& d, const TextStyle& style) 
   LengthsText(&out, d);
   SettingsText(&out, a.settings);
   TensorsText(&out, d, style);
+  RopeOpsText(&out, a);
   for (const auto& n : a.notes) Line(&out, "note: " + n);
+  for (const ArtifactRopeOp& op : a.rope_ops)
+    for (const auto& w : op.warnings) Line(&out, "warning: " + w);
   for (const auto& p : a.problems)
     Line(&out, (p.rfind("config.json ", 0) == 0 ? "warning: " : "warning: out of domain: ") + p);
   LengthWarnings(&out, d);
