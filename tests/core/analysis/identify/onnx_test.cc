@@ -116,6 +116,43 @@ TEST(OnnxWire, HostileInputIsAnInputError) {
   EXPECT_THROW(ParseOnnxModel(reinterpret_cast<const std::byte*>(deep.data()), deep.size(), "'m'"), Error);
 }
 
+TEST(OnnxWire, RopeNodesKeptWithDomainInputsAndAttributes) {
+  // AttributeProto: 1 name, 2 f (fixed32), 3 i, 4 s, 20 type (FLOAT 1, INT 2, STRING 3).
+  std::string f;
+  const float two = 2.0f;
+  f.assign(reinterpret_cast<const char*>(&two), 4);
+  const std::string node = Len(1, "x") + Len(1, "pos") + Len(1, "cos_cache") + Len(1, "sin_cache") + Len(2, "y") +
+                           Len(3, "rope0") + Len(4, "RotaryEmbedding") + Len(7, "com.microsoft") +
+                           Len(5, Len(1, "interleaved") + VarField(3, 1) + VarField(20, 2)) +
+                           Len(5, Len(1, "scale") + Tag(2, 5) + f + VarField(20, 1)) +
+                           Len(5, Len(1, "mode") + Len(4, "neox") + VarField(20, 3));
+  const std::string other = Len(1, "a") + Len(2, "b") + Len(4, "MatMul");  // not kept
+  const std::string bytes = Model(Len(1, other) + Len(1, node));
+  std::vector<OnnxNode> nodes;
+  ParseOnnxModel(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size(), "'m'", &nodes);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].op_type, "RotaryEmbedding");
+  EXPECT_EQ(nodes[0].domain, "com.microsoft");
+  EXPECT_EQ(nodes[0].name, "rope0");
+  EXPECT_EQ(nodes[0].inputs, (std::vector<std::string>{"x", "pos", "cos_cache", "sin_cache"}));
+  ASSERT_EQ(nodes[0].attributes.size(), 3u);
+  EXPECT_EQ(nodes[0].attributes[0].name, "interleaved");
+  EXPECT_TRUE(nodes[0].attributes[0].has_i);
+  EXPECT_EQ(nodes[0].attributes[0].i, 1);
+  EXPECT_EQ(nodes[0].attributes[1].type, 1);
+  EXPECT_EQ(nodes[0].attributes[1].f, 2.0);
+  EXPECT_EQ(nodes[0].attributes[2].s, "neox");
+  // A float attribute cut inside its 4 bytes, and a string claiming more than its attribute.
+  const std::vector<std::string> bad = {
+      Model(Len(1, Len(4, "RotaryEmbedding") + Len(5, Len(1, "scale") + Tag(2, 5) + std::string("\x01\x02", 2)))),
+      Model(Len(1, Len(4, "GroupQueryAttention") + Len(5, Len(1, "s") + Tag(4, 2) + Varint(1ULL << 40)))),
+  };
+  for (const auto& b : bad) {
+    std::vector<OnnxNode> n;
+    EXPECT_THROW(ParseOnnxModel(reinterpret_cast<const std::byte*>(b.data()), b.size(), "'m'", &n), Error);
+  }
+}
+
 TEST(OnnxArtifact, RolesPlanFromConfigBesideAndIdentifiedCache) {
   // The model's folder is the .onnx file's folder: a config.json beside it
   // gives the plan; the parent folder's is never read (below).
