@@ -27,6 +27,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "engines"))
 import engines  # noqa: E402
+from pair_rotation import pair_rotation  # noqa: E402
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -94,20 +95,6 @@ def have_ort():
     return ORT is not None and NODE is not None
 
 
-def rotation(r, positions, interleaved, base=10000.0):
-    """The rotation of pairs pe names, in float64: (i, i+r/2) or (2i, 2i+1)."""
-    h = r // 2
-    inv = base ** (-np.arange(h) * 2.0 / r)
-    out = np.zeros((len(positions), D, D))
-    for k, p in enumerate(positions):
-        out[k] = np.eye(D)
-        for i in range(h):
-            a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + h)
-            c, s = np.cos(p * inv[i]), np.sin(p * inv[i])
-            out[k, a, a], out[k, a, b], out[k, b, a], out[k, b, b] = c, s, -s, c
-    return out
-
-
 def inspect(pe, model):
     text = pe("inspect", model)
     doc = json.loads(pe("inspect", model, "--json").stdout)
@@ -146,7 +133,7 @@ def test_rotary_embedding_described_and_matches_ort(pe, scratch, kind, interleav
     if have_ort() and kind != "ai.onnx":  # ORT registers the opset-23 op under domain ""
         y, err = run_ort(model)
         assert y is not None, err
-        assert np.max(np.abs(y - rotation(r, positions, interleaved))) < 1e-6, "the pairing pe names is ORT's"
+        assert np.max(np.abs(y - pair_rotation(D, r, positions, interleaved))) < 1e-6, "the pairing pe names is ORT's"
 
 
 @pytest.mark.parametrize("kind", ["contrib", "onnx"])

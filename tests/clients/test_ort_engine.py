@@ -40,6 +40,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "engines"))
 import engines  # noqa: E402
+from pair_rotation import pair_rotation  # noqa: E402
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -53,20 +54,6 @@ if NODE is None:
 RUNNER = os.path.join(os.path.dirname(__file__), "..", "engines", "ort_run.js")
 
 D, R, L = 16, 8, 12   # head, rotary width, positions
-
-
-def exact_probe(d, r, positions, base, interleaved):
-    """The rotation ONNX Runtime's documented rule applies (float64)."""
-    h = r // 2
-    inv = base ** (-np.arange(h) * 2.0 / r)
-    out = np.zeros((len(positions), d, d))
-    for k, p in enumerate(positions):
-        out[k] = np.eye(d)
-        for i in range(h):
-            a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + h)
-            c, s = np.cos(p * inv[i]), np.sin(p * inv[i])
-            out[k, a, a], out[k, a, b], out[k, b, a], out[k, b, b] = c, s, -s, c
-    return out
 
 
 def pe_cache(pe, scratch, r, rows, base=10000.0):
@@ -173,7 +160,7 @@ def test_rotary_embedding_probe_is_the_plan(pe, scratch, contrib, interleaved):
     probe, err = rotary_probe(scratch, tag, cos, sin, POSITIONS, interleaved, R, contrib=contrib)
     assert probe is not None, err
     # the engine against the rule, independently of pe
-    want = exact_probe(D, R, POSITIONS, 10000.0, interleaved)
+    want = pair_rotation(D, R, POSITIONS, interleaved)
     assert np.max(np.abs(probe - want)) < 1e-6
     assert np.array_equal(probe[:, R:, :], np.eye(D, dtype=np.float32)[R:][None].repeat(len(POSITIONS), 0))
     layouts = ["cache", "half"] if interleaved == 0 else ["interleaved"]
@@ -261,7 +248,7 @@ def test_group_query_attention_rotary(pe, scratch, interleaved):
     cos, sin = pe_cache(pe, scratch, D, 64)
     probe, err = gqa_probe(scratch, f"gqa{interleaved}", cos, sin, n, interleaved)
     assert probe is not None, err
-    want = exact_probe(D, D, list(range(n)), 10000.0, interleaved)
+    want = pair_rotation(D, D, list(range(n)), interleaved)
     assert np.max(np.abs(probe - want)) < 1e-6
     ok = "cache" if interleaved == 0 else "interleaved"
     rc, doc = verify(pe, f"{scratch}/gqa{interleaved}.npy", "--layout", ok)
